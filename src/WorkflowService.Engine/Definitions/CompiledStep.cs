@@ -1,0 +1,32 @@
+using WorkflowService.Engine.Expressions;
+
+namespace WorkflowService.Engine.Definitions;
+
+/// <summary>A validated step with its expressions parsed and its successors resolved to step ids.</summary>
+public sealed class CompiledStep
+{
+    public required string Id { get; init; }
+    public required StepKind Kind { get; init; }
+    public string? Next { get; init; }
+
+    public IReadOnlyList<KeyValuePair<string, CompiledExpression>> Assignments { get; init; } = [];
+
+    public string? Signal { get; init; }
+    public TimeSpan? Timeout { get; init; }
+    public string? OnTimeout { get; init; }
+    public string? Output { get; init; }
+    public TimeSpan? Duration { get; init; }
+
+    public IReadOnlyList<CompiledBranch> Branches { get; init; } = [];
+    public string? Otherwise { get; init; }
+
+    public string? Title { get; init; }
+    public CompiledExpression? Assignee { get; init; }
+    public string? Role { get; init; }
+    public CompiledExpression? Data { get; init; }
+
+    public CompiledExpression? Result { get; init; }
+    public CompiledExpression? Reason { get; init; }
+}
+
+public sealed record CompiledBranch(CompiledExpression When, string Next);

@@ -1,0 +1,379 @@
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using System.Text.RegularExpressions;
+using System.Xml;
+using WorkflowService.Engine.Expressions;
+
+namespace WorkflowService.Engine.Definitions;
+
+/// <summary>Validates a definition document and reports every problem at once, each with its JSON path.</summary>
+public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
+{
+    public static readonly JsonSerializerOptions JsonOptions = new(JsonSerializerDefaults.Web)
+    {
+        DefaultIgnoreCondition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull,
+        WriteIndented = false,
+    };
+
+    [GeneratedRegex("^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")]
+    private static partial Regex NamePattern();
+
+    [GeneratedRegex("^[A-Za-z_$][A-Za-z0-9_$]{0,63}$")]
+    private static partial Regex VariablePattern();
+
+    public static bool IsValidName(string? name) => name is not null && NamePattern().IsMatch(name);
+
+    /// <summary>Parses JSON text into a document; syntax errors come back as diagnostics, not exceptions.</summary>
+    public static DefinitionDocument? Parse(string json, List<Diagnostic> diagnostics)
+    {
+        try
+        {
+            var doc = JsonSerializer.Deserialize<DefinitionDocument>(json, JsonOptions);
+            if (doc is null)
+            {
+                diagnostics.Add(new Diagnostic("$", "the definition must be a JSON object"));
+            }
+
+            return doc;
+        }
+        catch (JsonException e)
+        {
+            diagnostics.Add(new Diagnostic(e.Path ?? "$", $"invalid JSON: {e.Message}"));
+            return null;
+        }
+    }
+
+    /// <summary>Compiles a document; returns null and fills <paramref name="diagnostics"/> when it is invalid.</summary>
+    public CompiledDefinition? Compile(DefinitionDocument document, int version, List<Diagnostic> diagnostics)
+    {
+        var start = diagnostics.Count;
+        if (!IsValidName(document.Name))
+        {
+            diagnostics.Add(new Diagnostic("$.name",
+                "name is required: 1-100 characters, letters, digits, '.', '_' or '-', starting with a letter or digit"));
+        }
+
+        if (document.Variables is { } variables)
+        {
+            foreach (var (key, _) in variables)
+            {
+                if (!VariablePattern().IsMatch(key))
+                {
+                    diagnostics.Add(new Diagnostic($"$.variables.{key}", $"'{key}' is not a valid variable name"));
+                }
+            }
+        }
+
+        var steps = document.Steps ?? [];
+        if (steps.Count == 0)
+        {
+            diagnostics.Add(new Diagnostic("$.steps", "a definition needs at least one step"));
+        }
+
+        var ids = new Dictionary<string, int>(StringComparer.Ordinal);
+        for (var i = 0; i < steps.Count; i++)
+        {
+            var id = steps[i]?.Id;
+            if (!IsValidName(id))
+            {
+                diagnostics.Add(new Diagnostic($"$.steps[{i}].id", "id is required: letters, digits, '.', '_' or '-'"));
+            }
+            else if (!ids.TryAdd(id!, i))
+            {
+                diagnostics.Add(new Diagnostic($"$.steps[{i}].id", $"duplicate step id '{id}' (first used at $.steps[{ids[id!]}])"));
+            }
+        }
+
+        var compiled = new Dictionary<string, CompiledStep>(StringComparer.Ordinal);
+        for (var i = 0; i < steps.Count; i++)
+        {
+            var step = steps[i];
+            if (step is null)
+            {
+                diagnostics.Add(new Diagnostic($"$.steps[{i}]", "a step must be an object"));
+                continue;
+            }
+
+            var following = i + 1 < steps.Count ? steps[i + 1]?.Id : null;
+            var result = CompileStep(step, $"$.steps[{i}]", following, ids, diagnostics);
+            if (result is not null && step.Id is not null)
+            {
+                compiled.TryAdd(step.Id, result);
+            }
+        }
+
+        if (diagnostics.Count > start)
+        {
+            return null;
+        }
+
+        var canonical = JsonSerializer.Serialize(document, JsonOptions);
+        return new CompiledDefinition
+        {
+            Name = document.Name!,
+            Version = version,
+            Description = document.Description,
+            StartStepId = steps[0].Id!,
+            InitialVariablesJson = document.Variables?.ToJsonString() ?? "{}",
+            Steps = compiled,
+            Json = canonical,
+        };
+    }
+
+    private CompiledStep? CompileStep(StepDocument step, string path, string? following,
+        Dictionary<string, int> ids, List<Diagnostic> diagnostics)
+    {
+        var before = diagnostics.Count;
+        if (step.Type is null || !StepKindNames.ByName.TryGetValue(step.Type, out var kind))
+        {
+            diagnostics.Add(new Diagnostic($"{path}.type",
+                $"type must be one of: {string.Join(", ", StepKindNames.ByName.Keys)}"));
+            return null;
+        }
+
+        string? Target(string? id, string field, bool required)
+        {
+            if (id is null)
+            {
+                if (required)
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.{field}", $"{field} is required for a {step.Type} step"));
+                }
+
+                return null;
+            }
+
+            if (!ids.ContainsKey(id))
+            {
+                diagnostics.Add(new Diagnostic($"{path}.{field}", $"no step has the id '{id}'"));
+            }
+
+            return id;
+        }
+
+        CompiledExpression? Expr(string? source, string field, bool required)
+        {
+            if (source is null)
+            {
+                if (required)
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.{field}", $"{field} is required for a {step.Type} step"));
+                }
+
+                return null;
+            }
+
+            try
+            {
+                return expressions.Compile(source);
+            }
+            catch (ExpressionSyntaxException e)
+            {
+                diagnostics.Add(new Diagnostic($"{path}.{field}", $"invalid expression: {e.Message}"));
+                return null;
+            }
+        }
+
+        TimeSpan? Duration(string? text, string field, bool required)
+        {
+            if (text is null)
+            {
+                if (required)
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.{field}", $"{field} is required for a {step.Type} step"));
+                }
+
+                return null;
+            }
+
+            try
+            {
+                var value = XmlConvert.ToTimeSpan(text);
+                if (value >= TimeSpan.Zero)
+                {
+                    return value;
+                }
+            }
+            catch (FormatException)
+            {
+            }
+
+            diagnostics.Add(new Diagnostic($"{path}.{field}", $"'{text}' is not a non-negative ISO 8601 duration such as PT30S"));
+            return null;
+        }
+
+        string? Variable(string? name, string field)
+        {
+            if (name is not null && !VariablePattern().IsMatch(name))
+            {
+                diagnostics.Add(new Diagnostic($"{path}.{field}", $"'{name}' is not a valid variable name"));
+            }
+
+            return name;
+        }
+
+        void NotAllowed(object? value, string field)
+        {
+            if (value is not null)
+            {
+                diagnostics.Add(new Diagnostic($"{path}.{field}", $"{field} does not apply to a {step.Type} step"));
+            }
+        }
+
+        // Continuing steps fall through to the following one; the last step of the list must say where to go.
+        var continues = kind is StepKind.Assign or StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask;
+        string? next = null;
+        if (continues)
+        {
+            next = step.Next is not null ? Target(step.Next, "next", required: true) : following;
+            if (next is null)
+            {
+                diagnostics.Add(new Diagnostic($"{path}.next",
+                    $"a {step.Type} step at the end of the list needs 'next' (or end the list with complete or fail)"));
+            }
+        }
+        else
+        {
+            NotAllowed(step.Next, "next");
+        }
+
+        var assignments = new List<KeyValuePair<string, CompiledExpression>>();
+        var branches = new List<CompiledBranch>();
+        TimeSpan? timeout = null, duration = null;
+        string? onTimeout = null, otherwise = null;
+        CompiledExpression? assignee = null, data = null, result = null, reason = null;
+
+        switch (kind)
+        {
+            case StepKind.Assign:
+                if (step.Set is not { Count: > 0 })
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.set", "set must name at least one variable"));
+                }
+                else
+                {
+                    foreach (var (name, source) in step.Set)
+                    {
+                        Variable(name, $"set.{name}");
+                        var e = Expr(source, $"set.{name}", required: true);
+                        if (e is not null)
+                        {
+                            assignments.Add(new(name, e));
+                        }
+                    }
+                }
+
+                break;
+            case StepKind.WaitForSignal:
+                if (step.Signal is null || !IsValidName(step.Signal))
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.signal",
+                        "signal is required: the name of the awaited signal (letters, digits, '.', '_' or '-')"));
+                }
+
+                timeout = Duration(step.Timeout, "timeout", required: false);
+                onTimeout = Target(step.OnTimeout, "onTimeout", required: step.Timeout is not null);
+                if (step.Timeout is null && step.OnTimeout is not null)
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.onTimeout", "onTimeout needs a timeout"));
+                }
+
+                Variable(step.Output, "output");
+                break;
+            case StepKind.Delay:
+                duration = Duration(step.Duration, "duration", required: true);
+                break;
+            case StepKind.Decision:
+                if (step.Branches is not { Count: > 0 })
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.branches", "a decision needs at least one branch"));
+                }
+                else
+                {
+                    for (var b = 0; b < step.Branches.Count; b++)
+                    {
+                        var branch = step.Branches[b];
+                        var bp = $"branches[{b}]";
+                        var when = Expr(branch?.When, $"{bp}.when", required: true);
+                        var target = Target(branch?.Next, $"{bp}.next", required: true);
+                        if (when is not null && target is not null)
+                        {
+                            branches.Add(new CompiledBranch(when, target));
+                        }
+                    }
+                }
+
+                otherwise = Target(step.Otherwise, "otherwise", required: false);
+                break;
+            case StepKind.HumanTask:
+                if (string.IsNullOrWhiteSpace(step.Title))
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.title", "title is required for a humanTask step"));
+                }
+
+                assignee = Expr(step.Assignee, "assignee", required: false);
+                data = Expr(step.Data, "data", required: false);
+                Variable(step.Output, "output");
+                break;
+            case StepKind.Complete:
+                result = Expr(step.Result, "result", required: false);
+                break;
+            case StepKind.Fail:
+                reason = Expr(step.Reason, "reason", required: true);
+                break;
+        }
+
+        if (kind != StepKind.Assign) NotAllowed(step.Set, "set");
+        if (kind != StepKind.WaitForSignal)
+        {
+            NotAllowed(step.Signal, "signal");
+            NotAllowed(step.Timeout, "timeout");
+            NotAllowed(step.OnTimeout, "onTimeout");
+        }
+
+        if (kind is not (StepKind.WaitForSignal or StepKind.HumanTask)) NotAllowed(step.Output, "output");
+        if (kind != StepKind.Delay) NotAllowed(step.Duration, "duration");
+        if (kind != StepKind.Decision)
+        {
+            NotAllowed(step.Branches, "branches");
+            NotAllowed(step.Otherwise, "otherwise");
+        }
+
+        if (kind != StepKind.HumanTask)
+        {
+            NotAllowed(step.Title, "title");
+            NotAllowed(step.Assignee, "assignee");
+            NotAllowed(step.Role, "role");
+            NotAllowed(step.Data, "data");
+        }
+
+        if (kind != StepKind.Complete) NotAllowed(step.Result, "result");
+        if (kind != StepKind.Fail) NotAllowed(step.Reason, "reason");
+
+        if (diagnostics.Count > before)
+        {
+            return null;
+        }
+
+        return new CompiledStep
+        {
+            Id = step.Id!,
+            Kind = kind,
+            Next = next,
+            Assignments = assignments,
+            Signal = step.Signal,
+            Timeout = timeout,
+            OnTimeout = onTimeout,
+            Output = step.Output,
+            Duration = duration,
+            Branches = branches,
+            Otherwise = otherwise,
+            Title = step.Title,
+            Assignee = assignee,
+            Role = step.Role,
+            Data = data,
+            Result = result,
+            Reason = reason,
+        };
+    }
+}

@@ -1,0 +1,60 @@
+using System.Text.Json.Nodes;
+using System.Text.Json.Serialization;
+
+namespace WorkflowService.Engine.Definitions;
+
+/// <summary>The JSON form of a workflow definition, as users write and publish it (see docs/definition-format.md).</summary>
+public sealed class DefinitionDocument
+{
+    [JsonPropertyName("name")] public string? Name { get; set; }
+    [JsonPropertyName("description")] public string? Description { get; set; }
+    /// <summary>Initial values of the instance variables (plain JSON values).</summary>
+    [JsonPropertyName("variables")] public JsonObject? Variables { get; set; }
+    [JsonPropertyName("steps")] public List<StepDocument>? Steps { get; set; }
+}
+
+/// <summary>One step of a definition; which fields apply depends on <see cref="Type"/>.</summary>
+public sealed class StepDocument
+{
+    [JsonPropertyName("id")] public string? Id { get; set; }
+    [JsonPropertyName("type")] public string? Type { get; set; }
+    [JsonPropertyName("description")] public string? Description { get; set; }
+    /// <summary>The step to run next; defaults to the following step in the list.</summary>
+    [JsonPropertyName("next")] public string? Next { get; set; }
+
+    // assign
+    [JsonPropertyName("set")] public Dictionary<string, string>? Set { get; set; }
+
+    // waitForSignal
+    [JsonPropertyName("signal")] public string? Signal { get; set; }
+    [JsonPropertyName("timeout")] public string? Timeout { get; set; }
+    [JsonPropertyName("onTimeout")] public string? OnTimeout { get; set; }
+
+    // waitForSignal, humanTask: the variable that receives the signal payload or the task result
+    [JsonPropertyName("output")] public string? Output { get; set; }
+
+    // delay
+    [JsonPropertyName("duration")] public string? Duration { get; set; }
+
+    // decision
+    [JsonPropertyName("branches")] public List<BranchDocument>? Branches { get; set; }
+    [JsonPropertyName("otherwise")] public string? Otherwise { get; set; }
+
+    // humanTask
+    [JsonPropertyName("title")] public string? Title { get; set; }
+    [JsonPropertyName("assignee")] public string? Assignee { get; set; }
+    [JsonPropertyName("role")] public string? Role { get; set; }
+    [JsonPropertyName("data")] public string? Data { get; set; }
+
+    // complete
+    [JsonPropertyName("result")] public string? Result { get; set; }
+
+    // fail
+    [JsonPropertyName("reason")] public string? Reason { get; set; }
+}
+
+public sealed class BranchDocument
+{
+    [JsonPropertyName("when")] public string? When { get; set; }
+    [JsonPropertyName("next")] public string? Next { get; set; }
+}

@@ -1,0 +1,34 @@
+namespace WorkflowService.Engine.Definitions;
+
+public enum StepKind
+{
+    Assign,
+    WaitForSignal,
+    Delay,
+    Decision,
+    HumanTask,
+    Complete,
+    Fail,
+}
+
+public static class StepKindNames
+{
+    public const string Assign = "assign";
+    public const string WaitForSignal = "waitForSignal";
+    public const string Delay = "delay";
+    public const string Decision = "decision";
+    public const string HumanTask = "humanTask";
+    public const string Complete = "complete";
+    public const string Fail = "fail";
+
+    public static readonly IReadOnlyDictionary<string, StepKind> ByName = new Dictionary<string, StepKind>(StringComparer.Ordinal)
+    {
+        [Assign] = StepKind.Assign,
+        [WaitForSignal] = StepKind.WaitForSignal,
+        [Delay] = StepKind.Delay,
+        [Decision] = StepKind.Decision,
+        [HumanTask] = StepKind.HumanTask,
+        [Complete] = StepKind.Complete,
+        [Fail] = StepKind.Fail,
+    };
+}

@@ -1,0 +1,36 @@
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using WorkflowService.Engine.Definitions;
+using WorkflowService.Engine.Execution;
+using WorkflowService.Engine.Expressions;
+using WorkflowService.Engine.Runtime;
+
+namespace WorkflowService.Engine;
+
+public static class EngineServiceCollectionExtensions
+{
+    /// <summary>Registers the engine (compiler, expressions, executor, runtime, signal workers). A store and a wake-up transport are registered separately.</summary>
+    public static IServiceCollection AddWorkflowEngine(this IServiceCollection services, IConfiguration configuration)
+    {
+        ArgumentNullException.ThrowIfNull(configuration);
+        services.AddOptions<EngineOptions>().Bind(configuration.GetSection(EngineOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
+        services.AddOptions<ExpressionOptions>().Bind(configuration.GetSection(ExpressionOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
+        services.AddOptions<WorkerOptions>().Bind(configuration.GetSection(WorkerOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
+        services.TryAddSingleton(TimeProvider.System);
+        services.AddMetrics();
+        services.AddSingleton<ExpressionRuntime>();
+        services.AddSingleton<DefinitionCompiler>();
+        services.AddSingleton<WorkflowExecutor>();
+        services.AddSingleton<DefinitionRegistry>();
+        services.AddSingleton<InstanceChangeFeed>();
+        services.AddSingleton<EngineMetrics>();
+        services.AddSingleton<NodeIdentity>();
+        services.AddSingleton<WorkflowRuntime>();
+        services.AddSingleton<TaskInbox>();
+        services.AddSingleton<DeadLetterQueue>();
+        services.AddSingleton<SignalProcessor>();
+        services.AddHostedService<SignalDispatcher>();
+        return services;
+    }
+}

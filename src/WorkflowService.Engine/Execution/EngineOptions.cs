@@ -1,0 +1,40 @@
+using System.ComponentModel.DataAnnotations;
+
+namespace WorkflowService.Engine.Execution;
+
+/// <summary>Limits of one run between two wait points, and the retry policy of failing steps ("Engine" section).</summary>
+public sealed class EngineOptions
+{
+    public const string Section = "Engine";
+
+    /// <summary>Steps one run may execute before it is treated as a runaway loop (default 1,000).</summary>
+    [Range(1, 1_000_000)]
+    public int MaxStepsPerRun { get; set; } = 1_000;
+
+    /// <summary>Attempts of a failing run before the instance faults and its signal is dead-lettered (default 3).</summary>
+    [Range(1, 100)]
+    public int MaxAttempts { get; set; } = 3;
+
+    /// <summary>Delay before the first retry; doubles each attempt (default 1 s).</summary>
+    [Range(typeof(TimeSpan), "00:00:00", "01:00:00")]
+    public TimeSpan RetryBackoff { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>Upper bound of the retry delay (default 1 min).</summary>
+    [Range(typeof(TimeSpan), "00:00:00", "1.00:00:00")]
+    public TimeSpan MaxRetryBackoff { get; set; } = TimeSpan.FromMinutes(1);
+
+    /// <summary>Times a run is repeated after an optimistic-concurrency conflict before its signal is retried later (default 5).</summary>
+    [Range(1, 100)]
+    public int MaxConflictRetries { get; set; } = 5;
+
+    /// <summary>How long a node reuses its answer to "latest version of definition X" (default 5 s; publishing on this node refreshes it at once).</summary>
+    [Range(typeof(TimeSpan), "00:00:00", "01:00:00")]
+    public TimeSpan LatestDefinitionCacheTime { get; set; } = TimeSpan.FromSeconds(5);
+
+    public TimeSpan BackoffFor(int attempt)
+    {
+        var factor = Math.Pow(2, Math.Max(0, attempt - 1));
+        var delay = TimeSpan.FromTicks((long)Math.Min(RetryBackoff.Ticks * factor, MaxRetryBackoff.Ticks));
+        return delay;
+    }
+}

@@ -1,0 +1,395 @@
+using System.Text.Json;
+using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Definitions;
+using WorkflowService.Engine.Expressions;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Engine.Execution;
+
+/// <summary>
+/// Runs an instance in memory from a trigger (its start, or a signal) to its next wait point or its end, and describes
+/// the result as one <see cref="WaitPointCommit"/>. It touches no store: persisting is the caller's single write.
+/// </summary>
+public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<EngineOptions> options)
+{
+    private readonly EngineOptions _options = options.Value;
+
+    public RunResult Start(CompiledDefinition definition, WorkflowInstance instance, DateTime now, long nowMs)
+    {
+        var commit = new WaitPointCommit { Instance = instance, ExpectedVersion = -1 };
+        Append(commit, now, HistoryEventTypes.InstanceStarted, null,
+            new { definition = definition.Name, version = definition.Version, businessKey = instance.BusinessKey });
+        return Run(definition, commit, definition.StartStepId, null, [], now, nowMs);
+    }
+
+    /// <summary>Runs the start of an instance whose first run failed and is retried by its $start signal.</summary>
+    public RunResult RetryStart(CompiledDefinition definition, WorkflowInstance instance, SignalMessage trigger,
+        IReadOnlyList<SignalMessage> parked, DateTime now, long nowMs)
+    {
+        var commit = NewCommit(instance, now);
+        commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Handled, trigger.LeaseToken));
+        return Run(definition, commit, definition.StartStepId, null, parked, now, nowMs);
+    }
+
+    /// <summary>Applies a claimed signal to the instance: resume its wait, park the signal, or close it as unmatched.</summary>
+    public RunResult Resume(CompiledDefinition definition, WorkflowInstance instance, SignalMessage trigger,
+        IReadOnlyList<SignalMessage> parked, DateTime now, long nowMs)
+    {
+        var commit = NewCommit(instance, now);
+        var state = commit.Instance;
+
+        if (state.Status.IsTerminal())
+        {
+            CloseUnmatched(commit, trigger, now, trigger.LeaseToken);
+            return RunResult.Success(commit);
+        }
+
+        if (trigger.Name == SignalMessage.StartSignal && state.Status == InstanceStatus.Running && state.WaitKind is null)
+        {
+            return RetryStart(definition, instance, trigger, parked, now, nowMs);
+        }
+
+        var resumeAt = state.Status == InstanceStatus.Waiting ? MatchWait(definition, state, trigger) : null;
+        if (resumeAt is null)
+        {
+            if (trigger.IsSystem)
+            {
+                // A timer whose wait is already over: nothing will ever wait for it again.
+                commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Cancelled, trigger.LeaseToken));
+            }
+            else
+            {
+                state.ParkedSignals++;
+                commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Parked, trigger.LeaseToken));
+                Append(commit, now, HistoryEventTypes.SignalParked, state.WaitStepId, new { signal = trigger.Name, signalId = trigger.Id });
+            }
+
+            return RunResult.Success(commit);
+        }
+
+        var waitStep = definition.Step(state.WaitStepId!);
+        commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Handled, trigger.LeaseToken));
+        string? payload = null;
+        switch (resumeAt.Value.How)
+        {
+            case ResumeKind.Signal:
+                payload = trigger.PayloadJson;
+                Append(commit, now, HistoryEventTypes.SignalReceived, waitStep.Id, new { signal = trigger.Name, signalId = trigger.Id });
+                if (state.WaitTimerId is { } timer)
+                {
+                    commit.SignalTransitions.Add(new SignalTransition(timer, SignalStatus.Cancelled, null));
+                }
+
+                break;
+            case ResumeKind.Timeout:
+                Append(commit, now, HistoryEventTypes.TimedOut, waitStep.Id, new { signal = waitStep.Signal });
+                break;
+            case ResumeKind.Timer:
+                Append(commit, now, HistoryEventTypes.TimerFired, waitStep.Id, null);
+                break;
+            case ResumeKind.Task:
+                payload = trigger.PayloadJson;
+                Append(commit, now, HistoryEventTypes.TaskCompleted, waitStep.Id, new { taskId = trigger.TaskId });
+                break;
+        }
+
+        var output = resumeAt.Value.How is ResumeKind.Signal or ResumeKind.Task ? waitStep.Output : null;
+        state.ClearWait();
+        state.Status = InstanceStatus.Running;
+        return Run(definition, commit, resumeAt.Value.Next, (payload, output), parked, now, nowMs);
+    }
+
+    /// <summary>The commit that faults an instance after its last failed attempt and dead-letters the signal.</summary>
+    public static WaitPointCommit Fault(WorkflowInstance instance, SignalMessage trigger, string error, DateTime now)
+    {
+        var commit = NewCommit(instance, now);
+        commit.Instance.Status = InstanceStatus.Faulted;
+        commit.Instance.Error = error;
+        commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.DeadLettered, trigger.LeaseToken, error));
+        Append(commit, now, HistoryEventTypes.InstanceFaulted, commit.Instance.WaitStepId,
+            new { error, signal = trigger.Name, signalId = trigger.Id, attempts = trigger.Attempts });
+        return commit;
+    }
+
+    /// <summary>The commit that cancels an instance: it ends, and its open signals and tasks are closed.</summary>
+    public static WaitPointCommit Cancel(WorkflowInstance instance, string? reason, DateTime now)
+    {
+        var commit = NewCommit(instance, now);
+        var state = commit.Instance;
+        state.Status = InstanceStatus.Cancelled;
+        state.Error = reason;
+        state.CompletedAt = now;
+        state.ClearWait();
+        state.ParkedSignals = 0;
+        commit.CloseOpenWork = true;
+        Append(commit, now, HistoryEventTypes.InstanceCancelled, null, new { reason });
+        return commit;
+    }
+
+    private static WaitPointCommit NewCommit(WorkflowInstance instance, DateTime now)
+    {
+        var state = instance.Clone();
+        state.UpdatedAt = now;
+        return new WaitPointCommit { Instance = state, ExpectedVersion = instance.Version };
+    }
+
+    private static void CloseUnmatched(WaitPointCommit commit, SignalMessage signal, DateTime now, long? leaseToken)
+    {
+        if (signal.IsSystem)
+        {
+            commit.SignalTransitions.Add(new SignalTransition(signal.Id, SignalStatus.Cancelled, leaseToken));
+            return;
+        }
+
+        commit.SignalTransitions.Add(new SignalTransition(signal.Id, SignalStatus.Unmatched, leaseToken,
+            $"instance ended {commit.Instance.Status} without waiting for '{signal.Name}'"));
+        Append(commit, now, HistoryEventTypes.SignalUnmatched, null, new { signal = signal.Name, signalId = signal.Id });
+    }
+
+    private enum ResumeKind { Signal, Timeout, Timer, Task }
+
+    private static (ResumeKind How, string Next)? MatchWait(CompiledDefinition definition, WorkflowInstance state, SignalMessage signal)
+    {
+        if (state.WaitStepId is null || !definition.Steps.TryGetValue(state.WaitStepId, out var step))
+        {
+            return null;
+        }
+
+        return state.WaitKind switch
+        {
+            WaitKind.Signal when signal.Name == state.WaitSignal => (ResumeKind.Signal, step.Next!),
+            WaitKind.Signal when signal.Name == SignalMessage.TimeoutSignal && signal.Id == state.WaitTimerId => (ResumeKind.Timeout, step.OnTimeout!),
+            WaitKind.Timer when signal.Id == state.WaitTimerId => (ResumeKind.Timer, step.Next!),
+            WaitKind.Task when signal.Name == SignalMessage.TaskSignal && signal.TaskId == state.WaitTaskId => (ResumeKind.Task, step.Next!),
+            _ => null,
+        };
+    }
+
+    private RunResult Run(CompiledDefinition definition, WaitPointCommit commit, string startAt,
+        (string? Payload, string? Output)? received, IReadOnlyList<SignalMessage> parked, DateTime now, long nowMs)
+    {
+        var state = commit.Instance;
+        state.Status = InstanceStatus.Running;
+        var consumedParked = new HashSet<Guid>();
+        string? stepId = startAt;
+        ExpressionScope scope;
+        try
+        {
+            scope = expressions.OpenScope(state.VariablesJson, state.InputJson, received?.Payload, InstanceJson(state));
+            if (received is { Output: { } output })
+            {
+                scope.AssignJson(output, received.Value.Payload);
+            }
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            return RunResult.Failure(stepId, $"could not load the instance variables: {e.Message}");
+        }
+
+        var executed = 0;
+        try
+        {
+            while (true)
+            {
+                if (++executed > _options.MaxStepsPerRun)
+                {
+                    return RunResult.Failure(stepId,
+                        $"the run executed {_options.MaxStepsPerRun} steps without reaching a wait point (Engine:MaxStepsPerRun)");
+                }
+
+                var step = definition.Step(stepId!);
+                switch (step.Kind)
+                {
+                    case StepKind.Assign:
+                        foreach (var (variable, expression) in step.Assignments)
+                        {
+                            scope.Assign(variable, expression);
+                        }
+
+                        Append(commit, now, HistoryEventTypes.StepCompleted, step.Id, null);
+                        stepId = step.Next;
+                        continue;
+
+                    case StepKind.Decision:
+                        string? target = null;
+                        foreach (var branch in step.Branches)
+                        {
+                            if (scope.EvaluateCondition(branch.When))
+                            {
+                                target = branch.Next;
+                                break;
+                            }
+                        }
+
+                        target ??= step.Otherwise ?? throw new ExpressionFailedException(
+                            $"no branch of decision '{step.Id}' matched and it has no 'otherwise'");
+                        Append(commit, now, HistoryEventTypes.BranchTaken, step.Id, new { next = target });
+                        stepId = target;
+                        continue;
+
+                    case StepKind.WaitForSignal:
+                        var early = FindParked(parked, consumedParked, step.Signal!);
+                        if (early is not null)
+                        {
+                            consumedParked.Add(early.Id);
+                            state.ParkedSignals = Math.Max(0, state.ParkedSignals - 1);
+                            commit.SignalTransitions.Add(new SignalTransition(early.Id, SignalStatus.Handled, null));
+                            scope.SetSignal(early.PayloadJson);
+                            if (step.Output is not null)
+                            {
+                                scope.AssignJson(step.Output, early.PayloadJson);
+                            }
+
+                            Append(commit, now, HistoryEventTypes.SignalReceived, step.Id,
+                                new { signal = early.Name, signalId = early.Id, early = true });
+                            stepId = step.Next;
+                            continue;
+                        }
+
+                        WaitFor(state, step, WaitKind.Signal);
+                        state.WaitSignal = step.Signal;
+                        if (step.Timeout is { } timeout)
+                        {
+                            state.WaitTimerId = AddTimer(commit, SignalMessage.TimeoutSignal, nowMs + (long)timeout.TotalMilliseconds, now);
+                        }
+
+                        Append(commit, now, HistoryEventTypes.WaitStarted, step.Id, new { signal = step.Signal });
+                        return Finish(commit, scope);
+
+                    case StepKind.Delay:
+                        WaitFor(state, step, WaitKind.Timer);
+                        var dueAt = nowMs + (long)step.Duration!.Value.TotalMilliseconds;
+                        state.WaitTimerId = AddTimer(commit, SignalMessage.TimerSignal, dueAt, now);
+                        Append(commit, now, HistoryEventTypes.WaitStarted, step.Id,
+                            new { timer = DateTimeOffset.FromUnixTimeMilliseconds(dueAt) });
+                        return Finish(commit, scope);
+
+                    case StepKind.HumanTask:
+                        var task = new HumanTask
+                        {
+                            Id = Guid.CreateVersion7(),
+                            InstanceId = state.Id,
+                            DefinitionName = state.DefinitionName,
+                            StepId = step.Id,
+                            Title = step.Title!,
+                            Assignee = step.Assignee is null ? null : scope.EvaluateToString(step.Assignee),
+                            Role = step.Role,
+                            DataJson = step.Data is null ? null : scope.EvaluateToJson(step.Data),
+                            Status = HumanTaskStatus.Open,
+                            CreatedAt = now,
+                        };
+                        commit.NewTasks.Add(task);
+                        WaitFor(state, step, WaitKind.Task);
+                        state.WaitTaskId = task.Id;
+                        Append(commit, now, HistoryEventTypes.TaskCreated, step.Id,
+                            new { taskId = task.Id, task.Title, task.Assignee, task.Role });
+                        return Finish(commit, scope);
+
+                    case StepKind.Complete:
+                        state.OutputJson = step.Result is null ? null : scope.EvaluateToJson(step.Result);
+                        End(commit, parked, consumedParked, InstanceStatus.Completed, null, now);
+                        Append(commit, now, HistoryEventTypes.InstanceCompleted, step.Id, null);
+                        return Finish(commit, scope);
+
+                    case StepKind.Fail:
+                        var reason = scope.EvaluateToString(step.Reason!) ?? "failed";
+                        End(commit, parked, consumedParked, InstanceStatus.Failed, reason, now);
+                        Append(commit, now, HistoryEventTypes.InstanceFailed, step.Id, new { reason });
+                        return Finish(commit, scope);
+
+                    default:
+                        throw new InvalidOperationException($"unknown step kind {step.Kind}");
+                }
+            }
+        }
+        catch (ExpressionFailedException e)
+        {
+            return RunResult.Failure(stepId, $"step '{stepId}': {e.Message}");
+        }
+    }
+
+    private static SignalMessage? FindParked(IReadOnlyList<SignalMessage> parked, HashSet<Guid> consumed, string name)
+    {
+        foreach (var signal in parked)
+        {
+            if (signal.Name == name && !consumed.Contains(signal.Id))
+            {
+                return signal;
+            }
+        }
+
+        return null;
+    }
+
+    private static void WaitFor(WorkflowInstance state, CompiledStep step, WaitKind kind)
+    {
+        state.Status = InstanceStatus.Waiting;
+        state.WaitKind = kind;
+        state.WaitStepId = step.Id;
+        state.Error = null;
+    }
+
+    private static Guid AddTimer(WaitPointCommit commit, string name, long dueAtMs, DateTime now)
+    {
+        var timer = new SignalMessage
+        {
+            Id = Guid.CreateVersion7(),
+            InstanceId = commit.Instance.Id,
+            Name = name,
+            Status = SignalStatus.Pending,
+            DueAtMs = dueAtMs,
+            CreatedAt = now,
+        };
+        commit.NewSignals.Add(timer);
+        return timer.Id;
+    }
+
+    private static void End(WaitPointCommit commit, IReadOnlyList<SignalMessage> parked, HashSet<Guid> consumed,
+        InstanceStatus status, string? error, DateTime now)
+    {
+        var state = commit.Instance;
+        state.Status = status;
+        state.Error = error;
+        state.CompletedAt = now;
+        state.ClearWait();
+        foreach (var signal in parked)
+        {
+            if (!consumed.Contains(signal.Id))
+            {
+                CloseUnmatched(commit, signal, now, null);
+            }
+        }
+
+        state.ParkedSignals = 0;
+        commit.CloseOpenWork = true;
+    }
+
+    private static RunResult Finish(WaitPointCommit commit, ExpressionScope scope)
+    {
+        commit.Instance.VariablesJson = scope.SerializeVariables();
+        return RunResult.Success(commit);
+    }
+
+    private static void Append(WaitPointCommit commit, DateTime now, string type, string? stepId, object? data)
+    {
+        var state = commit.Instance;
+        commit.History.Add(new HistoryEvent
+        {
+            InstanceId = state.Id,
+            Sequence = state.HistoryLength++,
+            At = now,
+            Type = type,
+            StepId = stepId,
+            DataJson = data is null ? null : JsonSerializer.Serialize(data, DefinitionCompiler.JsonOptions),
+        });
+    }
+
+    private static string InstanceJson(WorkflowInstance state) =>
+        JsonSerializer.Serialize(new
+        {
+            id = state.Id,
+            definition = state.DefinitionName,
+            version = state.DefinitionVersion,
+            businessKey = state.BusinessKey,
+        }, DefinitionCompiler.JsonOptions);
+}

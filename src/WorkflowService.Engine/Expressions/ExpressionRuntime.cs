@@ -1,0 +1,158 @@
+using Jint;
+using JsEngine = Jint.Engine;
+using Jint.Native;
+using Jint.Native.Json;
+using Jint.Runtime;
+using Microsoft.Extensions.Options;
+
+namespace WorkflowService.Engine.Expressions;
+
+/// <summary>
+/// Parses and runs definition expressions in Jint (ECMAScript), sandboxed: no CLR access, no modules, and limits on
+/// time, memory, recursion and statements for every evaluation.
+/// </summary>
+public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options)
+{
+    private readonly ExpressionOptions _options = options.Value;
+
+    /// <summary>Parses an expression; throws <see cref="ExpressionSyntaxException"/> with the parser's message.</summary>
+    public CompiledExpression Compile(string source)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        if (string.IsNullOrWhiteSpace(source))
+        {
+            throw new ExpressionSyntaxException("the expression is empty");
+        }
+
+        try
+        {
+            // Parenthesised so that the text must be one expression, not a statement list.
+            var script = JsEngine.PrepareScript("(" + source + "\n)", strict: true);
+            return new CompiledExpression(source, script);
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            throw new ExpressionSyntaxException(e.Message);
+        }
+    }
+
+    /// <summary>Opens a scope for one run of an instance between two wait points.</summary>
+    public ExpressionScope OpenScope(string variablesJson, string? inputJson, string? signalJson, string instanceJson)
+    {
+        var engine = new JsEngine(o =>
+        {
+            o.Strict();
+            o.TimeoutInterval(_options.Timeout);
+            o.LimitMemory(_options.MemoryLimitBytes);
+            o.LimitRecursion(_options.RecursionLimit);
+            o.MaxStatements(_options.MaxStatements);
+            o.Interop.Enabled = false;
+        });
+        return new ExpressionScope(engine, variablesJson, inputJson, signalJson, instanceJson);
+    }
+}
+
+public sealed class ExpressionSyntaxException(string message) : Exception(message);
+
+/// <summary>
+/// The JavaScript globals one run sees: <c>vars</c> (mutable instance variables), <c>input</c>, <c>signal</c> (payload
+/// of the signal that resumed the run) and <c>instance</c>. Variables are parsed once and serialised once per run.
+/// </summary>
+public sealed class ExpressionScope
+{
+    private readonly JsEngine _engine;
+    private readonly JsonParser _parser;
+    private readonly JsonSerializer _serializer;
+    private readonly JsValue _vars;
+
+    internal ExpressionScope(JsEngine engine, string variablesJson, string? inputJson, string? signalJson, string instanceJson)
+    {
+        _engine = engine;
+        _parser = new JsonParser(engine);
+        _serializer = new JsonSerializer(engine);
+        _vars = _parser.Parse(variablesJson);
+        engine.SetValue("vars", _vars);
+        engine.SetValue("input", inputJson is null ? JsValue.Null : _parser.Parse(inputJson));
+        engine.SetValue("signal", signalJson is null ? JsValue.Null : _parser.Parse(signalJson));
+        engine.SetValue("instance", _parser.Parse(instanceJson));
+    }
+
+    /// <summary>Replaces the <c>signal</c> global, after the run consumed another signal.</summary>
+    public void SetSignal(string? payloadJson) =>
+        _engine.SetValue("signal", payloadJson is null ? JsValue.Null : _parser.Parse(payloadJson));
+
+    public JsValue Evaluate(CompiledExpression expression)
+    {
+        try
+        {
+            return _engine.Evaluate(expression.Script);
+        }
+        catch (TimeoutException)
+        {
+            throw new ExpressionFailedException($"expression '{Shorten(expression.Source)}' exceeded its time limit");
+        }
+        catch (MemoryLimitExceededException)
+        {
+            throw new ExpressionFailedException($"expression '{Shorten(expression.Source)}' exceeded its memory limit");
+        }
+        catch (RecursionDepthOverflowException)
+        {
+            throw new ExpressionFailedException($"expression '{Shorten(expression.Source)}' exceeded its recursion limit");
+        }
+        catch (StatementsCountOverflowException)
+        {
+            throw new ExpressionFailedException($"expression '{Shorten(expression.Source)}' exceeded its statement limit");
+        }
+        catch (JavaScriptException e)
+        {
+            throw new ExpressionFailedException($"expression '{Shorten(expression.Source)}' threw: {e.Message}");
+        }
+        catch (JintException e)
+        {
+            throw new ExpressionFailedException($"expression '{Shorten(expression.Source)}' failed: {e.Message}");
+        }
+    }
+
+    public bool EvaluateCondition(CompiledExpression expression) => TypeConverter.ToBoolean(Evaluate(expression));
+
+    public string EvaluateToJson(CompiledExpression expression) => ToJson(Evaluate(expression), expression.Source);
+
+    public string? EvaluateToString(CompiledExpression expression)
+    {
+        var value = Evaluate(expression);
+        return value.IsNull() || value.IsUndefined() ? null : TypeConverter.ToString(value);
+    }
+
+    public void Assign(string variable, CompiledExpression expression)
+    {
+        var value = Evaluate(expression);
+        // Round-trip through JSON so that only plain data (no functions, no cycles) is ever stored.
+        var json = ToJson(value, expression.Source);
+        _vars.AsObject().Set(variable, _parser.Parse(json));
+    }
+
+    public void AssignJson(string variable, string? json) =>
+        _vars.AsObject().Set(variable, json is null ? JsValue.Null : _parser.Parse(json));
+
+    public string SerializeVariables() => _serializer.Serialize(_vars).ToString();
+
+    private string ToJson(JsValue value, string source)
+    {
+        if (value.IsUndefined())
+        {
+            return "null";
+        }
+
+        try
+        {
+            var json = _serializer.Serialize(value);
+            return json.IsUndefined() ? "null" : json.ToString();
+        }
+        catch (JavaScriptException e)
+        {
+            throw new ExpressionFailedException($"expression '{Shorten(source)}' produced a value that is not JSON: {e.Message}");
+        }
+    }
+
+    private static string Shorten(string source) => source.Length <= 80 ? source : source[..77] + "...";
+}

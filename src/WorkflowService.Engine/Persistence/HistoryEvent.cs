@@ -1,0 +1,33 @@
+namespace WorkflowService.Engine.Persistence;
+
+/// <summary>One entry of an instance's append-only history.</summary>
+public sealed class HistoryEvent
+{
+    public long Id { get; set; }
+    public Guid InstanceId { get; set; }
+    public int Sequence { get; set; }
+    public DateTime At { get; set; }
+    public required string Type { get; set; }
+    public string? StepId { get; set; }
+    public string? DataJson { get; set; }
+}
+
+public static class HistoryEventTypes
+{
+    public const string InstanceStarted = "InstanceStarted";
+    public const string StepCompleted = "StepCompleted";
+    public const string WaitStarted = "WaitStarted";
+    public const string SignalReceived = "SignalReceived";
+    public const string SignalParked = "SignalParked";
+    public const string SignalUnmatched = "SignalUnmatched";
+    public const string TimerFired = "TimerFired";
+    public const string TimedOut = "TimedOut";
+    public const string TaskCreated = "TaskCreated";
+    public const string TaskCompleted = "TaskCompleted";
+    public const string BranchTaken = "BranchTaken";
+    public const string InstanceCompleted = "InstanceCompleted";
+    public const string InstanceFailed = "InstanceFailed";
+    public const string InstanceFaulted = "InstanceFaulted";
+    public const string InstanceCancelled = "InstanceCancelled";
+    public const string InstanceReplayed = "InstanceReplayed";
+}

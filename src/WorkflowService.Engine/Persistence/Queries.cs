@@ -1,0 +1,28 @@
+namespace WorkflowService.Engine.Persistence;
+
+public sealed record Page<T>(IReadOnlyList<T> Items, int Total, int Offset, int Limit);
+
+public sealed record InstanceQuery(
+    string? DefinitionName = null,
+    InstanceStatus? Status = null,
+    string? BusinessKey = null,
+    DateTime? CreatedFrom = null,
+    DateTime? CreatedTo = null,
+    int Offset = 0,
+    int Limit = 50);
+
+public sealed record TaskQuery(
+    string? Assignee = null,
+    string? Role = null,
+    HumanTaskStatus? Status = null,
+    Guid? InstanceId = null,
+    int Offset = 0,
+    int Limit = 50);
+
+public sealed record DefinitionSummary(string Name, int LatestVersion, string? Description, DateTime UpdatedAt);
+
+public enum TaskClaimOutcome { Claimed, NotFound, AlreadyClaimed, Closed }
+
+public enum TaskCompletionOutcome { Completed, NotFound, ClaimedByOther, Closed }
+
+public enum ReplayOutcome { Replayed, NotFound, NotDeadLettered }

@@ -1,0 +1,33 @@
+namespace WorkflowService.Engine.Persistence;
+
+/// <summary>A signal for one instance: external event, callback, task completion or timer. The durable queue entry.</summary>
+public sealed class SignalMessage
+{
+    /// <summary>Names the engine reserves for its own signals start with this prefix.</summary>
+    public const string SystemPrefix = "$";
+    public const string StartSignal = "$start";
+    public const string TimerSignal = "$timer";
+    public const string TimeoutSignal = "$timeout";
+    public const string TaskSignal = "$task";
+
+    public Guid Id { get; set; }
+    public Guid InstanceId { get; set; }
+    public required string Name { get; set; }
+    public string? PayloadJson { get; set; }
+    public SignalStatus Status { get; set; }
+    /// <summary>When the signal may be handled, in Unix milliseconds by the store's clock.</summary>
+    public long DueAtMs { get; set; }
+    public int Attempts { get; set; }
+    public string? LeaseOwner { get; set; }
+    /// <summary>Set anew by every claim; a commit that names an older token lost its lease.</summary>
+    public long LeaseToken { get; set; }
+    public long? LeaseUntilMs { get; set; }
+    public string? LastError { get; set; }
+    public string? IdempotencyKey { get; set; }
+    /// <summary>The human task a $task signal completes, or the task whose wait a timer belongs to.</summary>
+    public Guid? TaskId { get; set; }
+    public DateTime CreatedAt { get; set; }
+    public DateTime? HandledAt { get; set; }
+
+    public bool IsSystem => Name.StartsWith(SystemPrefix, StringComparison.Ordinal);
+}

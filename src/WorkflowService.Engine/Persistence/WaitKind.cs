@@ -1,0 +1,8 @@
+namespace WorkflowService.Engine.Persistence;
+
+public enum WaitKind
+{
+    Signal,
+    Timer,
+    Task,
+}

@@ -1,0 +1,23 @@
+namespace WorkflowService.Engine.Persistence;
+
+/// <summary>
+/// Everything one run of an instance changed between two wait points, written by the store in a single transaction:
+/// the instance row (checked against <see cref="ExpectedVersion"/>), history, new signals and tasks, and the fate of
+/// the signals the run consumed.
+/// </summary>
+public sealed class WaitPointCommit
+{
+    public required WorkflowInstance Instance { get; init; }
+    /// <summary>The version read before the run; -1 for a new instance.</summary>
+    public int ExpectedVersion { get; init; }
+    public bool IsNew => ExpectedVersion < 0;
+    public List<HistoryEvent> History { get; } = [];
+    public List<SignalMessage> NewSignals { get; } = [];
+    public List<SignalTransition> SignalTransitions { get; } = [];
+    public List<HumanTask> NewTasks { get; } = [];
+    /// <summary>Set when the instance ended: its other open signals and tasks are closed in the same transaction.</summary>
+    public bool CloseOpenWork { get; set; }
+}
+
+/// <summary>A new status for a signal. With a lease token, the update only applies while that claim still holds.</summary>
+public sealed record SignalTransition(Guid SignalId, SignalStatus Status, long? LeaseToken, string? Error = null);

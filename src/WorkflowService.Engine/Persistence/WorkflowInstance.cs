@@ -1,0 +1,47 @@
+namespace WorkflowService.Engine.Persistence;
+
+/// <summary>The durable state of one workflow instance, as persisted at each wait point.</summary>
+public sealed class WorkflowInstance
+{
+    public Guid Id { get; set; }
+    public required string DefinitionName { get; set; }
+    public int DefinitionVersion { get; set; }
+    public InstanceStatus Status { get; set; }
+    public string? BusinessKey { get; set; }
+    public string? IdempotencyKey { get; set; }
+    public string? InputJson { get; set; }
+    public string VariablesJson { get; set; } = "{}";
+    public string? OutputJson { get; set; }
+    public string? Error { get; set; }
+
+    /// <summary>Where the instance waits; null while running or once ended.</summary>
+    public WaitKind? WaitKind { get; set; }
+    public string? WaitStepId { get; set; }
+    public string? WaitSignal { get; set; }
+    /// <summary>The timer signal of the current wait (a delay, or a signal wait's timeout).</summary>
+    public Guid? WaitTimerId { get; set; }
+    public Guid? WaitTaskId { get; set; }
+
+    /// <summary>Signals that arrived before a matching wait, kept for later (saves a query when zero).</summary>
+    public int ParkedSignals { get; set; }
+
+    /// <summary>Optimistic-concurrency version; every commit increments it.</summary>
+    public int Version { get; set; }
+    /// <summary>How many history events the instance has (the next event's sequence number).</summary>
+    public int HistoryLength { get; set; }
+
+    public DateTime CreatedAt { get; set; }
+    public DateTime UpdatedAt { get; set; }
+    public DateTime? CompletedAt { get; set; }
+
+    public WorkflowInstance Clone() => (WorkflowInstance)MemberwiseClone();
+
+    public void ClearWait()
+    {
+        WaitKind = null;
+        WaitStepId = null;
+        WaitSignal = null;
+        WaitTimerId = null;
+        WaitTaskId = null;
+    }
+}

@@ -1,0 +1,29 @@
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.WakeUp;
+
+namespace WorkflowService.Engine.Runtime;
+
+/// <summary>Signals whose processing failed after every retry, and their replay.</summary>
+public sealed class DeadLetterQueue(IWorkflowStore store, IWakeUpTransport wakeUp, TimeProvider time)
+{
+    public Task<Page<SignalMessage>> ListAsync(int offset, int limit, CancellationToken cancellationToken) =>
+        store.ListDeadLettersAsync(offset, limit, cancellationToken);
+
+    /// <summary>Queues the signal again with fresh attempts; a faulted instance goes back to its wait.</summary>
+    public async Task<ReplayOutcome> ReplayAsync(Guid signalId, CancellationToken cancellationToken)
+    {
+        var replayed = new HistoryEvent
+        {
+            Type = HistoryEventTypes.InstanceReplayed,
+            At = time.GetUtcNow().UtcDateTime,
+            DataJson = $"{{\"signalId\":\"{signalId}\"}}",
+        };
+        var outcome = await store.ReplayDeadLetterAsync(signalId, replayed, cancellationToken).ConfigureAwait(false);
+        if (outcome == ReplayOutcome.Replayed)
+        {
+            wakeUp.Notify(store.NowMs());
+        }
+
+        return outcome;
+    }
+}

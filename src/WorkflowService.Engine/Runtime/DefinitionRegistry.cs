@@ -1,0 +1,103 @@
+using System.Collections.Concurrent;
+using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Definitions;
+using WorkflowService.Engine.Execution;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Engine.Runtime;
+
+/// <summary>Publishes definitions and hands out compiled ones, compiling each stored version once per node.</summary>
+public sealed class DefinitionRegistry(
+    IWorkflowStore store, DefinitionCompiler compiler, TimeProvider time, IOptions<EngineOptions> options)
+{
+    private readonly ConcurrentDictionary<(string Name, int Version), CompiledDefinition> _compiled = new();
+    private readonly ConcurrentDictionary<string, (int Version, long ExpiresAt)> _latest = new(StringComparer.Ordinal);
+
+    public sealed record PublishResult(CompiledDefinition? Definition, IReadOnlyList<Diagnostic> Diagnostics);
+
+    /// <summary>Validates and stores a new version; nothing is written when the definition has problems.</summary>
+    public async Task<PublishResult> PublishAsync(DefinitionDocument document, CancellationToken cancellationToken)
+    {
+        var diagnostics = new List<Diagnostic>();
+        var probe = compiler.Compile(document, 0, diagnostics);
+        if (probe is null)
+        {
+            return new PublishResult(null, diagnostics);
+        }
+
+        var now = time.GetUtcNow().UtcDateTime;
+        var record = await store.PublishDefinitionAsync(probe.Name, version => new DefinitionRecord
+        {
+            Name = probe.Name,
+            Version = version,
+            Json = probe.Json,
+            Description = probe.Description,
+            CreatedAt = now,
+        }, cancellationToken).ConfigureAwait(false);
+
+        var compiled = WithVersion(probe, record.Version);
+        _compiled[(compiled.Name, compiled.Version)] = compiled;
+        _latest[compiled.Name] = (compiled.Version, time.GetTimestamp() + CacheTicks());
+        return new PublishResult(compiled, diagnostics);
+    }
+
+    /// <summary>The given version, or the latest when <paramref name="version"/> is null; null when there is none.</summary>
+    public async Task<CompiledDefinition?> GetAsync(string name, int? version, CancellationToken cancellationToken)
+    {
+        if (version is null && _latest.TryGetValue(name, out var latest) && latest.ExpiresAt > time.GetTimestamp())
+        {
+            version = latest.Version;
+        }
+
+        if (version is { } v && _compiled.TryGetValue((name, v), out var cached))
+        {
+            return cached;
+        }
+
+        var record = await store.GetDefinitionAsync(name, version, cancellationToken).ConfigureAwait(false);
+        if (record is null)
+        {
+            return null;
+        }
+
+        var compiled = Compile(record);
+        if (version is null)
+        {
+            _latest[name] = (record.Version, time.GetTimestamp() + CacheTicks());
+        }
+
+        return compiled;
+    }
+
+    public CompiledDefinition Compile(DefinitionRecord record)
+    {
+        if (_compiled.TryGetValue((record.Name, record.Version), out var cached))
+        {
+            return cached;
+        }
+
+        var diagnostics = new List<Diagnostic>();
+        var document = DefinitionCompiler.Parse(record.Json, diagnostics);
+        var compiled = document is null ? null : compiler.Compile(document, record.Version, diagnostics);
+        if (compiled is null)
+        {
+            throw new InvalidOperationException(
+                $"stored definition {record.Name} v{record.Version} no longer compiles: {string.Join("; ", diagnostics.Select(d => $"{d.Path}: {d.Message}"))}");
+        }
+
+        return _compiled.GetOrAdd((record.Name, record.Version), compiled);
+    }
+
+    private long CacheTicks() => (long)(options.Value.LatestDefinitionCacheTime.TotalSeconds * time.TimestampFrequency);
+
+    private static CompiledDefinition WithVersion(CompiledDefinition d, int version) => new()
+    {
+        Name = d.Name,
+        Version = version,
+        Description = d.Description,
+        StartStepId = d.StartStepId,
+        InitialVariablesJson = d.InitialVariablesJson,
+        Steps = d.Steps,
+        Json = d.Json,
+    };
+}

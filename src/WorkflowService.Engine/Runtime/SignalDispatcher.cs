@@ -1,0 +1,175 @@
+using System.Threading.Channels;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.WakeUp;
+
+namespace WorkflowService.Engine.Runtime;
+
+/// <summary>
+/// The node's signal workers: one loop claims due signals in batches (as many as there are idle workers) and hands
+/// them to the workers; when nothing is due it waits for a wake-up, bounded by the poll interval and the next due time.
+/// Shutdown stops claiming, waits for running work up to a deadline, then releases this node's claims.
+/// </summary>
+public sealed partial class SignalDispatcher(
+    IWorkflowStore store,
+    SignalProcessor processor,
+    IWakeUpTransport wakeUp,
+    NodeIdentity node,
+    EngineMetrics metrics,
+    TimeProvider time,
+    IOptions<WorkerOptions> options,
+    ILogger<SignalDispatcher> logger) : BackgroundService
+{
+    private readonly CancellationTokenSource _abort = new();
+
+    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+    {
+        var settings = options.Value;
+        if (!settings.Enabled)
+        {
+            return;
+        }
+
+        var workers = settings.SignalWorkers;
+        var idle = new SemaphoreSlim(workers, workers);
+        var queue = Channel.CreateBounded<SignalMessage>(new BoundedChannelOptions(workers) { SingleReader = false, SingleWriter = true });
+        var running = Enumerable.Range(0, workers).Select(_ => Task.Run(() => WorkAsync(queue.Reader, idle))).ToArray();
+        LogStarted(logger, node.Id, workers);
+
+        try
+        {
+            while (!stoppingToken.IsCancellationRequested)
+            {
+                await idle.WaitAsync(stoppingToken).ConfigureAwait(false);
+                var free = 1;
+                while (free < workers && idle.Wait(0))
+                {
+                    free++;
+                }
+
+                IReadOnlyList<SignalMessage> claimed;
+                try
+                {
+                    claimed = await store.ClaimDueSignalsAsync(node.Id, free, settings.LeaseDuration, stoppingToken).ConfigureAwait(false);
+                }
+                catch (Exception e) when (e is not OperationCanceledException)
+                {
+                    idle.Release(free);
+                    LogStoreError(logger, e);
+                    await Task.Delay(settings.ErrorBackoff, time, stoppingToken).ConfigureAwait(false);
+                    continue;
+                }
+
+                if (free > claimed.Count)
+                {
+                    idle.Release(free - claimed.Count);
+                }
+
+                foreach (var signal in claimed)
+                {
+                    await queue.Writer.WriteAsync(signal, stoppingToken).ConfigureAwait(false);
+                }
+
+                if (claimed.Count == free)
+                {
+                    continue;
+                }
+
+                var until = store.NowMs() + (long)settings.PollInterval.TotalMilliseconds;
+                try
+                {
+                    var next = await store.GetNextDueAsync(stoppingToken).ConfigureAwait(false);
+                    if (next is { } due && due < until)
+                    {
+                        until = due;
+                    }
+                }
+                catch (Exception e) when (e is not OperationCanceledException)
+                {
+                    LogStoreError(logger, e);
+                }
+
+                if (claimed.Count == 0)
+                {
+                    metrics.IdlePoll();
+                }
+
+                await wakeUp.WaitAsync(until, stoppingToken).ConfigureAwait(false);
+            }
+        }
+        catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
+        {
+        }
+        finally
+        {
+            queue.Writer.TryComplete();
+            var drained = Task.WhenAll(running);
+            try
+            {
+                await drained.WaitAsync(settings.ShutdownTimeout, time).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+                LogShutdownTimeout(logger, settings.ShutdownTimeout);
+                await _abort.CancelAsync().ConfigureAwait(false);
+            }
+
+            try
+            {
+                using var bounded = new CancellationTokenSource(settings.ShutdownTimeout);
+                var released = await store.ReleaseLeasesAsync(node.Id, bounded.Token).ConfigureAwait(false);
+                LogStopped(logger, node.Id, released);
+            }
+            catch (Exception e)
+            {
+                LogStoreError(logger, e);
+            }
+        }
+    }
+
+    private async Task WorkAsync(ChannelReader<SignalMessage> reader, SemaphoreSlim idle)
+    {
+        await foreach (var signal in reader.ReadAllAsync().ConfigureAwait(false))
+        {
+            try
+            {
+                await processor.ProcessAsync(signal, _abort.Token).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is not OperationCanceledException || !_abort.IsCancellationRequested)
+            {
+                // The claim stays until its lease expires; another attempt (here or on another node) follows then.
+                LogProcessingError(logger, e, signal.Id);
+            }
+            catch (OperationCanceledException)
+            {
+            }
+            finally
+            {
+                idle.Release();
+            }
+        }
+    }
+
+    public override void Dispose()
+    {
+        _abort.Dispose();
+        base.Dispose();
+    }
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "Signal dispatcher started on node {NodeId} with {Workers} workers")]
+    private static partial void LogStarted(ILogger logger, string nodeId, int workers);
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "Signal dispatcher on node {NodeId} stopped; released {Released} claims")]
+    private static partial void LogStopped(ILogger logger, string nodeId, int released);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Signal workers did not finish within {Timeout}; abandoning their work")]
+    private static partial void LogShutdownTimeout(ILogger logger, TimeSpan timeout);
+
+    [LoggerMessage(Level = LogLevel.Error, Message = "Store call failed in the signal dispatcher")]
+    private static partial void LogStoreError(ILogger logger, Exception exception);
+
+    [LoggerMessage(Level = LogLevel.Error, Message = "Processing signal {SignalId} failed; its lease will expire and it will be retried")]
+    private static partial void LogProcessingError(ILogger logger, Exception exception, Guid signalId);
+}

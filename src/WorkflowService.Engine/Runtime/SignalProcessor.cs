@@ -1,0 +1,100 @@
+using System.Diagnostics;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Execution;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Engine.Runtime;
+
+/// <summary>Applies one claimed signal: load the instance, run it to its next wait point, commit once.</summary>
+public sealed partial class SignalProcessor(
+    IWorkflowStore store,
+    DefinitionRegistry definitions,
+    WorkflowExecutor executor,
+    WorkflowRuntime runtime,
+    EngineMetrics metrics,
+    TimeProvider time,
+    IOptions<EngineOptions> options,
+    ILogger<SignalProcessor> logger)
+{
+    public async Task ProcessAsync(SignalMessage signal, CancellationToken cancellationToken)
+    {
+        var started = Stopwatch.GetTimestamp();
+        var engine = options.Value;
+        for (var attempt = 0; attempt <= engine.MaxConflictRetries; attempt++)
+        {
+            var instance = await store.GetInstanceAsync(signal.InstanceId, cancellationToken).ConfigureAwait(false);
+            if (instance is null)
+            {
+                await store.DeadLetterSignalAsync(signal.Id, signal.LeaseToken, $"instance {signal.InstanceId} does not exist", cancellationToken)
+                    .ConfigureAwait(false);
+                metrics.DeadLettered();
+                return;
+            }
+
+            var definition = await definitions.GetAsync(instance.DefinitionName, instance.DefinitionVersion, cancellationToken).ConfigureAwait(false);
+            if (definition is null)
+            {
+                await store.DeadLetterSignalAsync(signal.Id, signal.LeaseToken,
+                    $"definition {instance.DefinitionName} v{instance.DefinitionVersion} does not exist", cancellationToken).ConfigureAwait(false);
+                metrics.DeadLettered();
+                return;
+            }
+
+            var parked = instance.ParkedSignals > 0
+                ? await store.GetParkedSignalsAsync(instance.Id, cancellationToken).ConfigureAwait(false)
+                : [];
+            var now = time.GetUtcNow().UtcDateTime;
+            var run = executor.Resume(definition, instance, signal, parked, now, store.NowMs());
+            WaitPointCommit commit;
+            if (run.Commit is not null)
+            {
+                commit = run.Commit;
+            }
+            else if (signal.Attempts < engine.MaxAttempts)
+            {
+                var retryAt = store.NowMs() + (long)engine.BackoffFor(signal.Attempts).TotalMilliseconds;
+                LogRetry(logger, signal.Id, instance.Id, signal.Attempts, engine.MaxAttempts, run.Error);
+                await store.ReleaseSignalAsync(signal.Id, signal.LeaseToken, retryAt, run.Error, cancellationToken).ConfigureAwait(false);
+                metrics.Retried();
+                return;
+            }
+            else
+            {
+                LogFaulted(logger, instance.Id, signal.Id, signal.Attempts, run.Error);
+                commit = WorkflowExecutor.Fault(instance, signal, run.Error ?? "failed", now);
+                metrics.DeadLettered();
+            }
+
+            try
+            {
+                await store.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
+                runtime.AfterCommit(commit);
+                metrics.SignalHandled(Stopwatch.GetElapsedTime(started).TotalMilliseconds);
+                return;
+            }
+            catch (ConcurrencyConflictException)
+            {
+                metrics.Conflict();
+            }
+            catch (LeaseLostException)
+            {
+                LogLeaseLost(logger, signal.Id);
+                return;
+            }
+        }
+
+        // Persistent contention: hand the signal back so that it is retried shortly rather than dropped.
+        await store.ReleaseSignalAsync(signal.Id, signal.LeaseToken, store.NowMs() + (long)engine.BackoffFor(1).TotalMilliseconds,
+            "too many concurrent changes to the instance", cancellationToken).ConfigureAwait(false);
+    }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Signal {SignalId} for instance {InstanceId} failed (attempt {Attempt} of {MaxAttempts}), retrying: {Error}")]
+    private static partial void LogRetry(ILogger logger, Guid signalId, Guid instanceId, int attempt, int maxAttempts, string? error);
+
+    [LoggerMessage(Level = LogLevel.Error, Message = "Instance {InstanceId} faulted; signal {SignalId} dead-lettered after {Attempts} attempts: {Error}")]
+    private static partial void LogFaulted(ILogger logger, Guid instanceId, Guid signalId, int attempts, string? error);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Lease on signal {SignalId} was lost; another worker owns it now")]
+    private static partial void LogLeaseLost(ILogger logger, Guid signalId);
+}

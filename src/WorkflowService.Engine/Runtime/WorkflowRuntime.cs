@@ -1,0 +1,265 @@
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Definitions;
+using WorkflowService.Engine.Execution;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.WakeUp;
+
+namespace WorkflowService.Engine.Runtime;
+
+public sealed record StartRequest(string DefinitionName, int? Version, string? InputJson, string? BusinessKey, string? IdempotencyKey);
+
+public enum StartOutcome { Created, Existing, DefinitionNotFound }
+
+public sealed record StartResult(StartOutcome Outcome, WorkflowInstance? Instance);
+
+public sealed record SignalRequest(Guid InstanceId, string Name, string? PayloadJson, DateTimeOffset? DueAt, string? IdempotencyKey);
+
+public enum SignalOutcome { Accepted, Duplicate, InstanceNotFound, InstanceEnded }
+
+public sealed record SignalResult(SignalOutcome Outcome, SignalMessage? Signal, WorkflowInstance? Instance);
+
+public enum CancelOutcome { Cancelled, NotFound, AlreadyEnded }
+
+public sealed record CancelResult(CancelOutcome Outcome, WorkflowInstance? Instance);
+
+/// <summary>The application side of the engine: start, signal and cancel instances, and wait for their state.</summary>
+public sealed partial class WorkflowRuntime(
+    IWorkflowStore store,
+    DefinitionRegistry definitions,
+    WorkflowExecutor executor,
+    IWakeUpTransport wakeUp,
+    InstanceChangeFeed changes,
+    EngineMetrics metrics,
+    TimeProvider time,
+    IOptions<EngineOptions> engineOptions,
+    IOptions<WorkerOptions> workerOptions,
+    ILogger<WorkflowRuntime> logger)
+{
+    /// <summary>Runs the new instance to its first wait point in memory and writes it in one transaction.</summary>
+    public async Task<StartResult> StartAsync(StartRequest request, CancellationToken cancellationToken)
+    {
+        if (request.IdempotencyKey is not null || request.BusinessKey is not null)
+        {
+            var existing = await store.FindInstanceAsync(request.IdempotencyKey, request.DefinitionName, request.BusinessKey, cancellationToken)
+                .ConfigureAwait(false);
+            if (existing is not null)
+            {
+                return new StartResult(StartOutcome.Existing, existing);
+            }
+        }
+
+        var definition = await definitions.GetAsync(request.DefinitionName, request.Version, cancellationToken).ConfigureAwait(false);
+        if (definition is null)
+        {
+            return new StartResult(StartOutcome.DefinitionNotFound, null);
+        }
+
+        var now = time.GetUtcNow().UtcDateTime;
+        var nowMs = store.NowMs();
+        var instance = new WorkflowInstance
+        {
+            Id = Guid.CreateVersion7(),
+            DefinitionName = definition.Name,
+            DefinitionVersion = definition.Version,
+            Status = InstanceStatus.Running,
+            BusinessKey = request.BusinessKey,
+            IdempotencyKey = request.IdempotencyKey,
+            InputJson = request.InputJson,
+            VariablesJson = definition.InitialVariablesJson,
+            CreatedAt = now,
+            UpdatedAt = now,
+        };
+
+        var run = executor.Start(definition, instance, now, nowMs);
+        var commit = run.Commit ?? RetryLater(instance, run, now, nowMs);
+        try
+        {
+            await store.CreateInstanceAsync(commit, cancellationToken).ConfigureAwait(false);
+        }
+        catch (DuplicateInstanceException)
+        {
+            var existing = await store.FindInstanceAsync(request.IdempotencyKey, request.DefinitionName, request.BusinessKey, cancellationToken)
+                .ConfigureAwait(false);
+            if (existing is not null)
+            {
+                return new StartResult(StartOutcome.Existing, existing);
+            }
+
+            throw;
+        }
+
+        metrics.InstanceStarted();
+        AfterCommit(commit);
+        return new StartResult(StartOutcome.Created, commit.Instance);
+    }
+
+    /// <summary>Queues a signal for an instance. It is applied by a signal worker, never lost if it comes early.</summary>
+    public async Task<SignalResult> SignalAsync(SignalRequest request, CancellationToken cancellationToken)
+    {
+        var instance = await store.GetInstanceAsync(request.InstanceId, cancellationToken).ConfigureAwait(false);
+        if (instance is null)
+        {
+            return new SignalResult(SignalOutcome.InstanceNotFound, null, null);
+        }
+
+        var nowMs = store.NowMs();
+        var signal = new SignalMessage
+        {
+            Id = Guid.CreateVersion7(),
+            InstanceId = instance.Id,
+            Name = request.Name,
+            PayloadJson = request.PayloadJson,
+            Status = SignalStatus.Pending,
+            DueAtMs = request.DueAt is { } due ? Math.Max(due.ToUnixTimeMilliseconds(), nowMs) : nowMs,
+            IdempotencyKey = request.IdempotencyKey,
+            CreatedAt = time.GetUtcNow().UtcDateTime,
+        };
+
+        if (instance.Status.IsTerminal())
+        {
+            // A repeated delivery of a signal that was accepted before the end is still answered as a duplicate.
+            if (request.IdempotencyKey is not null)
+            {
+                var earlier = (await store.ListSignalsAsync(instance.Id, cancellationToken).ConfigureAwait(false))
+                    .FirstOrDefault(s => s.IdempotencyKey == request.IdempotencyKey);
+                if (earlier is not null)
+                {
+                    return new SignalResult(SignalOutcome.Duplicate, earlier, instance);
+                }
+            }
+
+            return new SignalResult(SignalOutcome.InstanceEnded, null, instance);
+        }
+
+        var (stored, created) = await store.EnqueueSignalAsync(signal, cancellationToken).ConfigureAwait(false);
+        if (!created)
+        {
+            return new SignalResult(SignalOutcome.Duplicate, stored, instance);
+        }
+
+        wakeUp.Notify(stored.DueAtMs);
+        return new SignalResult(SignalOutcome.Accepted, stored, instance);
+    }
+
+    /// <summary>Ends an instance at once; its timers, open tasks and unhandled signals are closed with it.</summary>
+    public async Task<CancelResult> CancelAsync(Guid instanceId, string? reason, CancellationToken cancellationToken)
+    {
+        for (var attempt = 0; ; attempt++)
+        {
+            var instance = await store.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
+            if (instance is null)
+            {
+                return new CancelResult(CancelOutcome.NotFound, null);
+            }
+
+            if (instance.Status.IsTerminal())
+            {
+                return new CancelResult(CancelOutcome.AlreadyEnded, instance);
+            }
+
+            var commit = WorkflowExecutor.Cancel(instance, reason, time.GetUtcNow().UtcDateTime);
+            try
+            {
+                await store.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
+                AfterCommit(commit);
+                return new CancelResult(CancelOutcome.Cancelled, commit.Instance);
+            }
+            catch (ConcurrencyConflictException) when (attempt < engineOptions.Value.MaxConflictRetries)
+            {
+                metrics.Conflict();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Returns the instance once its status is one of <paramref name="statuses"/> (or it can no longer change by
+    /// itself), or when <paramref name="timeout"/> ends. Woken by this node's commits, re-reads the store periodically
+    /// for other nodes' commits.
+    /// </summary>
+    public async Task<WorkflowInstance?> WaitForStatusAsync(Guid instanceId, IReadOnlySet<InstanceStatus> statuses,
+        TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        var options = workerOptions.Value;
+        if (timeout > options.MaxLongPoll)
+        {
+            timeout = options.MaxLongPoll;
+        }
+
+        var deadline = time.GetTimestamp() + (long)(timeout.TotalSeconds * time.TimestampFrequency);
+        while (true)
+        {
+            var change = changes.NextChange(instanceId);
+            var instance = await store.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
+            if (instance is null || statuses.Contains(instance.Status) || instance.Status.IsTerminal()
+                || instance.Status == InstanceStatus.Faulted)
+            {
+                changes.Forget(instanceId, change);
+                return instance;
+            }
+
+            var remaining = time.GetElapsedTime(time.GetTimestamp(), deadline);
+            if (time.GetTimestamp() >= deadline)
+            {
+                changes.Forget(instanceId, change);
+                return instance;
+            }
+
+            var wait = remaining < options.LongPollRecheck ? remaining : options.LongPollRecheck;
+            try
+            {
+                await change.WaitAsync(wait, time, cancellationToken).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+                changes.Forget(instanceId, change);
+            }
+        }
+    }
+
+    internal void AfterCommit(WaitPointCommit commit)
+    {
+        changes.Publish(commit.Instance.Id);
+        if (commit.NewSignals.Count > 0)
+        {
+            wakeUp.Notify(commit.NewSignals.Min(s => s.DueAtMs));
+        }
+    }
+
+    /// <summary>A first run that failed: the instance is stored as running, and a $start signal retries it later.</summary>
+    private WaitPointCommit RetryLater(WorkflowInstance instance, RunResult run, DateTime now, long nowMs)
+    {
+        LogStartFailed(logger, instance.Id, run.Error);
+        metrics.Retried();
+        var fresh = instance.Clone();
+        fresh.HistoryLength = 0;
+        fresh.Status = InstanceStatus.Running;
+        fresh.Error = run.Error;
+        var commit = new WaitPointCommit { Instance = fresh, ExpectedVersion = -1 };
+        commit.History.Add(new HistoryEvent
+        {
+            InstanceId = fresh.Id,
+            Sequence = fresh.HistoryLength++,
+            At = now,
+            Type = HistoryEventTypes.InstanceStarted,
+            DataJson = System.Text.Json.JsonSerializer.Serialize(
+                new { definition = fresh.DefinitionName, version = fresh.DefinitionVersion, businessKey = fresh.BusinessKey, firstRunError = run.Error },
+                DefinitionCompiler.JsonOptions),
+        });
+        commit.NewSignals.Add(new SignalMessage
+        {
+            Id = Guid.CreateVersion7(),
+            InstanceId = fresh.Id,
+            Name = SignalMessage.StartSignal,
+            Status = SignalStatus.Pending,
+            Attempts = 1,
+            LastError = run.Error,
+            DueAtMs = nowMs + (long)engineOptions.Value.BackoffFor(1).TotalMilliseconds,
+            CreatedAt = now,
+        });
+        return commit;
+    }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "First run of instance {InstanceId} failed, retrying in the background: {Error}")]
+    private static partial void LogStartFailed(ILogger logger, Guid instanceId, string? error);
+}

@@ -1,0 +1,17 @@
+namespace WorkflowService.Engine.WakeUp;
+
+/// <summary>
+/// A hint that signals became due. Losing one only delays work until the next bounded poll: the store, not the
+/// transport, is the source of truth.
+/// </summary>
+public interface IWakeUpTransport
+{
+    /// <summary>Says that a signal due at <paramref name="dueAtMs"/> (store clock, Unix ms) was committed.</summary>
+    void Notify(long dueAtMs);
+
+    /// <summary>Waits until a notification for work due by <paramref name="untilMs"/> arrives, or that time comes. Returns true when notified.</summary>
+    Task<bool> WaitAsync(long untilMs, CancellationToken cancellationToken);
+
+    /// <summary>True while notifications are delivered; false means the node runs on the poll alone.</summary>
+    bool IsHealthy { get; }
+}
