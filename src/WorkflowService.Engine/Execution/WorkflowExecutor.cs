@@ -116,6 +116,11 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     {
         var commit = NewCommit(instance, now);
         var state = commit.Instance;
+        if (state.WaitTaskId is { } task)
+        {
+            commit.ClosedTasks.Add(task);
+        }
+
         state.Status = InstanceStatus.Cancelled;
         state.Error = reason;
         state.CompletedAt = now;

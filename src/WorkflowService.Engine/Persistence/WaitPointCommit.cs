@@ -15,6 +15,8 @@ public sealed class WaitPointCommit
     public List<SignalMessage> NewSignals { get; } = [];
     public List<SignalTransition> SignalTransitions { get; } = [];
     public List<HumanTask> NewTasks { get; } = [];
+    /// <summary>Open tasks the run closed (the instance ended while waiting for them).</summary>
+    public List<Guid> ClosedTasks { get; } = [];
     /// <summary>Set when the instance ended: its other open signals and tasks are closed in the same transaction.</summary>
     public bool CloseOpenWork { get; set; }
 }

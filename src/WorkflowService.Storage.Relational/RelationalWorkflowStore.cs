@@ -1,0 +1,472 @@
+using Microsoft.EntityFrameworkCore;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Storage.Relational;
+
+/// <summary>The workflow store on any relational database EF Core supports; the SQL that differs comes from the dialect.</summary>
+public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext> contexts, SqlDialect dialect, TimeProvider time) : IWorkflowStore
+{
+    private const string Pending = nameof(SignalStatus.Pending);
+
+    public long NowMs() => time.GetUtcNow().ToUnixTimeMilliseconds();
+
+    public async Task InitializeAsync(CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        await dialect.EnsureSchemaAsync(db, cancellationToken).ConfigureAwait(false);
+    }
+
+    // ---------------------------------------------------------------- definitions
+
+    public async Task<DefinitionRecord> PublishDefinitionAsync(string name, Func<int, DefinitionRecord> build, CancellationToken cancellationToken)
+    {
+        for (var attempt = 0; ; attempt++)
+        {
+            using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+            await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+            var latest = await db.Definitions.Where(d => d.Name == name).MaxAsync(d => (int?)d.Version, cancellationToken).ConfigureAwait(false);
+            var record = build((latest ?? 0) + 1);
+            db.Definitions.Add(record);
+            try
+            {
+                await db.SaveChangesAsync(cancellationToken).ConfigureAwait(false);
+                return record;
+            }
+            catch (DbUpdateException e) when (dialect.IsUniqueViolation(e) && attempt < 10)
+            {
+                // Another node published the same name concurrently: take the next number.
+            }
+        }
+    }
+
+    public async Task<DefinitionRecord?> GetDefinitionAsync(string name, int? version, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var query = db.Definitions.AsNoTracking().Where(d => d.Name == name);
+        query = version is { } v ? query.Where(d => d.Version == v) : query.OrderByDescending(d => d.Version);
+        return await query.FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    public async Task<IReadOnlyList<DefinitionSummary>> ListDefinitionsAsync(CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var rows = await db.Definitions.AsNoTracking()
+            .Select(d => new { d.Name, d.Version, d.Description, d.CreatedAt })
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        return rows.GroupBy(r => r.Name)
+            .Select(g => g.MaxBy(r => r.Version)!)
+            .OrderBy(r => r.Name, StringComparer.Ordinal)
+            .Select(r => new DefinitionSummary(r.Name, r.Version, r.Description, r.CreatedAt))
+            .ToList();
+    }
+
+    public async Task<IReadOnlyList<DefinitionRecord>> ListDefinitionVersionsAsync(string name, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await db.Definitions.AsNoTracking().Where(d => d.Name == name).OrderBy(d => d.Version)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    // ---------------------------------------------------------------- instances
+
+    public async Task CreateInstanceAsync(WaitPointCommit commit, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await WriteAsync(commit, cancellationToken).ConfigureAwait(false);
+        }
+        catch (DbUpdateException e) when (dialect.IsUniqueViolation(e))
+        {
+            throw new DuplicateInstanceException(commit.Instance.IdempotencyKey is { } key
+                ? $"idempotency key '{key}'"
+                : $"business key '{commit.Instance.BusinessKey}' of '{commit.Instance.DefinitionName}'");
+        }
+    }
+
+    public Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken) => WriteAsync(commit, cancellationToken);
+
+    private async Task WriteAsync(WaitPointCommit commit, CancellationToken cancellationToken)
+    {
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
+
+        var instance = commit.Instance;
+        if (commit.IsNew)
+        {
+            instance.Version = 1;
+            db.Instances.Add(instance);
+        }
+        else
+        {
+            instance.Version = commit.ExpectedVersion + 1;
+            var entry = db.Instances.Attach(instance);
+            entry.State = EntityState.Modified;
+            entry.Property(i => i.Version).OriginalValue = commit.ExpectedVersion;
+        }
+
+        db.History.AddRange(commit.History);
+        db.Signals.AddRange(commit.NewSignals);
+        db.Tasks.AddRange(commit.NewTasks);
+
+        var nowMs = NowMs();
+        var handledAt = time.GetUtcNow().UtcDateTime;
+        foreach (var transition in commit.SignalTransitions)
+        {
+            if (transition.LeaseToken is { } token)
+            {
+                // The claimed signal: the update only matches while our lease token is still the row's.
+                var stub = new SignalMessage { Id = transition.SignalId, Name = string.Empty, LeaseToken = token };
+                var entry = db.Signals.Attach(stub);
+                entry.Property(s => s.Status).CurrentValue = transition.Status;
+                entry.Property(s => s.Status).IsModified = true;
+                entry.Property(s => s.LeaseOwner).IsModified = true;
+                entry.Property(s => s.LeaseUntilMs).IsModified = true;
+                entry.Property(s => s.HandledAt).CurrentValue = handledAt;
+                entry.Property(s => s.HandledAt).IsModified = true;
+                if (transition.Error is not null)
+                {
+                    entry.Property(s => s.LastError).CurrentValue = transition.Error;
+                    entry.Property(s => s.LastError).IsModified = true;
+                }
+            }
+        }
+
+        try
+        {
+            await db.SaveChangesAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (DbUpdateConcurrencyException e)
+        {
+            if (e.Entries.Any(x => x.Entity is WorkflowInstance))
+            {
+                throw new ConcurrencyConflictException(instance.Id);
+            }
+
+            var lost = e.Entries.Select(x => x.Entity).OfType<SignalMessage>().First();
+            throw new LeaseLostException(lost.Id);
+        }
+
+        foreach (var transition in commit.SignalTransitions)
+        {
+            if (transition.LeaseToken is null)
+            {
+                // Parked signals consumed by this run, and timers that lost their purpose; never touch a handled one.
+                var from = transition.Status == SignalStatus.Cancelled ? SignalStatus.Pending : SignalStatus.Parked;
+                await db.Signals.Where(s => s.Id == transition.SignalId && (s.Status == from || s.Status == SignalStatus.Parked))
+                    .ExecuteUpdateAsync(u => u
+                        .SetProperty(s => s.Status, transition.Status)
+                        .SetProperty(s => s.LastError, s => transition.Error ?? s.LastError)
+                        .SetProperty(s => s.HandledAt, handledAt), cancellationToken).ConfigureAwait(false);
+            }
+        }
+
+        if (commit.CloseOpenWork)
+        {
+            var id = instance.Id;
+            await db.Signals
+                .Where(s => s.InstanceId == id && (s.Status == SignalStatus.Pending || s.Status == SignalStatus.Parked)
+                            && (s.LeaseUntilMs == null || s.LeaseUntilMs < nowMs))
+                .ExecuteUpdateAsync(u => u
+                    .SetProperty(s => s.Status, s => s.Name.StartsWith("$") ? SignalStatus.Cancelled : SignalStatus.Unmatched)
+                    .SetProperty(s => s.HandledAt, handledAt), cancellationToken).ConfigureAwait(false);
+            foreach (var taskId in commit.ClosedTasks)
+            {
+                await db.Tasks.Where(t => t.Id == taskId && (t.Status == HumanTaskStatus.Open || t.Status == HumanTaskStatus.Claimed))
+                    .ExecuteUpdateAsync(u => u.SetProperty(t => t.Status, HumanTaskStatus.Cancelled), cancellationToken).ConfigureAwait(false);
+            }
+        }
+
+        await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    public async Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await db.Instances.AsNoTracking().FirstOrDefaultAsync(i => i.Id == id, cancellationToken).ConfigureAwait(false);
+    }
+
+    public async Task<WorkflowInstance?> FindInstanceAsync(string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        if (idempotencyKey is not null)
+        {
+            var byKey = await db.Instances.AsNoTracking().FirstOrDefaultAsync(i => i.IdempotencyKey == idempotencyKey, cancellationToken).ConfigureAwait(false);
+            if (byKey is not null)
+            {
+                return byKey;
+            }
+        }
+
+        if (businessKey is not null)
+        {
+            return await db.Instances.AsNoTracking()
+                .FirstOrDefaultAsync(i => i.DefinitionName == definitionName && i.BusinessKey == businessKey, cancellationToken).ConfigureAwait(false);
+        }
+
+        return null;
+    }
+
+    public async Task<Page<WorkflowInstance>> QueryInstancesAsync(InstanceQuery query, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var q = db.Instances.AsNoTracking();
+        if (query.DefinitionName is not null) q = q.Where(i => i.DefinitionName == query.DefinitionName);
+        if (query.Status is { } status) q = q.Where(i => i.Status == status);
+        if (query.BusinessKey is not null) q = q.Where(i => i.BusinessKey == query.BusinessKey);
+        if (query.CreatedFrom is { } from) q = q.Where(i => i.CreatedAt >= from);
+        if (query.CreatedTo is { } to) q = q.Where(i => i.CreatedAt < to);
+        var total = await q.CountAsync(cancellationToken).ConfigureAwait(false);
+        var items = await q.OrderByDescending(i => i.CreatedAt).ThenBy(i => i.Id).Skip(query.Offset).Take(query.Limit)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        return new Page<WorkflowInstance>(items, total, query.Offset, query.Limit);
+    }
+
+    public async Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await db.History.AsNoTracking().Where(h => h.InstanceId == instanceId).OrderBy(h => h.Sequence)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    // ---------------------------------------------------------------- signals
+
+    public async Task<(SignalMessage Signal, bool Created)> EnqueueSignalAsync(SignalMessage signal, CancellationToken cancellationToken)
+    {
+        try
+        {
+            using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+            await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+            db.Signals.Add(signal);
+            await db.SaveChangesAsync(cancellationToken).ConfigureAwait(false);
+            return (signal, true);
+        }
+        catch (DbUpdateException e) when (dialect.IsUniqueViolation(e) && signal.IdempotencyKey is not null)
+        {
+            await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+            var existing = await db.Signals.AsNoTracking()
+                .FirstAsync(s => s.InstanceId == signal.InstanceId && s.IdempotencyKey == signal.IdempotencyKey, cancellationToken).ConfigureAwait(false);
+            return (existing, false);
+        }
+    }
+
+    public async Task<IReadOnlyList<SignalMessage>> ClaimDueSignalsAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken)
+    {
+        var now = NowMs();
+        var token = Random.Shared.NextInt64(1, long.MaxValue);
+        var until = now + (long)lease.TotalMilliseconds;
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var claimed = await db.Signals.FromSqlRaw(dialect.ClaimSql, owner, token, now, until, max).AsNoTracking()
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        if (claimed.Count > 1)
+        {
+            claimed.Sort(static (a, b) => a.DueAtMs.CompareTo(b.DueAtMs));
+        }
+
+        return claimed;
+    }
+
+    public async Task<long?> GetNextDueAsync(CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await db.Signals.Where(s => s.Status == SignalStatus.Pending)
+            .MinAsync(s => (long?)(s.LeaseUntilMs != null && s.LeaseUntilMs > s.DueAtMs ? s.LeaseUntilMs.Value : s.DueAtMs), cancellationToken)
+            .ConfigureAwait(false);
+    }
+
+    public async Task<bool> ReleaseSignalAsync(Guid signalId, long leaseToken, long dueAtMs, string? error, CancellationToken cancellationToken)
+    {
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var rows = await db.Signals.Where(s => s.Id == signalId && s.LeaseToken == leaseToken && s.Status == SignalStatus.Pending)
+            .ExecuteUpdateAsync(u => u
+                .SetProperty(s => s.LeaseOwner, (string?)null)
+                .SetProperty(s => s.LeaseUntilMs, (long?)null)
+                .SetProperty(s => s.DueAtMs, dueAtMs)
+                .SetProperty(s => s.LastError, s => error ?? s.LastError), cancellationToken).ConfigureAwait(false);
+        return rows == 1;
+    }
+
+    public async Task<bool> DeadLetterSignalAsync(Guid signalId, long leaseToken, string error, CancellationToken cancellationToken)
+    {
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var rows = await db.Signals.Where(s => s.Id == signalId && s.LeaseToken == leaseToken && s.Status == SignalStatus.Pending)
+            .ExecuteUpdateAsync(u => u
+                .SetProperty(s => s.Status, SignalStatus.DeadLettered)
+                .SetProperty(s => s.LeaseOwner, (string?)null)
+                .SetProperty(s => s.LeaseUntilMs, (long?)null)
+                .SetProperty(s => s.LastError, error), cancellationToken).ConfigureAwait(false);
+        return rows == 1;
+    }
+
+    public async Task<int> ReleaseLeasesAsync(string owner, CancellationToken cancellationToken)
+    {
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        // A claim released at shutdown was never attempted: give the attempt back.
+        return await db.Signals.Where(s => s.LeaseOwner == owner && s.Status == SignalStatus.Pending)
+            .ExecuteUpdateAsync(u => u
+                .SetProperty(s => s.LeaseOwner, (string?)null)
+                .SetProperty(s => s.LeaseUntilMs, (long?)null)
+                .SetProperty(s => s.Attempts, s => s.Attempts > 0 ? s.Attempts - 1 : 0), cancellationToken).ConfigureAwait(false);
+    }
+
+    public async Task<SignalMessage?> GetSignalAsync(Guid signalId, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await db.Signals.AsNoTracking().FirstOrDefaultAsync(s => s.Id == signalId, cancellationToken).ConfigureAwait(false);
+    }
+
+    public async Task<IReadOnlyList<SignalMessage>> GetParkedSignalsAsync(Guid instanceId, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await db.Signals.AsNoTracking().Where(s => s.InstanceId == instanceId && s.Status == SignalStatus.Parked)
+            .OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).ToListAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    public async Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(Guid instanceId, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await db.Signals.AsNoTracking().Where(s => s.InstanceId == instanceId)
+            .OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).ToListAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    public async Task<Page<SignalMessage>> ListDeadLettersAsync(int offset, int limit, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var q = db.Signals.AsNoTracking().Where(s => s.Status == SignalStatus.DeadLettered);
+        var total = await q.CountAsync(cancellationToken).ConfigureAwait(false);
+        var items = await q.OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).Skip(offset).Take(limit).ToListAsync(cancellationToken).ConfigureAwait(false);
+        return new Page<SignalMessage>(items, total, offset, limit);
+    }
+
+    public async Task<ReplayOutcome> ReplayDeadLetterAsync(Guid signalId, HistoryEvent? replayEvent, CancellationToken cancellationToken)
+    {
+        for (var attempt = 0; ; attempt++)
+        {
+            using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+            await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+            await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
+            var signal = await db.Signals.FirstOrDefaultAsync(s => s.Id == signalId, cancellationToken).ConfigureAwait(false);
+            if (signal is null)
+            {
+                return ReplayOutcome.NotFound;
+            }
+
+            if (signal.Status != SignalStatus.DeadLettered)
+            {
+                return ReplayOutcome.NotDeadLettered;
+            }
+
+            signal.Status = SignalStatus.Pending;
+            signal.Attempts = 0;
+            signal.DueAtMs = NowMs();
+            signal.LeaseOwner = null;
+            signal.LeaseUntilMs = null;
+            signal.LeaseToken = Random.Shared.NextInt64(1, long.MaxValue);
+
+            var instance = await db.Instances.FirstOrDefaultAsync(i => i.Id == signal.InstanceId, cancellationToken).ConfigureAwait(false);
+            if (instance is { Status: InstanceStatus.Faulted })
+            {
+                instance.Status = instance.WaitKind is null ? InstanceStatus.Running : InstanceStatus.Waiting;
+                instance.Error = null;
+                instance.Version++;
+                instance.UpdatedAt = time.GetUtcNow().UtcDateTime;
+                if (replayEvent is not null)
+                {
+                    replayEvent.InstanceId = instance.Id;
+                    replayEvent.Sequence = instance.HistoryLength++;
+                    db.History.Add(replayEvent);
+                }
+            }
+
+            try
+            {
+                await db.SaveChangesAsync(cancellationToken).ConfigureAwait(false);
+                await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
+                return ReplayOutcome.Replayed;
+            }
+            catch (DbUpdateConcurrencyException) when (attempt < 5)
+            {
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- tasks
+
+    public async Task<HumanTask?> GetTaskAsync(Guid taskId, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await db.Tasks.AsNoTracking().FirstOrDefaultAsync(t => t.Id == taskId, cancellationToken).ConfigureAwait(false);
+    }
+
+    public async Task<Page<HumanTask>> QueryTasksAsync(TaskQuery query, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var q = db.Tasks.AsNoTracking();
+        if (query.Status is { } status) q = q.Where(t => t.Status == status);
+        if (query.Assignee is not null) q = q.Where(t => t.Assignee == query.Assignee || t.ClaimedBy == query.Assignee);
+        if (query.Role is not null) q = q.Where(t => t.Role == query.Role);
+        if (query.InstanceId is { } instanceId) q = q.Where(t => t.InstanceId == instanceId);
+        var total = await q.CountAsync(cancellationToken).ConfigureAwait(false);
+        var items = await q.OrderBy(t => t.CreatedAt).ThenBy(t => t.Id).Skip(query.Offset).Take(query.Limit)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        return new Page<HumanTask>(items, total, query.Offset, query.Limit);
+    }
+
+    public async Task<TaskClaimOutcome> ClaimTaskAsync(Guid taskId, string user, CancellationToken cancellationToken)
+    {
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var rows = await db.Tasks.Where(t => t.Id == taskId && t.Status == HumanTaskStatus.Open)
+            .ExecuteUpdateAsync(u => u.SetProperty(t => t.Status, HumanTaskStatus.Claimed).SetProperty(t => t.ClaimedBy, user), cancellationToken)
+            .ConfigureAwait(false);
+        if (rows == 1)
+        {
+            return TaskClaimOutcome.Claimed;
+        }
+
+        var task = await db.Tasks.AsNoTracking().FirstOrDefaultAsync(t => t.Id == taskId, cancellationToken).ConfigureAwait(false);
+        return task switch
+        {
+            null => TaskClaimOutcome.NotFound,
+            { Status: HumanTaskStatus.Claimed } when task.ClaimedBy == user => TaskClaimOutcome.Claimed,
+            { Status: HumanTaskStatus.Claimed } => TaskClaimOutcome.AlreadyClaimed,
+            _ => TaskClaimOutcome.Closed,
+        };
+    }
+
+    public async Task<TaskCompletionOutcome> CompleteTaskAsync(Guid taskId, string? user, string? resultJson, SignalMessage resume, CancellationToken cancellationToken)
+    {
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
+        var completedAt = time.GetUtcNow().UtcDateTime;
+        // Open tasks anyone may complete; a claimed one only its claimant (or a caller that names nobody).
+        var rows = await db.Tasks
+            .Where(t => t.Id == taskId && (t.Status == HumanTaskStatus.Open
+                                           || (t.Status == HumanTaskStatus.Claimed && (user == null || t.ClaimedBy == user))))
+            .ExecuteUpdateAsync(u => u
+                .SetProperty(t => t.Status, HumanTaskStatus.Completed)
+                .SetProperty(t => t.ResultJson, resultJson)
+                .SetProperty(t => t.CompletedAt, completedAt)
+                .SetProperty(t => t.ClaimedBy, t => t.ClaimedBy ?? user), cancellationToken).ConfigureAwait(false);
+        if (rows == 0)
+        {
+            var task = await db.Tasks.AsNoTracking().FirstOrDefaultAsync(t => t.Id == taskId, cancellationToken).ConfigureAwait(false);
+            return task switch
+            {
+                null => TaskCompletionOutcome.NotFound,
+                { Status: HumanTaskStatus.Claimed } => TaskCompletionOutcome.ClaimedByOther,
+                _ => TaskCompletionOutcome.Closed,
+            };
+        }
+
+        db.Signals.Add(resume);
+        await db.SaveChangesAsync(cancellationToken).ConfigureAwait(false);
+        await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
+        return TaskCompletionOutcome.Completed;
+    }
+}

@@ -1,0 +1,22 @@
+namespace WorkflowService.Storage.Relational;
+
+/// <summary>What differs between SQL databases: the claim statement, error classification, schema bootstrap, write concurrency.</summary>
+public abstract class SqlDialect
+{
+    public abstract string Name { get; }
+
+    /// <summary>
+    /// Leases due signals and returns them. Parameters: {0} owner, {1} lease token, {2} now (Unix ms),
+    /// {3} lease end (Unix ms), {4} batch size. Must return every column of wf_signals.
+    /// </summary>
+    public abstract string ClaimSql { get; }
+
+    /// <summary>True when the exception is a unique-constraint violation (by the provider's error code, never its text).</summary>
+    public abstract bool IsUniqueViolation(Exception exception);
+
+    /// <summary>Creates tables and indexes if they are missing; safe when several nodes start at once.</summary>
+    public abstract Task EnsureSchemaAsync(WorkflowDbContext db, CancellationToken cancellationToken);
+
+    /// <summary>Serialises writers where the database allows only one (SQLite); null where it needs no help.</summary>
+    public virtual ValueTask<IDisposable?> EnterWriteAsync(CancellationToken cancellationToken) => ValueTask.FromResult<IDisposable?>(null);
+}

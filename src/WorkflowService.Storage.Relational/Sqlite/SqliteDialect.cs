@@ -1,0 +1,60 @@
+using Microsoft.Data.Sqlite;
+using Microsoft.EntityFrameworkCore;
+
+namespace WorkflowService.Storage.Relational.Sqlite;
+
+/// <summary>The embedded default: one SQLite file in WAL mode, written by one writer at a time.</summary>
+public sealed class SqliteDialect : SqlDialect
+{
+    private readonly SemaphoreSlim _writer = new(1, 1);
+
+    public override string Name => "sqlite";
+
+    public override string ClaimSql => """
+        UPDATE wf_signals
+           SET lease_owner = {0}, lease_token = {1}, lease_until_ms = {3}, attempts = attempts + 1
+         WHERE id IN (SELECT id FROM wf_signals
+                       WHERE status = 'Pending' AND due_at_ms <= {2}
+                         AND (lease_until_ms IS NULL OR lease_until_ms < {2})
+                       ORDER BY due_at_ms
+                       LIMIT {4})
+        RETURNING *
+        """;
+
+    // SQLITE_CONSTRAINT (19) with the UNIQUE (2067) or PRIMARY KEY (1555) extended code.
+    public override bool IsUniqueViolation(Exception exception) =>
+        exception.GetBaseException() is SqliteException { SqliteErrorCode: 19, SqliteExtendedErrorCode: 2067 or 1555 };
+
+    public override async Task EnsureSchemaAsync(WorkflowDbContext db, CancellationToken cancellationToken)
+    {
+        using var gate = await EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        var connection = (SqliteConnection)db.Database.GetDbConnection();
+        var folder = Path.GetDirectoryName(Path.GetFullPath(new SqliteConnectionStringBuilder(connection.ConnectionString).DataSource));
+        if (!string.IsNullOrEmpty(folder))
+        {
+            Directory.CreateDirectory(folder);
+        }
+
+        await db.Database.ExecuteSqlRawAsync("PRAGMA journal_mode=WAL;", cancellationToken).ConfigureAwait(false);
+        await db.Database.EnsureCreatedAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    public override async ValueTask<IDisposable?> EnterWriteAsync(CancellationToken cancellationToken)
+    {
+        await _writer.WaitAsync(cancellationToken).ConfigureAwait(false);
+        return new Release(_writer);
+    }
+
+    private sealed class Release(SemaphoreSlim semaphore) : IDisposable
+    {
+        private int _done;
+
+        public void Dispose()
+        {
+            if (Interlocked.Exchange(ref _done, 1) == 0)
+            {
+                semaphore.Release();
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+using System.Text;
+using Microsoft.EntityFrameworkCore;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Storage.Relational;
+
+/// <summary>The one relational model shared by every SQL database; dialect differences live in <see cref="SqlDialect"/>.</summary>
+public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> options) : DbContext(options)
+{
+    public DbSet<DefinitionRecord> Definitions => Set<DefinitionRecord>();
+    public DbSet<WorkflowInstance> Instances => Set<WorkflowInstance>();
+    public DbSet<SignalMessage> Signals => Set<SignalMessage>();
+    public DbSet<HistoryEvent> History => Set<HistoryEvent>();
+    public DbSet<HumanTask> Tasks => Set<HumanTask>();
+
+    protected override void OnModelCreating(ModelBuilder modelBuilder)
+    {
+        modelBuilder.Entity<DefinitionRecord>(e =>
+        {
+            e.ToTable("wf_definitions");
+            e.HasKey(d => new { d.Name, d.Version });
+            e.Property(d => d.Name).HasMaxLength(100);
+        });
+
+        modelBuilder.Entity<WorkflowInstance>(e =>
+        {
+            e.ToTable("wf_instances");
+            e.HasKey(i => i.Id);
+            e.Property(i => i.Id).ValueGeneratedNever();
+            e.Property(i => i.DefinitionName).HasMaxLength(100);
+            e.Property(i => i.Status).HasConversion<string>().HasMaxLength(16);
+            e.Property(i => i.WaitKind).HasConversion<string>().HasMaxLength(16);
+            e.Property(i => i.BusinessKey).HasMaxLength(200);
+            e.Property(i => i.IdempotencyKey).HasMaxLength(200);
+            e.Property(i => i.WaitStepId).HasMaxLength(100);
+            e.Property(i => i.WaitSignal).HasMaxLength(100);
+            e.Property(i => i.Version).IsConcurrencyToken();
+            e.HasIndex(i => i.IdempotencyKey).IsUnique().HasFilter("idempotency_key IS NOT NULL");
+            e.HasIndex(i => new { i.DefinitionName, i.BusinessKey }).IsUnique().HasFilter("business_key IS NOT NULL");
+            e.HasIndex(i => new { i.Status, i.CreatedAt });
+            e.HasIndex(i => new { i.DefinitionName, i.CreatedAt });
+        });
+
+        modelBuilder.Entity<SignalMessage>(e =>
+        {
+            e.ToTable("wf_signals");
+            e.HasKey(s => s.Id);
+            e.Property(s => s.Id).ValueGeneratedNever();
+            e.Property(s => s.Name).HasMaxLength(100);
+            e.Property(s => s.Status).HasConversion<string>().HasMaxLength(16);
+            e.Property(s => s.LeaseOwner).HasMaxLength(200);
+            e.Property(s => s.IdempotencyKey).HasMaxLength(200);
+            e.Property(s => s.LeaseToken).IsConcurrencyToken();
+            e.Ignore(s => s.IsSystem);
+            // The claim query: pending signals in due order.
+            e.HasIndex(s => new { s.Status, s.DueAtMs });
+            e.HasIndex(s => new { s.InstanceId, s.Status });
+            e.HasIndex(s => new { s.InstanceId, s.IdempotencyKey }).IsUnique().HasFilter("idempotency_key IS NOT NULL");
+            e.HasIndex(s => s.LeaseOwner).HasFilter("lease_owner IS NOT NULL");
+        });
+
+        modelBuilder.Entity<HistoryEvent>(e =>
+        {
+            e.ToTable("wf_history");
+            e.HasKey(h => h.Id);
+            e.Property(h => h.Type).HasMaxLength(40);
+            e.Property(h => h.StepId).HasMaxLength(100);
+            e.HasIndex(h => new { h.InstanceId, h.Sequence }).IsUnique();
+        });
+
+        modelBuilder.Entity<HumanTask>(e =>
+        {
+            e.ToTable("wf_tasks");
+            e.HasKey(t => t.Id);
+            e.Property(t => t.Id).ValueGeneratedNever();
+            e.Property(t => t.Status).HasConversion<string>().HasMaxLength(16);
+            e.Property(t => t.DefinitionName).HasMaxLength(100);
+            e.Property(t => t.StepId).HasMaxLength(100);
+            e.Property(t => t.Title).HasMaxLength(400);
+            e.Property(t => t.Assignee).HasMaxLength(200);
+            e.Property(t => t.Role).HasMaxLength(200);
+            e.Property(t => t.ClaimedBy).HasMaxLength(200);
+            e.HasIndex(t => new { t.Status, t.Assignee });
+            e.HasIndex(t => new { t.Status, t.Role });
+            e.HasIndex(t => t.InstanceId);
+        });
+
+        // Every timestamp is UTC; SQLite keeps no kind, so say so on the way back.
+        var utc = new Microsoft.EntityFrameworkCore.Storage.ValueConversion.ValueConverter<DateTime, DateTime>(
+            v => v, v => DateTime.SpecifyKind(v, DateTimeKind.Utc));
+        var utcNullable = new Microsoft.EntityFrameworkCore.Storage.ValueConversion.ValueConverter<DateTime?, DateTime?>(
+            v => v, v => v == null ? v : DateTime.SpecifyKind(v.Value, DateTimeKind.Utc));
+        foreach (var property in modelBuilder.Model.GetEntityTypes().SelectMany(t => t.GetProperties()))
+        {
+            if (property.ClrType == typeof(DateTime))
+            {
+                property.SetValueConverter(utc);
+            }
+            else if (property.ClrType == typeof(DateTime?))
+            {
+                property.SetValueConverter(utcNullable);
+            }
+        }
+
+        // snake_case names everywhere, so that hand-written dialect SQL reads the same on every database.
+        foreach (var entity in modelBuilder.Model.GetEntityTypes())
+        {
+            foreach (var property in entity.GetProperties())
+            {
+                property.SetColumnName(SnakeCase(property.Name));
+            }
+
+            foreach (var index in entity.GetIndexes())
+            {
+                index.SetDatabaseName($"ix_{entity.GetTableName()}_{string.Join("_", index.Properties.Select(p => SnakeCase(p.Name)))}");
+            }
+
+            foreach (var key in entity.GetKeys())
+            {
+                key.SetName($"pk_{entity.GetTableName()}");
+            }
+        }
+    }
+
+    internal static string SnakeCase(string name)
+    {
+        var builder = new StringBuilder(name.Length + 8);
+        for (var i = 0; i < name.Length; i++)
+        {
+            var c = name[i];
+            if (char.IsUpper(c))
+            {
+                if (i > 0)
+                {
+                    builder.Append('_');
+                }
+
+                builder.Append(char.ToLowerInvariant(c));
+            }
+            else
+            {
+                builder.Append(c);
+            }
+        }
+
+        return builder.ToString();
+    }
+}

@@ -1,0 +1,50 @@
+using Microsoft.AspNetCore.Http.HttpResults;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Runtime;
+
+namespace WorkflowService.Api;
+
+/// <summary>Signals that failed after every retry, and their replay.</summary>
+public static class DeadLetterEndpoints
+{
+    public static RouteGroupBuilder MapDeadLetterEndpoints(this IEndpointRouteBuilder routes)
+    {
+        var group = routes.MapGroup("/dead-letters").WithTags("Dead letters");
+        group.MapGet("/", List).WithName("ListDeadLetters").WithSummary("Dead-lettered signals with the reason").ProducesValidationProblem();
+        group.MapPost("/{id:guid}/replay", Replay).WithName("ReplayDeadLetter")
+            .WithSummary("Queue a dead-lettered signal again; a faulted instance resumes from its wait")
+            .ProducesProblem(StatusCodes.Status404NotFound)
+            .ProducesProblem(StatusCodes.Status409Conflict);
+        return group;
+    }
+
+    private static async Task<Results<Ok<PageView<SignalView>>, ValidationProblem>> List(
+        DeadLetterQueue deadLetters, CancellationToken cancellationToken, int offset = 0, int limit = 50)
+    {
+        if (offset < 0)
+        {
+            return Problems.Invalid("offset", "offset must not be negative");
+        }
+
+        if (limit is < 1 or > 500)
+        {
+            return Problems.Invalid("limit", "limit must be between 1 and 500");
+        }
+
+        var page = await deadLetters.ListAsync(offset, limit, cancellationToken);
+        return TypedResults.Ok(new PageView<SignalView>(page.Items.Select(SignalView.From).ToList(), page.Total, page.Offset, page.Limit));
+    }
+
+    private static async Task<Results<Accepted<SignalView>, ProblemHttpResult>> Replay(
+        Guid id, DeadLetterQueue deadLetters, IWorkflowStore store, CancellationToken cancellationToken)
+    {
+        var outcome = await deadLetters.ReplayAsync(id, cancellationToken);
+        return outcome switch
+        {
+            ReplayOutcome.Replayed => TypedResults.Accepted($"/instances/{(await store.GetSignalAsync(id, cancellationToken))!.InstanceId}",
+                SignalView.From((await store.GetSignalAsync(id, cancellationToken))!)),
+            ReplayOutcome.NotDeadLettered => Problems.Conflict($"Signal {id} is not dead-lettered."),
+            _ => Problems.NotFound($"No signal has the id {id}."),
+        };
+    }
+}

@@ -1,0 +1,48 @@
+using System.Text.Json;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Api;
+
+public sealed record StartInstanceRequest(string Definition, int? Version, JsonElement? Input, string? BusinessKey);
+
+public sealed record WaitView(WaitKind Kind, string StepId, string? Signal, Guid? TimerId, Guid? TaskId);
+
+public sealed record InstanceView(
+    Guid Id,
+    string Definition,
+    int Version,
+    InstanceStatus Status,
+    string? BusinessKey,
+    JsonElement? Input,
+    JsonElement? Variables,
+    JsonElement? Output,
+    string? Error,
+    WaitView? Wait,
+    int ParkedSignals,
+    DateTime CreatedAt,
+    DateTime UpdatedAt,
+    DateTime? CompletedAt)
+{
+    public static InstanceView From(WorkflowInstance i) => new(
+        i.Id, i.DefinitionName, i.DefinitionVersion, i.Status, i.BusinessKey,
+        Json.Element(i.InputJson), Json.Element(i.VariablesJson), Json.Element(i.OutputJson), i.Error,
+        i.WaitKind is { } kind ? new WaitView(kind, i.WaitStepId!, i.WaitSignal, i.WaitTimerId, i.WaitTaskId) : null,
+        i.ParkedSignals, i.CreatedAt, i.UpdatedAt, i.CompletedAt);
+}
+
+public sealed record InstanceSummaryView(
+    Guid Id, string Definition, int Version, InstanceStatus Status, string? BusinessKey, string? WaitStepId,
+    DateTime CreatedAt, DateTime UpdatedAt, DateTime? CompletedAt)
+{
+    public static InstanceSummaryView From(WorkflowInstance i) =>
+        new(i.Id, i.DefinitionName, i.DefinitionVersion, i.Status, i.BusinessKey, i.WaitStepId, i.CreatedAt, i.UpdatedAt, i.CompletedAt);
+}
+
+public sealed record HistoryEventView(int Sequence, DateTime At, string Type, string? StepId, JsonElement? Data)
+{
+    public static HistoryEventView From(HistoryEvent h) => new(h.Sequence, h.At, h.Type, h.StepId, Json.Element(h.DataJson));
+}
+
+public sealed record CancelInstanceRequest(string? Reason);
+
+public sealed record PageView<T>(IReadOnlyList<T> Items, int Total, int Offset, int Limit);

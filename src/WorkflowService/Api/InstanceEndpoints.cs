@@ -1,0 +1,212 @@
+using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.AspNetCore.Mvc;
+using WorkflowService.Engine.Definitions;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Runtime;
+
+namespace WorkflowService.Api;
+
+/// <summary>Starting, reading, waiting for, cancelling and signalling instances.</summary>
+public static class InstanceEndpoints
+{
+    public const string IdempotencyHeader = "Idempotency-Key";
+
+    public static RouteGroupBuilder MapInstanceEndpoints(this IEndpointRouteBuilder routes)
+    {
+        var group = routes.MapGroup("/instances").WithTags("Instances");
+
+        group.MapPost("/", Start).WithName("StartInstance")
+            .WithSummary("Start an instance; a repeated Idempotency-Key or business key returns the existing one")
+            .ProducesValidationProblem()
+            .ProducesProblem(StatusCodes.Status404NotFound)
+            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
+        group.MapGet("/", List).WithName("ListInstances").WithSummary("List instances by definition, status, business key and creation time")
+            .ProducesValidationProblem();
+        group.MapGet("/{id:guid}", Get).WithName("GetInstance")
+            .WithSummary("An instance; with waitFor, waits (bounded by timeout) until it reaches one of those statuses or ends")
+            .ProducesValidationProblem()
+            .ProducesProblem(StatusCodes.Status404NotFound);
+        group.MapGet("/{id:guid}/history", History).WithName("GetInstanceHistory").WithSummary("The instance's history, oldest first")
+            .ProducesProblem(StatusCodes.Status404NotFound);
+        group.MapPost("/{id:guid}/cancel", Cancel).WithName("CancelInstance").WithSummary("Cancel an instance")
+            .ProducesProblem(StatusCodes.Status404NotFound)
+            .ProducesProblem(StatusCodes.Status409Conflict);
+        group.MapPost("/{id:guid}/signals", Signal).WithName("SendSignal")
+            .WithSummary("Send a signal (optionally delayed by dueAt); a repeated Idempotency-Key returns the first one")
+            .ProducesValidationProblem()
+            .ProducesProblem(StatusCodes.Status404NotFound)
+            .ProducesProblem(StatusCodes.Status409Conflict)
+            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
+        group.MapGet("/{id:guid}/signals", Signals).WithName("ListInstanceSignals")
+            .WithSummary("Every signal of the instance with its status (pending, parked, handled, unmatched, ...)")
+            .ProducesProblem(StatusCodes.Status404NotFound);
+        return group;
+    }
+
+    private static async Task<Results<Created<InstanceView>, Ok<InstanceView>, ValidationProblem, ProblemHttpResult>> Start(
+        StartInstanceRequest request,
+        [FromHeader(Name = IdempotencyHeader)] string? idempotencyKey,
+        WorkflowRuntime runtime,
+        CancellationToken cancellationToken)
+    {
+        if (!DefinitionCompiler.IsValidName(request.Definition))
+        {
+            return Problems.Invalid("definition", "definition must name a published definition");
+        }
+
+        if (request.BusinessKey is { Length: 0 or > 200 })
+        {
+            return Problems.Invalid("businessKey", "businessKey must be 1 to 200 characters");
+        }
+
+        if (idempotencyKey is { Length: 0 or > 200 })
+        {
+            return Problems.Invalid(IdempotencyHeader, "Idempotency-Key must be 1 to 200 characters");
+        }
+
+        if (request.Version is <= 0)
+        {
+            return Problems.Invalid("version", "version must be a positive number");
+        }
+
+        var result = await runtime.StartAsync(
+            new StartRequest(request.Definition, request.Version, Json.Text(request.Input), request.BusinessKey, idempotencyKey),
+            cancellationToken);
+        return result.Outcome switch
+        {
+            StartOutcome.Created => TypedResults.Created($"/instances/{result.Instance!.Id}", InstanceView.From(result.Instance)),
+            StartOutcome.Existing => TypedResults.Ok(InstanceView.From(result.Instance!)),
+            _ => Problems.NotFound(request.Version is { } v
+                ? $"Definition '{request.Definition}' has no version {v}."
+                : $"No definition is named '{request.Definition}'."),
+        };
+    }
+
+    private static async Task<Results<Ok<PageView<InstanceSummaryView>>, ValidationProblem>> List(
+        IWorkflowStore store,
+        CancellationToken cancellationToken,
+        string? definition = null,
+        InstanceStatus? status = null,
+        string? businessKey = null,
+        DateTimeOffset? createdFrom = null,
+        DateTimeOffset? createdTo = null,
+        int offset = 0,
+        int limit = 50)
+    {
+        if (offset < 0)
+        {
+            return Problems.Invalid("offset", "offset must not be negative");
+        }
+
+        if (limit is < 1 or > 500)
+        {
+            return Problems.Invalid("limit", "limit must be between 1 and 500");
+        }
+
+        var page = await store.QueryInstancesAsync(
+            new InstanceQuery(definition, status, businessKey, createdFrom?.UtcDateTime, createdTo?.UtcDateTime, offset, limit), cancellationToken);
+        return TypedResults.Ok(new PageView<InstanceSummaryView>(page.Items.Select(InstanceSummaryView.From).ToList(), page.Total, page.Offset, page.Limit));
+    }
+
+    private static async Task<Results<Ok<InstanceView>, ValidationProblem, ProblemHttpResult>> Get(
+        Guid id,
+        WorkflowRuntime runtime,
+        IWorkflowStore store,
+        CancellationToken cancellationToken,
+        [FromQuery] string? waitFor = null,
+        [FromQuery] double? timeout = null)
+    {
+        WorkflowInstance? instance;
+        if (waitFor is null)
+        {
+            instance = await store.GetInstanceAsync(id, cancellationToken);
+        }
+        else
+        {
+            var statuses = new HashSet<InstanceStatus>();
+            foreach (var part in waitFor.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+            {
+                if (!Enum.TryParse<InstanceStatus>(part, ignoreCase: true, out var status) || int.TryParse(part, out _))
+                {
+                    return Problems.Invalid("waitFor", $"'{part}' is not a status; use {string.Join(", ", Enum.GetNames<InstanceStatus>())}");
+                }
+
+                statuses.Add(status);
+            }
+
+            if (timeout is not { } seconds || seconds < 0 || double.IsNaN(seconds))
+            {
+                return Problems.Invalid("timeout", "with waitFor, timeout (seconds, at least 0) is required");
+            }
+
+            instance = await runtime.WaitForStatusAsync(id, statuses, TimeSpan.FromSeconds(Math.Min(seconds, 3600)), cancellationToken);
+        }
+
+        return instance is null ? Problems.NotFound($"No instance has the id {id}.") : TypedResults.Ok(InstanceView.From(instance));
+    }
+
+    private static async Task<Results<Ok<IReadOnlyList<HistoryEventView>>, ProblemHttpResult>> History(
+        Guid id, IWorkflowStore store, CancellationToken cancellationToken)
+    {
+        var history = await store.GetHistoryAsync(id, cancellationToken);
+        if (history.Count == 0 && await store.GetInstanceAsync(id, cancellationToken) is null)
+        {
+            return Problems.NotFound($"No instance has the id {id}.");
+        }
+
+        return TypedResults.Ok<IReadOnlyList<HistoryEventView>>(history.Select(HistoryEventView.From).ToList());
+    }
+
+    private static async Task<Results<Ok<InstanceView>, ProblemHttpResult>> Cancel(
+        Guid id, CancelInstanceRequest? request, WorkflowRuntime runtime, CancellationToken cancellationToken)
+    {
+        var result = await runtime.CancelAsync(id, request?.Reason, cancellationToken);
+        return result.Outcome switch
+        {
+            CancelOutcome.Cancelled => TypedResults.Ok(InstanceView.From(result.Instance!)),
+            CancelOutcome.AlreadyEnded => Problems.Conflict($"Instance {id} already ended as {result.Instance!.Status}."),
+            _ => Problems.NotFound($"No instance has the id {id}."),
+        };
+    }
+
+    private static async Task<Results<Accepted<SignalView>, Ok<SignalView>, ValidationProblem, ProblemHttpResult>> Signal(
+        Guid id,
+        SendSignalRequest request,
+        [FromHeader(Name = IdempotencyHeader)] string? idempotencyKey,
+        WorkflowRuntime runtime,
+        CancellationToken cancellationToken)
+    {
+        if (!DefinitionCompiler.IsValidName(request.Name))
+        {
+            return Problems.Invalid("name",
+                "name is required: 1-100 letters, digits, '.', '_' or '-' (names starting with '$' are reserved for the engine)");
+        }
+
+        if (idempotencyKey is { Length: 0 or > 200 })
+        {
+            return Problems.Invalid(IdempotencyHeader, "Idempotency-Key must be 1 to 200 characters");
+        }
+
+        var result = await runtime.SignalAsync(
+            new SignalRequest(id, request.Name, Json.Text(request.Payload), request.DueAt, idempotencyKey), cancellationToken);
+        return result.Outcome switch
+        {
+            SignalOutcome.Accepted => TypedResults.Accepted($"/instances/{id}/signals", SignalView.From(result.Signal!)),
+            SignalOutcome.Duplicate => TypedResults.Ok(SignalView.From(result.Signal!)),
+            SignalOutcome.InstanceEnded => Problems.Conflict($"Instance {id} already ended as {result.Instance!.Status}; it takes no more signals."),
+            _ => Problems.NotFound($"No instance has the id {id}."),
+        };
+    }
+
+    private static async Task<Results<Ok<IReadOnlyList<SignalView>>, ProblemHttpResult>> Signals(
+        Guid id, IWorkflowStore store, CancellationToken cancellationToken)
+    {
+        if (await store.GetInstanceAsync(id, cancellationToken) is null)
+        {
+            return Problems.NotFound($"No instance has the id {id}.");
+        }
+
+        var signals = await store.ListSignalsAsync(id, cancellationToken);
+        return TypedResults.Ok<IReadOnlyList<SignalView>>(signals.Select(SignalView.From).ToList());
+    }
+}

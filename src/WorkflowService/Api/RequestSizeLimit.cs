@@ -1,0 +1,34 @@
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.Options;
+
+namespace WorkflowService.Api;
+
+/// <summary>The request-body limit ("Api" section).</summary>
+public sealed class ApiOptions
+{
+    public const string Section = "Api";
+
+    /// <summary>Largest request body accepted, in bytes; larger ones get 413 (default 1 MiB).</summary>
+    [System.ComponentModel.DataAnnotations.Range(1024, 1L << 30)]
+    public long MaxRequestBodyBytes { get; set; } = 1 << 20;
+}
+
+/// <summary>Applies <see cref="ApiOptions.MaxRequestBodyBytes"/> to every request, on any server.</summary>
+internal sealed class RequestSizeLimit(RequestDelegate next, IOptions<ApiOptions> options)
+{
+    public Task InvokeAsync(HttpContext context)
+    {
+        var limit = options.Value.MaxRequestBodyBytes;
+        if (context.Request.ContentLength > limit)
+        {
+            throw new BadHttpRequestException("request body too large", StatusCodes.Status413PayloadTooLarge);
+        }
+
+        if (context.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } feature)
+        {
+            feature.MaxRequestBodySize = limit;
+        }
+
+        return next(context);
+    }
+}

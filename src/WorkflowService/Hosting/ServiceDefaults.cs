@@ -1,0 +1,71 @@
+using System.Text.Json.Serialization;
+using Microsoft.AspNetCore.Diagnostics.HealthChecks;
+using Microsoft.AspNetCore.Http.Json;
+using Scalar.AspNetCore;
+using Serilog;
+using WorkflowService.Api;
+using WorkflowService.Engine;
+
+namespace WorkflowService.Hosting;
+
+/// <summary>One call wires logging, problem details, OpenAPI, health, the backend and the engine; one maps the API.</summary>
+public static class ServiceDefaults
+{
+    public static WebApplicationBuilder AddWorkflowService(this WebApplicationBuilder builder)
+    {
+        var services = builder.Services;
+        services.AddSerilog((provider, logger) => logger
+            .ReadFrom.Configuration(builder.Configuration)
+            .ReadFrom.Services(provider)
+            .Enrich.FromLogContext()
+            .WriteTo.Console(outputTemplate: "[{Timestamp:HH:mm:ss} {Level:u3}] {SourceContext}: {Message:lj} {Properties:j}{NewLine}{Exception}"));
+
+        services.AddProblemDetails(o => o.CustomizeProblemDetails = c =>
+        {
+            c.ProblemDetails.Instance ??= $"{c.HttpContext.Request.Method} {c.HttpContext.Request.Path}";
+            c.ProblemDetails.Extensions["traceId"] = c.HttpContext.TraceIdentifier;
+        });
+        services.AddExceptionHandler<ApiExceptionHandler>();
+        services.Configure<RouteHandlerOptions>(o => o.ThrowOnBadRequest = true);
+        services.ConfigureHttpJsonOptions(o =>
+        {
+            o.SerializerOptions.Converters.Add(new JsonStringEnumConverter());
+            o.SerializerOptions.DefaultIgnoreCondition = JsonIgnoreCondition.Never;
+        });
+        services.AddOptions<ApiOptions>().Bind(builder.Configuration.GetSection(ApiOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
+        builder.WebHost.ConfigureKestrel((context, kestrel) =>
+            kestrel.Limits.MaxRequestBodySize = context.Configuration.GetValue(
+                $"{ApiOptions.Section}:{nameof(ApiOptions.MaxRequestBodyBytes)}", new ApiOptions().MaxRequestBodyBytes));
+
+        services.AddOpenApi(o => o.AddDocumentTransformer((document, _, _) =>
+        {
+            document.Info.Title = "Workflow Service";
+            document.Info.Description = "Start, signal and query workflow instances; publish definitions; work the task inbox.";
+            return Task.CompletedTask;
+        }));
+
+        services.AddWorkflowBackend(builder.Configuration);
+        services.AddWorkflowEngine(builder.Configuration);
+        services.AddHealthChecks().AddCheck<StoreHealthCheck>("store", tags: ["ready"]);
+        return builder;
+    }
+
+    public static WebApplication MapWorkflowService(this WebApplication app)
+    {
+        app.UseSerilogRequestLogging();
+        app.UseExceptionHandler();
+        app.UseStatusCodePages();
+        app.UseMiddleware<RequestSizeLimit>();
+
+        app.MapOpenApi();
+        app.MapScalarApiReference(o => o.WithTitle("Workflow Service API"));
+        app.MapHealthChecks("/health/live", new HealthCheckOptions { Predicate = _ => false });
+        app.MapHealthChecks("/health/ready", new HealthCheckOptions { Predicate = c => c.Tags.Contains("ready") });
+
+        app.MapDefinitionEndpoints();
+        app.MapInstanceEndpoints();
+        app.MapTaskEndpoints();
+        app.MapDeadLetterEndpoints();
+        return app;
+    }
+}

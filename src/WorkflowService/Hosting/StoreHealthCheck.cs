@@ -1,0 +1,25 @@
+using Microsoft.Extensions.Diagnostics.HealthChecks;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.WakeUp;
+
+namespace WorkflowService.Hosting;
+
+/// <summary>Ready when the store answers; degraded when wake-ups are down and the node runs on its poll alone.</summary>
+public sealed class StoreHealthCheck(IWorkflowStore store, IWakeUpTransport wakeUp) : IHealthCheck
+{
+    public async Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default)
+    {
+        try
+        {
+            await store.GetNextDueAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            return HealthCheckResult.Unhealthy("the workflow store does not answer");
+        }
+
+        return wakeUp.IsHealthy
+            ? HealthCheckResult.Healthy()
+            : HealthCheckResult.Degraded("wake-ups are down; signals are picked up by the poll only");
+    }
+}
