@@ -13,7 +13,12 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
     {
         DefaultIgnoreCondition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull,
         WriteIndented = false,
+        // A misspelt field must be reported, not silently ignored.
+        UnmappedMemberHandling = System.Text.Json.Serialization.JsonUnmappedMemberHandling.Disallow,
     };
+
+    /// <summary>The longest timer or timeout a definition may ask for (100 years).</summary>
+    public static readonly TimeSpan MaxDuration = TimeSpan.FromDays(36500);
 
     [GeneratedRegex("^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")]
     private static partial Regex NamePattern();
@@ -137,7 +142,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             {
                 if (required)
                 {
-                    diagnostics.Add(new Diagnostic($"{path}.{field}", $"{field} is required for a {step.Type} step"));
+                    diagnostics.Add(new Diagnostic($"{path}.{field}", $"{field} is required for the step type {step.Type}"));
                 }
 
                 return null;
@@ -157,7 +162,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             {
                 if (required)
                 {
-                    diagnostics.Add(new Diagnostic($"{path}.{field}", $"{field} is required for a {step.Type} step"));
+                    diagnostics.Add(new Diagnostic($"{path}.{field}", $"{field} is required for the step type {step.Type}"));
                 }
 
                 return null;
@@ -180,7 +185,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             {
                 if (required)
                 {
-                    diagnostics.Add(new Diagnostic($"{path}.{field}", $"{field} is required for a {step.Type} step"));
+                    diagnostics.Add(new Diagnostic($"{path}.{field}", $"{field} is required for the step type {step.Type}"));
                 }
 
                 return null;
@@ -189,16 +194,16 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             try
             {
                 var value = XmlConvert.ToTimeSpan(text);
-                if (value >= TimeSpan.Zero)
+                if (value >= TimeSpan.Zero && value <= MaxDuration)
                 {
                     return value;
                 }
             }
-            catch (FormatException)
+            catch (Exception e) when (e is FormatException or OverflowException)
             {
             }
 
-            diagnostics.Add(new Diagnostic($"{path}.{field}", $"'{text}' is not a non-negative ISO 8601 duration such as PT30S"));
+            diagnostics.Add(new Diagnostic($"{path}.{field}", $"'{text}' is not an ISO 8601 duration from PT0S to P36500D, such as PT30S"));
             return null;
         }
 
@@ -216,7 +221,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         {
             if (value is not null)
             {
-                diagnostics.Add(new Diagnostic($"{path}.{field}", $"{field} does not apply to a {step.Type} step"));
+                diagnostics.Add(new Diagnostic($"{path}.{field}", $"{field} does not apply to the step type {step.Type}"));
             }
         }
 

@@ -11,9 +11,10 @@ namespace WorkflowService.Engine.Expressions;
 /// Parses and runs definition expressions in Jint (ECMAScript), sandboxed: no CLR access, no modules, and limits on
 /// time, memory, recursion and statements for every evaluation.
 /// </summary>
-public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options)
+public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeProvider time)
 {
     private readonly ExpressionOptions _options = options.Value;
+    private readonly ClockTimeSystem _clock = new(time);
 
     /// <summary>Parses an expression; throws <see cref="ExpressionSyntaxException"/> with the parser's message.</summary>
     public CompiledExpression Compile(string source)
@@ -47,6 +48,7 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options)
             o.LimitRecursion(_options.RecursionLimit);
             o.MaxStatements(_options.MaxStatements);
             o.Interop.Enabled = false;
+            o.TimeSystem = _clock;
         });
         return new ExpressionScope(engine, variablesJson, inputJson, signalJson, instanceJson);
     }

@@ -12,6 +12,7 @@ public sealed partial class SignalProcessor(
     DefinitionRegistry definitions,
     WorkflowExecutor executor,
     WorkflowRuntime runtime,
+    WakeUp.IWakeUpTransport wakeUp,
     EngineMetrics metrics,
     TimeProvider time,
     IOptions<EngineOptions> options,
@@ -56,6 +57,7 @@ public sealed partial class SignalProcessor(
                 var retryAt = store.NowMs() + (long)engine.BackoffFor(signal.Attempts).TotalMilliseconds;
                 LogRetry(logger, signal.Id, instance.Id, signal.Attempts, engine.MaxAttempts, run.Error);
                 await store.ReleaseSignalAsync(signal.Id, signal.LeaseToken, retryAt, run.Error, cancellationToken).ConfigureAwait(false);
+                wakeUp.Notify(retryAt);
                 metrics.Retried();
                 return;
             }

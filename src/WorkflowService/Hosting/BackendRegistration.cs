@@ -1,4 +1,5 @@
 using Microsoft.EntityFrameworkCore;
+using Microsoft.EntityFrameworkCore.Diagnostics;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.WakeUp;
 using WorkflowService.Storage.Relational;
@@ -32,9 +33,10 @@ public static class BackendRegistration
                 }
 
                 services.AddSingleton<SqlDialect, SqliteDialect>();
-                services.AddPooledDbContextFactory<WorkflowDbContext>(o => o
+                services.AddPooledDbContextFactory<WorkflowDbContext>((provider, o) => o
                     .UseSqlite(store.ConnectionString)
-                    .AddInterceptors(new SqlitePragmaInterceptor(synchronous)));
+                    .AddInterceptors(new SqlitePragmaInterceptor(synchronous))
+                    .AddInterceptors(provider.GetServices<IInterceptor>()));
                 break;
             default:
                 throw new InvalidOperationException(

@@ -1,0 +1,129 @@
+using System.Net;
+using System.Net.Http.Json;
+using System.Text;
+using System.Text.Json.Nodes;
+using WorkflowService.Api;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Tests.Infrastructure;
+
+namespace WorkflowService.Tests.Api;
+
+public sealed class DefinitionApiTests : IAsyncLifetime
+{
+    private readonly WorkflowServiceFactory _factory = new();
+    private ApiClient _api = null!;
+
+    public ValueTask InitializeAsync()
+    {
+        _api = new ApiClient(_factory.CreateClient());
+        return ValueTask.CompletedTask;
+    }
+
+    public ValueTask DisposeAsync() => _factory.DisposeAsync();
+
+    [Fact]
+    public async Task Publishing_the_same_name_again_makes_a_new_version_and_both_can_be_read_back()
+    {
+        var name = Definitions.Unique("versions");
+        var v1 = await _api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var v2 = await _api.PublishAsync(Definitions.TwoWaits(name));
+
+        Assert.Equal(1, v1.Version);
+        Assert.Equal(2, v2.Version);
+        var versions = await _api.Http.GetFromJsonAsync<DefinitionVersionsView>($"/definitions/{name}", WorkflowServiceFactory.Json);
+        Assert.Equal([1, 2], versions!.Versions.Select(v => v.Version));
+        var one = await _api.Http.GetFromJsonAsync<DefinitionView>($"/definitions/{name}/versions/1", WorkflowServiceFactory.Json);
+        Assert.Equal("wait-go", one!.Definition.GetProperty("steps")[0].GetProperty("id").GetString());
+        var list = await _api.Http.GetFromJsonAsync<List<DefinitionSummaryView>>("/definitions", WorkflowServiceFactory.Json);
+        Assert.Contains(list!, d => d.Name == name && d.LatestVersion == 2);
+    }
+
+    [Fact]
+    public async Task Running_instances_stay_on_their_version_when_a_new_one_is_published()
+    {
+        var name = Definitions.Unique("stay");
+        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var onV1 = await _api.StartAsync(name);
+        await _api.PublishAsync(Definitions.TwoWaits(name));
+        var onV2 = await _api.StartAsync(name);
+
+        Assert.Equal(1, onV1.Version);
+        Assert.Equal(2, onV2.Version);
+        await _api.SignalAsync(onV1.Id, "go", new { value = 1 });
+        var done = await _api.WaitForAsync(onV1.Id, InstanceStatus.Completed);
+        Assert.Equal(1, done.Output!.Value.GetProperty("result").GetInt32());
+    }
+
+    [Fact]
+    public async Task An_invalid_definition_is_refused_with_every_problem_and_its_path_and_nothing_is_stored()
+    {
+        var name = Definitions.Unique("invalid");
+        var json = $$"""
+            {
+              "name": "{{name}}",
+              "steps": [
+                { "id": "a", "type": "assign", "set": { "x": "1 +" } },
+                { "id": "a", "type": "teleport" },
+                { "id": "w", "type": "waitForSignal", "timeout": "soon", "next": "nowhere" },
+                { "id": "d", "type": "decision", "branches": [ { "when": "true" } ] }
+              ]
+            }
+            """;
+        using var response = await _api.Http.PostAsync("/definitions", new StringContent(json, Encoding.UTF8, "application/json"));
+
+        var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.UnprocessableEntity);
+        var paths = problem["diagnostics"]!.AsArray().Select(d => (string)d!["path"]!).ToList();
+        Assert.Contains("$.steps[0].set.x", paths);
+        Assert.Contains("$.steps[1].id", paths);
+        Assert.Contains("$.steps[1].type", paths);
+        Assert.Contains("$.steps[2].signal", paths);
+        Assert.Contains("$.steps[2].timeout", paths);
+        Assert.Contains("$.steps[2].next", paths);
+        Assert.Contains("$.steps[2].onTimeout", paths);
+        Assert.Contains("$.steps[3].branches[0].next", paths);
+        using var lookup = await _api.Http.GetAsync($"/definitions/{name}");
+        await ApiClient.ProblemAsync(lookup, HttpStatusCode.NotFound);
+    }
+
+    [Fact]
+    public async Task A_misspelt_field_is_reported_rather_than_ignored()
+    {
+        var json = """{ "name": "typo", "steps": [ { "id": "d", "type": "complete", "reslt": "1" } ] }""";
+        using var response = await _api.Http.PostAsync("/definitions", new StringContent(json, Encoding.UTF8, "application/json"));
+
+        var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.UnprocessableEntity);
+        Assert.Contains("reslt", problem["diagnostics"]!.ToJsonString());
+    }
+
+    [Fact]
+    public async Task Malformed_json_is_a_bad_request_that_says_why()
+    {
+        using var response = await _api.Http.PostAsync("/definitions", new StringContent("{ \"name\": ", Encoding.UTF8, "application/json"));
+
+        var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.BadRequest);
+        Assert.Contains("JSON", (string)problem["detail"]!);
+    }
+
+    [Fact]
+    public async Task Every_example_definition_publishes()
+    {
+        var examples = Directory.GetFiles(Path.Combine(AppContext.BaseDirectory, "examples"), "*.json");
+        Assert.NotEmpty(examples);
+        foreach (var file in examples)
+        {
+            var published = await _api.PublishExampleAsync(Path.GetFileName(file));
+            Assert.Equal((string)JsonNode.Parse(File.ReadAllText(file))!["name"]!, published.Name);
+        }
+    }
+
+    [Fact]
+    public async Task Unknown_definition_or_version_is_not_found()
+    {
+        using var byName = await _api.Http.GetAsync("/definitions/no-such-definition");
+        await ApiClient.ProblemAsync(byName, HttpStatusCode.NotFound);
+        var name = Definitions.Unique("one");
+        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
+        using var byVersion = await _api.Http.GetAsync($"/definitions/{name}/versions/7");
+        await ApiClient.ProblemAsync(byVersion, HttpStatusCode.NotFound);
+    }
+}

@@ -1,0 +1,194 @@
+using System.Net;
+using System.Net.Http.Json;
+using System.Text;
+using WorkflowService.Api;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Tests.Infrastructure;
+
+namespace WorkflowService.Tests.Api;
+
+public sealed class InstanceApiTests : IAsyncLifetime
+{
+    private readonly WorkflowServiceFactory _factory = new(new() { ["Api:MaxRequestBodyBytes"] = "4096" });
+    private ApiClient _api = null!;
+
+    public ValueTask InitializeAsync()
+    {
+        _api = new ApiClient(_factory.CreateClient());
+        return ValueTask.CompletedTask;
+    }
+
+    public ValueTask DisposeAsync() => _factory.DisposeAsync();
+
+    [Fact]
+    public async Task Start_signal_wait_and_query_a_signal_roundtrip()
+    {
+        await _api.PublishExampleAsync("signal-roundtrip.json");
+        var started = await _api.StartAsync("signal-roundtrip", new { customer = 7 });
+        Assert.Equal(InstanceStatus.Waiting, started.Status);
+        Assert.Equal("wait-go", started.Wait!.StepId);
+
+        await _api.SignalAsync(started.Id, "go", new { value = 42 });
+        var done = await _api.WaitForAsync(started.Id, InstanceStatus.Completed);
+
+        Assert.Equal(42, done.Output!.Value.GetProperty("result").GetProperty("value").GetInt32());
+        var history = await _api.HistoryAsync(started.Id);
+        Assert.Equal(
+            ["InstanceStarted", "WaitStarted", "SignalReceived", "StepCompleted", "InstanceCompleted"],
+            history.Select(h => h.Type));
+        Assert.Equal(Enumerable.Range(0, history.Count), history.Select(h => h.Sequence));
+    }
+
+    [Fact]
+    public async Task A_repeated_idempotency_key_returns_the_same_instance()
+    {
+        var name = Definitions.Unique("idem");
+        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var first = await _api.StartAsync(name, idempotencyKey: "order-1-" + name);
+        var again = await _api.StartAsync(name, idempotencyKey: "order-1-" + name, expected: HttpStatusCode.OK);
+
+        Assert.Equal(first.Id, again.Id);
+        var page = await _api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>($"/instances?definition={name}", WorkflowServiceFactory.Json);
+        Assert.Equal(1, page!.Total);
+    }
+
+    [Fact]
+    public async Task Concurrent_starts_with_one_business_key_make_one_instance()
+    {
+        var name = Definitions.Unique("bk");
+        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
+
+        var starts = await Task.WhenAll(Enumerable.Range(0, 8).Select(async _ =>
+        {
+            using var response = await _api.Http.PostAsJsonAsync("/instances", new { definition = name, businessKey = "policy-77" });
+            Assert.True(response.StatusCode is HttpStatusCode.Created or HttpStatusCode.OK, response.StatusCode.ToString());
+            return (await response.Content.ReadFromJsonAsync<InstanceView>(WorkflowServiceFactory.Json))!.Id;
+        }));
+
+        Assert.Single(starts.Distinct());
+        var page = await _api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>($"/instances?definition={name}&businessKey=policy-77", WorkflowServiceFactory.Json);
+        Assert.Equal(1, page!.Total);
+    }
+
+    [Fact]
+    public async Task A_repeated_signal_idempotency_key_returns_the_first_signal()
+    {
+        var name = Definitions.Unique("sigidem");
+        await _api.PublishAsync(Definitions.TwoWaits(name));
+        var instance = await _api.StartAsync(name);
+
+        var first = await _api.SignalAsync(instance.Id, "b", new { n = 1 }, idempotencyKey: "cb-1");
+        var again = await _api.SignalAsync(instance.Id, "b", new { n = 2 }, idempotencyKey: "cb-1", expected: HttpStatusCode.OK);
+
+        Assert.Equal(first.Id, again.Id);
+        Assert.Single(await _api.SignalsAsync(instance.Id));
+    }
+
+    [Fact]
+    public async Task Instances_are_listed_by_definition_status_and_creation_time_with_paging()
+    {
+        var name = Definitions.Unique("list");
+        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var from = DateTimeOffset.UtcNow.AddMinutes(-1);
+        var ids = new List<Guid>();
+        for (var i = 0; i < 3; i++)
+        {
+            ids.Add((await _api.StartAsync(name)).Id);
+        }
+
+        await _api.SignalAsync(ids[0], "go", new { value = 1 });
+        await _api.WaitForAsync(ids[0], InstanceStatus.Completed);
+
+        var waiting = await _api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>(
+            $"/instances?definition={name}&status=Waiting&createdFrom={Uri.EscapeDataString(from.ToString("O"))}&limit=1", WorkflowServiceFactory.Json);
+        Assert.Equal(2, waiting!.Total);
+        Assert.Single(waiting.Items);
+        var second = await _api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>(
+            $"/instances?definition={name}&status=Waiting&limit=1&offset=1", WorkflowServiceFactory.Json);
+        Assert.NotEqual(waiting.Items[0].Id, second!.Items[0].Id);
+        var none = await _api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>(
+            $"/instances?definition={name}&createdTo={Uri.EscapeDataString(from.ToString("O"))}", WorkflowServiceFactory.Json);
+        Assert.Equal(0, none!.Total);
+    }
+
+    [Fact]
+    public async Task Unknown_definition_and_unknown_instance_are_not_found()
+    {
+        using var start = await _api.Http.PostAsJsonAsync("/instances", new { definition = "never-published" });
+        await ApiClient.ProblemAsync(start, HttpStatusCode.NotFound);
+        var id = Guid.NewGuid();
+        using var get = await _api.Http.GetAsync($"/instances/{id}");
+        await ApiClient.ProblemAsync(get, HttpStatusCode.NotFound);
+        using var signal = await _api.Http.PostAsJsonAsync($"/instances/{id}/signals", new { name = "go" });
+        await ApiClient.ProblemAsync(signal, HttpStatusCode.NotFound);
+        using var cancel = await _api.Http.PostAsJsonAsync($"/instances/{id}/cancel", new { reason = "x" });
+        await ApiClient.ProblemAsync(cancel, HttpStatusCode.NotFound);
+        using var history = await _api.Http.GetAsync($"/instances/{id}/history");
+        await ApiClient.ProblemAsync(history, HttpStatusCode.NotFound);
+    }
+
+    [Fact]
+    public async Task A_signal_to_a_completed_or_cancelled_instance_is_a_conflict_and_is_not_stored()
+    {
+        var name = Definitions.Unique("ended");
+        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var completed = await _api.StartAsync(name);
+        await _api.SignalAsync(completed.Id, "go", new { value = 1 });
+        await _api.WaitForAsync(completed.Id, InstanceStatus.Completed);
+        var cancelled = await _api.StartAsync(name);
+        using (var cancel = await _api.Http.PostAsJsonAsync($"/instances/{cancelled.Id}/cancel", new { reason = "customer withdrew" }))
+        {
+            Assert.Equal(HttpStatusCode.OK, cancel.StatusCode);
+        }
+
+        foreach (var id in new[] { completed.Id, cancelled.Id })
+        {
+            var before = (await _api.SignalsAsync(id)).Count;
+            using var response = await _api.Http.PostAsJsonAsync($"/instances/{id}/signals", new { name = "go" });
+            await ApiClient.ProblemAsync(response, HttpStatusCode.Conflict);
+            Assert.Equal(before, (await _api.SignalsAsync(id)).Count);
+        }
+
+        using var again = await _api.Http.PostAsJsonAsync($"/instances/{cancelled.Id}/cancel", new { reason = "twice" });
+        await ApiClient.ProblemAsync(again, HttpStatusCode.Conflict);
+    }
+
+    [Fact]
+    public async Task A_body_over_the_size_limit_is_refused_with_413_and_nothing_is_started()
+    {
+        var name = Definitions.Unique("big");
+        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var body = $$"""{ "definition": "{{name}}", "input": { "blob": "{{new string('x', 10_000)}}" } }""";
+        using var response = await _api.Http.PostAsync("/instances", new StringContent(body, Encoding.UTF8, "application/json"));
+
+        await ApiClient.ProblemAsync(response, HttpStatusCode.RequestEntityTooLarge);
+        var page = await _api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>($"/instances?definition={name}", WorkflowServiceFactory.Json);
+        Assert.Equal(0, page!.Total);
+    }
+
+    [Fact]
+    public async Task Malformed_json_and_invalid_fields_are_bad_requests()
+    {
+        using var malformed = await _api.Http.PostAsync("/instances", new StringContent("{ definition: ", Encoding.UTF8, "application/json"));
+        await ApiClient.ProblemAsync(malformed, HttpStatusCode.BadRequest);
+        var name = Definitions.Unique("bad");
+        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var instance = await _api.StartAsync(name);
+        using var reserved = await _api.Http.PostAsJsonAsync($"/instances/{instance.Id}/signals", new { name = "$timer" });
+        await ApiClient.ProblemAsync(reserved, HttpStatusCode.BadRequest);
+        using var waitFor = await _api.Http.GetAsync($"/instances/{instance.Id}?waitFor=Sleeping&timeout=1");
+        await ApiClient.ProblemAsync(waitFor, HttpStatusCode.BadRequest);
+        Assert.Empty(await _api.SignalsAsync(instance.Id));
+    }
+
+    [Fact]
+    public async Task Errors_never_carry_stack_traces_or_sql()
+    {
+        using var response = await _api.Http.PostAsync("/instances", new StringContent("[1,2", Encoding.UTF8, "application/json"));
+        var body = await response.Content.ReadAsStringAsync();
+
+        Assert.DoesNotContain("   at ", body);
+        Assert.DoesNotContain("SELECT", body, StringComparison.OrdinalIgnoreCase);
+        Assert.DoesNotContain("Data Source", body);
+    }
+}

@@ -1,0 +1,108 @@
+using System.Net;
+using System.Net.Http.Json;
+using System.Text;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using WorkflowService.Api;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Tests.Infrastructure;
+
+/// <summary>Test-side helpers over the service's HTTP API; every call goes through the real pipeline.</summary>
+public sealed class ApiClient(HttpClient http)
+{
+    private static readonly JsonSerializerOptions Json = WorkflowServiceFactory.Json;
+
+    public HttpClient Http => http;
+
+    public async Task<DefinitionView> PublishAsync(string definitionJson)
+    {
+        using var response = await http.PostAsync("/definitions", new StringContent(definitionJson, Encoding.UTF8, "application/json"));
+        await EnsureAsync(response, HttpStatusCode.Created);
+        return (await response.Content.ReadFromJsonAsync<DefinitionView>(Json))!;
+    }
+
+    public Task<DefinitionView> PublishExampleAsync(string file) =>
+        PublishAsync(File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "examples", file)));
+
+    public async Task<InstanceView> StartAsync(string definition, object? input = null, string? businessKey = null,
+        string? idempotencyKey = null, HttpStatusCode expected = HttpStatusCode.Created, int? version = null)
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Post, "/instances")
+        {
+            Content = JsonContent.Create(new { definition, version, input, businessKey }, options: Json),
+        };
+        if (idempotencyKey is not null)
+        {
+            request.Headers.Add("Idempotency-Key", idempotencyKey);
+        }
+
+        using var response = await http.SendAsync(request);
+        await EnsureAsync(response, expected);
+        return (await response.Content.ReadFromJsonAsync<InstanceView>(Json))!;
+    }
+
+    public async Task<SignalView> SignalAsync(Guid instanceId, string name, object? payload = null, DateTimeOffset? dueAt = null,
+        string? idempotencyKey = null, HttpStatusCode expected = HttpStatusCode.Accepted)
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Post, $"/instances/{instanceId}/signals")
+        {
+            Content = JsonContent.Create(new { name, payload, dueAt }, options: Json),
+        };
+        if (idempotencyKey is not null)
+        {
+            request.Headers.Add("Idempotency-Key", idempotencyKey);
+        }
+
+        using var response = await http.SendAsync(request);
+        await EnsureAsync(response, expected);
+        return (await response.Content.ReadFromJsonAsync<SignalView>(Json))!;
+    }
+
+    public async Task<InstanceView> GetAsync(Guid id) =>
+        (await http.GetFromJsonAsync<InstanceView>($"/instances/{id}", Json))!;
+
+    /// <summary>Long-polls the service (no sleeping here) until the instance has the status, with a deadline.</summary>
+    public async Task<InstanceView> WaitForAsync(Guid id, InstanceStatus status, TimeSpan? deadline = null)
+    {
+        var until = DateTime.UtcNow + (deadline ?? TimeSpan.FromSeconds(30));
+        while (true)
+        {
+            var instance = (await http.GetFromJsonAsync<InstanceView>($"/instances/{id}?waitFor={status}&timeout=5", Json))!;
+            if (instance.Status == status)
+            {
+                return instance;
+            }
+
+            if (DateTime.UtcNow > until || instance.Status.IsTerminal() || (instance.Status == InstanceStatus.Faulted && status != InstanceStatus.Faulted))
+            {
+                Assert.Fail($"instance {id} is {instance.Status} (error: {instance.Error}), expected {status}");
+            }
+        }
+    }
+
+    public async Task<IReadOnlyList<HistoryEventView>> HistoryAsync(Guid id) =>
+        (await http.GetFromJsonAsync<List<HistoryEventView>>($"/instances/{id}/history", Json))!;
+
+    public async Task<IReadOnlyList<SignalView>> SignalsAsync(Guid id) =>
+        (await http.GetFromJsonAsync<List<SignalView>>($"/instances/{id}/signals", Json))!;
+
+    public static async Task<JsonObject> ProblemAsync(HttpResponseMessage response, HttpStatusCode expected)
+    {
+        var body = await response.Content.ReadAsStringAsync();
+        Assert.True(response.StatusCode == expected, $"expected {(int)expected}, got {(int)response.StatusCode}: {body}");
+        Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+        var problem = JsonNode.Parse(body)!.AsObject();
+        Assert.Equal((int)expected, (int)problem["status"]!);
+        Assert.False(string.IsNullOrWhiteSpace((string?)problem["detail"] ?? (string?)problem["title"]));
+        return problem;
+    }
+
+    private static async Task EnsureAsync(HttpResponseMessage response, HttpStatusCode expected)
+    {
+        if (response.StatusCode != expected)
+        {
+            Assert.Fail($"expected {(int)expected}, got {(int)response.StatusCode}: {await response.Content.ReadAsStringAsync()}");
+        }
+    }
+}
