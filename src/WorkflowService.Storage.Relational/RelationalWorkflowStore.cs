@@ -146,6 +146,12 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
             var lost = e.Entries.Select(x => x.Entity).OfType<SignalMessage>().First();
             throw new LeaseLostException(lost.Id);
         }
+        catch (DbUpdateException e) when (!commit.IsNew && dialect.IsUniqueViolation(e))
+        {
+            // Two writers from the same version append history with the same sequence numbers; whichever statement
+            // the database checks first, the loser is the one that read a stale instance.
+            throw new ConcurrencyConflictException(instance.Id);
+        }
 
         foreach (var transition in commit.SignalTransitions)
         {

@@ -36,7 +36,8 @@ public static class BackendRegistration
                 services.AddPooledDbContextFactory<WorkflowDbContext>((provider, o) => o
                     .UseSqlite(store.ConnectionString)
                     .AddInterceptors(new SqlitePragmaInterceptor(synchronous))
-                    .AddInterceptors(provider.GetServices<IInterceptor>()));
+                    .AddInterceptors(provider.GetServices<IInterceptor>())
+                    .ConfigureWarnings(QuietExpectedFailures));
                 break;
             default:
                 throw new InvalidOperationException(
@@ -59,4 +60,13 @@ public static class BackendRegistration
         services.AddHostedService<StoreInitializer>();
         return services;
     }
+
+    /// <summary>
+    /// Unique-key and concurrency failures are expected outcomes (idempotent starts, lost races) that the store turns
+    /// into domain results; EF Core would log each as an error. Unexpected failures still surface as exceptions.
+    /// </summary>
+    private static void QuietExpectedFailures(WarningsConfigurationBuilder warnings) => warnings.Log(
+        (RelationalEventId.CommandError, LogLevel.Debug),
+        (CoreEventId.SaveChangesFailed, LogLevel.Debug),
+        (CoreEventId.OptimisticConcurrencyException, LogLevel.Debug));
 }

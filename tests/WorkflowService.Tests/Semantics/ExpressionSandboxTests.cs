@@ -1,0 +1,64 @@
+using Microsoft.Extensions.Options;
+using Microsoft.Extensions.Time.Testing;
+using WorkflowService.Engine.Expressions;
+
+namespace WorkflowService.Tests.Semantics;
+
+public sealed class ExpressionSandboxTests
+{
+    private static ExpressionScope Scope(ExpressionOptions? options = null) =>
+        new ExpressionRuntime(Options.Create(options ?? new ExpressionOptions { Timeout = TimeSpan.FromMilliseconds(500) }), new FakeTimeProvider())
+            .OpenScope("""{"n":1}""", """{"a":2}""", null, """{"id":"x"}""");
+
+    private static CompiledExpression Compile(string source) =>
+        new ExpressionRuntime(Options.Create(new ExpressionOptions()), TimeProvider.System).Compile(source);
+
+    [Theory]
+    [InlineData("System.IO.File.ReadAllText('/etc/passwd')")]
+    [InlineData("importNamespace('System.IO')")]
+    [InlineData("require('fs')")]
+    [InlineData("fetch('http://127.0.0.1/')")]
+    public void Expressions_cannot_reach_the_clr_files_or_network(string source)
+    {
+        var error = Assert.Throws<ExpressionFailedException>(() => Scope().Evaluate(Compile(source)));
+        Assert.Contains("threw", error.Message);
+    }
+
+    [Fact]
+    public void A_runaway_loop_is_stopped_by_the_statement_or_time_limit()
+    {
+        var error = Assert.Throws<ExpressionFailedException>(() => Scope().Evaluate(Compile("(() => { while (true) {} })()")));
+        Assert.Contains("limit", error.Message);
+    }
+
+    [Fact]
+    public void Deep_recursion_is_stopped_by_the_recursion_limit()
+    {
+        var error = Assert.Throws<ExpressionFailedException>(() => Scope().Evaluate(Compile("(function f(n) { return f(n + 1); })(0)")));
+        Assert.Contains("recursion limit", error.Message);
+    }
+
+    [Fact]
+    public void Allocating_without_bound_is_stopped_by_the_memory_limit()
+    {
+        var options = new ExpressionOptions { MemoryLimitBytes = 4 * 1024 * 1024, MaxStatements = int.MaxValue, Timeout = TimeSpan.FromSeconds(30) };
+        var error = Assert.Throws<ExpressionFailedException>(() =>
+            Scope(options).Evaluate(Compile("(() => { let s = 'x'; const keep = []; while (true) { keep.push(s + keep.length); } })()")));
+        Assert.Contains("memory limit", error.Message);
+    }
+
+    [Fact]
+    public void Expressions_see_vars_input_and_instance_and_assignments_update_vars()
+    {
+        var scope = Scope();
+        scope.Assign("m", Compile("vars.n + input.a"));
+        Assert.Equal("""{"n":1,"m":3}""", scope.SerializeVariables());
+        Assert.Equal("\"x\"", scope.EvaluateToJson(Compile("instance.id")));
+    }
+
+    [Fact]
+    public void A_statement_list_is_not_an_expression()
+    {
+        Assert.Throws<ExpressionSyntaxException>(() => Compile("var x = 1; x"));
+    }
+}

@@ -1,0 +1,49 @@
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Tests.Infrastructure;
+
+namespace WorkflowService.Tests.Semantics;
+
+/// <summary>In-process wake-ups deliver signals at once; the bounded poll picks up what no wake-up announced.</summary>
+public sealed class WakeUpTests
+{
+    [Fact]
+    public async Task A_signal_wakes_the_workers_at_once_without_waiting_for_the_poll()
+    {
+        // A ten-minute poll: if the wake-up did not work, the instance would not complete within the test's deadline.
+        await using var factory = new WorkflowServiceFactory(new() { ["Workers:PollInterval"] = "00:10:00" });
+        var api = new ApiClient(factory.CreateClient());
+        var name = Definitions.Unique("wake");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+
+        for (var i = 0; i < 5; i++)
+        {
+            var instance = await api.StartAsync(name);
+            await api.SignalAsync(instance.Id, "go", new { value = i });
+            await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+        }
+    }
+
+    [Fact]
+    public async Task A_signal_written_without_a_wake_up_is_picked_up_by_the_poll()
+    {
+        await using var factory = new WorkflowServiceFactory(new() { ["Workers:PollInterval"] = "00:00:00.100" });
+        var api = new ApiClient(factory.CreateClient());
+        var name = Definitions.Unique("poll");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var instance = await api.StartAsync(name);
+
+        // Written straight to the store, as another node would: this process gets no wake-up for it.
+        await factory.Store.EnqueueSignalAsync(new SignalMessage
+        {
+            Id = Guid.CreateVersion7(),
+            InstanceId = instance.Id,
+            Name = "go",
+            PayloadJson = """{"value":9}""",
+            DueAtMs = factory.Store.NowMs(),
+            CreatedAt = DateTime.UtcNow,
+        }, TestContext.Current.CancellationToken);
+
+        var done = await api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+        Assert.Equal(9, done.Output!.Value.GetProperty("result").GetInt32());
+    }
+}
