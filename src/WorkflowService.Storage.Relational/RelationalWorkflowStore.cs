@@ -8,12 +8,23 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
 {
     private const string Pending = nameof(SignalStatus.Pending);
 
-    public long NowMs() => time.GetUtcNow().ToUnixTimeMilliseconds();
+    // The store's clock: this process's clock corrected by its distance to the database's, measured at start-up, so
+    // that every node agrees on when a signal is due.
+    private long _clockOffsetMs;
+
+    public long NowMs() => time.GetUtcNow().ToUnixTimeMilliseconds() + Interlocked.Read(ref _clockOffsetMs);
 
     public async Task InitializeAsync(CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         await dialect.EnsureSchemaAsync(db, cancellationToken).ConfigureAwait(false);
+        var before = time.GetUtcNow().ToUnixTimeMilliseconds();
+        var database = await dialect.ReadClockMsAsync(db, cancellationToken).ConfigureAwait(false);
+        var after = time.GetUtcNow().ToUnixTimeMilliseconds();
+        if (database is { } dbNow)
+        {
+            Interlocked.Exchange(ref _clockOffsetMs, dbNow - (before + after) / 2);
+        }
     }
 
     // ---------------------------------------------------------------- definitions
@@ -120,7 +131,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
                 var entry = db.Signals.Attach(stub);
                 entry.Property(s => s.Status).CurrentValue = transition.Status;
                 entry.Property(s => s.Status).IsModified = true;
-                entry.Property(s => s.LeaseOwner).IsModified = true;
+                // The lease owner stays on the row: it tells which node handled the signal.
                 entry.Property(s => s.LeaseUntilMs).IsModified = true;
                 entry.Property(s => s.HandledAt).CurrentValue = handledAt;
                 entry.Property(s => s.HandledAt).IsModified = true;

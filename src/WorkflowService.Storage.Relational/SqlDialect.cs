@@ -17,6 +17,9 @@ public abstract class SqlDialect
     /// <summary>Creates tables and indexes if they are missing; safe when several nodes start at once.</summary>
     public abstract Task EnsureSchemaAsync(WorkflowDbContext db, CancellationToken cancellationToken);
 
+    /// <summary>The database's clock in Unix ms, or null where the store runs on this process's clock (SQLite).</summary>
+    public virtual Task<long?> ReadClockMsAsync(WorkflowDbContext db, CancellationToken cancellationToken) => Task.FromResult<long?>(null);
+
     /// <summary>Serialises writers where the database allows only one (SQLite); null where it needs no help.</summary>
     public virtual ValueTask<IDisposable?> EnterWriteAsync(CancellationToken cancellationToken) => ValueTask.FromResult<IDisposable?>(null);
 }

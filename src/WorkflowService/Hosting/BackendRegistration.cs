@@ -1,8 +1,10 @@
 using Microsoft.EntityFrameworkCore;
 using Microsoft.EntityFrameworkCore.Diagnostics;
+using Npgsql;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.WakeUp;
 using WorkflowService.Storage.Relational;
+using WorkflowService.Storage.Relational.PostgreSql;
 using WorkflowService.Storage.Relational.Sqlite;
 
 namespace WorkflowService.Hosting;
@@ -22,6 +24,12 @@ public static class BackendRegistration
             throw new InvalidOperationException($"{StoreOptions.Section}:ConnectionString is empty; set it for the {store.Provider} store.");
         }
 
+        if (store.MaxPoolSize is < 2 or > 1000)
+        {
+            throw new InvalidOperationException($"{StoreOptions.Section}:MaxPoolSize must be between 2 and 1000 (it is {store.MaxPoolSize}).");
+        }
+
+        string transport;
         switch (store.Provider.ToLowerInvariant())
         {
             case "sqlite":
@@ -34,10 +42,25 @@ public static class BackendRegistration
 
                 services.AddSingleton<SqlDialect, SqliteDialect>();
                 services.AddPooledDbContextFactory<WorkflowDbContext>((provider, o) => o
-                    .UseSqlite(store.ConnectionString)
+                    .UseSqlite(store.ConnectionString, sqlite => sqlite.CommandTimeout(store.CommandTimeoutSeconds))
                     .AddInterceptors(new SqlitePragmaInterceptor(synchronous))
                     .AddInterceptors(provider.GetServices<IInterceptor>())
                     .ConfigureWarnings(QuietExpectedFailures));
+                transport = "inprocess";
+                break;
+            case "postgresql":
+                var connection = new NpgsqlConnectionStringBuilder(store.ConnectionString)
+                {
+                    MaxPoolSize = store.MaxPoolSize,
+                    CommandTimeout = store.CommandTimeoutSeconds,
+                };
+                services.AddSingleton(_ => new NpgsqlDataSourceBuilder(connection.ConnectionString).Build());
+                services.AddSingleton<SqlDialect, PostgreSqlDialect>();
+                services.AddPooledDbContextFactory<WorkflowDbContext>((provider, o) => o
+                    .UseNpgsql(provider.GetRequiredService<NpgsqlDataSource>())
+                    .AddInterceptors(provider.GetServices<IInterceptor>())
+                    .ConfigureWarnings(QuietExpectedFailures));
+                transport = "postgresnotify";
                 break;
             default:
                 throw new InvalidOperationException(
@@ -45,19 +68,29 @@ public static class BackendRegistration
         }
 
         services.AddSingleton<IWorkflowStore, RelationalWorkflowStore>();
+        // Runs before the wake-up listener and the signal workers (hosted services start in registration order).
+        services.AddHostedService<StoreInitializer>();
 
-        switch (wakeUp.Transport.ToLowerInvariant())
+        var chosen = wakeUp.Transport.ToLowerInvariant();
+        switch (chosen == "auto" ? transport : chosen)
         {
             case "inprocess":
                 services.AddSingleton<IWakeUpTransport, InProcessWakeUp>();
                 break;
+            case "postgresnotify" when transport == "postgresnotify":
+                services.AddSingleton<InProcessWakeUp>();
+                services.AddSingleton<PostgresWakeUp>();
+                services.AddSingleton<IWakeUpTransport>(p => p.GetRequiredService<PostgresWakeUp>());
+                services.AddHostedService(p => p.GetRequiredService<PostgresWakeUp>());
+                break;
+            case "postgresnotify":
+                throw new InvalidOperationException(
+                    $"{WakeUpOptions.Section}:Transport 'PostgresNotify' needs {StoreOptions.Section}:Provider 'PostgreSql' (it is '{store.Provider}').");
             default:
                 throw new InvalidOperationException(
                     $"{WakeUpOptions.Section}:Transport '{wakeUp.Transport}' is not supported; allowed values: {string.Join(", ", WakeUpOptions.Transports)}.");
         }
 
-        // Runs before the signal workers start (hosted services start in registration order).
-        services.AddHostedService<StoreInitializer>();
         return services;
     }
 

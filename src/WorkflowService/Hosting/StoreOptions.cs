@@ -4,9 +4,9 @@ namespace WorkflowService.Hosting;
 public sealed class StoreOptions
 {
     public const string Section = "Store";
-    public static readonly string[] Providers = ["Sqlite"];
+    public static readonly string[] Providers = ["Sqlite", "PostgreSql"];
 
-    /// <summary>The backend: Sqlite (the embedded default, a file created on first run).</summary>
+    /// <summary>The backend: Sqlite (the embedded default, a file created on first run) or PostgreSql.</summary>
     public string Provider { get; set; } = "Sqlite";
 
     /// <summary>The backend's connection string; for Sqlite, "Data Source=path/to/file.db".</summary>
@@ -14,4 +14,10 @@ public sealed class StoreOptions
 
     /// <summary>SQLite's synchronous pragma: NORMAL (durable across process crashes in WAL mode, the default) or FULL (also across power loss).</summary>
     public string SqliteSynchronous { get; set; } = "NORMAL";
+
+    /// <summary>Largest connection pool of a server database (default 20: enough for 8 workers, the API and the listener).</summary>
+    public int MaxPoolSize { get; set; } = 20;
+
+    /// <summary>Longest a single database command may run, in seconds (default 30).</summary>
+    public int CommandTimeoutSeconds { get; set; } = 30;
 }

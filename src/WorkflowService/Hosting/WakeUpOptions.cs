@@ -4,8 +4,11 @@ namespace WorkflowService.Hosting;
 public sealed class WakeUpOptions
 {
     public const string Section = "WakeUp";
-    public static readonly string[] Transports = ["InProcess"];
+    public static readonly string[] Transports = ["Auto", "InProcess", "PostgresNotify"];
 
-    /// <summary>InProcess: wake-ups within this process (the embedded store's transport).</summary>
-    public string Transport { get; set; } = "InProcess";
+    /// <summary>
+    /// Auto (the store's own: InProcess for Sqlite, PostgresNotify for PostgreSql), InProcess (one node only), or
+    /// PostgresNotify (LISTEN/NOTIFY across nodes; needs the PostgreSql store).
+    /// </summary>
+    public string Transport { get; set; } = "Auto";
 }

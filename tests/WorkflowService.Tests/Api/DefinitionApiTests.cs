@@ -4,37 +4,28 @@ using System.Text;
 using System.Text.Json.Nodes;
 using WorkflowService.Api;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
 
 namespace WorkflowService.Tests.Api;
 
-public sealed class DefinitionApiTests : IAsyncLifetime
+public abstract class DefinitionApiTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
-    private readonly WorkflowServiceFactory _factory = new();
-    private ApiClient _api = null!;
-
-    public ValueTask InitializeAsync()
-    {
-        _api = new ApiClient(_factory.CreateClient());
-        return ValueTask.CompletedTask;
-    }
-
-    public ValueTask DisposeAsync() => _factory.DisposeAsync();
 
     [Fact]
     public async Task Publishing_the_same_name_again_makes_a_new_version_and_both_can_be_read_back()
     {
         var name = Definitions.Unique("versions");
-        var v1 = await _api.PublishAsync(Definitions.SignalRoundtrip(name));
-        var v2 = await _api.PublishAsync(Definitions.TwoWaits(name));
+        var v1 = await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var v2 = await Api.PublishAsync(Definitions.TwoWaits(name));
 
         Assert.Equal(1, v1.Version);
         Assert.Equal(2, v2.Version);
-        var versions = await _api.Http.GetFromJsonAsync<DefinitionVersionsView>($"/definitions/{name}", WorkflowServiceFactory.Json);
+        var versions = await Api.Http.GetFromJsonAsync<DefinitionVersionsView>($"/definitions/{name}", WorkflowServiceFactory.Json);
         Assert.Equal([1, 2], versions!.Versions.Select(v => v.Version));
-        var one = await _api.Http.GetFromJsonAsync<DefinitionView>($"/definitions/{name}/versions/1", WorkflowServiceFactory.Json);
+        var one = await Api.Http.GetFromJsonAsync<DefinitionView>($"/definitions/{name}/versions/1", WorkflowServiceFactory.Json);
         Assert.Equal("wait-go", one!.Definition.GetProperty("steps")[0].GetProperty("id").GetString());
-        var list = await _api.Http.GetFromJsonAsync<List<DefinitionSummaryView>>("/definitions", WorkflowServiceFactory.Json);
+        var list = await Api.Http.GetFromJsonAsync<List<DefinitionSummaryView>>("/definitions", WorkflowServiceFactory.Json);
         Assert.Contains(list!, d => d.Name == name && d.LatestVersion == 2);
     }
 
@@ -42,15 +33,15 @@ public sealed class DefinitionApiTests : IAsyncLifetime
     public async Task Running_instances_stay_on_their_version_when_a_new_one_is_published()
     {
         var name = Definitions.Unique("stay");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
-        var onV1 = await _api.StartAsync(name);
-        await _api.PublishAsync(Definitions.TwoWaits(name));
-        var onV2 = await _api.StartAsync(name);
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var onV1 = await Api.StartAsync(name);
+        await Api.PublishAsync(Definitions.TwoWaits(name));
+        var onV2 = await Api.StartAsync(name);
 
         Assert.Equal(1, onV1.Version);
         Assert.Equal(2, onV2.Version);
-        await _api.SignalAsync(onV1.Id, "go", new { value = 1 });
-        var done = await _api.WaitForAsync(onV1.Id, InstanceStatus.Completed);
+        await Api.SignalAsync(onV1.Id, "go", new { value = 1 });
+        var done = await Api.WaitForAsync(onV1.Id, InstanceStatus.Completed);
         Assert.Equal(1, done.Output!.Value.GetProperty("result").GetInt32());
     }
 
@@ -69,7 +60,7 @@ public sealed class DefinitionApiTests : IAsyncLifetime
               ]
             }
             """;
-        using var response = await _api.Http.PostAsync("/definitions", new StringContent(json, Encoding.UTF8, "application/json"));
+        using var response = await Api.Http.PostAsync("/definitions", new StringContent(json, Encoding.UTF8, "application/json"));
 
         var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.UnprocessableEntity);
         var paths = problem["diagnostics"]!.AsArray().Select(d => (string)d!["path"]!).ToList();
@@ -81,7 +72,7 @@ public sealed class DefinitionApiTests : IAsyncLifetime
         Assert.Contains("$.steps[2].next", paths);
         Assert.Contains("$.steps[2].onTimeout", paths);
         Assert.Contains("$.steps[3].branches[0].next", paths);
-        using var lookup = await _api.Http.GetAsync($"/definitions/{name}");
+        using var lookup = await Api.Http.GetAsync($"/definitions/{name}");
         await ApiClient.ProblemAsync(lookup, HttpStatusCode.NotFound);
     }
 
@@ -89,7 +80,7 @@ public sealed class DefinitionApiTests : IAsyncLifetime
     public async Task A_misspelt_field_is_reported_rather_than_ignored()
     {
         var json = """{ "name": "typo", "steps": [ { "id": "d", "type": "complete", "reslt": "1" } ] }""";
-        using var response = await _api.Http.PostAsync("/definitions", new StringContent(json, Encoding.UTF8, "application/json"));
+        using var response = await Api.Http.PostAsync("/definitions", new StringContent(json, Encoding.UTF8, "application/json"));
 
         var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.UnprocessableEntity);
         Assert.Contains("reslt", problem["diagnostics"]!.ToJsonString());
@@ -98,7 +89,7 @@ public sealed class DefinitionApiTests : IAsyncLifetime
     [Fact]
     public async Task Malformed_json_is_a_bad_request_that_says_why()
     {
-        using var response = await _api.Http.PostAsync("/definitions", new StringContent("{ \"name\": ", Encoding.UTF8, "application/json"));
+        using var response = await Api.Http.PostAsync("/definitions", new StringContent("{ \"name\": ", Encoding.UTF8, "application/json"));
 
         var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.BadRequest);
         Assert.Contains("JSON", (string)problem["detail"]!);
@@ -111,7 +102,7 @@ public sealed class DefinitionApiTests : IAsyncLifetime
         Assert.NotEmpty(examples);
         foreach (var file in examples)
         {
-            var published = await _api.PublishExampleAsync(Path.GetFileName(file));
+            var published = await Api.PublishExampleAsync(Path.GetFileName(file));
             Assert.Equal((string)JsonNode.Parse(File.ReadAllText(file))!["name"]!, published.Name);
         }
     }
@@ -119,11 +110,15 @@ public sealed class DefinitionApiTests : IAsyncLifetime
     [Fact]
     public async Task Unknown_definition_or_version_is_not_found()
     {
-        using var byName = await _api.Http.GetAsync("/definitions/no-such-definition");
+        using var byName = await Api.Http.GetAsync("/definitions/no-such-definition");
         await ApiClient.ProblemAsync(byName, HttpStatusCode.NotFound);
         var name = Definitions.Unique("one");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
-        using var byVersion = await _api.Http.GetAsync($"/definitions/{name}/versions/7");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        using var byVersion = await Api.Http.GetAsync($"/definitions/{name}/versions/7");
         await ApiClient.ProblemAsync(byVersion, HttpStatusCode.NotFound);
     }
 }
+
+public sealed class SqliteDefinitionApiTests : DefinitionApiTests<SqliteBackend>;
+
+public sealed class PostgresDefinitionApiTests : DefinitionApiTests<PostgresBackend>;

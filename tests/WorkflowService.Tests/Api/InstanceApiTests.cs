@@ -3,36 +3,28 @@ using System.Net.Http.Json;
 using System.Text;
 using WorkflowService.Api;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
 
 namespace WorkflowService.Tests.Api;
 
-public sealed class InstanceApiTests : IAsyncLifetime
+public abstract class InstanceApiTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
-    private readonly WorkflowServiceFactory _factory = new(new() { ["Api:MaxRequestBodyBytes"] = "4096" });
-    private ApiClient _api = null!;
-
-    public ValueTask InitializeAsync()
-    {
-        _api = new ApiClient(_factory.CreateClient());
-        return ValueTask.CompletedTask;
-    }
-
-    public ValueTask DisposeAsync() => _factory.DisposeAsync();
+    protected override Dictionary<string, string?> Settings => new() { ["Api:MaxRequestBodyBytes"] = "4096" };
 
     [Fact]
     public async Task Start_signal_wait_and_query_a_signal_roundtrip()
     {
-        await _api.PublishExampleAsync("signal-roundtrip.json");
-        var started = await _api.StartAsync("signal-roundtrip", new { customer = 7 });
+        await Api.PublishExampleAsync("signal-roundtrip.json");
+        var started = await Api.StartAsync("signal-roundtrip", new { customer = 7 });
         Assert.Equal(InstanceStatus.Waiting, started.Status);
         Assert.Equal("wait-go", started.Wait!.StepId);
 
-        await _api.SignalAsync(started.Id, "go", new { value = 42 });
-        var done = await _api.WaitForAsync(started.Id, InstanceStatus.Completed);
+        await Api.SignalAsync(started.Id, "go", new { value = 42 });
+        var done = await Api.WaitForAsync(started.Id, InstanceStatus.Completed);
 
         Assert.Equal(42, done.Output!.Value.GetProperty("result").GetProperty("value").GetInt32());
-        var history = await _api.HistoryAsync(started.Id);
+        var history = await Api.HistoryAsync(started.Id);
         Assert.Equal(
             ["InstanceStarted", "WaitStarted", "SignalReceived", "StepCompleted", "InstanceCompleted"],
             history.Select(h => h.Type));
@@ -43,12 +35,12 @@ public sealed class InstanceApiTests : IAsyncLifetime
     public async Task A_repeated_idempotency_key_returns_the_same_instance()
     {
         var name = Definitions.Unique("idem");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
-        var first = await _api.StartAsync(name, idempotencyKey: "order-1-" + name);
-        var again = await _api.StartAsync(name, idempotencyKey: "order-1-" + name, expected: HttpStatusCode.OK);
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var first = await Api.StartAsync(name, idempotencyKey: "order-1-" + name);
+        var again = await Api.StartAsync(name, idempotencyKey: "order-1-" + name, expected: HttpStatusCode.OK);
 
         Assert.Equal(first.Id, again.Id);
-        var page = await _api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>($"/instances?definition={name}", WorkflowServiceFactory.Json);
+        var page = await Api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>($"/instances?definition={name}", WorkflowServiceFactory.Json);
         Assert.Equal(1, page!.Total);
     }
 
@@ -56,17 +48,17 @@ public sealed class InstanceApiTests : IAsyncLifetime
     public async Task Concurrent_starts_with_one_business_key_make_one_instance()
     {
         var name = Definitions.Unique("bk");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
 
         var starts = await Task.WhenAll(Enumerable.Range(0, 8).Select(async _ =>
         {
-            using var response = await _api.Http.PostAsJsonAsync("/instances", new { definition = name, businessKey = "policy-77" });
+            using var response = await Api.Http.PostAsJsonAsync("/instances", new { definition = name, businessKey = "policy-77" });
             Assert.True(response.StatusCode is HttpStatusCode.Created or HttpStatusCode.OK, response.StatusCode.ToString());
             return (await response.Content.ReadFromJsonAsync<InstanceView>(WorkflowServiceFactory.Json))!.Id;
         }));
 
         Assert.Single(starts.Distinct());
-        var page = await _api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>($"/instances?definition={name}&businessKey=policy-77", WorkflowServiceFactory.Json);
+        var page = await Api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>($"/instances?definition={name}&businessKey=policy-77", WorkflowServiceFactory.Json);
         Assert.Equal(1, page!.Total);
     }
 
@@ -74,39 +66,39 @@ public sealed class InstanceApiTests : IAsyncLifetime
     public async Task A_repeated_signal_idempotency_key_returns_the_first_signal()
     {
         var name = Definitions.Unique("sigidem");
-        await _api.PublishAsync(Definitions.TwoWaits(name));
-        var instance = await _api.StartAsync(name);
+        await Api.PublishAsync(Definitions.TwoWaits(name));
+        var instance = await Api.StartAsync(name);
 
-        var first = await _api.SignalAsync(instance.Id, "b", new { n = 1 }, idempotencyKey: "cb-1");
-        var again = await _api.SignalAsync(instance.Id, "b", new { n = 2 }, idempotencyKey: "cb-1", expected: HttpStatusCode.OK);
+        var first = await Api.SignalAsync(instance.Id, "b", new { n = 1 }, idempotencyKey: "cb-1");
+        var again = await Api.SignalAsync(instance.Id, "b", new { n = 2 }, idempotencyKey: "cb-1", expected: HttpStatusCode.OK);
 
         Assert.Equal(first.Id, again.Id);
-        Assert.Single(await _api.SignalsAsync(instance.Id));
+        Assert.Single(await Api.SignalsAsync(instance.Id));
     }
 
     [Fact]
     public async Task Instances_are_listed_by_definition_status_and_creation_time_with_paging()
     {
         var name = Definitions.Unique("list");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
         var from = DateTimeOffset.UtcNow.AddMinutes(-1);
         var ids = new List<Guid>();
         for (var i = 0; i < 3; i++)
         {
-            ids.Add((await _api.StartAsync(name)).Id);
+            ids.Add((await Api.StartAsync(name)).Id);
         }
 
-        await _api.SignalAsync(ids[0], "go", new { value = 1 });
-        await _api.WaitForAsync(ids[0], InstanceStatus.Completed);
+        await Api.SignalAsync(ids[0], "go", new { value = 1 });
+        await Api.WaitForAsync(ids[0], InstanceStatus.Completed);
 
-        var waiting = await _api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>(
+        var waiting = await Api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>(
             $"/instances?definition={name}&status=Waiting&createdFrom={Uri.EscapeDataString(from.ToString("O"))}&limit=1", WorkflowServiceFactory.Json);
         Assert.Equal(2, waiting!.Total);
         Assert.Single(waiting.Items);
-        var second = await _api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>(
+        var second = await Api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>(
             $"/instances?definition={name}&status=Waiting&limit=1&offset=1", WorkflowServiceFactory.Json);
         Assert.NotEqual(waiting.Items[0].Id, second!.Items[0].Id);
-        var none = await _api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>(
+        var none = await Api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>(
             $"/instances?definition={name}&createdTo={Uri.EscapeDataString(from.ToString("O"))}", WorkflowServiceFactory.Json);
         Assert.Equal(0, none!.Total);
     }
@@ -114,16 +106,16 @@ public sealed class InstanceApiTests : IAsyncLifetime
     [Fact]
     public async Task Unknown_definition_and_unknown_instance_are_not_found()
     {
-        using var start = await _api.Http.PostAsJsonAsync("/instances", new { definition = "never-published" });
+        using var start = await Api.Http.PostAsJsonAsync("/instances", new { definition = "never-published" });
         await ApiClient.ProblemAsync(start, HttpStatusCode.NotFound);
         var id = Guid.NewGuid();
-        using var get = await _api.Http.GetAsync($"/instances/{id}");
+        using var get = await Api.Http.GetAsync($"/instances/{id}");
         await ApiClient.ProblemAsync(get, HttpStatusCode.NotFound);
-        using var signal = await _api.Http.PostAsJsonAsync($"/instances/{id}/signals", new { name = "go" });
+        using var signal = await Api.Http.PostAsJsonAsync($"/instances/{id}/signals", new { name = "go" });
         await ApiClient.ProblemAsync(signal, HttpStatusCode.NotFound);
-        using var cancel = await _api.Http.PostAsJsonAsync($"/instances/{id}/cancel", new { reason = "x" });
+        using var cancel = await Api.Http.PostAsJsonAsync($"/instances/{id}/cancel", new { reason = "x" });
         await ApiClient.ProblemAsync(cancel, HttpStatusCode.NotFound);
-        using var history = await _api.Http.GetAsync($"/instances/{id}/history");
+        using var history = await Api.Http.GetAsync($"/instances/{id}/history");
         await ApiClient.ProblemAsync(history, HttpStatusCode.NotFound);
     }
 
@@ -131,25 +123,25 @@ public sealed class InstanceApiTests : IAsyncLifetime
     public async Task A_signal_to_a_completed_or_cancelled_instance_is_a_conflict_and_is_not_stored()
     {
         var name = Definitions.Unique("ended");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
-        var completed = await _api.StartAsync(name);
-        await _api.SignalAsync(completed.Id, "go", new { value = 1 });
-        await _api.WaitForAsync(completed.Id, InstanceStatus.Completed);
-        var cancelled = await _api.StartAsync(name);
-        using (var cancel = await _api.Http.PostAsJsonAsync($"/instances/{cancelled.Id}/cancel", new { reason = "customer withdrew" }))
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var completed = await Api.StartAsync(name);
+        await Api.SignalAsync(completed.Id, "go", new { value = 1 });
+        await Api.WaitForAsync(completed.Id, InstanceStatus.Completed);
+        var cancelled = await Api.StartAsync(name);
+        using (var cancel = await Api.Http.PostAsJsonAsync($"/instances/{cancelled.Id}/cancel", new { reason = "customer withdrew" }))
         {
             Assert.Equal(HttpStatusCode.OK, cancel.StatusCode);
         }
 
         foreach (var id in new[] { completed.Id, cancelled.Id })
         {
-            var before = (await _api.SignalsAsync(id)).Count;
-            using var response = await _api.Http.PostAsJsonAsync($"/instances/{id}/signals", new { name = "go" });
+            var before = (await Api.SignalsAsync(id)).Count;
+            using var response = await Api.Http.PostAsJsonAsync($"/instances/{id}/signals", new { name = "go" });
             await ApiClient.ProblemAsync(response, HttpStatusCode.Conflict);
-            Assert.Equal(before, (await _api.SignalsAsync(id)).Count);
+            Assert.Equal(before, (await Api.SignalsAsync(id)).Count);
         }
 
-        using var again = await _api.Http.PostAsJsonAsync($"/instances/{cancelled.Id}/cancel", new { reason = "twice" });
+        using var again = await Api.Http.PostAsJsonAsync($"/instances/{cancelled.Id}/cancel", new { reason = "twice" });
         await ApiClient.ProblemAsync(again, HttpStatusCode.Conflict);
     }
 
@@ -157,34 +149,34 @@ public sealed class InstanceApiTests : IAsyncLifetime
     public async Task A_body_over_the_size_limit_is_refused_with_413_and_nothing_is_started()
     {
         var name = Definitions.Unique("big");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
         var body = $$"""{ "definition": "{{name}}", "input": { "blob": "{{new string('x', 10_000)}}" } }""";
-        using var response = await _api.Http.PostAsync("/instances", new StringContent(body, Encoding.UTF8, "application/json"));
+        using var response = await Api.Http.PostAsync("/instances", new StringContent(body, Encoding.UTF8, "application/json"));
 
         await ApiClient.ProblemAsync(response, HttpStatusCode.RequestEntityTooLarge);
-        var page = await _api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>($"/instances?definition={name}", WorkflowServiceFactory.Json);
+        var page = await Api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>($"/instances?definition={name}", WorkflowServiceFactory.Json);
         Assert.Equal(0, page!.Total);
     }
 
     [Fact]
     public async Task Malformed_json_and_invalid_fields_are_bad_requests()
     {
-        using var malformed = await _api.Http.PostAsync("/instances", new StringContent("{ definition: ", Encoding.UTF8, "application/json"));
+        using var malformed = await Api.Http.PostAsync("/instances", new StringContent("{ definition: ", Encoding.UTF8, "application/json"));
         await ApiClient.ProblemAsync(malformed, HttpStatusCode.BadRequest);
         var name = Definitions.Unique("bad");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
-        var instance = await _api.StartAsync(name);
-        using var reserved = await _api.Http.PostAsJsonAsync($"/instances/{instance.Id}/signals", new { name = "$timer" });
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var instance = await Api.StartAsync(name);
+        using var reserved = await Api.Http.PostAsJsonAsync($"/instances/{instance.Id}/signals", new { name = "$timer" });
         await ApiClient.ProblemAsync(reserved, HttpStatusCode.BadRequest);
-        using var waitFor = await _api.Http.GetAsync($"/instances/{instance.Id}?waitFor=Sleeping&timeout=1");
+        using var waitFor = await Api.Http.GetAsync($"/instances/{instance.Id}?waitFor=Sleeping&timeout=1");
         await ApiClient.ProblemAsync(waitFor, HttpStatusCode.BadRequest);
-        Assert.Empty(await _api.SignalsAsync(instance.Id));
+        Assert.Empty(await Api.SignalsAsync(instance.Id));
     }
 
     [Fact]
     public async Task Errors_never_carry_stack_traces_or_sql()
     {
-        using var response = await _api.Http.PostAsync("/instances", new StringContent("[1,2", Encoding.UTF8, "application/json"));
+        using var response = await Api.Http.PostAsync("/instances", new StringContent("[1,2", Encoding.UTF8, "application/json"));
         var body = await response.Content.ReadAsStringAsync();
 
         Assert.DoesNotContain("   at ", body);
@@ -192,3 +184,7 @@ public sealed class InstanceApiTests : IAsyncLifetime
         Assert.DoesNotContain("Data Source", body);
     }
 }
+
+public sealed class SqliteInstanceApiTests : InstanceApiTests<SqliteBackend>;
+
+public sealed class PostgresInstanceApiTests : InstanceApiTests<PostgresBackend>;

@@ -1,4 +1,3 @@
-using System.Net.Http.Json;
 using System.Text.Json;
 using System.Text.Json.Serialization;
 using Microsoft.AspNetCore.Hosting;
@@ -10,35 +9,19 @@ using WorkflowService.Engine.Persistence;
 namespace WorkflowService.Tests.Infrastructure;
 
 /// <summary>
-/// The real service (HTTP pipeline, engine, signal workers) on a real SQLite file of its own. Settings override
-/// appsettings.json the way environment variables would; a test may swap the clock for a FakeTimeProvider.
+/// The real service (HTTP pipeline, engine, signal workers) on a real store. Settings override appsettings.json the
+/// way environment variables would; a test may swap services, e.g. the clock for a FakeTimeProvider.
 /// </summary>
-public sealed class WorkflowServiceFactory : WebApplicationFactory<Program>
+public sealed class WorkflowServiceFactory(Dictionary<string, string?> settings, Action<IServiceCollection>? services = null)
+    : WebApplicationFactory<Program>
 {
     public static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web) { Converters = { new JsonStringEnumConverter() } };
 
-    private readonly Dictionary<string, string?> _settings;
-    private readonly Action<IServiceCollection>? _services;
-
-    public WorkflowServiceFactory(Dictionary<string, string?>? settings = null, Action<IServiceCollection>? services = null)
+    private static readonly Dictionary<string, string?> TestDefaults = new()
     {
-        DatabasePath = Path.Combine(Path.GetTempPath(), "workflow-tests", $"{Guid.NewGuid():N}.db");
-        _settings = new Dictionary<string, string?>
-        {
-            ["Store:Provider"] = "Sqlite",
-            ["Store:ConnectionString"] = $"Data Source={DatabasePath}",
-            ["Workers:PollInterval"] = "00:00:00.200",
-            ["Serilog:MinimumLevel:Default"] = "Warning",
-        };
-        foreach (var (key, value) in settings ?? [])
-        {
-            _settings[key] = value;
-        }
-
-        _services = services;
-    }
-
-    public string DatabasePath { get; }
+        ["Workers:PollInterval"] = "00:00:00.200",
+        ["Serilog:MinimumLevel:Default"] = "Warning",
+    };
 
     public IWorkflowStore Store => Services.GetRequiredService<IWorkflowStore>();
 
@@ -46,24 +29,14 @@ public sealed class WorkflowServiceFactory : WebApplicationFactory<Program>
 
     protected override void ConfigureWebHost(IWebHostBuilder builder)
     {
-        foreach (var (key, value) in _settings)
+        foreach (var (key, value) in TestDefaults.Concat(settings))
         {
             builder.UseSetting(key, value);
         }
 
-        if (_services is not null)
+        if (services is not null)
         {
-            builder.ConfigureTestServices(_services);
-        }
-    }
-
-    public override async ValueTask DisposeAsync()
-    {
-        await base.DisposeAsync();
-        Microsoft.Data.Sqlite.SqliteConnection.ClearAllPools();
-        foreach (var file in new[] { DatabasePath, DatabasePath + "-wal", DatabasePath + "-shm" })
-        {
-            File.Delete(file);
+            builder.ConfigureTestServices(services);
         }
     }
 }

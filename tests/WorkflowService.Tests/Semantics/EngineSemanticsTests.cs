@@ -4,37 +4,24 @@ using Microsoft.Extensions.DependencyInjection;
 using WorkflowService.Api;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
 
 namespace WorkflowService.Tests.Semantics;
 
-/// <summary>Engine behaviour through the real HTTP pipeline, real signal workers and the real SQLite store.</summary>
-public sealed class EngineSemanticsTests : IAsyncLifetime
+/// <summary>Engine behaviour through the real HTTP pipeline, real signal workers and a real store.</summary>
+public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
     private readonly CommitCounter _commits = new();
-    private readonly WorkflowServiceFactory _factory;
-    private ApiClient _api = null!;
 
-    public EngineSemanticsTests()
-    {
-        _factory = new WorkflowServiceFactory(
-            new() { ["Engine:RetryBackoff"] = "00:00:00.010", ["Engine:MaxAttempts"] = "3" },
-            services => services.AddSingleton<IInterceptor>(_commits));
-    }
-
-    public ValueTask InitializeAsync()
-    {
-        _api = new ApiClient(_factory.CreateClient());
-        return ValueTask.CompletedTask;
-    }
-
-    public ValueTask DisposeAsync() => _factory.DisposeAsync();
+    protected override Dictionary<string, string?> Settings => new() { ["Engine:RetryBackoff"] = "00:00:00.010", ["Engine:MaxAttempts"] = "3" };
+    protected override void ConfigureServices(IServiceCollection services) => services.AddSingleton<IInterceptor>(_commits);
 
     [Fact]
     public async Task Steps_between_two_waits_run_in_memory_and_commit_once_at_the_wait()
     {
         var name = Definitions.Unique("once");
-        await _api.PublishAsync($$"""
+        await Api.PublishAsync($$"""
             {
               "name": "{{name}}",
               "variables": { "n": 0 },
@@ -49,7 +36,7 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
             """);
 
         var before = _commits.Count;
-        var started = await _api.StartAsync(name);
+        var started = await Api.StartAsync(name);
         var commitsForStart = _commits.Count - before;
 
         // One transaction wrote the instance, four history events and the task: the whole first run.
@@ -57,8 +44,8 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
         Assert.Equal(InstanceStatus.Waiting, started.Status);
         Assert.Equal(2, started.Variables!.Value.GetProperty("n").GetInt32());
         Assert.Equal(["InstanceStarted", "StepCompleted", "StepCompleted", "BranchTaken", "TaskCreated"],
-            (await _api.HistoryAsync(started.Id)).Select(h => h.Type));
-        var tasks = await _api.Http.GetFromJsonAsync<PageView<TaskView>>($"/tasks?instanceId={started.Id}", WorkflowServiceFactory.Json);
+            (await Api.HistoryAsync(started.Id)).Select(h => h.Type));
+        var tasks = await Api.Http.GetFromJsonAsync<PageView<TaskView>>($"/tasks?instanceId={started.Id}", WorkflowServiceFactory.Json);
         Assert.Single(tasks!.Items);
     }
 
@@ -66,44 +53,44 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
     public async Task A_signal_sent_before_its_wait_is_reached_is_kept_and_matched()
     {
         var name = Definitions.Unique("early");
-        await _api.PublishAsync(Definitions.TwoWaits(name));
-        var instance = await _api.StartAsync(name);
+        await Api.PublishAsync(Definitions.TwoWaits(name));
+        var instance = await Api.StartAsync(name);
 
         // "b" arrives while the instance still waits for "a": it is parked, not lost.
-        await _api.SignalAsync(instance.Id, "b", new { second = true });
-        await WaitUntilAsync(async () => (await _api.GetAsync(instance.Id)).ParkedSignals == 1);
-        await _api.SignalAsync(instance.Id, "a", new { first = true });
-        var done = await _api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+        await Api.SignalAsync(instance.Id, "b", new { second = true });
+        await WaitUntilAsync(async () => (await Api.GetAsync(instance.Id)).ParkedSignals == 1);
+        await Api.SignalAsync(instance.Id, "a", new { first = true });
+        var done = await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
 
         Assert.True(done.Output!.Value.GetProperty("b").GetProperty("second").GetBoolean());
-        var history = (await _api.HistoryAsync(instance.Id)).Select(h => h.Type).ToList();
+        var history = (await Api.HistoryAsync(instance.Id)).Select(h => h.Type).ToList();
         Assert.Contains("SignalParked", history);
-        Assert.All(await _api.SignalsAsync(instance.Id), s => Assert.Equal(SignalStatus.Handled, s.Status));
+        Assert.All(await Api.SignalsAsync(instance.Id), s => Assert.Equal(SignalStatus.Handled, s.Status));
     }
 
     [Fact]
     public async Task A_signal_no_wait_ever_matches_is_visible_as_unmatched()
     {
         var name = Definitions.Unique("unmatched");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
-        var instance = await _api.StartAsync(name);
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var instance = await Api.StartAsync(name);
 
-        await _api.SignalAsync(instance.Id, "never-awaited", new { x = 1 });
-        await WaitUntilAsync(async () => (await _api.GetAsync(instance.Id)).ParkedSignals == 1);
-        await _api.SignalAsync(instance.Id, "go", new { value = 1 });
-        await _api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+        await Api.SignalAsync(instance.Id, "never-awaited", new { x = 1 });
+        await WaitUntilAsync(async () => (await Api.GetAsync(instance.Id)).ParkedSignals == 1);
+        await Api.SignalAsync(instance.Id, "go", new { value = 1 });
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
 
-        var stray = Assert.Single(await _api.SignalsAsync(instance.Id), s => s.Name == "never-awaited");
+        var stray = Assert.Single(await Api.SignalsAsync(instance.Id), s => s.Name == "never-awaited");
         Assert.Equal(SignalStatus.Unmatched, stray.Status);
         Assert.Contains("never-awaited", stray.LastError);
-        Assert.Contains(await _api.HistoryAsync(instance.Id), h => h.Type == "SignalUnmatched");
+        Assert.Contains(await Api.HistoryAsync(instance.Id), h => h.Type == "SignalUnmatched");
     }
 
     [Fact]
     public async Task A_failing_step_is_retried_then_faults_the_instance_and_dead_letters_the_signal_with_the_reason()
     {
         var name = Definitions.Unique("faulty");
-        await _api.PublishAsync($$"""
+        await Api.PublishAsync($$"""
             {
               "name": "{{name}}",
               "steps": [
@@ -113,13 +100,13 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
               ]
             }
             """);
-        var instance = await _api.StartAsync(name);
-        var signal = await _api.SignalAsync(instance.Id, "go", new { explode = true });
+        var instance = await Api.StartAsync(name);
+        var signal = await Api.SignalAsync(instance.Id, "go", new { explode = true });
 
-        var faulted = await _api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
+        var faulted = await Api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
 
         Assert.Contains("noSuchFunction", faulted.Error);
-        var deadLetters = await _api.Http.GetFromJsonAsync<PageView<SignalView>>("/dead-letters?limit=500", WorkflowServiceFactory.Json);
+        var deadLetters = await Api.Http.GetFromJsonAsync<PageView<SignalView>>("/dead-letters?limit=500", WorkflowServiceFactory.Json);
         var dead = Assert.Single(deadLetters!.Items, d => d.Id == signal.Id);
         Assert.Equal(3, dead.Attempts);
         Assert.Contains("noSuchFunction", dead.LastError);
@@ -129,7 +116,7 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
     public async Task A_runaway_expression_faults_the_instance_with_the_reason_and_the_service_stays_up()
     {
         var name = Definitions.Unique("runaway");
-        await _api.PublishAsync($$"""
+        await Api.PublishAsync($$"""
             {
               "name": "{{name}}",
               "steps": [
@@ -139,21 +126,21 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
             }
             """);
 
-        var instance = await _api.StartAsync(name);
+        var instance = await Api.StartAsync(name);
         Assert.Equal(InstanceStatus.Running, instance.Status);
-        var faulted = await _api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
+        var faulted = await Api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
 
         Assert.Contains("limit", faulted.Error);
-        using var ready = await _api.Http.GetAsync("/health/ready");
+        using var ready = await Api.Http.GetAsync("/health/ready");
         Assert.True(ready.IsSuccessStatusCode);
-        await _api.PublishExampleAsync("signal-roundtrip.json");
+        await Api.PublishExampleAsync("signal-roundtrip.json");
     }
 
     [Fact]
     public async Task Replaying_a_dead_letter_resumes_the_faulted_instance_from_its_wait()
     {
         var name = Definitions.Unique("replay");
-        await _api.PublishAsync($$"""
+        await Api.PublishAsync($$"""
             {
               "name": "{{name}}",
               "steps": [
@@ -163,20 +150,20 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
               ]
             }
             """);
-        var instance = await _api.StartAsync(name);
-        var signal = await _api.SignalAsync(instance.Id, "go");
-        await _api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
+        var instance = await Api.StartAsync(name);
+        var signal = await Api.SignalAsync(instance.Id, "go");
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
 
-        using var replay = await _api.Http.PostAsync($"/dead-letters/{signal.Id}/replay", null);
+        using var replay = await Api.Http.PostAsync($"/dead-letters/{signal.Id}/replay", null);
         Assert.Equal(System.Net.HttpStatusCode.Accepted, replay.StatusCode);
 
         // The replayed signal is processed again from the wait: it fails again (the definition still calls a missing
         // function), which shows the instance left its faulted state and ran its attempts anew.
         await WaitUntilAsync(async () =>
-            (await _api.HistoryAsync(instance.Id)).Count(h => h.Type == "InstanceFaulted") == 2);
-        var history = (await _api.HistoryAsync(instance.Id)).Select(h => h.Type).ToList();
+            (await Api.HistoryAsync(instance.Id)).Count(h => h.Type == "InstanceFaulted") == 2);
+        var history = (await Api.HistoryAsync(instance.Id)).Select(h => h.Type).ToList();
         Assert.True(history.IndexOf("InstanceReplayed") < history.LastIndexOf("InstanceFaulted"));
-        using var twice = await _api.Http.PostAsync($"/dead-letters/{Guid.NewGuid()}/replay", null);
+        using var twice = await Api.Http.PostAsync($"/dead-letters/{Guid.NewGuid()}/replay", null);
         await ApiClient.ProblemAsync(twice, System.Net.HttpStatusCode.NotFound);
     }
 
@@ -184,7 +171,7 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
     public async Task A_human_task_is_claimed_and_completed_and_the_instance_resumes_with_its_result()
     {
         var name = Definitions.Unique("task");
-        await _api.PublishAsync($$"""
+        await Api.PublishAsync($$"""
             {
               "name": "{{name}}",
               "steps": [
@@ -193,37 +180,37 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
               ]
             }
             """);
-        var instance = await _api.StartAsync(name, new { owner = "ana", sum = 5 });
-        var inbox = await _api.Http.GetFromJsonAsync<PageView<TaskView>>($"/tasks?role=underwriter&status=Open&instanceId={instance.Id}", WorkflowServiceFactory.Json);
+        var instance = await Api.StartAsync(name, new { owner = "ana", sum = 5 });
+        var inbox = await Api.Http.GetFromJsonAsync<PageView<TaskView>>($"/tasks?role=underwriter&status=Open&instanceId={instance.Id}", WorkflowServiceFactory.Json);
         var task = Assert.Single(inbox!.Items);
         Assert.Equal("ana", task.Assignee);
         Assert.Equal(5, task.Data!.Value.GetProperty("sum").GetInt32());
 
-        using (var claim = await _api.Http.PostAsJsonAsync($"/tasks/{task.Id}/claim", new { user = "ana" }))
+        using (var claim = await Api.Http.PostAsJsonAsync($"/tasks/{task.Id}/claim", new { user = "ana" }))
         {
             Assert.Equal(System.Net.HttpStatusCode.OK, claim.StatusCode);
         }
 
-        using (var stolen = await _api.Http.PostAsJsonAsync($"/tasks/{task.Id}/claim", new { user = "bob" }))
+        using (var stolen = await Api.Http.PostAsJsonAsync($"/tasks/{task.Id}/claim", new { user = "bob" }))
         {
             await ApiClient.ProblemAsync(stolen, System.Net.HttpStatusCode.Conflict);
         }
 
-        using (var wrong = await _api.Http.PostAsJsonAsync($"/tasks/{task.Id}/complete", new { user = "bob", result = new { approved = false } }))
+        using (var wrong = await Api.Http.PostAsJsonAsync($"/tasks/{task.Id}/complete", new { user = "bob", result = new { approved = false } }))
         {
             await ApiClient.ProblemAsync(wrong, System.Net.HttpStatusCode.Conflict);
         }
 
-        using (var complete = await _api.Http.PostAsJsonAsync($"/tasks/{task.Id}/complete", new { user = "ana", result = new { approved = true } }))
+        using (var complete = await Api.Http.PostAsJsonAsync($"/tasks/{task.Id}/complete", new { user = "ana", result = new { approved = true } }))
         {
             Assert.Equal(System.Net.HttpStatusCode.OK, complete.StatusCode);
         }
 
-        var done = await _api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+        var done = await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
         Assert.True(done.Output!.Value.GetProperty("approved").GetBoolean());
-        var mine = await _api.Http.GetFromJsonAsync<PageView<TaskView>>($"/tasks?assignee=ana&status=Completed&instanceId={instance.Id}", WorkflowServiceFactory.Json);
+        var mine = await Api.Http.GetFromJsonAsync<PageView<TaskView>>($"/tasks?assignee=ana&status=Completed&instanceId={instance.Id}", WorkflowServiceFactory.Json);
         Assert.Single(mine!.Items);
-        using var late = await _api.Http.PostAsJsonAsync($"/tasks/{task.Id}/complete", new { user = "ana" });
+        using var late = await Api.Http.PostAsJsonAsync($"/tasks/{task.Id}/complete", new { user = "ana" });
         await ApiClient.ProblemAsync(late, System.Net.HttpStatusCode.Conflict);
     }
 
@@ -231,7 +218,7 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
     public async Task Cancelling_closes_the_open_task_and_the_pending_timer()
     {
         var name = Definitions.Unique("cancel");
-        await _api.PublishAsync($$"""
+        await Api.PublishAsync($$"""
             {
               "name": "{{name}}",
               "steps": [
@@ -241,12 +228,12 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
               ]
             }
             """);
-        var instance = await _api.StartAsync(name);
-        using var cancel = await _api.Http.PostAsJsonAsync($"/instances/{instance.Id}/cancel", new { reason = "withdrawn" });
+        var instance = await Api.StartAsync(name);
+        using var cancel = await Api.Http.PostAsJsonAsync($"/instances/{instance.Id}/cancel", new { reason = "withdrawn" });
         var cancelled = await cancel.Content.ReadFromJsonAsync<InstanceView>(WorkflowServiceFactory.Json);
 
         Assert.Equal(InstanceStatus.Cancelled, cancelled!.Status);
-        var timer = Assert.Single(await _api.SignalsAsync(instance.Id));
+        var timer = Assert.Single(await Api.SignalsAsync(instance.Id));
         Assert.Equal(SignalStatus.Cancelled, timer.Status);
     }
 
@@ -254,9 +241,9 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
     public async Task A_claim_left_by_a_dead_worker_expires_and_another_worker_takes_the_signal_over()
     {
         var name = Definitions.Unique("lease");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
-        var instance = await _api.StartAsync(name);
-        var store = _factory.Store;
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var instance = await Api.StartAsync(name);
+        var store = Factory.Store;
 
         // A worker on another node claimed the signal and died: its lease runs out 300 ms from now.
         var now = store.NowMs();
@@ -276,7 +263,7 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
         };
         await store.EnqueueSignalAsync(orphan, TestContext.Current.CancellationToken);
 
-        await _api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
         var handled = await store.GetSignalAsync(orphan.Id, TestContext.Current.CancellationToken);
         Assert.Equal(SignalStatus.Handled, handled!.Status);
         Assert.Equal(2, handled.Attempts);
@@ -292,3 +279,7 @@ public sealed class EngineSemanticsTests : IAsyncLifetime
         }
     }
 }
+
+public sealed class SqliteEngineSemanticsTests : EngineSemanticsTests<SqliteBackend>;
+
+public sealed class PostgresEngineSemanticsTests : EngineSemanticsTests<PostgresBackend>;

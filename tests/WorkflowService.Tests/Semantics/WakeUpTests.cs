@@ -1,17 +1,17 @@
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
 
 namespace WorkflowService.Tests.Semantics;
 
 /// <summary>In-process wake-ups deliver signals at once; the bounded poll picks up what no wake-up announced.</summary>
-public sealed class WakeUpTests
+public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
     [Fact]
     public async Task A_signal_wakes_the_workers_at_once_without_waiting_for_the_poll()
     {
         // A ten-minute poll: if the wake-up did not work, the instance would not complete within the test's deadline.
-        await using var factory = new WorkflowServiceFactory(new() { ["Workers:PollInterval"] = "00:10:00" });
-        var api = new ApiClient(factory.CreateClient());
+        var (_, api) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:10:00" });
         var name = Definitions.Unique("wake");
         await api.PublishAsync(Definitions.SignalRoundtrip(name));
 
@@ -26,8 +26,7 @@ public sealed class WakeUpTests
     [Fact]
     public async Task A_signal_written_without_a_wake_up_is_picked_up_by_the_poll()
     {
-        await using var factory = new WorkflowServiceFactory(new() { ["Workers:PollInterval"] = "00:00:00.100" });
-        var api = new ApiClient(factory.CreateClient());
+        var (factory, api) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:00:00.100" });
         var name = Definitions.Unique("poll");
         await api.PublishAsync(Definitions.SignalRoundtrip(name));
         var instance = await api.StartAsync(name);
@@ -47,3 +46,7 @@ public sealed class WakeUpTests
         Assert.Equal(9, done.Output!.Value.GetProperty("result").GetInt32());
     }
 }
+
+public sealed class SqliteWakeUpTests : WakeUpTests<SqliteBackend>;
+
+public sealed class PostgresWakeUpTests : WakeUpTests<PostgresBackend>;

@@ -3,23 +3,15 @@ using Microsoft.Extensions.Hosting;
 using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
 
 namespace WorkflowService.Tests.Store;
 
-/// <summary>Store contract behaviour on the embedded SQLite store, driven through the service's own components.</summary>
-public sealed class SqliteStoreTests : IAsyncLifetime
+/// <summary>Store contract behaviour on every store, driven through the service's own components.</summary>
+public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
-    private readonly WorkflowServiceFactory _factory = new(new() { ["Workers:Enabled"] = "false" });
-    private ApiClient _api = null!;
-
-    public ValueTask InitializeAsync()
-    {
-        _api = new ApiClient(_factory.CreateClient());
-        return ValueTask.CompletedTask;
-    }
-
-    public ValueTask DisposeAsync() => _factory.DisposeAsync();
+    protected override Dictionary<string, string?> Settings => new() { ["Workers:Enabled"] = "false" };
 
     private static CancellationToken Token => TestContext.Current.CancellationToken;
 
@@ -27,9 +19,9 @@ public sealed class SqliteStoreTests : IAsyncLifetime
     public async Task A_commit_from_a_stale_read_is_rejected_as_a_concurrency_conflict()
     {
         var name = Definitions.Unique("stale");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
-        var started = await _api.StartAsync(name);
-        var store = _factory.Store;
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var started = await Api.StartAsync(name);
+        var store = Factory.Store;
         var snapshot = (await store.GetInstanceAsync(started.Id, Token))!;
 
         await store.CommitAsync(WorkflowExecutor.Cancel(snapshot, "first writer", DateTime.UtcNow), Token);
@@ -45,10 +37,10 @@ public sealed class SqliteStoreTests : IAsyncLifetime
     public async Task Claims_lease_due_signals_once_and_skip_leased_ones_until_the_lease_ends()
     {
         var name = Definitions.Unique("claims");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
-        var started = await _api.StartAsync(name);
-        await _api.SignalAsync(started.Id, "go");
-        var store = _factory.Store;
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var started = await Api.StartAsync(name);
+        await Api.SignalAsync(started.Id, "go");
+        var store = Factory.Store;
 
         var first = await store.ClaimDueSignalsAsync("node-a", 10, TimeSpan.FromMinutes(5), Token);
         var second = await store.ClaimDueSignalsAsync("node-b", 10, TimeSpan.FromMinutes(5), Token);
@@ -63,10 +55,10 @@ public sealed class SqliteStoreTests : IAsyncLifetime
     public async Task A_commit_under_a_lost_lease_is_refused()
     {
         var name = Definitions.Unique("lost");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
-        var started = await _api.StartAsync(name);
-        await _api.SignalAsync(started.Id, "go");
-        var store = _factory.Store;
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var started = await Api.StartAsync(name);
+        await Api.SignalAsync(started.Id, "go");
+        var store = Factory.Store;
         var claimed = Assert.Single(await store.ClaimDueSignalsAsync("node-a", 10, TimeSpan.FromMilliseconds(1), Token));
         var deadline = DateTime.UtcNow.AddSeconds(10);
         IReadOnlyList<SignalMessage> takenOver;
@@ -79,8 +71,8 @@ public sealed class SqliteStoreTests : IAsyncLifetime
         while (takenOver.Count == 0);
 
         var instance = (await store.GetInstanceAsync(started.Id, Token))!;
-        var definition = (await _factory.Get<DefinitionRegistry>().GetAsync(name, null, Token))!;
-        var late = _factory.Get<WorkflowExecutor>().Resume(definition, instance, claimed, [], DateTime.UtcNow, store.NowMs());
+        var definition = (await Factory.Get<DefinitionRegistry>().GetAsync(name, null, Token))!;
+        var late = Factory.Get<WorkflowExecutor>().Resume(definition, instance, claimed, [], DateTime.UtcNow, store.NowMs());
 
         await Assert.ThrowsAsync<LeaseLostException>(() => store.CommitAsync(late.Commit!, Token));
         Assert.Equal(InstanceStatus.Waiting, (await store.GetInstanceAsync(started.Id, Token))!.Status);
@@ -89,8 +81,7 @@ public sealed class SqliteStoreTests : IAsyncLifetime
     [Fact]
     public async Task Shutdown_releases_this_nodes_claims_so_another_node_can_take_them_at_once()
     {
-        await using var factory = new WorkflowServiceFactory();
-        var api = new ApiClient(factory.CreateClient());
+        var (factory, api) = await StartServiceAsync([]);
         var name = Definitions.Unique("shutdown");
         await api.PublishAsync(Definitions.SignalRoundtrip(name));
         var started = await api.StartAsync(name);
@@ -126,12 +117,16 @@ public sealed class SqliteStoreTests : IAsyncLifetime
     public async Task A_signal_for_an_ended_instance_that_was_queued_before_the_end_is_closed_as_unmatched()
     {
         var name = Definitions.Unique("close");
-        await _api.PublishAsync(Definitions.SignalRoundtrip(name));
-        var started = await _api.StartAsync(name);
-        await _api.SignalAsync(started.Id, "something-else");
-        using var cancel = await _api.Http.PostAsync($"/instances/{started.Id}/cancel", null, Token);
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var started = await Api.StartAsync(name);
+        await Api.SignalAsync(started.Id, "something-else");
+        using var cancel = await Api.Http.PostAsync($"/instances/{started.Id}/cancel", null, Token);
 
-        var signal = Assert.Single(await _api.SignalsAsync(started.Id));
+        var signal = Assert.Single(await Api.SignalsAsync(started.Id));
         Assert.Equal(SignalStatus.Unmatched, signal.Status);
     }
 }
+
+public sealed class SqliteStoreContractTests : StoreContractTests<SqliteBackend>;
+
+public sealed class PostgresStoreContractTests : StoreContractTests<PostgresBackend>;

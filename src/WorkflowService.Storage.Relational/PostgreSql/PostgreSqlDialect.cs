@@ -1,0 +1,64 @@
+using Microsoft.EntityFrameworkCore;
+using Microsoft.EntityFrameworkCore.Infrastructure;
+using Microsoft.EntityFrameworkCore.Storage;
+using Npgsql;
+
+namespace WorkflowService.Storage.Relational.PostgreSql;
+
+/// <summary>PostgreSQL: claims with FOR UPDATE SKIP LOCKED, schema bootstrap under an advisory lock.</summary>
+public sealed class PostgreSqlDialect : SqlDialect
+{
+    // Any constant works; it only has to be the same on every node.
+    private const long SchemaLockKey = 0x5746_5343_4845_4D41;
+
+    public override string Name => "postgresql";
+
+    public override string ClaimSql => """
+        UPDATE wf_signals AS s
+           SET lease_owner = {0}, lease_token = {1}, lease_until_ms = {3}, attempts = s.attempts + 1
+          FROM (SELECT id FROM wf_signals
+                 WHERE status = 'Pending' AND due_at_ms <= {2}
+                   AND (lease_until_ms IS NULL OR lease_until_ms < {2})
+                 ORDER BY due_at_ms
+                 LIMIT {4}
+                 FOR UPDATE SKIP LOCKED) AS due
+         WHERE s.id = due.id
+        RETURNING s.*
+        """;
+
+    public override bool IsUniqueViolation(Exception exception) =>
+        exception.GetBaseException() is PostgresException { SqlState: PostgresErrorCodes.UniqueViolation };
+
+    public override async Task EnsureSchemaAsync(WorkflowDbContext db, CancellationToken cancellationToken)
+    {
+        // Several nodes may start against an empty database at once: one creates the schema, the others wait for it.
+        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await db.Database.ExecuteSqlRawAsync("SELECT pg_advisory_lock({0})", [SchemaLockKey], cancellationToken).ConfigureAwait(false);
+            try
+            {
+                var exists = await db.Database.SqlQueryRaw<bool>(
+                        "SELECT to_regclass('wf_instances') IS NOT NULL AS \"Value\"").SingleAsync(cancellationToken).ConfigureAwait(false);
+                if (!exists)
+                {
+                    await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
+                    await db.GetService<IRelationalDatabaseCreator>().CreateTablesAsync(cancellationToken).ConfigureAwait(false);
+                    await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
+                }
+            }
+            finally
+            {
+                await db.Database.ExecuteSqlRawAsync("SELECT pg_advisory_unlock({0})", [SchemaLockKey], CancellationToken.None).ConfigureAwait(false);
+            }
+        }
+        finally
+        {
+            await db.Database.CloseConnectionAsync().ConfigureAwait(false);
+        }
+    }
+
+    public override async Task<long?> ReadClockMsAsync(WorkflowDbContext db, CancellationToken cancellationToken) =>
+        await db.Database.SqlQueryRaw<long>("SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS \"Value\"")
+            .SingleAsync(cancellationToken).ConfigureAwait(false);
+}

@@ -1,0 +1,196 @@
+using System.Globalization;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Npgsql;
+using WorkflowService.Engine.WakeUp;
+
+namespace WorkflowService.Storage.Relational.PostgreSql;
+
+/// <summary>
+/// Wake-ups across nodes over LISTEN/NOTIFY. Every node keeps one listening connection that reconnects with capped
+/// backoff; while it is down the node runs on its bounded poll and reports itself degraded. Notifications are sent
+/// outside the signal's transaction and coalesced, so NOTIFY never serialises signal commits.
+/// </summary>
+public sealed partial class PostgresWakeUp(
+    NpgsqlDataSource dataSource, InProcessWakeUp local, TimeProvider time, ILogger<PostgresWakeUp> logger)
+    : IWakeUpTransport, IHostedService, IAsyncDisposable
+{
+    public const string ChannelName = "workflow_wakeup";
+    private static readonly TimeSpan MaxBackoff = TimeSpan.FromSeconds(30);
+    private static readonly TimeSpan IdleCheck = TimeSpan.FromSeconds(30);
+
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly SemaphoreSlim _sendRequested = new(0, 1);
+    private long _pendingDueMs = long.MaxValue;
+    private volatile bool _listening;
+    private int _disposed;
+    private Task _listener = Task.CompletedTask;
+    private Task _sender = Task.CompletedTask;
+
+    public bool IsHealthy => _listening;
+
+    /// <summary>The process id of the listening connection, for operators (and the lost-wake-up test).</summary>
+    public int? ListenerProcessId { get; private set; }
+
+    public void Notify(long dueAtMs)
+    {
+        local.Notify(dueAtMs);
+        // Keep the earliest due time among notifications not yet sent, and make sure one send is scheduled.
+        long current;
+        do
+        {
+            current = Interlocked.Read(ref _pendingDueMs);
+            if (current <= dueAtMs)
+            {
+                break;
+            }
+        }
+        while (Interlocked.CompareExchange(ref _pendingDueMs, dueAtMs, current) != current);
+
+        if (_sendRequested.CurrentCount == 0)
+        {
+            try
+            {
+                _sendRequested.Release();
+            }
+            catch (SemaphoreFullException)
+            {
+                // Already requested by a concurrent caller: coalesced.
+            }
+        }
+    }
+
+    public Task<bool> WaitAsync(long untilMs, CancellationToken cancellationToken) => local.WaitAsync(untilMs, cancellationToken);
+
+    public Task StartAsync(CancellationToken cancellationToken)
+    {
+        _listener = Task.Run(() => ListenAsync(_stopping.Token), CancellationToken.None);
+        _sender = Task.Run(() => SendAsync(_stopping.Token), CancellationToken.None);
+        return Task.CompletedTask;
+    }
+
+    public async Task StopAsync(CancellationToken cancellationToken)
+    {
+        if (Volatile.Read(ref _disposed) == 1)
+        {
+            return;
+        }
+
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        await Task.WhenAll(_listener, _sender).WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    private async Task ListenAsync(CancellationToken stopping)
+    {
+        var failures = 0;
+        while (!stopping.IsCancellationRequested)
+        {
+            try
+            {
+                await using var connection = await dataSource.OpenConnectionAsync(stopping).ConfigureAwait(false);
+                connection.Notification += (_, e) =>
+                    local.Notify(long.TryParse(e.Payload, NumberStyles.Integer, CultureInfo.InvariantCulture, out var due) ? due : 0);
+                await using (var listen = new NpgsqlCommand($"LISTEN {ChannelName}", connection))
+                {
+                    await listen.ExecuteNonQueryAsync(stopping).ConfigureAwait(false);
+                }
+
+                ListenerProcessId = connection.ProcessID;
+                _listening = true;
+                if (failures > 0)
+                {
+                    LogListening(logger, failures);
+                }
+
+                failures = 0;
+                // Anything committed while we were not listening is due now: look once.
+                local.Notify(0);
+                while (!stopping.IsCancellationRequested)
+                {
+                    if (!await connection.WaitAsync(IdleCheck, stopping).ConfigureAwait(false))
+                    {
+                        // Quiet for a while: prove the connection is still alive.
+                        await using var ping = new NpgsqlCommand("SELECT 1", connection);
+                        await ping.ExecuteScalarAsync(stopping).ConfigureAwait(false);
+                    }
+                }
+            }
+            catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+            {
+                break;
+            }
+            catch (Exception e)
+            {
+                _listening = false;
+                ListenerProcessId = null;
+                failures++;
+                var backoff = TimeSpan.FromMilliseconds(Math.Min(MaxBackoff.TotalMilliseconds, 100 * Math.Pow(2, Math.Min(failures, 16))));
+                LogListenerDown(logger, e, failures, backoff);
+                try
+                {
+                    await Task.Delay(backoff, time, stopping).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException)
+                {
+                    break;
+                }
+            }
+        }
+
+        _listening = false;
+    }
+
+    private async Task SendAsync(CancellationToken stopping)
+    {
+        while (!stopping.IsCancellationRequested)
+        {
+            try
+            {
+                await _sendRequested.WaitAsync(stopping).ConfigureAwait(false);
+                var due = Interlocked.Exchange(ref _pendingDueMs, long.MaxValue);
+                if (due == long.MaxValue)
+                {
+                    continue;
+                }
+
+                await using var command = dataSource.CreateCommand("SELECT pg_notify(@channel, @payload)");
+                command.Parameters.AddWithValue("channel", ChannelName);
+                command.Parameters.AddWithValue("payload", due.ToString(CultureInfo.InvariantCulture));
+                command.CommandTimeout = 5;
+                await command.ExecuteNonQueryAsync(stopping).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+            {
+                break;
+            }
+            catch (Exception e)
+            {
+                // A lost notification only delays other nodes until their next poll.
+                LogSendFailed(logger, e);
+            }
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        // Registered under three service types, so the container may dispose it more than once.
+        if (Interlocked.Exchange(ref _disposed, 1) == 1)
+        {
+            return;
+        }
+
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        await Task.WhenAll(_listener, _sender).WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+        _stopping.Dispose();
+        _sendRequested.Dispose();
+    }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener is down (failure {Failures}); running on the poll alone, reconnecting in {Backoff}")]
+    private static partial void LogListenerDown(ILogger logger, Exception exception, int failures, TimeSpan backoff);
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "Wake-up listener is back after {Failures} failed attempts")]
+    private static partial void LogListening(ILogger logger, int failures);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Sending a wake-up notification failed; other nodes will see the signal at their next poll")]
+    private static partial void LogSendFailed(ILogger logger, Exception exception);
+}
