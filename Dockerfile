@@ -1,0 +1,51 @@
+# Workflow Service container image (embedded SQLite store by default).
+#
+#   docker build -t workflow-service .
+#   docker run -p 8080:8080 -v workflow-data:/data workflow-service
+#
+# Health: the aspnet runtime image has no curl/wget, so there is deliberately no HEALTHCHECK here (installing curl only
+# for that would grow the image and its attack surface). Orchestrators probe the HTTP endpoints instead:
+#   liveness  GET /health/live   (the process answers)
+#   readiness GET /health/ready  (the store answers; 503 when it does not)
+# See deploy/kubernetes/workflow-service.yaml and compose/README.md.
+
+# ---------------------------------------------------------------------------------------------------------------- build
+FROM mcr.microsoft.com/dotnet/sdk:10.0 AS build
+WORKDIR /src
+
+# Restore first from the project and props files only, so the package layer is reused until a project file changes.
+COPY global.json Directory.Build.props Directory.Packages.props ./
+COPY src/WorkflowService.Engine/WorkflowService.Engine.csproj src/WorkflowService.Engine/
+COPY src/WorkflowService.Storage.Relational/WorkflowService.Storage.Relational.csproj src/WorkflowService.Storage.Relational/
+COPY src/WorkflowService/WorkflowService.csproj src/WorkflowService/
+RUN dotnet restore src/WorkflowService/WorkflowService.csproj
+
+# The web project links the repository-root appsettings.json into its publish output.
+COPY appsettings.json ./
+COPY src/ src/
+RUN dotnet publish src/WorkflowService -c Release -o /app --no-restore -p:UseAppHost=false
+
+# -------------------------------------------------------------------------------------------------------------- runtime
+FROM mcr.microsoft.com/dotnet/aspnet:10.0 AS runtime
+WORKDIR /app
+
+# The SQLite file lives on a volume owned by the image's non-root "app" user (uid/gid $APP_UID = 1654). Creating the
+# directory here, owned by app, makes a fresh named volume inherit that ownership when it is first mounted.
+RUN mkdir -p /data && chown app:app /data
+
+COPY --from=build /app ./
+
+# Urls overrides the image's ASPNETCORE_HTTP_PORTS; clearing that variable avoids Kestrel's "Overriding HTTP_PORTS"
+# warning at start-up. Every other setting comes from appsettings.json and can be overridden with Section__Key variables.
+ENV Urls=http://+:8080 \
+    ASPNETCORE_HTTP_PORTS="" \
+    Store__Provider=Sqlite \
+    Store__ConnectionString="Data Source=/data/workflow.db"
+
+EXPOSE 8080
+VOLUME /data
+
+# The numeric uid of the "app" user, so that Kubernetes' runAsNonRoot can verify the user is not root.
+USER $APP_UID
+
+ENTRYPOINT ["dotnet", "WorkflowService.dll"]
