@@ -29,8 +29,10 @@ public static class InstanceEndpoints
         group.MapGet("/{id:guid}/history", History).WithName("GetInstanceHistory").WithSummary("The instance's history, oldest first")
             .ProducesProblem(StatusCodes.Status404NotFound);
         group.MapPost("/{id:guid}/cancel", Cancel).WithName("CancelInstance").WithSummary("Cancel an instance")
+            .ProducesProblem(StatusCodes.Status400BadRequest)
             .ProducesProblem(StatusCodes.Status404NotFound)
-            .ProducesProblem(StatusCodes.Status409Conflict);
+            .ProducesProblem(StatusCodes.Status409Conflict)
+            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
         group.MapPost("/{id:guid}/signals", Signal).WithName("SendSignal")
             .WithSummary("Send a signal (optionally delayed by dueAt); a repeated Idempotency-Key returns the first one")
             .ProducesValidationProblem()

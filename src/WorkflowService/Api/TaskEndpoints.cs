@@ -15,9 +15,11 @@ public static class TaskEndpoints
         group.MapPost("/{id:guid}/claim", Claim).WithName("ClaimTask").WithSummary("Claim an open task for a user")
             .ProducesValidationProblem()
             .ProducesProblem(StatusCodes.Status404NotFound)
-            .ProducesProblem(StatusCodes.Status409Conflict);
+            .ProducesProblem(StatusCodes.Status409Conflict)
+            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
         group.MapPost("/{id:guid}/complete", Complete).WithName("CompleteTask")
             .WithSummary("Complete a task with its result; the waiting instance resumes")
+            .ProducesProblem(StatusCodes.Status400BadRequest)
             .ProducesProblem(StatusCodes.Status404NotFound)
             .ProducesProblem(StatusCodes.Status409Conflict)
             .ProducesProblem(StatusCodes.Status413PayloadTooLarge);

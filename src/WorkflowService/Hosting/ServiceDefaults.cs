@@ -1,6 +1,9 @@
+using System.Text.Json;
 using System.Text.Json.Serialization;
 using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Http.Json;
+using Microsoft.AspNetCore.OpenApi;
+using Microsoft.OpenApi;
 using Scalar.AspNetCore;
 using Serilog;
 using WorkflowService.Api;
@@ -37,12 +40,31 @@ public static class ServiceDefaults
             kestrel.Limits.MaxRequestBodySize = context.Configuration.GetValue(
                 $"{ApiOptions.Section}:{nameof(ApiOptions.MaxRequestBodyBytes)}", new ApiOptions().MaxRequestBodyBytes));
 
-        services.AddOpenApi(o => o.AddDocumentTransformer((document, _, _) =>
+        services.AddOpenApi(o =>
         {
-            document.Info.Title = "Workflow Service";
-            document.Info.Description = "Start, signal and query workflow instances; publish definitions; work the task inbox.";
-            return Task.CompletedTask;
-        }));
+            // Input, output, payloads and variables are any JSON value: inline JsonElement as the empty schema ({}) instead of
+            // a named component, which client generators read as an object type and cannot fill with a number or a list.
+            o.CreateSchemaReferenceId = type => type.Type == typeof(JsonElement) || type.Type == typeof(JsonElement?)
+                ? null
+                : OpenApiOptions.CreateDefaultSchemaReferenceId(type);
+            // Every enum goes over the wire as its name (JsonStringEnumConverter above), but the generated schema leaves out
+            // "type": "string" (dotnet/aspnetcore#61303), so generators would take the enum for integers.
+            o.AddSchemaTransformer((schema, context, _) =>
+            {
+                if (context.JsonTypeInfo.Type.IsEnum && schema.Enum is { Count: > 0 } && schema.Type is null)
+                {
+                    schema.Type = JsonSchemaType.String;
+                }
+
+                return Task.CompletedTask;
+            });
+            o.AddDocumentTransformer((document, _, _) =>
+            {
+                document.Info.Title = "Workflow Service";
+                document.Info.Description = "Start, signal and query workflow instances; publish definitions; work the task inbox.";
+                return Task.CompletedTask;
+            });
+        });
 
         services.AddWorkflowBackend(builder.Configuration);
         services.AddWorkflowEngine(builder.Configuration);

@@ -22,7 +22,7 @@ public abstract class ServiceTest<TBackend> : IAsyncLifetime where TBackend : St
     {
     }
 
-    public async ValueTask InitializeAsync()
+    public virtual async ValueTask InitializeAsync()
     {
         (Factory, Api) = await StartServiceAsync(Settings, ConfigureServices);
     }
