@@ -6,6 +6,7 @@ namespace WorkflowService.Api;
 /// <summary>A signal to an instance; <c>dueAt</c> delays it (a timer).</summary>
 public sealed record SendSignalRequest(string Name, JsonElement? Payload, DateTimeOffset? DueAt);
 
+/// <summary>A signal and its fate; <c>claimedBy</c> is the node that holds or last held its claim (the one that handled it).</summary>
 public sealed record SignalView(
     Guid Id,
     Guid InstanceId,
@@ -14,6 +15,7 @@ public sealed record SignalView(
     SignalStatus Status,
     DateTimeOffset DueAt,
     int Attempts,
+    string? ClaimedBy,
     string? LastError,
     Guid? TaskId,
     DateTime CreatedAt,
@@ -21,5 +23,5 @@ public sealed record SignalView(
 {
     public static SignalView From(SignalMessage s) => new(
         s.Id, s.InstanceId, s.Name, Json.Element(s.PayloadJson), s.Status, DateTimeOffset.FromUnixTimeMilliseconds(s.DueAtMs),
-        s.Attempts, s.LastError, s.TaskId, s.CreatedAt, s.HandledAt);
+        s.Attempts, s.LeaseOwner, s.LastError, s.TaskId, s.CreatedAt, s.HandledAt);
 }

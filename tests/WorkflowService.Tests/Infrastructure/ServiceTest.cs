@@ -29,13 +29,27 @@ public abstract class ServiceTest<TBackend> : IAsyncLifetime where TBackend : St
 
     /// <summary>Starts another service instance on a database of its own (for tests that need their own settings).</summary>
     protected async Task<(WorkflowServiceFactory Factory, ApiClient Api)> StartServiceAsync(
-        Dictionary<string, string?> settings, Action<IServiceCollection>? services = null)
+        Dictionary<string, string?> settings, Action<IServiceCollection>? services = null, BackendDatabase? database = null)
     {
-        var database = await Backend.CreateDatabaseAsync();
-        _owned.Add(database);
+        database ??= await CreateDatabaseAsync();
         var factory = new WorkflowServiceFactory(database.Settings.Concat(settings).ToDictionary(), services);
         _owned.Add(factory);
         return (factory, new ApiClient(factory.CreateClient()));
+    }
+
+    /// <summary>A fresh database of this backend, dropped when the test ends.</summary>
+    protected async Task<BackendDatabase> CreateDatabaseAsync()
+    {
+        var database = await Backend.CreateDatabaseAsync();
+        _owned.Add(database);
+        return database;
+    }
+
+    /// <summary>Something the test started that must be stopped when it ends (in reverse order of registration).</summary>
+    protected T Own<T>(T disposable) where T : IAsyncDisposable
+    {
+        _owned.Add(disposable);
+        return disposable;
     }
 
     public async ValueTask DisposeAsync()

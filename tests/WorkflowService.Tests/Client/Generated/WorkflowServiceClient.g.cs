@@ -2560,6 +2560,9 @@ namespace WorkflowService.Tests.Client.Generated
         [System.Text.Json.Serialization.JsonPropertyName("attempts")]
         public int Attempts { get; set; } = default!;
 
+        [System.Text.Json.Serialization.JsonPropertyName("claimedBy")]
+        public string? ClaimedBy { get; set; } = default!;
+
         [System.Text.Json.Serialization.JsonPropertyName("lastError")]
         public string? LastError { get; set; } = default!;
 

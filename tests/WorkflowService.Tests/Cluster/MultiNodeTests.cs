@@ -1,0 +1,161 @@
+using System.Collections.Concurrent;
+using System.Net;
+using System.Net.Http.Json;
+using System.Text;
+using WorkflowService.Api;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Tests.Backends;
+using WorkflowService.Tests.Infrastructure;
+
+namespace WorkflowService.Tests.Cluster;
+
+/// <summary>
+/// Several service processes on one database: every instance completes exactly once even when a node is killed with
+/// SIGKILL in the middle of the load, and the dead node's claims are taken over when their leases expire.
+/// </summary>
+public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
+{
+    private const int Instances = 2000;
+    private const int Concurrency = 24;
+    private const int KillAfterStarts = 600;
+
+    [Fact]
+    public async Task Three_nodes_complete_every_instance_exactly_once_when_one_is_killed()
+    {
+        var database = await CreateDatabaseAsync();
+        var settings = new Dictionary<string, string?>(database.Settings)
+        {
+            ["Workers:LeaseDuration"] = "00:00:03",
+            ["Workers:PollInterval"] = "00:00:01",
+        };
+
+        // All three start at once against an empty database: the schema is created once, safely.
+        var nodes = await Task.WhenAll(Enumerable.Range(0, 3).Select(i => ServiceProcess.StartAsync($"node-{i}", settings)));
+        foreach (var node in nodes)
+        {
+            Own(node);
+        }
+
+        var clients = nodes.Select(n => n.CreateClient()).ToArray();
+        var definition = await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "examples", "signal-roundtrip.json"));
+        using (var publish = await clients[0].PostAsync("/definitions", new StringContent(definition, Encoding.UTF8, "application/json")))
+        {
+            Assert.Equal(HttpStatusCode.Created, publish.StatusCode);
+        }
+
+        var ids = new Guid[Instances];
+        var started = 0;
+        var killed = 0;
+        var next = -1;
+        await Task.WhenAll(Enumerable.Range(0, Concurrency).Select(async _ =>
+        {
+            int i;
+            while ((i = Interlocked.Increment(ref next)) < Instances)
+            {
+                var instance = await SendAsync<InstanceView>(nodes, clients, i, HttpMethod.Post, _ => "/instances",
+                    new { definition = "signal-roundtrip", input = new { n = i } }, $"start-{i}");
+                ids[i] = instance.Id;
+                if (Interlocked.Increment(ref started) == KillAfterStarts && Interlocked.Exchange(ref killed, 1) == 0)
+                {
+                    nodes[2].Kill();
+                }
+
+                await SendAsync<SignalView>(nodes, clients, i + 1, HttpMethod.Post, _ => $"/instances/{instance.Id}/signals",
+                    new { name = "go", payload = new { value = i } }, $"go-{i}");
+            }
+        }));
+        Assert.True(nodes[2].HasExited);
+
+        // Every instance completes: wait on each with the service's long-poll, on the surviving nodes.
+        var live = clients.Take(2).ToArray();
+        var completed = new ConcurrentBag<InstanceView>();
+        next = -1;
+        await Task.WhenAll(Enumerable.Range(0, Concurrency).Select(async _ =>
+        {
+            int i;
+            while ((i = Interlocked.Increment(ref next)) < Instances)
+            {
+                completed.Add(await WaitForCompletionAsync(live[i % 2], ids[i]));
+            }
+        }));
+        Assert.Equal(Instances, completed.Count(c => c.Status == InstanceStatus.Completed));
+        Assert.Equal(Instances, completed.Select(c => c.Id).Distinct().Count());
+
+        // Exactly once: one received signal and one completion in each history, one handled "go" per instance.
+        var takenOver = 0;
+        next = -1;
+        await Task.WhenAll(Enumerable.Range(0, Concurrency).Select(async _ =>
+        {
+            int i;
+            while ((i = Interlocked.Increment(ref next)) < Instances)
+            {
+                var client = live[i % 2];
+                var history = (await client.GetFromJsonAsync<List<HistoryEventView>>($"/instances/{ids[i]}/history", WorkflowServiceFactory.Json))!;
+                Assert.Equal(1, history.Count(h => h.Type == "SignalReceived"));
+                Assert.Equal(1, history.Count(h => h.Type == "InstanceCompleted"));
+                var signals = (await client.GetFromJsonAsync<List<SignalView>>($"/instances/{ids[i]}/signals", WorkflowServiceFactory.Json))!;
+                var go = Assert.Single(signals);
+                Assert.Equal(SignalStatus.Handled, go.Status);
+                if (go.Attempts >= 2)
+                {
+                    Assert.NotEqual("node-2", go.ClaimedBy);
+                    Interlocked.Increment(ref takenOver);
+                }
+            }
+        }));
+
+        // The killed node held claims when it died; other nodes took them over once the leases expired.
+        Assert.True(takenOver > 0, "no signal was taken over from the killed node");
+        var stuck = await live[0].GetFromJsonAsync<PageView<InstanceSummaryView>>("/instances?status=Waiting&limit=1", WorkflowServiceFactory.Json);
+        Assert.Equal(0, stuck!.Total);
+    }
+
+    /// <summary>Sends to node <paramref name="preferred"/> % 3, failing over to a live node; the idempotency key makes a retry safe.</summary>
+    private static async Task<T> SendAsync<T>(ServiceProcess[] nodes, HttpClient[] clients, int preferred, HttpMethod method,
+        Func<int, string> path, object body, string idempotencyKey)
+    {
+        for (var attempt = 0; attempt < 6; attempt++)
+        {
+            var n = (preferred + attempt) % nodes.Length;
+            if (nodes[n].HasExited)
+            {
+                continue;
+            }
+
+            try
+            {
+                using var request = new HttpRequestMessage(method, path(n)) { Content = JsonContent.Create(body) };
+                request.Headers.Add("Idempotency-Key", idempotencyKey);
+                using var response = await clients[n].SendAsync(request);
+                if ((int)response.StatusCode >= 500)
+                {
+                    continue;
+                }
+
+                Assert.True(response.IsSuccessStatusCode, $"{method} {path(n)}: {(int)response.StatusCode} {await response.Content.ReadAsStringAsync()}");
+                return (await response.Content.ReadFromJsonAsync<T>(WorkflowServiceFactory.Json))!;
+            }
+            catch (HttpRequestException)
+            {
+                // The node died under the request: try the next one with the same idempotency key.
+            }
+        }
+
+        throw new InvalidOperationException($"no node accepted {method} {idempotencyKey}");
+    }
+
+    private static async Task<InstanceView> WaitForCompletionAsync(HttpClient client, Guid id)
+    {
+        var deadline = DateTime.UtcNow.AddMinutes(2);
+        while (true)
+        {
+            var instance = (await client.GetFromJsonAsync<InstanceView>($"/instances/{id}?waitFor=Completed&timeout=10", WorkflowServiceFactory.Json))!;
+            if (instance.Status == InstanceStatus.Completed || DateTime.UtcNow > deadline)
+            {
+                return instance;
+            }
+        }
+    }
+}
+
+public sealed class PostgresMultiNodeTests : MultiNodeTests<PostgresBackend>;

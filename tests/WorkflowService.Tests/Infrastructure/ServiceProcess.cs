@@ -1,0 +1,149 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+
+namespace WorkflowService.Tests.Infrastructure;
+
+/// <summary>
+/// The service as a separate operating-system process (the built WorkflowService.dll under `dotnet`), configured by
+/// environment variables like a deployed node, so that a test can run several nodes and kill one with SIGKILL.
+/// </summary>
+public sealed class ServiceProcess : IAsyncDisposable
+{
+    private readonly Process _process;
+    private readonly string _log;
+
+    private ServiceProcess(Process process, Uri address, string log)
+    {
+        _process = process;
+        Address = address;
+        _log = log;
+    }
+
+    public Uri Address { get; }
+
+    public bool HasExited => _process.HasExited;
+
+    public static async Task<ServiceProcess> StartAsync(string nodeId, IReadOnlyDictionary<string, string?> settings)
+    {
+        var port = FreePort();
+        var directory = Directory.CreateTempSubdirectory("workflow-node-").FullName;
+        var log = Path.Combine(directory, "service.log");
+        var start = new ProcessStartInfo("dotnet", [ServiceDll()])
+        {
+            WorkingDirectory = directory,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        start.Environment["Urls"] = $"http://127.0.0.1:{port}";
+        start.Environment["Workers__NodeId"] = nodeId;
+        start.Environment["Serilog__MinimumLevel__Default"] = "Warning";
+        start.Environment["DOTNET_ENVIRONMENT"] = "Production";
+        foreach (var (key, value) in settings)
+        {
+            start.Environment[key.Replace(":", "__", StringComparison.Ordinal)] = value;
+        }
+
+        var process = Process.Start(start)!;
+        var writer = new StreamWriter(log) { AutoFlush = true };
+        process.OutputDataReceived += (_, e) => { if (e.Data is not null) lock (writer) writer.WriteLine(e.Data); };
+        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) lock (writer) writer.WriteLine(e.Data); };
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+
+        var node = new ServiceProcess(process, new Uri($"http://127.0.0.1:{port}"), log);
+        await node.WaitUntilReadyAsync(TimeSpan.FromSeconds(60));
+        return node;
+    }
+
+    public HttpClient CreateClient() => new() { BaseAddress = Address, Timeout = TimeSpan.FromSeconds(30) };
+
+    /// <summary>SIGKILL: no shutdown hooks, no released claims, like a crashed machine.</summary>
+    public void Kill()
+    {
+        _process.Kill(entireProcessTree: true);
+        _process.WaitForExit(10_000);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (!_process.HasExited)
+        {
+            Kill();
+        }
+
+        _process.Dispose();
+        await Task.CompletedTask;
+    }
+
+    private async Task WaitUntilReadyAsync(TimeSpan deadline)
+    {
+        using var http = CreateClient();
+        var until = DateTime.UtcNow + deadline;
+        while (true)
+        {
+            if (_process.HasExited)
+            {
+                throw new InvalidOperationException($"the service process exited with {_process.ExitCode}: {ReadLog()}");
+            }
+
+            try
+            {
+                using var response = await http.GetAsync("/health/ready");
+                if (response.IsSuccessStatusCode)
+                {
+                    return;
+                }
+            }
+            catch (HttpRequestException)
+            {
+                // Not listening yet.
+            }
+
+            if (DateTime.UtcNow > until)
+            {
+                throw new TimeoutException($"the service at {Address} was not ready within {deadline}: {ReadLog()}");
+            }
+
+            await Task.Yield();
+        }
+    }
+
+    private string ReadLog()
+    {
+        try
+        {
+            using var stream = new FileStream(_log, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+            return new StreamReader(stream).ReadToEnd();
+        }
+        catch (IOException)
+        {
+            return "(no log)";
+        }
+    }
+
+    private static int FreePort()
+    {
+        using var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        return ((IPEndPoint)listener.LocalEndpoint).Port;
+    }
+
+    /// <summary>The service build that sits beside this test build (same configuration).</summary>
+    private static string ServiceDll()
+    {
+        var testBin = new DirectoryInfo(AppContext.BaseDirectory);
+        var configuration = testBin.Parent!.Name; // bin/<Configuration>/<tfm>
+        var framework = testBin.Name;
+        var root = testBin;
+        while (root is not null && !File.Exists(Path.Combine(root.FullName, "WorkflowService.slnx")))
+        {
+            root = root.Parent;
+        }
+
+        var dll = Path.Combine(root?.FullName ?? throw new InvalidOperationException("repository root not found"),
+            "src", "WorkflowService", "bin", configuration, framework, "WorkflowService.dll");
+        return File.Exists(dll) ? dll : throw new FileNotFoundException("build the service first", dll);
+    }
+}
