@@ -350,13 +350,20 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
             .OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).ToListAsync(cancellationToken).ConfigureAwait(false);
     }
 
-    public async Task<Page<SignalMessage>> ListDeadLettersAsync(int offset, int limit, CancellationToken cancellationToken)
+    public Task<Page<SignalMessage>> ListDeadLettersAsync(int offset, int limit, CancellationToken cancellationToken) =>
+        QuerySignalsAsync(new SignalQuery(SignalStatus.DeadLettered, Offset: offset, Limit: limit), cancellationToken);
+
+    public async Task<Page<SignalMessage>> QuerySignalsAsync(SignalQuery query, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        var q = db.Signals.AsNoTracking().Where(s => s.Status == SignalStatus.DeadLettered);
+        var q = db.Signals.AsNoTracking();
+        if (query.Status is { } status) q = q.Where(s => s.Status == status);
+        if (query.ClaimedBy is not null) q = q.Where(s => s.LeaseOwner == query.ClaimedBy);
+        if (query.Name is not null) q = q.Where(s => s.Name == query.Name);
         var total = await q.CountAsync(cancellationToken).ConfigureAwait(false);
-        var items = await q.OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).Skip(offset).Take(limit).ToListAsync(cancellationToken).ConfigureAwait(false);
-        return new Page<SignalMessage>(items, total, offset, limit);
+        var items = await q.OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).Skip(query.Offset).Take(query.Limit)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        return new Page<SignalMessage>(items, total, query.Offset, query.Limit);
     }
 
     public async Task<ReplayOutcome> ReplayDeadLetterAsync(Guid signalId, HistoryEvent? replayEvent, CancellationToken cancellationToken)

@@ -44,6 +44,8 @@ public interface IWorkflowStore
     Task<SignalMessage?> GetSignalAsync(Guid signalId, CancellationToken cancellationToken);
     Task<IReadOnlyList<SignalMessage>> GetParkedSignalsAsync(Guid instanceId, CancellationToken cancellationToken);
     Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(Guid instanceId, CancellationToken cancellationToken);
+    /// <summary>Signals across instances, e.g. the claims a node holds (operators' view of the queue).</summary>
+    Task<Page<SignalMessage>> QuerySignalsAsync(SignalQuery query, CancellationToken cancellationToken);
     Task<Page<SignalMessage>> ListDeadLettersAsync(int offset, int limit, CancellationToken cancellationToken);
     /// <summary>Makes a dead-lettered signal pending again and a faulted instance waiting again, atomically.</summary>
     Task<ReplayOutcome> ReplayDeadLetterAsync(Guid signalId, HistoryEvent? replayEvent, CancellationToken cancellationToken);

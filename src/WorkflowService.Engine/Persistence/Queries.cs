@@ -19,6 +19,13 @@ public sealed record TaskQuery(
     int Offset = 0,
     int Limit = 50);
 
+public sealed record SignalQuery(
+    SignalStatus? Status = null,
+    string? ClaimedBy = null,
+    string? Name = null,
+    int Offset = 0,
+    int Limit = 50);
+
 public sealed record DefinitionSummary(string Name, int LatestVersion, string? Description, DateTime UpdatedAt);
 
 public enum TaskClaimOutcome { Claimed, NotFound, AlreadyClaimed, Closed }

@@ -87,6 +87,7 @@ public static class ServiceDefaults
         app.MapDefinitionEndpoints();
         app.MapInstanceEndpoints();
         app.MapTaskEndpoints();
+        app.MapSignalEndpoints();
         app.MapDeadLetterEndpoints();
         return app;
     }

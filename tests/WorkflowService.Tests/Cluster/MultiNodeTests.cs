@@ -45,8 +45,8 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
 
         var ids = new Guid[Instances];
         var started = 0;
-        var killed = 0;
         var next = -1;
+        var killer = KillWhileItHoldsClaimsAsync(nodes[2], clients[0], () => Volatile.Read(ref started) >= KillAfterStarts);
         await Task.WhenAll(Enumerable.Range(0, Concurrency).Select(async _ =>
         {
             int i;
@@ -55,16 +55,15 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
                 var instance = await SendAsync<InstanceView>(nodes, clients, i, HttpMethod.Post, _ => "/instances",
                     new { definition = "signal-roundtrip", input = new { n = i } }, $"start-{i}");
                 ids[i] = instance.Id;
-                if (Interlocked.Increment(ref started) == KillAfterStarts && Interlocked.Exchange(ref killed, 1) == 0)
-                {
-                    nodes[2].Kill();
-                }
+                Interlocked.Increment(ref started);
 
                 await SendAsync<SignalView>(nodes, clients, i + 1, HttpMethod.Post, _ => $"/instances/{instance.Id}/signals",
                     new { name = "go", payload = new { value = i } }, $"go-{i}");
             }
         }));
+        var orphaned = await killer;
         Assert.True(nodes[2].HasExited);
+        Assert.NotEmpty(orphaned);
 
         // Every instance completes: wait on each with the service's long-poll, on the surviving nodes.
         var live = clients.Take(2).ToArray();
@@ -105,9 +104,47 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
         }));
 
         // The killed node held claims when it died; other nodes took them over once the leases expired.
-        Assert.True(takenOver > 0, "no signal was taken over from the killed node");
+        foreach (var signal in orphaned)
+        {
+            var now = Assert.Single((await live[0].GetFromJsonAsync<List<SignalView>>($"/instances/{signal.InstanceId}/signals", WorkflowServiceFactory.Json))!);
+            Assert.Equal(SignalStatus.Handled, now.Status);
+            Assert.NotEqual("node-2", now.ClaimedBy);
+            Assert.True(now.Attempts >= 2);
+        }
+
+        Assert.True(takenOver >= orphaned.Count);
         var stuck = await live[0].GetFromJsonAsync<PageView<InstanceSummaryView>>("/instances?status=Waiting&limit=1", WorkflowServiceFactory.Json);
         Assert.Equal(0, stuck!.Total);
+    }
+
+    /// <summary>
+    /// Once the load is under way, kills the node at a moment it holds claims (as seen through another node's API) and
+    /// returns the claims it left behind.
+    /// </summary>
+    private static async Task<IReadOnlyList<SignalView>> KillWhileItHoldsClaimsAsync(ServiceProcess node, HttpClient observer, Func<bool> loadIsRunning)
+    {
+        var deadline = DateTime.UtcNow.AddMinutes(2);
+        while (true)
+        {
+            Assert.True(DateTime.UtcNow < deadline, "the node never held a claim under load");
+            if (loadIsRunning())
+            {
+                var held = await observer.GetFromJsonAsync<PageView<SignalView>>("/signals?status=Pending&claimedBy=node-2&limit=1", WorkflowServiceFactory.Json);
+                if (held!.Total > 0)
+                {
+                    node.Kill();
+                    var orphaned = await observer.GetFromJsonAsync<PageView<SignalView>>("/signals?status=Pending&claimedBy=node-2&limit=500", WorkflowServiceFactory.Json);
+                    if (orphaned!.Total > 0)
+                    {
+                        return orphaned.Items;
+                    }
+
+                    Assert.Fail("the node finished its claims between the look and the kill; nothing was left to take over");
+                }
+            }
+
+            await Task.Yield();
+        }
     }
 
     /// <summary>Sends to node <paramref name="preferred"/> % 3, failing over to a live node; the idempotency key makes a retry safe.</summary>

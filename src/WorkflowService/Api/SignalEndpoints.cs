@@ -1,0 +1,40 @@
+using Microsoft.AspNetCore.Http.HttpResults;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Api;
+
+/// <summary>The signal queue across instances: what is due, parked, or claimed by which node.</summary>
+public static class SignalEndpoints
+{
+    public static RouteGroupBuilder MapSignalEndpoints(this IEndpointRouteBuilder routes)
+    {
+        var group = routes.MapGroup("/signals").WithTags("Signals");
+        group.MapGet("/", List).WithName("ListSignals")
+            .WithSummary("Signals by status, claiming node and name (e.g. the claims a node holds)")
+            .ProducesValidationProblem();
+        return group;
+    }
+
+    private static async Task<Results<Ok<PageView<SignalView>>, ValidationProblem>> List(
+        IWorkflowStore store,
+        CancellationToken cancellationToken,
+        SignalStatus? status = null,
+        string? claimedBy = null,
+        string? name = null,
+        int offset = 0,
+        int limit = 50)
+    {
+        if (offset < 0)
+        {
+            return Problems.Invalid("offset", "offset must not be negative");
+        }
+
+        if (limit is < 1 or > 500)
+        {
+            return Problems.Invalid("limit", "limit must be between 1 and 500");
+        }
+
+        var page = await store.QuerySignalsAsync(new SignalQuery(status, claimedBy, name, offset, limit), cancellationToken);
+        return TypedResults.Ok(new PageView<SignalView>(page.Items.Select(SignalView.From).ToList(), page.Total, page.Offset, page.Limit));
+    }
+}
