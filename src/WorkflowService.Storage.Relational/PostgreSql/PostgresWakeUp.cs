@@ -27,7 +27,16 @@ public sealed partial class PostgresWakeUp(
     private Task _listener = Task.CompletedTask;
     private Task _sender = Task.CompletedTask;
 
+    private long _requested;
+    private long _sent;
+
     public bool IsHealthy => _listening;
+
+    /// <summary>Wake-ups asked for by this node's commits.</summary>
+    public long NotificationsRequested => Interlocked.Read(ref _requested);
+
+    /// <summary>NOTIFY statements actually sent: fewer than requested when commits come faster than one round trip.</summary>
+    public long NotificationsSent => Interlocked.Read(ref _sent);
 
     /// <summary>The process id of the listening connection, for operators (and the lost-wake-up test).</summary>
     public int? ListenerProcessId { get; private set; }
@@ -35,6 +44,7 @@ public sealed partial class PostgresWakeUp(
     public void Notify(long dueAtMs)
     {
         local.Notify(dueAtMs);
+        Interlocked.Increment(ref _requested);
         // Keep the earliest due time among notifications not yet sent, and make sure one send is scheduled.
         long current;
         do
@@ -158,6 +168,7 @@ public sealed partial class PostgresWakeUp(
                 command.Parameters.AddWithValue("payload", due.ToString(CultureInfo.InvariantCulture));
                 command.CommandTimeout = 5;
                 await command.ExecuteNonQueryAsync(stopping).ConfigureAwait(false);
+                Interlocked.Increment(ref _sent);
             }
             catch (OperationCanceledException) when (stopping.IsCancellationRequested)
             {

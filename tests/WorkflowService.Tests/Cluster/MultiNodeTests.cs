@@ -143,7 +143,7 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
                 }
             }
 
-            await Task.Yield();
+            await Task.Delay(TimeSpan.FromMilliseconds(5), TestContext.Current.CancellationToken);
         }
     }
 

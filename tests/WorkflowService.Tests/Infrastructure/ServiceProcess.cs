@@ -106,7 +106,7 @@ public sealed class ServiceProcess : IAsyncDisposable
                 throw new TimeoutException($"the service at {Address} was not ready within {deadline}: {ReadLog()}");
             }
 
-            await Task.Yield();
+            await Task.Delay(TimeSpan.FromMilliseconds(50));
         }
     }
 

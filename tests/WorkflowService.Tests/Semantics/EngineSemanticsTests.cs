@@ -58,7 +58,7 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
 
         // "b" arrives while the instance still waits for "a": it is parked, not lost.
         await Api.SignalAsync(instance.Id, "b", new { second = true });
-        await WaitUntilAsync(async () => (await Api.GetAsync(instance.Id)).ParkedSignals == 1);
+        await Eventually.WaitUntilAsync(async () => (await Api.GetAsync(instance.Id)).ParkedSignals == 1);
         await Api.SignalAsync(instance.Id, "a", new { first = true });
         var done = await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
 
@@ -76,7 +76,7 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
         var instance = await Api.StartAsync(name);
 
         await Api.SignalAsync(instance.Id, "never-awaited", new { x = 1 });
-        await WaitUntilAsync(async () => (await Api.GetAsync(instance.Id)).ParkedSignals == 1);
+        await Eventually.WaitUntilAsync(async () => (await Api.GetAsync(instance.Id)).ParkedSignals == 1);
         await Api.SignalAsync(instance.Id, "go", new { value = 1 });
         await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
 
@@ -159,7 +159,7 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
 
         // The replayed signal is processed again from the wait: it fails again (the definition still calls a missing
         // function), which shows the instance left its faulted state and ran its attempts anew.
-        await WaitUntilAsync(async () =>
+        await Eventually.WaitUntilAsync(async () =>
             (await Api.HistoryAsync(instance.Id)).Count(h => h.Type == "InstanceFaulted") == 2);
         var history = (await Api.HistoryAsync(instance.Id)).Select(h => h.Type).ToList();
         Assert.True(history.IndexOf("InstanceReplayed") < history.LastIndexOf("InstanceFaulted"));
@@ -267,16 +267,6 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
         var handled = await store.GetSignalAsync(orphan.Id, TestContext.Current.CancellationToken);
         Assert.Equal(SignalStatus.Handled, handled!.Status);
         Assert.Equal(2, handled.Attempts);
-    }
-
-    private static async Task WaitUntilAsync(Func<Task<bool>> condition)
-    {
-        var deadline = DateTime.UtcNow.AddSeconds(30);
-        while (!await condition())
-        {
-            Assert.True(DateTime.UtcNow < deadline, "condition not met within 30 s");
-            await Task.Yield();
-        }
     }
 }
 

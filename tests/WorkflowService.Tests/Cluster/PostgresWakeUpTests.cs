@@ -1,0 +1,62 @@
+using Microsoft.Extensions.DependencyInjection;
+using Npgsql;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.WakeUp;
+using WorkflowService.Storage.Relational.PostgreSql;
+using WorkflowService.Tests.Backends;
+using WorkflowService.Tests.Infrastructure;
+
+namespace WorkflowService.Tests.Cluster;
+
+/// <summary>LISTEN/NOTIFY across nodes, and what happens when the listening connection dies.</summary>
+public sealed class PostgresWakeUpTests : ServiceTest<PostgresBackend>
+{
+    [Fact]
+    public async Task A_signal_sent_through_another_node_wakes_this_nodes_workers()
+    {
+        var database = await CreateDatabaseAsync();
+        var (worker, _) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:10:00", ["Workers:NodeId"] = "worker" }, database: database);
+        var (front, api) = await StartServiceAsync(new() { ["Workers:Enabled"] = "false", ["Workers:NodeId"] = "front" }, database: database);
+        _ = worker.Services; // started
+        var name = Definitions.Unique("notify");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+        await Eventually.WaitUntilAsync(() => worker.Get<PostgresWakeUp>().IsHealthy);
+
+        // The API-only node takes the signal; only a NOTIFY can wake the worker node before its ten-minute poll.
+        var instance = await api.StartAsync(name);
+        await api.SignalAsync(instance.Id, "go", new { value = 1 });
+
+        var done = await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+        Assert.Equal(1, done.Output!.Value.GetProperty("result").GetInt32());
+        Assert.True(front.Get<PostgresWakeUp>().NotificationsSent >= 1);
+    }
+
+    [Fact]
+    public async Task With_the_listening_connection_killed_work_completes_by_the_poll_and_the_listener_comes_back()
+    {
+        var database = await CreateDatabaseAsync();
+        var (worker, _) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:00:02", ["Workers:NodeId"] = "worker" }, database: database);
+        var (_, api) = await StartServiceAsync(new() { ["Workers:Enabled"] = "false", ["Workers:NodeId"] = "front" }, database: database);
+        var listener = worker.Get<PostgresWakeUp>();
+        await Eventually.WaitUntilAsync(() => listener.IsHealthy);
+        var killedPid = listener.ListenerProcessId!.Value;
+        var name = Definitions.Unique("lost");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var instance = await api.StartAsync(name);
+
+        await using (var admin = new NpgsqlConnection(database.Settings["Store:ConnectionString"]))
+        {
+            await admin.OpenAsync(TestContext.Current.CancellationToken);
+            await using var terminate = new NpgsqlCommand("SELECT pg_terminate_backend(@pid)", admin);
+            terminate.Parameters.AddWithValue("pid", killedPid);
+            Assert.True((bool)(await terminate.ExecuteScalarAsync(TestContext.Current.CancellationToken))!);
+        }
+
+        await api.SignalAsync(instance.Id, "go", new { value = 2 });
+        var done = await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+        Assert.Equal(2, done.Output!.Value.GetProperty("result").GetInt32());
+
+        await Eventually.WaitUntilAsync(() => listener.IsHealthy && listener.ListenerProcessId is { } pid && pid != killedPid);
+        Assert.IsType<PostgresWakeUp>(worker.Services.GetRequiredService<IWakeUpTransport>());
+    }
+}
