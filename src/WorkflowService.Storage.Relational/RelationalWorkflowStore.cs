@@ -100,6 +100,8 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     {
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        // The whole commit is one transaction; a savepoint around SaveChanges would only add statements.
+        db.Database.AutoSavepointsEnabled = false;
         await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
 
         var instance = commit.Instance;

@@ -27,6 +27,7 @@ public sealed partial class PostgresWakeUp(
     private Task _listener = Task.CompletedTask;
     private Task _sender = Task.CompletedTask;
 
+    private readonly string _senderId = Guid.NewGuid().ToString("N");
     private long _requested;
     private long _sent;
 
@@ -99,7 +100,17 @@ public sealed partial class PostgresWakeUp(
             {
                 await using var connection = await dataSource.OpenConnectionAsync(stopping).ConfigureAwait(false);
                 connection.Notification += (_, e) =>
-                    local.Notify(long.TryParse(e.Payload, NumberStyles.Integer, CultureInfo.InvariantCulture, out var due) ? due : 0);
+                {
+                    // Payload "<due ms>|<sender>": this node's own notifications already woke it in-process.
+                    var separator = e.Payload.IndexOf('|', StringComparison.Ordinal);
+                    if (separator >= 0 && e.Payload.AsSpan(separator + 1).SequenceEqual(_senderId))
+                    {
+                        return;
+                    }
+
+                    var dueText = separator >= 0 ? e.Payload.AsSpan(0, separator) : e.Payload.AsSpan();
+                    local.Notify(long.TryParse(dueText, NumberStyles.Integer, CultureInfo.InvariantCulture, out var due) ? due : 0);
+                };
                 await using (var listen = new NpgsqlCommand($"LISTEN {ChannelName}", connection))
                 {
                     await listen.ExecuteNonQueryAsync(stopping).ConfigureAwait(false);
@@ -165,7 +176,7 @@ public sealed partial class PostgresWakeUp(
 
                 await using var command = dataSource.CreateCommand("SELECT pg_notify(@channel, @payload)");
                 command.Parameters.AddWithValue("channel", ChannelName);
-                command.Parameters.AddWithValue("payload", due.ToString(CultureInfo.InvariantCulture));
+                command.Parameters.AddWithValue("payload", string.Create(CultureInfo.InvariantCulture, $"{due}|{_senderId}"));
                 command.CommandTimeout = 5;
                 await command.ExecuteNonQueryAsync(stopping).ConfigureAwait(false);
                 Interlocked.Increment(ref _sent);
