@@ -6,7 +6,9 @@ namespace WorkflowService.Storage.Relational;
 /// <summary>The workflow store on any relational database EF Core supports; the SQL that differs comes from the dialect.</summary>
 public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext> contexts, SqlDialect dialect, TimeProvider time) : IWorkflowStore
 {
-    private const string Pending = nameof(SignalStatus.Pending);
+    // The hottest read (every signal, every resume, every long-poll): compiled once, skipping LINQ translation.
+    private static readonly Func<WorkflowDbContext, Guid, CancellationToken, Task<WorkflowInstance?>> InstanceById =
+        EF.CompileAsyncQuery((WorkflowDbContext db, Guid id, CancellationToken _) => db.Instances.AsNoTracking().FirstOrDefault(i => i.Id == id));
 
     // The store's clock: this process's clock corrected by its distance to the database's, measured at start-up, so
     // that every node agrees on when a signal is due.
@@ -202,7 +204,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     public async Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        return await db.Instances.AsNoTracking().FirstOrDefaultAsync(i => i.Id == id, cancellationToken).ConfigureAwait(false);
+        return await InstanceById(db, id, cancellationToken).ConfigureAwait(false);
     }
 
     public async Task<WorkflowInstance?> FindInstanceAsync(string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken)

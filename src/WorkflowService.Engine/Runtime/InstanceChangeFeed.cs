@@ -1,21 +1,26 @@
 using System.Collections.Concurrent;
+using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Engine.Runtime;
 
-/// <summary>Tells waiters on this node that an instance's state was committed, so long-polls need no sleep loop.</summary>
+/// <summary>
+/// Tells waiters on this node that an instance's state was committed, handing them the committed state so that a
+/// long-poll needs neither a sleep loop nor another read.
+/// </summary>
 public sealed class InstanceChangeFeed
 {
-    private readonly ConcurrentDictionary<Guid, TaskCompletionSource> _waiters = new();
+    private readonly ConcurrentDictionary<Guid, TaskCompletionSource<WorkflowInstance>> _waiters = new();
 
     /// <summary>Subscribe before reading the state, then await the returned task: no change can slip in between.</summary>
-    public Task NextChange(Guid instanceId) =>
-        _waiters.GetOrAdd(instanceId, static _ => new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).Task;
+    public Task<WorkflowInstance> NextChange(Guid instanceId) =>
+        _waiters.GetOrAdd(instanceId, static _ => new TaskCompletionSource<WorkflowInstance>(TaskCreationOptions.RunContinuationsAsynchronously)).Task;
 
-    public void Publish(Guid instanceId)
+    /// <summary>Publishes a committed state (callers hand over a copy nobody mutates afterwards).</summary>
+    public void Publish(WorkflowInstance committed)
     {
-        if (_waiters.TryRemove(instanceId, out var waiter))
+        if (_waiters.TryRemove(committed.Id, out var waiter))
         {
-            waiter.TrySetResult();
+            waiter.TrySetResult(committed);
         }
     }
 
@@ -24,7 +29,7 @@ public sealed class InstanceChangeFeed
     {
         if (_waiters.TryGetValue(instanceId, out var waiter) && waiter.Task == change)
         {
-            _waiters.TryRemove(new KeyValuePair<Guid, TaskCompletionSource>(instanceId, waiter));
+            _waiters.TryRemove(new KeyValuePair<Guid, TaskCompletionSource<WorkflowInstance>>(instanceId, waiter));
         }
     }
 }

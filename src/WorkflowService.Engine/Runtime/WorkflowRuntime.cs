@@ -187,39 +187,43 @@ public sealed partial class WorkflowRuntime(
         }
 
         var deadline = time.GetTimestamp() + (long)(timeout.TotalSeconds * time.TimestampFrequency);
+        var change = changes.NextChange(instanceId);
+        var instance = await store.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
         while (true)
         {
-            var change = changes.NextChange(instanceId);
-            var instance = await store.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
-            if (instance is null || statuses.Contains(instance.Status) || instance.Status.IsTerminal()
-                || instance.Status == InstanceStatus.Faulted)
+            if (instance is null || Satisfies(instance, statuses) || time.GetTimestamp() >= deadline)
             {
                 changes.Forget(instanceId, change);
                 return instance;
             }
 
             var remaining = time.GetElapsedTime(time.GetTimestamp(), deadline);
-            if (time.GetTimestamp() >= deadline)
-            {
-                changes.Forget(instanceId, change);
-                return instance;
-            }
-
             var wait = remaining < options.LongPollRecheck ? remaining : options.LongPollRecheck;
             try
             {
-                await change.WaitAsync(wait, time, cancellationToken).ConfigureAwait(false);
+                // A commit on this node hands over the committed state: when it is the awaited one, no read is needed.
+                var committed = await change.WaitAsync(wait, time, cancellationToken).ConfigureAwait(false);
+                change = changes.NextChange(instanceId);
+                instance = Satisfies(committed, statuses)
+                    ? committed
+                    : await store.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
             }
             catch (TimeoutException)
             {
                 changes.Forget(instanceId, change);
+                change = changes.NextChange(instanceId);
+                instance = await store.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
             }
         }
     }
 
+    /// <summary>The awaited status, or one the instance cannot leave by itself.</summary>
+    private static bool Satisfies(WorkflowInstance instance, IReadOnlySet<InstanceStatus> statuses) =>
+        statuses.Contains(instance.Status) || instance.Status.IsTerminal() || instance.Status == InstanceStatus.Faulted;
+
     internal void AfterCommit(WaitPointCommit commit)
     {
-        changes.Publish(commit.Instance.Id);
+        changes.Publish(commit.Instance.Clone());
         if (commit.NewSignals.Count > 0)
         {
             wakeUp.Notify(commit.NewSignals.Min(s => s.DueAtMs));
