@@ -6,8 +6,9 @@ namespace WorkflowService.Storage.Relational;
 /// <summary>The workflow store on any relational database EF Core supports; the SQL that differs comes from the dialect.</summary>
 public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext> contexts, SqlDialect dialect, TimeProvider time) : IWorkflowStore
 {
-    // The hottest read (every signal, every resume, every long-poll): compiled once, skipping LINQ translation.
-    private static readonly Func<WorkflowDbContext, Guid, CancellationToken, Task<WorkflowInstance?>> InstanceById =
+    // The hottest read (every signal, every resume, every long-poll): compiled once per store, skipping LINQ translation.
+    // Not static: a compiled query belongs to one model, and each store (SQLite, PostgreSQL) has its own.
+    private readonly Func<WorkflowDbContext, Guid, CancellationToken, Task<WorkflowInstance?>> _instanceById =
         EF.CompileAsyncQuery((WorkflowDbContext db, Guid id, CancellationToken _) => db.Instances.AsNoTracking().FirstOrDefault(i => i.Id == id));
 
     // The store's clock: this process's clock corrected by its distance to the database's, measured at start-up, so
@@ -204,7 +205,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     public async Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        return await InstanceById(db, id, cancellationToken).ConfigureAwait(false);
+        return await _instanceById(db, id, cancellationToken).ConfigureAwait(false);
     }
 
     public async Task<WorkflowInstance?> FindInstanceAsync(string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken)
