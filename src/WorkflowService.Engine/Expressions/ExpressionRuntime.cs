@@ -27,7 +27,9 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
 
         try
         {
-            // Parenthesised so that the text must be one expression, not a statement list.
+            // The text must parse as one expression on its own (no statements smuggled in past a closing parenthesis);
+            // it is then prepared as a script that evaluates just that expression.
+            new Acornima.Parser().ParseExpression(source);
             var script = JsEngine.PrepareScript("(" + source + "\n)", strict: true);
             return new CompiledExpression(source, script);
         }

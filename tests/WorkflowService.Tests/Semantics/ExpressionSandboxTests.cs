@@ -61,4 +61,10 @@ public sealed class ExpressionSandboxTests
     {
         Assert.Throws<ExpressionSyntaxException>(() => Compile("var x = 1; x"));
     }
+
+    [Fact]
+    public void Statements_cannot_be_smuggled_past_the_closing_parenthesis()
+    {
+        Assert.Throws<ExpressionSyntaxException>(() => Compile("0); globalThis.leak = 1; (0"));
+    }
 }
