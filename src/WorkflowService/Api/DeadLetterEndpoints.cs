@@ -21,14 +21,9 @@ public static class DeadLetterEndpoints
     private static async Task<Results<Ok<PageView<SignalView>>, ValidationProblem>> List(
         DeadLetterQueue deadLetters, CancellationToken cancellationToken, int offset = 0, int limit = 50)
     {
-        if (offset < 0)
+        if (Problems.InvalidPage(offset, limit) is { } invalid)
         {
-            return Problems.Invalid("offset", "offset must not be negative");
-        }
-
-        if (limit is < 1 or > 500)
-        {
-            return Problems.Invalid("limit", "limit must be between 1 and 500");
+            return invalid;
         }
 
         var page = await deadLetters.ListAsync(offset, limit, cancellationToken);
@@ -39,10 +34,10 @@ public static class DeadLetterEndpoints
         Guid id, DeadLetterQueue deadLetters, IWorkflowStore store, CancellationToken cancellationToken)
     {
         var outcome = await deadLetters.ReplayAsync(id, cancellationToken);
+        var signal = outcome == ReplayOutcome.Replayed ? await store.GetSignalAsync(id, cancellationToken) : null;
         return outcome switch
         {
-            ReplayOutcome.Replayed => TypedResults.Accepted($"/instances/{(await store.GetSignalAsync(id, cancellationToken))!.InstanceId}",
-                SignalView.From((await store.GetSignalAsync(id, cancellationToken))!)),
+            ReplayOutcome.Replayed => TypedResults.Accepted($"/instances/{signal!.InstanceId}", SignalView.From(signal)),
             ReplayOutcome.NotDeadLettered => Problems.Conflict($"Signal {id} is not dead-lettered."),
             _ => Problems.NotFound($"No signal has the id {id}."),
         };

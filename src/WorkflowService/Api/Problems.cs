@@ -11,6 +11,12 @@ internal static class Problems
 
     public static ProblemHttpResult BadRequest(string detail) => TypedResults.Problem(detail, statusCode: StatusCodes.Status400BadRequest, title: "Bad request");
 
+    /// <summary>The one paging rule of every list: offset from 0, limit from 1 to 500; null when the page is valid.</summary>
+    public static ValidationProblem? InvalidPage(int offset, int limit) =>
+        offset < 0 ? Invalid("offset", "offset must not be negative")
+        : limit is < 1 or > 500 ? Invalid("limit", "limit must be between 1 and 500")
+        : null;
+
     public static ValidationProblem Invalid(string field, string message) =>
         TypedResults.ValidationProblem(new Dictionary<string, string[]> { [field] = [message] }, detail: message, title: "The request is not valid");
 }

@@ -24,14 +24,9 @@ public static class SignalEndpoints
         int offset = 0,
         int limit = 50)
     {
-        if (offset < 0)
+        if (Problems.InvalidPage(offset, limit) is { } invalid)
         {
-            return Problems.Invalid("offset", "offset must not be negative");
-        }
-
-        if (limit is < 1 or > 500)
-        {
-            return Problems.Invalid("limit", "limit must be between 1 and 500");
+            return invalid;
         }
 
         var page = await store.QuerySignalsAsync(new SignalQuery(status, claimedBy, name, offset, limit), cancellationToken);

@@ -36,14 +36,9 @@ public static class TaskEndpoints
         int offset = 0,
         int limit = 50)
     {
-        if (offset < 0)
+        if (Problems.InvalidPage(offset, limit) is { } invalid)
         {
-            return Problems.Invalid("offset", "offset must not be negative");
-        }
-
-        if (limit is < 1 or > 500)
-        {
-            return Problems.Invalid("limit", "limit must be between 1 and 500");
+            return invalid;
         }
 
         var page = await inbox.QueryAsync(new TaskQuery(assignee, role, status, instanceId, offset, limit), cancellationToken);
