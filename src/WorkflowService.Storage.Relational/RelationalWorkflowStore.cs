@@ -102,6 +102,35 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     private async Task WriteAsync(WaitPointCommit commit, CancellationToken cancellationToken)
     {
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await RetryTransientAsync(ct => WriteOnceAsync(commit, ct), cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Runs a unit of work under the provider's execution strategy: on PostgreSQL a bounded retry of transient failures
+    /// (a dropped connection), each attempt on a fresh context and transaction.
+    /// </summary>
+    private async Task RetryTransientAsync(Func<CancellationToken, Task> work, CancellationToken cancellationToken)
+    {
+        await using var probe = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        await probe.Database.CreateExecutionStrategy()
+            .ExecuteAsync(work, static (w, ct) => w(ct), cancellationToken).ConfigureAwait(false);
+    }
+
+    private async Task<T> RetryTransientAsync<T>(Func<CancellationToken, Task<T>> work, CancellationToken cancellationToken)
+    {
+        await using var probe = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await probe.Database.CreateExecutionStrategy()
+            .ExecuteAsync(work, static (w, ct) => w(ct), cancellationToken).ConfigureAwait(false);
+    }
+
+    private async Task WriteOnceAsync(WaitPointCommit commit, CancellationToken cancellationToken)
+    {
+        // A retried attempt inserts the history again: let the database number it anew.
+        foreach (var entry in commit.History)
+        {
+            entry.Id = 0;
+        }
+
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         // The whole commit is one transaction; a savepoint around SaveChanges would only add statements.
         db.Database.AutoSavepointsEnabled = false;
@@ -373,9 +402,14 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
 
     public async Task<ReplayOutcome> ReplayDeadLetterAsync(Guid signalId, HistoryEvent? replayEvent, CancellationToken cancellationToken)
     {
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        return await RetryTransientAsync(ct => ReplayOnceAsync(signalId, replayEvent, ct), cancellationToken).ConfigureAwait(false);
+    }
+
+    private async Task<ReplayOutcome> ReplayOnceAsync(Guid signalId, HistoryEvent? replayEvent, CancellationToken cancellationToken)
+    {
         for (var attempt = 0; ; attempt++)
         {
-            using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
             await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
             await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
             var signal = await db.Signals.FirstOrDefaultAsync(s => s.Id == signalId, cancellationToken).ConfigureAwait(false);
@@ -405,6 +439,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
                 instance.UpdatedAt = time.GetUtcNow().UtcDateTime;
                 if (replayEvent is not null)
                 {
+                    replayEvent.Id = 0;
                     replayEvent.InstanceId = instance.Id;
                     replayEvent.Sequence = instance.HistoryLength++;
                     db.History.Add(replayEvent);
@@ -470,6 +505,11 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     public async Task<TaskCompletionOutcome> CompleteTaskAsync(Guid taskId, string? user, string? resultJson, SignalMessage resume, CancellationToken cancellationToken)
     {
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        return await RetryTransientAsync(ct => CompleteTaskOnceAsync(taskId, user, resultJson, resume, ct), cancellationToken).ConfigureAwait(false);
+    }
+
+    private async Task<TaskCompletionOutcome> CompleteTaskOnceAsync(Guid taskId, string? user, string? resultJson, SignalMessage resume, CancellationToken cancellationToken)
+    {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
         var completedAt = time.GetUtcNow().UtcDateTime;

@@ -78,6 +78,13 @@ public sealed partial class SignalProcessor(
             catch (ConcurrencyConflictException)
             {
                 metrics.Conflict();
+                // Run again only while the claim still holds: if the signal was handled meanwhile (another worker after
+                // our lease expired, or our own commit whose acknowledgement was lost), applying it again would repeat it.
+                var current = await store.GetSignalAsync(signal.Id, cancellationToken).ConfigureAwait(false);
+                if (current is null || current.Status != SignalStatus.Pending || current.LeaseToken != signal.LeaseToken)
+                {
+                    return;
+                }
             }
             catch (LeaseLostException)
             {

@@ -42,9 +42,12 @@ public sealed class PostgreSqlDialect : SqlDialect
                         "SELECT to_regclass('wf_instances') IS NOT NULL AS \"Value\"").SingleAsync(cancellationToken).ConfigureAwait(false);
                 if (!exists)
                 {
-                    await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
-                    await db.GetService<IRelationalDatabaseCreator>().CreateTablesAsync(cancellationToken).ConfigureAwait(false);
-                    await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
+                    await db.Database.CreateExecutionStrategy().ExecuteAsync(db, static async (context, ct) =>
+                    {
+                        await using var transaction = await context.Database.BeginTransactionAsync(ct).ConfigureAwait(false);
+                        await context.GetService<IRelationalDatabaseCreator>().CreateTablesAsync(ct).ConfigureAwait(false);
+                        await transaction.CommitAsync(ct).ConfigureAwait(false);
+                    }, cancellationToken).ConfigureAwait(false);
                 }
             }
             finally

@@ -59,7 +59,9 @@ public static class BackendRegistration
                 services.AddSingleton(_ => new NpgsqlDataSourceBuilder(connection.ConnectionString).Build());
                 services.AddSingleton<SqlDialect, PostgreSqlDialect>();
                 services.AddPooledDbContextFactory<WorkflowDbContext>((provider, o) => o
-                    .UseNpgsql(provider.GetRequiredService<NpgsqlDataSource>())
+                    .UseNpgsql(provider.GetRequiredService<NpgsqlDataSource>(), npgsql => npgsql
+                        // Bounded retries of transient failures (dropped connections, failover); every wait is bounded.
+                        .EnableRetryOnFailure(maxRetryCount: 3, maxRetryDelay: TimeSpan.FromSeconds(2), errorCodesToAdd: null))
                     .AddInterceptors(provider.GetServices<IInterceptor>())
                     .ConfigureWarnings(QuietExpectedFailures));
                 transport = "postgresnotify";
