@@ -14,4 +14,7 @@ public interface IWakeUpTransport
 
     /// <summary>True while notifications are delivered; false means the node runs on the poll alone.</summary>
     bool IsHealthy { get; }
+
+    /// <summary>True once the transport stopped trying to recover: the node needs replacing.</summary>
+    bool HasGivenUp => false;
 }

@@ -2,6 +2,8 @@ using System.Globalization;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Npgsql;
+using Polly;
+using Polly.Retry;
 using WorkflowService.Engine.WakeUp;
 
 namespace WorkflowService.Storage.Relational.PostgreSql;
@@ -18,11 +20,14 @@ public sealed partial class PostgresWakeUp(
     public const string ChannelName = "workflow_wakeup";
     private static readonly TimeSpan MaxBackoff = TimeSpan.FromSeconds(30);
     private static readonly TimeSpan IdleCheck = TimeSpan.FromSeconds(30);
+    /// <summary>Failed reconnects in a row before the listener gives up (about eight hours at the 30 s cap).</summary>
+    private const int MaxReconnects = 1000;
 
     private readonly CancellationTokenSource _stopping = new();
     private readonly SemaphoreSlim _sendRequested = new(0, 1);
     private long _pendingDueMs = long.MaxValue;
     private volatile bool _listening;
+    private volatile bool _gaveUp;
     private int _disposed;
     private Task _listener = Task.CompletedTask;
     private Task _sender = Task.CompletedTask;
@@ -32,6 +37,9 @@ public sealed partial class PostgresWakeUp(
     private long _sent;
 
     public bool IsHealthy => _listening;
+
+    /// <summary>True once the listener stopped reconnecting: the node then needs replacing, not just patience.</summary>
+    public bool HasGivenUp => _gaveUp;
 
     /// <summary>Wake-ups asked for by this node's commits.</summary>
     public long NotificationsRequested => Interlocked.Read(ref _requested);
@@ -93,72 +101,100 @@ public sealed partial class PostgresWakeUp(
 
     private async Task ListenAsync(CancellationToken stopping)
     {
+        // Reconnects with capped, jittered exponential backoff (Polly). After MaxReconnects failures in a row the
+        // listener gives up and the node reports itself unhealthy, so that an orchestrator replaces it.
         var failures = 0;
-        while (!stopping.IsCancellationRequested)
+        var reconnect = new ResiliencePipelineBuilder { TimeProvider = time }
+            .AddRetry(new RetryStrategyOptions
+            {
+                ShouldHandle = new PredicateBuilder().Handle<Exception>(e => e is not OperationCanceledException),
+                MaxRetryAttempts = MaxReconnects,
+                BackoffType = DelayBackoffType.Exponential,
+                UseJitter = true,
+                Delay = TimeSpan.FromMilliseconds(200),
+                MaxDelay = MaxBackoff,
+                OnRetry = args =>
+                {
+                    _listening = false;
+                    ListenerProcessId = null;
+                    failures++;
+                    LogListenerDown(logger, args.Outcome.Exception!, failures, args.RetryDelay);
+                    return default;
+                },
+            })
+            .Build();
+        try
         {
-            try
+            // Each pass connects (retried by the pipeline, so the limit counts failures in a row) and listens until
+            // the connection breaks; then a fresh pass starts with a fresh count.
+            while (!stopping.IsCancellationRequested)
             {
-                await using var connection = await dataSource.OpenConnectionAsync(stopping).ConfigureAwait(false);
-                connection.Notification += (_, e) =>
-                {
-                    // Payload "<due ms>|<sender>": this node's own notifications already woke it in-process.
-                    var separator = e.Payload.IndexOf('|', StringComparison.Ordinal);
-                    if (separator >= 0 && e.Payload.AsSpan(separator + 1).SequenceEqual(_senderId))
-                    {
-                        return;
-                    }
-
-                    var dueText = separator >= 0 ? e.Payload.AsSpan(0, separator) : e.Payload.AsSpan();
-                    local.Notify(long.TryParse(dueText, NumberStyles.Integer, CultureInfo.InvariantCulture, out var due) ? due : 0);
-                };
-                await using (var listen = new NpgsqlCommand($"LISTEN {ChannelName}", connection))
-                {
-                    await listen.ExecuteNonQueryAsync(stopping).ConfigureAwait(false);
-                }
-
-                ListenerProcessId = connection.ProcessID;
-                _listening = true;
-                if (failures > 0)
-                {
-                    LogListening(logger, failures);
-                }
-
+                await reconnect.ExecuteAsync(ListenOnceAsync, stopping).ConfigureAwait(false);
                 failures = 0;
-                // Anything committed while we were not listening is due now: look once.
-                local.Notify(0);
-                while (!stopping.IsCancellationRequested)
-                {
-                    if (!await connection.WaitAsync(IdleCheck, stopping).ConfigureAwait(false))
-                    {
-                        // Quiet for a while: prove the connection is still alive.
-                        await using var ping = new NpgsqlCommand("SELECT 1", connection);
-                        await ping.ExecuteScalarAsync(stopping).ConfigureAwait(false);
-                    }
-                }
             }
-            catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+        }
+        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+        {
+        }
+        catch (Exception e)
+        {
+            _gaveUp = true;
+            LogListenerGaveUp(logger, e, MaxReconnects);
+        }
+        finally
+        {
+            _listening = false;
+        }
+    }
+
+    /// <summary>Opens a listening connection (a failure to do so throws) and holds it until it breaks or the node stops.</summary>
+    private async ValueTask ListenOnceAsync(CancellationToken stopping)
+    {
+        await using var connection = await dataSource.OpenConnectionAsync(stopping).ConfigureAwait(false);
+        connection.Notification += (_, e) =>
+        {
+            // Payload "<due ms>|<sender>": this node's own notifications already woke it in-process.
+            var separator = e.Payload.IndexOf('|', StringComparison.Ordinal);
+            if (separator >= 0 && e.Payload.AsSpan(separator + 1).SequenceEqual(_senderId))
             {
-                break;
+                return;
             }
-            catch (Exception e)
+
+            var dueText = separator >= 0 ? e.Payload.AsSpan(0, separator) : e.Payload.AsSpan();
+            local.Notify(long.TryParse(dueText, NumberStyles.Integer, CultureInfo.InvariantCulture, out var due) ? due : 0);
+        };
+        await using (var listen = new NpgsqlCommand($"LISTEN {ChannelName}", connection))
+        {
+            await listen.ExecuteNonQueryAsync(stopping).ConfigureAwait(false);
+        }
+
+        ListenerProcessId = connection.ProcessID;
+        if (!_listening)
+        {
+            _listening = true;
+            LogListening(logger, connection.ProcessID);
+        }
+
+        // Anything committed while we were not listening is due now: look once.
+        local.Notify(0);
+        try
+        {
+            while (!stopping.IsCancellationRequested)
             {
-                _listening = false;
-                ListenerProcessId = null;
-                failures++;
-                var backoff = TimeSpan.FromMilliseconds(Math.Min(MaxBackoff.TotalMilliseconds, 100 * Math.Pow(2, Math.Min(failures, 16))));
-                LogListenerDown(logger, e, failures, backoff);
-                try
+                if (!await connection.WaitAsync(IdleCheck, stopping).ConfigureAwait(false))
                 {
-                    await Task.Delay(backoff, time, stopping).ConfigureAwait(false);
-                }
-                catch (OperationCanceledException)
-                {
-                    break;
+                    // Quiet for a while: prove the connection is still alive.
+                    await using var ping = new NpgsqlCommand("SELECT 1", connection);
+                    await ping.ExecuteScalarAsync(stopping).ConfigureAwait(false);
                 }
             }
         }
-
-        _listening = false;
+        catch (Exception e) when (e is not OperationCanceledException || !stopping.IsCancellationRequested)
+        {
+            _listening = false;
+            ListenerProcessId = null;
+            LogListenerLost(logger, e);
+        }
     }
 
     private async Task SendAsync(CancellationToken stopping)
@@ -210,8 +246,14 @@ public sealed partial class PostgresWakeUp(
     [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener is down (failure {Failures}); running on the poll alone, reconnecting in {Backoff}")]
     private static partial void LogListenerDown(ILogger logger, Exception exception, int failures, TimeSpan backoff);
 
-    [LoggerMessage(Level = LogLevel.Information, Message = "Wake-up listener is back after {Failures} failed attempts")]
-    private static partial void LogListening(ILogger logger, int failures);
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener lost its connection; reconnecting, and running on the poll alone meanwhile")]
+    private static partial void LogListenerLost(ILogger logger, Exception exception);
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "Wake-up listener is listening on connection {ProcessId}")]
+    private static partial void LogListening(ILogger logger, int processId);
+
+    [LoggerMessage(Level = LogLevel.Critical, Message = "Wake-up listener gave up after {Attempts} failed reconnects; this node runs on its poll alone until restarted")]
+    private static partial void LogListenerGaveUp(ILogger logger, Exception exception, int attempts);
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Sending a wake-up notification failed; other nodes will see the signal at their next poll")]
     private static partial void LogSendFailed(ILogger logger, Exception exception);

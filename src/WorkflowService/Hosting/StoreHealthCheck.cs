@@ -18,6 +18,11 @@ public sealed class StoreHealthCheck(IWorkflowStore store, IWakeUpTransport wake
             return HealthCheckResult.Unhealthy("the workflow store does not answer");
         }
 
+        if (wakeUp.HasGivenUp)
+        {
+            return HealthCheckResult.Unhealthy("wake-ups failed for good; restart this node");
+        }
+
         return wakeUp.IsHealthy
             ? HealthCheckResult.Healthy()
             : HealthCheckResult.Degraded("wake-ups are down; signals are picked up by the poll only");
