@@ -212,6 +212,17 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
             }
         }
 
+        if (commit.RequeueParked)
+        {
+            var id = instance.Id;
+            await db.Signals.Where(s => s.InstanceId == id && s.Status == SignalStatus.Parked)
+                .ExecuteUpdateAsync(u => u
+                    .SetProperty(s => s.Status, SignalStatus.Pending)
+                    .SetProperty(s => s.DueAtMs, s => s.DueAtMs < nowMs ? s.DueAtMs : nowMs)
+                    .SetProperty(s => s.LeaseOwner, (string?)null)
+                    .SetProperty(s => s.LeaseUntilMs, (long?)null), cancellationToken).ConfigureAwait(false);
+        }
+
         if (commit.CloseOpenWork)
         {
             var id = instance.Id;

@@ -9,11 +9,41 @@ public sealed class CompiledDefinition
     public required string StartStepId { get; init; }
     public required string InitialVariablesJson { get; init; }
     public required IReadOnlyDictionary<string, CompiledStep> Steps { get; init; }
-    /// <summary>The definition as submitted, normalised (the text stored and returned by the API).</summary>
+    /// <summary>The steps in the order the definition lists them (the order "next" falls through).</summary>
+    public required IReadOnlyList<CompiledStep> StepOrder { get; init; }
+    /// <summary>The start of the cancel path, if the definition has one.</summary>
+    public string? OnCancel { get; init; }
+    /// <summary>The canonical JSON of the definition (what the decompiler writes; stored and returned by the API).</summary>
     public required string Json { get; init; }
 
     public CompiledStep Step(string id) =>
         Steps.TryGetValue(id, out var step)
             ? step
             : throw new InvalidOperationException($"definition {Name} v{Version} has no step '{id}'");
+
+    public CompiledDefinition WithJson(string json) => new()
+    {
+        Name = Name,
+        Version = Version,
+        Description = Description,
+        StartStepId = StartStepId,
+        InitialVariablesJson = InitialVariablesJson,
+        Steps = Steps,
+        StepOrder = StepOrder,
+        OnCancel = OnCancel,
+        Json = json,
+    };
+
+    public CompiledDefinition WithVersion(int version) => new()
+    {
+        Name = Name,
+        Version = version,
+        Description = Description,
+        StartStepId = StartStepId,
+        InitialVariablesJson = InitialVariablesJson,
+        Steps = Steps,
+        StepOrder = StepOrder,
+        OnCancel = OnCancel,
+        Json = Json,
+    };
 }

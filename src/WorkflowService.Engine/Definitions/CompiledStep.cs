@@ -7,6 +7,7 @@ public sealed class CompiledStep
 {
     public required string Id { get; init; }
     public required StepKind Kind { get; init; }
+    public string? Description { get; init; }
     public string? Next { get; init; }
 
     public IReadOnlyList<KeyValuePair<string, CompiledExpression>> Assignments { get; init; } = [];
@@ -27,6 +28,10 @@ public sealed class CompiledStep
 
     public CompiledExpression? Result { get; init; }
     public CompiledExpression? Reason { get; init; }
+
+    /// <summary>Where the run continues when one of this step's expressions fails (instead of retrying and faulting).</summary>
+    public string? OnError { get; init; }
+    public string? ErrorOutput { get; init; }
 }
 
 public sealed record CompiledBranch(CompiledExpression When, string Next);

@@ -107,13 +107,28 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             }
         }
 
+        if (document.OnCancel is not null)
+        {
+            if (!ids.ContainsKey(document.OnCancel))
+            {
+                diagnostics.Add(new Diagnostic("$.onCancel", $"no step has the id '{document.OnCancel}'"));
+            }
+            else if (diagnostics.Count == start)
+            {
+                foreach (var waiting in Reachable(document.OnCancel, compiled).Where(st => st.Kind is StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask))
+                {
+                    diagnostics.Add(new Diagnostic($"$.steps[{ids[waiting.Id]}]",
+                        $"the cancel path (onCancel '{document.OnCancel}') reaches '{waiting.Id}', which waits; a cancel path must end without waiting"));
+                }
+            }
+        }
+
         if (diagnostics.Count > start)
         {
             return null;
         }
 
-        var canonical = JsonSerializer.Serialize(document, JsonOptions);
-        return new CompiledDefinition
+        var definition = new CompiledDefinition
         {
             Name = document.Name!,
             Version = version,
@@ -121,8 +136,41 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             StartStepId = steps[0].Id!,
             InitialVariablesJson = document.Variables?.ToJsonString() ?? "{}",
             Steps = compiled,
-            Json = canonical,
+            StepOrder = steps.Select(st => compiled[st.Id!]).ToList(),
+            OnCancel = document.OnCancel,
+            Json = string.Empty,
         };
+        return definition.WithJson(DefinitionDecompiler.ToJson(definition));
+    }
+
+    /// <summary>Every step reachable from <paramref name="from"/> along next, timeout, branch, otherwise and error edges.</summary>
+    public static IEnumerable<CompiledStep> Reachable(string from, IReadOnlyDictionary<string, CompiledStep> steps)
+    {
+        var seen = new HashSet<string>(StringComparer.Ordinal);
+        var pending = new Stack<string>();
+        pending.Push(from);
+        while (pending.TryPop(out var id))
+        {
+            if (!seen.Add(id) || !steps.TryGetValue(id, out var step))
+            {
+                continue;
+            }
+
+            yield return step;
+            foreach (var next in Successors(step))
+            {
+                pending.Push(next);
+            }
+        }
+    }
+
+    public static IEnumerable<string> Successors(CompiledStep step)
+    {
+        if (step.Next is not null) yield return step.Next;
+        if (step.OnTimeout is not null) yield return step.OnTimeout;
+        foreach (var branch in step.Branches) yield return branch.Next;
+        if (step.Otherwise is not null) yield return step.Otherwise;
+        if (step.OnError is not null) yield return step.OnError;
     }
 
     private CompiledStep? CompileStep(StepDocument step, string path, string? following,
@@ -352,6 +400,22 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             NotAllowed(step.Data, "data");
         }
 
+        string? onError = null;
+        if (kind is StepKind.WaitForSignal or StepKind.Delay)
+        {
+            NotAllowed(step.OnError, "onError");
+            NotAllowed(step.ErrorOutput, "errorOutput");
+        }
+        else
+        {
+            onError = Target(step.OnError, "onError", required: false);
+            Variable(step.ErrorOutput, "errorOutput");
+            if (step.ErrorOutput is not null && step.OnError is null)
+            {
+                diagnostics.Add(new Diagnostic($"{path}.errorOutput", "errorOutput needs onError"));
+            }
+        }
+
         if (kind != StepKind.Complete) NotAllowed(step.Result, "result");
         if (kind != StepKind.Fail) NotAllowed(step.Reason, "reason");
 
@@ -364,6 +428,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         {
             Id = step.Id!,
             Kind = kind,
+            Description = step.Description,
             Next = next,
             Assignments = assignments,
             Signal = step.Signal,
@@ -379,6 +444,8 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             Data = data,
             Result = result,
             Reason = reason,
+            OnError = onError,
+            ErrorOutput = step.ErrorOutput,
         };
     }
 }

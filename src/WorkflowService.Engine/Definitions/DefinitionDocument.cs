@@ -11,6 +11,8 @@ public sealed class DefinitionDocument
     /// <summary>Initial values of the instance variables (plain JSON values).</summary>
     [JsonPropertyName("variables")] public JsonObject? Variables { get; set; }
     [JsonPropertyName("steps")] public List<StepDocument>? Steps { get; set; }
+    /// <summary>The cancel path: where a cooperative cancel continues; it must end without waiting.</summary>
+    [JsonPropertyName("onCancel")] public string? OnCancel { get; set; }
 }
 
 /// <summary>One step of a definition; which fields apply depends on <see cref="Type"/>.</summary>
@@ -51,6 +53,10 @@ public sealed class StepDocument
 
     // fail
     [JsonPropertyName("reason")] public string? Reason { get; set; }
+
+    // steps that evaluate expressions: where to continue when one throws, and the variable that receives the error
+    [JsonPropertyName("onError")] public string? OnError { get; set; }
+    [JsonPropertyName("errorOutput")] public string? ErrorOutput { get; set; }
 }
 
 public sealed class BranchDocument

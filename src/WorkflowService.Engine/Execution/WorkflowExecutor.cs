@@ -52,7 +52,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         var resumeAt = state.Status == InstanceStatus.Waiting ? MatchWait(definition, state, trigger) : null;
         if (resumeAt is null)
         {
-            if (trigger.IsSystem)
+            if (trigger.IsSystem && state.Status != InstanceStatus.Suspended)
             {
                 // A timer whose wait is already over: nothing will ever wait for it again.
                 commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Cancelled, trigger.LeaseToken));
@@ -111,7 +111,54 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         return commit;
     }
 
-    /// <summary>The commit that cancels an instance: it ends, and its open signals and tasks are closed.</summary>
+    /// <summary>Holds a waiting instance: signals that arrive are parked, timers too, until it is resumed.</summary>
+    public static WaitPointCommit Suspend(WorkflowInstance instance, string? reason, DateTime now)
+    {
+        var commit = NewCommit(instance, now);
+        commit.Instance.Status = InstanceStatus.Suspended;
+        Append(commit, now, HistoryEventTypes.InstanceSuspended, commit.Instance.WaitStepId, new { reason });
+        return commit;
+    }
+
+    /// <summary>Releases a suspended instance back to its wait; what arrived meanwhile is queued again and applied in turn.</summary>
+    public static WaitPointCommit Unsuspend(WorkflowInstance instance, DateTime now)
+    {
+        var commit = NewCommit(instance, now);
+        commit.Instance.Status = InstanceStatus.Waiting;
+        commit.Instance.ParkedSignals = 0;
+        commit.RequeueParked = true;
+        Append(commit, now, HistoryEventTypes.InstanceResumed, commit.Instance.WaitStepId, null);
+        return commit;
+    }
+
+    /// <summary>
+    /// A cooperative cancel: runs the definition's cancel path (which ends without waiting) and ends the instance as
+    /// cancelled, with the path's result as output. Without a cancel path it is the same as <see cref="Cancel"/>.
+    /// </summary>
+    public RunResult CancelWithPath(CompiledDefinition definition, WorkflowInstance instance, string? reason, DateTime now, long nowMs)
+    {
+        if (definition.OnCancel is null)
+        {
+            return RunResult.Success(Cancel(instance, reason, now));
+        }
+
+        var commit = NewCommit(instance, now);
+        if (commit.Instance.WaitTaskId is { } task)
+        {
+            commit.ClosedTasks.Add(task);
+        }
+
+        if (commit.Instance.WaitTimerId is { } timer)
+        {
+            commit.SignalTransitions.Add(new SignalTransition(timer, SignalStatus.Cancelled, null));
+        }
+
+        Append(commit, now, HistoryEventTypes.CancelPathStarted, definition.OnCancel, new { reason });
+        commit.Instance.ClearWait();
+        return Run(definition, commit, definition.OnCancel, null, [], now, nowMs, cancelling: reason ?? "cancelled");
+    }
+
+    /// <summary>The commit that cancels an instance at once: it ends, and its open signals and tasks are closed.</summary>
     public static WaitPointCommit Cancel(WorkflowInstance instance, string? reason, DateTime now)
     {
         var commit = NewCommit(instance, now);
@@ -171,7 +218,8 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     }
 
     private RunResult Run(CompiledDefinition definition, WaitPointCommit commit, string startAt,
-        (string? Payload, string? Output)? received, IReadOnlyList<SignalMessage> parked, DateTime now, long nowMs)
+        (string? Payload, string? Output)? received, IReadOnlyList<SignalMessage> parked, DateTime now, long nowMs,
+        string? cancelling = null)
     {
         var state = commit.Instance;
         state.Status = InstanceStatus.Running;
@@ -203,107 +251,129 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                 }
 
                 var step = definition.Step(stepId!);
-                switch (step.Kind)
+                try
                 {
-                    case StepKind.Assign:
-                        foreach (var (variable, expression) in step.Assignments)
-                        {
-                            scope.Assign(variable, expression);
-                        }
-
-                        Append(commit, now, HistoryEventTypes.StepCompleted, step.Id, null);
-                        stepId = step.Next;
-                        continue;
-
-                    case StepKind.Decision:
-                        string? target = null;
-                        foreach (var branch in step.Branches)
-                        {
-                            if (scope.EvaluateCondition(branch.When))
+                    switch (step.Kind)
+                    {
+                        case StepKind.Assign:
+                            foreach (var (variable, expression) in step.Assignments)
                             {
-                                target = branch.Next;
-                                break;
-                            }
-                        }
-
-                        target ??= step.Otherwise ?? throw new ExpressionFailedException(
-                            $"no branch of decision '{step.Id}' matched and it has no 'otherwise'");
-                        Append(commit, now, HistoryEventTypes.BranchTaken, step.Id, new { next = target });
-                        stepId = target;
-                        continue;
-
-                    case StepKind.WaitForSignal:
-                        var early = FindParked(parked, consumedParked, step.Signal!);
-                        if (early is not null)
-                        {
-                            consumedParked.Add(early.Id);
-                            state.ParkedSignals = Math.Max(0, state.ParkedSignals - 1);
-                            commit.SignalTransitions.Add(new SignalTransition(early.Id, SignalStatus.Handled, null));
-                            scope.SetSignal(early.PayloadJson);
-                            if (step.Output is not null)
-                            {
-                                scope.AssignJson(step.Output, early.PayloadJson);
+                                scope.Assign(variable, expression);
                             }
 
-                            Append(commit, now, HistoryEventTypes.SignalReceived, step.Id,
-                                new { signal = early.Name, signalId = early.Id, early = true });
+                            Append(commit, now, HistoryEventTypes.StepCompleted, step.Id, null);
                             stepId = step.Next;
                             continue;
-                        }
 
-                        WaitFor(state, step, WaitKind.Signal);
-                        state.WaitSignal = step.Signal;
-                        if (step.Timeout is { } timeout)
-                        {
-                            state.WaitTimerId = AddTimer(commit, SignalMessage.TimeoutSignal, nowMs + (long)timeout.TotalMilliseconds, now);
-                        }
+                        case StepKind.Decision:
+                            string? target = null;
+                            foreach (var branch in step.Branches)
+                            {
+                                if (scope.EvaluateCondition(branch.When))
+                                {
+                                    target = branch.Next;
+                                    break;
+                                }
+                            }
 
-                        Append(commit, now, HistoryEventTypes.WaitStarted, step.Id, new { signal = step.Signal });
-                        return Finish(commit, scope);
+                            target ??= step.Otherwise ?? throw new ExpressionFailedException(
+                                $"no branch of decision '{step.Id}' matched and it has no 'otherwise'");
+                            Append(commit, now, HistoryEventTypes.BranchTaken, step.Id, new { next = target });
+                            stepId = target;
+                            continue;
 
-                    case StepKind.Delay:
-                        WaitFor(state, step, WaitKind.Timer);
-                        var dueAt = nowMs + (long)step.Duration!.Value.TotalMilliseconds;
-                        state.WaitTimerId = AddTimer(commit, SignalMessage.TimerSignal, dueAt, now);
-                        Append(commit, now, HistoryEventTypes.WaitStarted, step.Id,
-                            new { timer = DateTimeOffset.FromUnixTimeMilliseconds(dueAt) });
-                        return Finish(commit, scope);
+                        case StepKind.WaitForSignal:
+                            var early = FindParked(parked, consumedParked, step.Signal!);
+                            if (early is not null)
+                            {
+                                consumedParked.Add(early.Id);
+                                state.ParkedSignals = Math.Max(0, state.ParkedSignals - 1);
+                                commit.SignalTransitions.Add(new SignalTransition(early.Id, SignalStatus.Handled, null));
+                                scope.SetSignal(early.PayloadJson);
+                                if (step.Output is not null)
+                                {
+                                    scope.AssignJson(step.Output, early.PayloadJson);
+                                }
 
-                    case StepKind.HumanTask:
-                        var task = new HumanTask
-                        {
-                            Id = Guid.CreateVersion7(),
-                            InstanceId = state.Id,
-                            DefinitionName = state.DefinitionName,
-                            StepId = step.Id,
-                            Title = step.Title!,
-                            Assignee = step.Assignee is null ? null : scope.EvaluateToString(step.Assignee),
-                            Role = step.Role,
-                            DataJson = step.Data is null ? null : scope.EvaluateToJson(step.Data),
-                            Status = HumanTaskStatus.Open,
-                            CreatedAt = now,
-                        };
-                        commit.NewTasks.Add(task);
-                        WaitFor(state, step, WaitKind.Task);
-                        state.WaitTaskId = task.Id;
-                        Append(commit, now, HistoryEventTypes.TaskCreated, step.Id,
-                            new { taskId = task.Id, task.Title, task.Assignee, task.Role });
-                        return Finish(commit, scope);
+                                Append(commit, now, HistoryEventTypes.SignalReceived, step.Id,
+                                    new { signal = early.Name, signalId = early.Id, early = true });
+                                stepId = step.Next;
+                                continue;
+                            }
 
-                    case StepKind.Complete:
-                        state.OutputJson = step.Result is null ? null : scope.EvaluateToJson(step.Result);
-                        End(commit, parked, consumedParked, InstanceStatus.Completed, null, now);
-                        Append(commit, now, HistoryEventTypes.InstanceCompleted, step.Id, null);
-                        return Finish(commit, scope);
+                            WaitFor(state, step, WaitKind.Signal);
+                            state.WaitSignal = step.Signal;
+                            if (step.Timeout is { } timeout)
+                            {
+                                state.WaitTimerId = AddTimer(commit, SignalMessage.TimeoutSignal, nowMs + (long)timeout.TotalMilliseconds, now);
+                            }
 
-                    case StepKind.Fail:
-                        var reason = scope.EvaluateToString(step.Reason!) ?? "failed";
-                        End(commit, parked, consumedParked, InstanceStatus.Failed, reason, now);
-                        Append(commit, now, HistoryEventTypes.InstanceFailed, step.Id, new { reason });
-                        return Finish(commit, scope);
+                            Append(commit, now, HistoryEventTypes.WaitStarted, step.Id, new { signal = step.Signal });
+                            return Finish(commit, scope);
 
-                    default:
-                        throw new InvalidOperationException($"unknown step kind {step.Kind}");
+                        case StepKind.Delay:
+                            WaitFor(state, step, WaitKind.Timer);
+                            var dueAt = nowMs + (long)step.Duration!.Value.TotalMilliseconds;
+                            state.WaitTimerId = AddTimer(commit, SignalMessage.TimerSignal, dueAt, now);
+                            Append(commit, now, HistoryEventTypes.WaitStarted, step.Id,
+                                new { timer = DateTimeOffset.FromUnixTimeMilliseconds(dueAt) });
+                            return Finish(commit, scope);
+
+                        case StepKind.HumanTask:
+                            var task = new HumanTask
+                            {
+                                Id = Guid.CreateVersion7(),
+                                InstanceId = state.Id,
+                                DefinitionName = state.DefinitionName,
+                                StepId = step.Id,
+                                Title = step.Title!,
+                                Assignee = step.Assignee is null ? null : scope.EvaluateToString(step.Assignee),
+                                Role = step.Role,
+                                DataJson = step.Data is null ? null : scope.EvaluateToJson(step.Data),
+                                Status = HumanTaskStatus.Open,
+                                CreatedAt = now,
+                            };
+                            commit.NewTasks.Add(task);
+                            WaitFor(state, step, WaitKind.Task);
+                            state.WaitTaskId = task.Id;
+                            Append(commit, now, HistoryEventTypes.TaskCreated, step.Id,
+                                new { taskId = task.Id, task.Title, task.Assignee, task.Role });
+                            return Finish(commit, scope);
+
+                        case StepKind.Complete when cancelling is not null:
+                        case StepKind.Fail when cancelling is not null:
+                            // The end of the cancel path: whatever it computed, the instance ends cancelled.
+                            state.OutputJson = step.Result is null ? null : scope.EvaluateToJson(step.Result);
+                            End(commit, parked, consumedParked, InstanceStatus.Cancelled, cancelling, now);
+                            Append(commit, now, HistoryEventTypes.InstanceCancelled, step.Id, new { reason = cancelling });
+                            return Finish(commit, scope);
+
+                        case StepKind.Complete:
+                            state.OutputJson = step.Result is null ? null : scope.EvaluateToJson(step.Result);
+                            End(commit, parked, consumedParked, InstanceStatus.Completed, null, now);
+                            Append(commit, now, HistoryEventTypes.InstanceCompleted, step.Id, null);
+                            return Finish(commit, scope);
+
+                        case StepKind.Fail:
+                            var reason = scope.EvaluateToString(step.Reason!) ?? "failed";
+                            End(commit, parked, consumedParked, InstanceStatus.Failed, reason, now);
+                            Append(commit, now, HistoryEventTypes.InstanceFailed, step.Id, new { reason });
+                            return Finish(commit, scope);
+
+                        default:
+                            throw new InvalidOperationException($"unknown step kind {step.Kind}");
+                    }
+                }
+                catch (ExpressionFailedException e) when (step.OnError is not null)
+                {
+                    // The step's error path: record the failure and continue there instead of retrying the run.
+                    Append(commit, now, HistoryEventTypes.StepFailed, step.Id, new { error = e.Message, next = step.OnError });
+                    if (step.ErrorOutput is not null)
+                    {
+                        scope.AssignJson(step.ErrorOutput, JsonSerializer.Serialize(new { step = step.Id, message = e.Message }, DefinitionCompiler.JsonOptions));
+                    }
+
+                    stepId = step.OnError;
                 }
             }
         }

@@ -25,9 +25,13 @@ public static class HistoryEventTypes
     public const string TaskCreated = "TaskCreated";
     public const string TaskCompleted = "TaskCompleted";
     public const string BranchTaken = "BranchTaken";
+    public const string StepFailed = "StepFailed";
     public const string InstanceCompleted = "InstanceCompleted";
     public const string InstanceFailed = "InstanceFailed";
     public const string InstanceFaulted = "InstanceFaulted";
     public const string InstanceCancelled = "InstanceCancelled";
     public const string InstanceReplayed = "InstanceReplayed";
+    public const string InstanceSuspended = "InstanceSuspended";
+    public const string InstanceResumed = "InstanceResumed";
+    public const string CancelPathStarted = "CancelPathStarted";
 }

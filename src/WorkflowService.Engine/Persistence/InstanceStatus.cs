@@ -12,6 +12,8 @@ public enum InstanceStatus
     /// <summary>A step kept failing after its retries; the signal is dead-lettered and a replay resumes it.</summary>
     Faulted,
     Cancelled,
+    /// <summary>Held at its wait by an operator: signals and timers are kept, not applied, until it is resumed.</summary>
+    Suspended,
 }
 
 public static class InstanceStatusExtensions

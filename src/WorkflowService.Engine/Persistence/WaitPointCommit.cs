@@ -19,6 +19,8 @@ public sealed class WaitPointCommit
     public List<Guid> ClosedTasks { get; } = [];
     /// <summary>Set when the instance ended: its other open signals and tasks are closed in the same transaction.</summary>
     public bool CloseOpenWork { get; set; }
+    /// <summary>Set on resume after a suspension: every parked signal is queued again, due now, to be applied in turn.</summary>
+    public bool RequeueParked { get; set; }
 }
 
 /// <summary>A new status for a signal. With a lease token, the update only applies while that claim still holds.</summary>

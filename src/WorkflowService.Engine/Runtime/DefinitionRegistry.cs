@@ -35,7 +35,7 @@ public sealed class DefinitionRegistry(
             CreatedAt = now,
         }, cancellationToken).ConfigureAwait(false);
 
-        var compiled = WithVersion(probe, record.Version);
+        var compiled = probe.WithVersion(record.Version);
         _compiled[(compiled.Name, compiled.Version)] = compiled;
         _latest[compiled.Name] = (compiled.Version, time.GetTimestamp() + CacheTicks());
         return new PublishResult(compiled, diagnostics);
@@ -89,15 +89,4 @@ public sealed class DefinitionRegistry(
     }
 
     private long CacheTicks() => (long)(options.Value.LatestDefinitionCacheTime.TotalSeconds * time.TimestampFrequency);
-
-    private static CompiledDefinition WithVersion(CompiledDefinition d, int version) => new()
-    {
-        Name = d.Name,
-        Version = version,
-        Description = d.Description,
-        StartStepId = d.StartStepId,
-        InitialVariablesJson = d.InitialVariablesJson,
-        Steps = d.Steps,
-        Json = d.Json,
-    };
 }

@@ -19,9 +19,10 @@ public enum SignalOutcome { Accepted, Duplicate, InstanceNotFound, InstanceEnded
 
 public sealed record SignalResult(SignalOutcome Outcome, SignalMessage? Signal, WorkflowInstance? Instance);
 
-public enum CancelOutcome { Cancelled, NotFound, AlreadyEnded }
+/// <summary>The outcome of an operator's state change (cancel, terminate, suspend, resume).</summary>
+public enum StateChangeOutcome { Changed, NotFound, NotAllowed }
 
-public sealed record CancelResult(CancelOutcome Outcome, WorkflowInstance? Instance);
+public sealed record StateChangeResult(StateChangeOutcome Outcome, WorkflowInstance? Instance);
 
 /// <summary>The application side of the engine: start, signal and cancel instances, and wait for their state.</summary>
 public sealed partial class WorkflowRuntime(
@@ -142,28 +143,71 @@ public sealed partial class WorkflowRuntime(
         return new SignalResult(SignalOutcome.Accepted, stored, instance);
     }
 
-    /// <summary>Ends an instance at once; its timers, open tasks and unhandled signals are closed with it.</summary>
-    public async Task<CancelResult> CancelAsync(Guid instanceId, string? reason, CancellationToken cancellationToken)
+    /// <summary>
+    /// Cancels cooperatively: the definition's cancel path runs (if it has one) and the instance ends cancelled; its
+    /// timers, open tasks and unhandled signals are closed with it.
+    /// </summary>
+    public Task<StateChangeResult> CancelAsync(Guid instanceId, string? reason, CancellationToken cancellationToken) =>
+        ChangeStateAsync(instanceId, cancellationToken, async instance =>
+        {
+            if (instance.Status.IsTerminal())
+            {
+                return null;
+            }
+
+            var definition = await definitions.GetAsync(instance.DefinitionName, instance.DefinitionVersion, cancellationToken).ConfigureAwait(false);
+            var now = time.GetUtcNow().UtcDateTime;
+            var run = definition is null ? null : executor.CancelWithPath(definition, instance, reason, now, store.NowMs());
+            // A cancel path that fails cannot hold the cancel up: the instance is cancelled at once, with the reason.
+            return run?.Commit ?? WorkflowExecutor.Cancel(instance, $"{reason} (cancel path failed: {run?.Error})", now);
+        });
+
+    /// <summary>Ends an instance at once, without its cancel path.</summary>
+    public Task<StateChangeResult> TerminateAsync(Guid instanceId, string? reason, CancellationToken cancellationToken) =>
+        ChangeStateAsync(instanceId, cancellationToken, instance => Task.FromResult(
+            instance.Status.IsTerminal() ? null : WorkflowExecutor.Cancel(instance, reason, time.GetUtcNow().UtcDateTime)));
+
+    /// <summary>Holds a waiting instance; nothing it receives is applied until it is resumed.</summary>
+    public Task<StateChangeResult> SuspendAsync(Guid instanceId, string? reason, CancellationToken cancellationToken) =>
+        ChangeStateAsync(instanceId, cancellationToken, instance => Task.FromResult(
+            instance.Status == InstanceStatus.Waiting ? WorkflowExecutor.Suspend(instance, reason, time.GetUtcNow().UtcDateTime) : null));
+
+    /// <summary>Releases a suspended instance; signals and timers that came meanwhile are applied in turn.</summary>
+    public Task<StateChangeResult> ResumeAsync(Guid instanceId, CancellationToken cancellationToken) =>
+        ChangeStateAsync(instanceId, cancellationToken, instance => Task.FromResult(
+            instance.Status == InstanceStatus.Suspended ? WorkflowExecutor.Unsuspend(instance, time.GetUtcNow().UtcDateTime) : null));
+
+    /// <summary>
+    /// Reads the instance, asks <paramref name="change"/> for a commit (null: not allowed in its current state) and
+    /// writes it, repeating on a concurrency conflict.
+    /// </summary>
+    private async Task<StateChangeResult> ChangeStateAsync(Guid instanceId, CancellationToken cancellationToken,
+        Func<WorkflowInstance, Task<WaitPointCommit?>> change)
     {
         for (var attempt = 0; ; attempt++)
         {
             var instance = await store.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
             if (instance is null)
             {
-                return new CancelResult(CancelOutcome.NotFound, null);
+                return new StateChangeResult(StateChangeOutcome.NotFound, null);
             }
 
-            if (instance.Status.IsTerminal())
+            var commit = await change(instance).ConfigureAwait(false);
+            if (commit is null)
             {
-                return new CancelResult(CancelOutcome.AlreadyEnded, instance);
+                return new StateChangeResult(StateChangeOutcome.NotAllowed, instance);
             }
 
-            var commit = WorkflowExecutor.Cancel(instance, reason, time.GetUtcNow().UtcDateTime);
             try
             {
                 await store.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
                 AfterCommit(commit);
-                return new CancelResult(CancelOutcome.Cancelled, commit.Instance);
+                if (commit.RequeueParked)
+                {
+                    wakeUp.Notify(store.NowMs());
+                }
+
+                return new StateChangeResult(StateChangeOutcome.Changed, commit.Instance);
             }
             catch (ConcurrencyConflictException) when (attempt < engineOptions.Value.MaxConflictRetries)
             {

@@ -43,6 +43,7 @@ public sealed record HistoryEventView(int Sequence, DateTime At, string Type, st
     public static HistoryEventView From(HistoryEvent h) => new(h.Sequence, h.At, h.Type, h.StepId, Json.Element(h.DataJson));
 }
 
-public sealed record CancelInstanceRequest(string? Reason);
+/// <summary>The body of cancel, terminate and suspend: an optional reason, kept in the history.</summary>
+public sealed record InstanceActionRequest(string? Reason);
 
 public sealed record PageView<T>(IReadOnlyList<T> Items, int Total, int Offset, int Limit);

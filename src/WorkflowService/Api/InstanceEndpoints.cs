@@ -28,11 +28,28 @@ public static class InstanceEndpoints
             .ProducesProblem(StatusCodes.Status404NotFound);
         group.MapGet("/{id:guid}/history", History).WithName("GetInstanceHistory").WithSummary("The instance's history, oldest first")
             .ProducesProblem(StatusCodes.Status404NotFound);
-        group.MapPost("/{id:guid}/cancel", Cancel).WithName("CancelInstance").WithSummary("Cancel an instance")
+        group.MapPost("/{id:guid}/cancel", Cancel).WithName("CancelInstance")
+            .WithSummary("Cancel an instance cooperatively: its definition's cancel path runs, then it ends cancelled")
             .ProducesProblem(StatusCodes.Status400BadRequest)
             .ProducesProblem(StatusCodes.Status404NotFound)
             .ProducesProblem(StatusCodes.Status409Conflict)
             .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
+        group.MapPost("/{id:guid}/terminate", Terminate).WithName("TerminateInstance")
+            .WithSummary("End an instance at once, without its cancel path")
+            .ProducesProblem(StatusCodes.Status400BadRequest)
+            .ProducesProblem(StatusCodes.Status404NotFound)
+            .ProducesProblem(StatusCodes.Status409Conflict)
+            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
+        group.MapPost("/{id:guid}/suspend", Suspend).WithName("SuspendInstance")
+            .WithSummary("Hold a waiting instance: signals and timers are kept, not applied, until it is resumed")
+            .ProducesProblem(StatusCodes.Status400BadRequest)
+            .ProducesProblem(StatusCodes.Status404NotFound)
+            .ProducesProblem(StatusCodes.Status409Conflict)
+            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
+        group.MapPost("/{id:guid}/resume", Resume).WithName("ResumeInstance")
+            .WithSummary("Release a suspended instance; what arrived meanwhile is applied in turn")
+            .ProducesProblem(StatusCodes.Status404NotFound)
+            .ProducesProblem(StatusCodes.Status409Conflict);
         group.MapPost("/{id:guid}/signals", Signal).WithName("SendSignal")
             .WithSummary("Send a signal (optionally delayed by dueAt); a repeated Idempotency-Key returns the first one")
             .ProducesValidationProblem()
@@ -154,14 +171,30 @@ public static class InstanceEndpoints
         return TypedResults.Ok<IReadOnlyList<HistoryEventView>>(history.Select(HistoryEventView.From).ToList());
     }
 
-    private static async Task<Results<Ok<InstanceView>, ProblemHttpResult>> Cancel(
-        Guid id, CancelInstanceRequest? request, WorkflowRuntime runtime, CancellationToken cancellationToken)
+    private static Task<Results<Ok<InstanceView>, ProblemHttpResult>> Cancel(
+        Guid id, InstanceActionRequest? request, WorkflowRuntime runtime, CancellationToken cancellationToken) =>
+        ChangeStateAsync(id, runtime.CancelAsync(id, request?.Reason, cancellationToken), "it already ended");
+
+    private static Task<Results<Ok<InstanceView>, ProblemHttpResult>> Terminate(
+        Guid id, InstanceActionRequest? request, WorkflowRuntime runtime, CancellationToken cancellationToken) =>
+        ChangeStateAsync(id, runtime.TerminateAsync(id, request?.Reason, cancellationToken), "it already ended");
+
+    private static Task<Results<Ok<InstanceView>, ProblemHttpResult>> Suspend(
+        Guid id, InstanceActionRequest? request, WorkflowRuntime runtime, CancellationToken cancellationToken) =>
+        ChangeStateAsync(id, runtime.SuspendAsync(id, request?.Reason, cancellationToken), "only a waiting instance can be suspended");
+
+    private static Task<Results<Ok<InstanceView>, ProblemHttpResult>> Resume(
+        Guid id, WorkflowRuntime runtime, CancellationToken cancellationToken) =>
+        ChangeStateAsync(id, runtime.ResumeAsync(id, cancellationToken), "only a suspended instance can be resumed");
+
+    private static async Task<Results<Ok<InstanceView>, ProblemHttpResult>> ChangeStateAsync(
+        Guid id, Task<StateChangeResult> change, string whyNot)
     {
-        var result = await runtime.CancelAsync(id, request?.Reason, cancellationToken);
+        var result = await change;
         return result.Outcome switch
         {
-            CancelOutcome.Cancelled => TypedResults.Ok(InstanceView.From(result.Instance!)),
-            CancelOutcome.AlreadyEnded => Problems.Conflict($"Instance {id} already ended as {result.Instance!.Status}."),
+            StateChangeOutcome.Changed => TypedResults.Ok(InstanceView.From(result.Instance!)),
+            StateChangeOutcome.NotAllowed => Problems.Conflict($"Instance {id} is {result.Instance!.Status}: {whyNot}."),
             _ => Problems.NotFound($"No instance has the id {id}."),
         };
     }

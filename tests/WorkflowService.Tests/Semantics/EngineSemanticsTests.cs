@@ -238,6 +238,109 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
     }
 
     [Fact]
+    public async Task A_failing_step_with_an_error_path_continues_there_without_retries()
+    {
+        var name = Definitions.Unique("catch");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "steps": [
+                { "id": "risky", "type": "assign", "set": { "x": "noSuchFunction()" }, "onError": "recover", "errorOutput": "problem" },
+                { "id": "done", "type": "complete", "result": "'ok'" },
+                { "id": "recover", "type": "complete", "result": "({ recovered: vars.problem.step, why: vars.problem.message })" }
+              ]
+            }
+            """);
+
+        var instance = await Api.StartAsync(name);
+
+        Assert.Equal(InstanceStatus.Completed, instance.Status);
+        Assert.Equal("risky", instance.Output!.Value.GetProperty("recovered").GetString());
+        Assert.Contains("noSuchFunction", instance.Output!.Value.GetProperty("why").GetString());
+        Assert.Contains(await Api.HistoryAsync(instance.Id), h => h.Type == "StepFailed" && h.StepId == "risky");
+        Assert.Empty((await Api.SignalsAsync(instance.Id)));
+    }
+
+    [Fact]
+    public async Task A_suspended_instance_keeps_what_it_receives_and_applies_it_when_resumed()
+    {
+        var name = Definitions.Unique("suspend");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var instance = await Api.StartAsync(name);
+
+        using (var suspend = await Api.Http.PostAsJsonAsync($"/instances/{instance.Id}/suspend", new { reason = "audit" }))
+        {
+            Assert.Equal(System.Net.HttpStatusCode.OK, suspend.StatusCode);
+        }
+
+        await Api.SignalAsync(instance.Id, "go", new { value = 8 });
+        await Eventually.WaitUntilAsync(async () => (await Api.GetAsync(instance.Id)).ParkedSignals == 1);
+        Assert.Equal(InstanceStatus.Suspended, (await Api.GetAsync(instance.Id)).Status);
+
+        using (var resume = await Api.Http.PostAsync($"/instances/{instance.Id}/resume", null))
+        {
+            Assert.Equal(System.Net.HttpStatusCode.OK, resume.StatusCode);
+        }
+
+        var done = await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+        Assert.Equal(8, done.Output!.Value.GetProperty("result").GetInt32());
+        using var again = await Api.Http.PostAsync($"/instances/{instance.Id}/resume", null);
+        await ApiClient.ProblemAsync(again, System.Net.HttpStatusCode.Conflict);
+    }
+
+    [Fact]
+    public async Task Cancel_runs_the_cancel_path_and_terminate_does_not()
+    {
+        var name = Definitions.Unique("compensate");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "onCancel": "undo",
+              "steps": [
+                { "id": "wait", "type": "waitForSignal", "signal": "go" },
+                { "id": "done", "type": "complete" },
+                { "id": "undo", "type": "assign", "set": { "refund": "true" } },
+                { "id": "undone", "type": "complete", "result": "({ refunded: vars.refund })" }
+              ]
+            }
+            """);
+        var cancelled = await Api.StartAsync(name);
+        var terminated = await Api.StartAsync(name);
+
+        using var cancel = await Api.Http.PostAsJsonAsync($"/instances/{cancelled.Id}/cancel", new { reason = "customer withdrew" });
+        using var terminate = await Api.Http.PostAsJsonAsync($"/instances/{terminated.Id}/terminate", new { reason = "operator" });
+
+        var afterCancel = (await cancel.Content.ReadFromJsonAsync<InstanceView>(WorkflowServiceFactory.Json))!;
+        Assert.Equal(InstanceStatus.Cancelled, afterCancel.Status);
+        Assert.True(afterCancel.Output!.Value.GetProperty("refunded").GetBoolean());
+        Assert.Contains(await Api.HistoryAsync(cancelled.Id), h => h.Type == "CancelPathStarted");
+        var afterTerminate = (await terminate.Content.ReadFromJsonAsync<InstanceView>(WorkflowServiceFactory.Json))!;
+        Assert.Equal(InstanceStatus.Cancelled, afterTerminate.Status);
+        Assert.Null(afterTerminate.Output);
+        Assert.DoesNotContain(await Api.HistoryAsync(terminated.Id), h => h.Type == "CancelPathStarted");
+    }
+
+    [Fact]
+    public async Task A_cancel_path_that_waits_is_refused_at_publish()
+    {
+        var json = $$"""
+            {
+              "name": "{{Definitions.Unique("badcancel")}}",
+              "onCancel": "ask",
+              "steps": [
+                { "id": "wait", "type": "waitForSignal", "signal": "go" },
+                { "id": "done", "type": "complete" },
+                { "id": "ask", "type": "humanTask", "title": "Confirm the cancel", "next": "done" }
+              ]
+            }
+            """;
+        using var response = await Api.Http.PostAsync("/definitions", new StringContent(json, System.Text.Encoding.UTF8, "application/json"));
+
+        var problem = await ApiClient.ProblemAsync(response, System.Net.HttpStatusCode.UnprocessableEntity);
+        Assert.Contains("$.steps[2]", problem["diagnostics"]!.ToJsonString());
+    }
+
+    [Fact]
     public async Task A_claim_left_by_a_dead_worker_expires_and_another_worker_takes_the_signal_over()
     {
         var name = Definitions.Unique("lease");
