@@ -29,6 +29,12 @@ public sealed class CompiledStep
     public CompiledExpression? Result { get; init; }
     public CompiledExpression? Reason { get; init; }
 
+    public string? Method { get; init; }
+    public CompiledExpression? Url { get; init; }
+    public CompiledExpression? Body { get; init; }
+    public IReadOnlyList<KeyValuePair<string, CompiledExpression>> Headers { get; init; } = [];
+    public int? Retries { get; init; }
+
     /// <summary>Where the run continues when one of this step's expressions fails (instead of retrying and faulting).</summary>
     public string? OnError { get; init; }
     public string? ErrorOutput { get; init; }

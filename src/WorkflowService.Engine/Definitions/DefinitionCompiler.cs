@@ -17,6 +17,12 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         UnmappedMemberHandling = System.Text.Json.Serialization.JsonUnmappedMemberHandling.Disallow,
     };
 
+    /// <summary>The methods an http step may use.</summary>
+    public static readonly string[] HttpMethods = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+    /// <summary>The longest an http step may wait for one attempt.</summary>
+    public static readonly TimeSpan MaxCallOutTimeout = TimeSpan.FromMinutes(5);
+
     /// <summary>The longest timer or timeout a definition may ask for (100 years).</summary>
     public static readonly TimeSpan MaxDuration = TimeSpan.FromDays(36500);
 
@@ -115,7 +121,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             }
             else if (diagnostics.Count == start)
             {
-                foreach (var waiting in Reachable(document.OnCancel, compiled).Where(st => st.Kind is StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask))
+                foreach (var waiting in Reachable(document.OnCancel, compiled).Where(st => st.Kind is StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask or StepKind.Http))
                 {
                     diagnostics.Add(new Diagnostic($"$.steps[{ids[waiting.Id]}]",
                         $"the cancel path (onCancel '{document.OnCancel}') reaches '{waiting.Id}', which waits; a cancel path must end without waiting"));
@@ -274,7 +280,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         }
 
         // Continuing steps fall through to the following one; the last step of the list must say where to go.
-        var continues = kind is StepKind.Assign or StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask;
+        var continues = kind is StepKind.Assign or StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask or StepKind.Http;
         string? next = null;
         if (continues)
         {
@@ -294,7 +300,8 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         var branches = new List<CompiledBranch>();
         TimeSpan? timeout = null, duration = null;
         string? onTimeout = null, otherwise = null;
-        CompiledExpression? assignee = null, data = null, result = null, reason = null;
+        CompiledExpression? assignee = null, data = null, result = null, reason = null, url = null, body = null;
+        var headers = new List<KeyValuePair<string, CompiledExpression>>();
 
         switch (kind)
         {
@@ -374,17 +381,56 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             case StepKind.Fail:
                 reason = Expr(step.Reason, "reason", required: true);
                 break;
+            case StepKind.Http:
+                if (step.Method is null || !HttpMethods.Contains(step.Method))
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.method", $"method is required: one of {string.Join(", ", HttpMethods)}"));
+                }
+
+                url = Expr(step.Url, "url", required: true);
+                body = Expr(step.Body, "body", required: false);
+                foreach (var (header, source) in step.Headers ?? [])
+                {
+                    var e = Expr(source, $"headers.{header}", required: true);
+                    if (e is not null)
+                    {
+                        headers.Add(new(header, e));
+                    }
+                }
+
+                timeout = Duration(step.Timeout, "timeout", required: false);
+                if (timeout > MaxCallOutTimeout)
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.timeout", "an http step's timeout is at most PT5M"));
+                }
+
+                if (step.Retries is < 0 or > 10)
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.retries", "retries must be between 0 and 10"));
+                }
+
+                Variable(step.Output, "output");
+                break;
         }
 
         if (kind != StepKind.Assign) NotAllowed(step.Set, "set");
         if (kind != StepKind.WaitForSignal)
         {
             NotAllowed(step.Signal, "signal");
-            NotAllowed(step.Timeout, "timeout");
             NotAllowed(step.OnTimeout, "onTimeout");
         }
 
-        if (kind is not (StepKind.WaitForSignal or StepKind.HumanTask)) NotAllowed(step.Output, "output");
+        if (kind is not (StepKind.WaitForSignal or StepKind.Http)) NotAllowed(step.Timeout, "timeout");
+        if (kind != StepKind.Http)
+        {
+            NotAllowed(step.Method, "method");
+            NotAllowed(step.Url, "url");
+            NotAllowed(step.Body, "body");
+            NotAllowed(step.Headers, "headers");
+            NotAllowed(step.Retries, "retries");
+        }
+
+        if (kind is not (StepKind.WaitForSignal or StepKind.HumanTask or StepKind.Http)) NotAllowed(step.Output, "output");
         if (kind != StepKind.Delay) NotAllowed(step.Duration, "duration");
         if (kind != StepKind.Decision)
         {
@@ -446,6 +492,11 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             Reason = reason,
             OnError = onError,
             ErrorOutput = step.ErrorOutput,
+            Method = step.Method,
+            Url = url,
+            Body = body,
+            Headers = headers,
+            Retries = step.Retries,
         };
     }
 }

@@ -48,6 +48,11 @@ public static class DefinitionDecompiler
                 Reason = step.Reason?.Source,
                 OnError = step.OnError,
                 ErrorOutput = step.ErrorOutput,
+                Method = step.Method,
+                Url = step.Url?.Source,
+                Body = step.Body?.Source,
+                Headers = step.Headers.Count > 0 ? step.Headers.ToDictionary(h => h.Key, h => h.Value.Source) : null,
+                Retries = step.Retries,
             });
         }
 

@@ -54,6 +54,13 @@ public sealed class StepDocument
     // fail
     [JsonPropertyName("reason")] public string? Reason { get; set; }
 
+    // http: a call-out whose response lands in `output`
+    [JsonPropertyName("method")] public string? Method { get; set; }
+    [JsonPropertyName("url")] public string? Url { get; set; }
+    [JsonPropertyName("body")] public string? Body { get; set; }
+    [JsonPropertyName("headers")] public Dictionary<string, string>? Headers { get; set; }
+    [JsonPropertyName("retries")] public int? Retries { get; set; }
+
     // steps that evaluate expressions: where to continue when one throws, and the variable that receives the error
     [JsonPropertyName("onError")] public string? OnError { get; set; }
     [JsonPropertyName("errorOutput")] public string? ErrorOutput { get; set; }

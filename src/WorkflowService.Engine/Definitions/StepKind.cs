@@ -9,6 +9,7 @@ public enum StepKind
     HumanTask,
     Complete,
     Fail,
+    Http,
 }
 
 public static class StepKindNames
@@ -20,6 +21,7 @@ public static class StepKindNames
     public const string HumanTask = "humanTask";
     public const string Complete = "complete";
     public const string Fail = "fail";
+    public const string Http = "http";
 
     public static readonly IReadOnlyDictionary<string, StepKind> ByName = new Dictionary<string, StepKind>(StringComparer.Ordinal)
     {
@@ -30,5 +32,6 @@ public static class StepKindNames
         [HumanTask] = StepKind.HumanTask,
         [Complete] = StepKind.Complete,
         [Fail] = StepKind.Fail,
+        [Http] = StepKind.Http,
     };
 }

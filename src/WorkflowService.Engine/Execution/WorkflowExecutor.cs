@@ -14,6 +14,12 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
 {
     private readonly EngineOptions _options = options.Value;
 
+    /// <summary>An http step's timeout per attempt when it names none.</summary>
+    public static readonly TimeSpan DefaultCallOutTimeout = TimeSpan.FromSeconds(10);
+
+    /// <summary>An http step's retries when it names none.</summary>
+    public const int DefaultCallOutRetries = 2;
+
     public RunResult Start(CompiledDefinition definition, WorkflowInstance instance, DateTime now, long nowMs)
     {
         var commit = new WaitPointCommit { Instance = instance, ExpectedVersion = -1 };
@@ -91,12 +97,39 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                 payload = trigger.PayloadJson;
                 Append(commit, now, HistoryEventTypes.TaskCompleted, waitStep.Id, new { taskId = trigger.TaskId });
                 break;
+            case ResumeKind.CallOut:
+                // The processor put the response in place of the request.
+                payload = trigger.PayloadJson;
+                Append(commit, now, HistoryEventTypes.CallOutCompleted, waitStep.Id, null);
+                break;
         }
 
-        var output = resumeAt.Value.How is ResumeKind.Signal or ResumeKind.Task ? waitStep.Output : null;
+        var output = resumeAt.Value.How is ResumeKind.Signal or ResumeKind.Task or ResumeKind.CallOut ? waitStep.Output : null;
         state.ClearWait();
         state.Status = InstanceStatus.Running;
         return Run(definition, commit, resumeAt.Value.Next, (payload, output), parked, now, nowMs);
+    }
+
+    /// <summary>
+    /// A call-out that failed for good at a step with an error path: the signal is handled and the run continues at
+    /// the step's <c>onError</c>. Null when the step has no error path (the failure then counts as a failed run).
+    /// </summary>
+    public RunResult? ResumeAtErrorPath(CompiledDefinition definition, WorkflowInstance instance, SignalMessage trigger,
+        IReadOnlyList<SignalMessage> parked, string error, DateTime now, long nowMs)
+    {
+        if (instance.WaitStepId is null || !definition.Steps.TryGetValue(instance.WaitStepId, out var step) || step.OnError is null)
+        {
+            return null;
+        }
+
+        var commit = NewCommit(instance, now);
+        commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Handled, trigger.LeaseToken, error));
+        Append(commit, now, HistoryEventTypes.StepFailed, step.Id, new { error, next = step.OnError });
+        commit.Instance.ClearWait();
+        (string? Payload, string? Output)? problem = step.ErrorOutput is null
+            ? null
+            : (JsonSerializer.Serialize(new { step = step.Id, message = error }, DefinitionCompiler.JsonOptions), step.ErrorOutput);
+        return Run(definition, commit, step.OnError, problem, parked, now, nowMs);
     }
 
     /// <summary>The commit that faults an instance after its last failed attempt and dead-letters the signal.</summary>
@@ -198,7 +231,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         Append(commit, now, HistoryEventTypes.SignalUnmatched, null, new { signal = signal.Name, signalId = signal.Id });
     }
 
-    private enum ResumeKind { Signal, Timeout, Timer, Task }
+    private enum ResumeKind { Signal, Timeout, Timer, Task, CallOut }
 
     private static (ResumeKind How, string Next)? MatchWait(CompiledDefinition definition, WorkflowInstance state, SignalMessage signal)
     {
@@ -213,6 +246,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
             WaitKind.Signal when signal.Name == SignalMessage.TimeoutSignal && signal.Id == state.WaitTimerId => (ResumeKind.Timeout, step.OnTimeout!),
             WaitKind.Timer when signal.Id == state.WaitTimerId => (ResumeKind.Timer, step.Next!),
             WaitKind.Task when signal.Name == SignalMessage.TaskSignal && signal.TaskId == state.WaitTaskId => (ResumeKind.Task, step.Next!),
+            WaitKind.CallOut when signal.Name == SignalMessage.CallOutSignal && signal.Id == state.WaitTimerId => (ResumeKind.CallOut, step.Next!),
             _ => null,
         };
     }
@@ -338,6 +372,30 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                             state.WaitTaskId = task.Id;
                             Append(commit, now, HistoryEventTypes.TaskCreated, step.Id,
                                 new { taskId = task.Id, task.Title, task.Assignee, task.Role });
+                            return Finish(commit, scope);
+
+                        case StepKind.Http:
+                            var request = new CallOutRequest(
+                                step.Method!,
+                                scope.EvaluateToString(step.Url!) ?? throw new ExpressionFailedException($"step '{step.Id}': the url is null"),
+                                step.Body is null ? null : scope.EvaluateToJson(step.Body),
+                                step.Headers.Count == 0 ? null : step.Headers.ToDictionary(h => h.Key, h => scope.EvaluateToString(h.Value) ?? string.Empty),
+                                (int)(step.Timeout ?? DefaultCallOutTimeout).TotalMilliseconds,
+                                step.Retries ?? DefaultCallOutRetries);
+                            var callOut = new SignalMessage
+                            {
+                                Id = Guid.CreateVersion7(),
+                                InstanceId = state.Id,
+                                Name = SignalMessage.CallOutSignal,
+                                PayloadJson = JsonSerializer.Serialize(request, DefinitionCompiler.JsonOptions),
+                                Status = SignalStatus.Pending,
+                                DueAtMs = nowMs,
+                                CreatedAt = now,
+                            };
+                            commit.NewSignals.Add(callOut);
+                            WaitFor(state, step, WaitKind.CallOut);
+                            state.WaitTimerId = callOut.Id;
+                            Append(commit, now, HistoryEventTypes.CallOutStarted, step.Id, new { request.Method, request.Url });
                             return Finish(commit, scope);
 
                         case StepKind.Complete when cancelling is not null:

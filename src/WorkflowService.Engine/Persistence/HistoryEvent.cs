@@ -26,6 +26,8 @@ public static class HistoryEventTypes
     public const string TaskCompleted = "TaskCompleted";
     public const string BranchTaken = "BranchTaken";
     public const string StepFailed = "StepFailed";
+    public const string CallOutStarted = "CallOutStarted";
+    public const string CallOutCompleted = "CallOutCompleted";
     public const string InstanceCompleted = "InstanceCompleted";
     public const string InstanceFailed = "InstanceFailed";
     public const string InstanceFaulted = "InstanceFaulted";

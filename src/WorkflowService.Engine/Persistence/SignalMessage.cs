@@ -9,6 +9,7 @@ public sealed class SignalMessage
     public const string TimerSignal = "$timer";
     public const string TimeoutSignal = "$timeout";
     public const string TaskSignal = "$task";
+    public const string CallOutSignal = "$http";
 
     public Guid Id { get; set; }
     public Guid InstanceId { get; set; }
@@ -30,4 +31,12 @@ public sealed class SignalMessage
     public DateTime? HandledAt { get; set; }
 
     public bool IsSystem => Name.StartsWith(SystemPrefix, StringComparison.Ordinal);
+
+    /// <summary>The same signal carrying another payload (a call-out's response in place of its request).</summary>
+    public SignalMessage WithPayload(string? payloadJson)
+    {
+        var copy = (SignalMessage)MemberwiseClone();
+        copy.PayloadJson = payloadJson;
+        return copy;
+    }
 }

@@ -5,4 +5,6 @@ public enum WaitKind
     Signal,
     Timer,
     Task,
+    /// <summary>An HTTP call-out in flight: its $http signal (WaitTimerId) carries the request; the response resumes the wait.</summary>
+    CallOut,
 }

@@ -13,6 +13,7 @@ public sealed partial class SignalProcessor(
     WorkflowExecutor executor,
     WorkflowRuntime runtime,
     WakeUp.IWakeUpTransport wakeUp,
+    ICallOutClient callOuts,
     EngineMetrics metrics,
     TimeProvider time,
     IOptions<EngineOptions> options,
@@ -22,6 +23,8 @@ public sealed partial class SignalProcessor(
     {
         var started = Stopwatch.GetTimestamp();
         var engine = options.Value;
+        // A call-out is made once per claim, even when the commit has to be repeated after a conflict.
+        (string? Response, string? Error)? callOut = null;
         for (var attempt = 0; attempt <= engine.MaxConflictRetries; attempt++)
         {
             var instance = await store.GetInstanceAsync(signal.InstanceId, cancellationToken).ConfigureAwait(false);
@@ -46,7 +49,20 @@ public sealed partial class SignalProcessor(
                 ? await store.GetParkedSignalsAsync(instance.Id, cancellationToken).ConfigureAwait(false)
                 : [];
             var now = time.GetUtcNow().UtcDateTime;
-            var run = executor.Resume(definition, instance, signal, parked, now, store.NowMs());
+            RunResult run;
+            if (IsPendingCallOut(instance, signal))
+            {
+                callOut ??= await CallOutAsync(signal, cancellationToken).ConfigureAwait(false);
+                run = callOut.Value.Error is { } failure
+                    ? executor.ResumeAtErrorPath(definition, instance, signal, parked, failure, now, store.NowMs())
+                      ?? RunResult.Failure(instance.WaitStepId, $"step '{instance.WaitStepId}': {failure}")
+                    : executor.Resume(definition, instance, signal.WithPayload(callOut.Value.Response), parked, now, store.NowMs());
+            }
+            else
+            {
+                run = executor.Resume(definition, instance, signal, parked, now, store.NowMs());
+            }
+
             WaitPointCommit commit;
             if (run.Commit is not null)
             {
@@ -96,6 +112,23 @@ public sealed partial class SignalProcessor(
         // Persistent contention: hand the signal back so that it is retried shortly rather than dropped.
         await store.ReleaseSignalAsync(signal.Id, signal.LeaseToken, store.NowMs() + (long)engine.BackoffFor(1).TotalMilliseconds,
             "too many concurrent changes to the instance", cancellationToken).ConfigureAwait(false);
+    }
+
+    private static bool IsPendingCallOut(WorkflowInstance instance, SignalMessage signal) =>
+        signal.Name == SignalMessage.CallOutSignal && instance.Status == InstanceStatus.Waiting
+        && instance.WaitKind == WaitKind.CallOut && instance.WaitTimerId == signal.Id;
+
+    private async Task<(string? Response, string? Error)> CallOutAsync(SignalMessage signal, CancellationToken cancellationToken)
+    {
+        try
+        {
+            var request = System.Text.Json.JsonSerializer.Deserialize<CallOutRequest>(signal.PayloadJson!, Definitions.DefinitionCompiler.JsonOptions)!;
+            return (await callOuts.SendAsync(request, cancellationToken).ConfigureAwait(false), null);
+        }
+        catch (CallOutFailedException e)
+        {
+            return (null, e.Message);
+        }
     }
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Signal {SignalId} for instance {InstanceId} failed (attempt {Attempt} of {MaxAttempts}), retrying: {Error}")]

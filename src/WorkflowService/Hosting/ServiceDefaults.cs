@@ -66,6 +66,9 @@ public static class ServiceDefaults
             });
         });
 
+        services.AddOptions<CallOutOptions>().Bind(builder.Configuration.GetSection(CallOutOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
+        services.AddHttpClient(HttpCallOutClient.ClientName, c => c.Timeout = Timeout.InfiniteTimeSpan); // each attempt is bounded by its step's timeout
+        services.AddSingleton<WorkflowService.Engine.Execution.ICallOutClient, HttpCallOutClient>();
         services.AddWorkflowBackend(builder.Configuration);
         services.AddWorkflowEngine(builder.Configuration);
         services.AddHealthChecks().AddCheck<StoreHealthCheck>("store", tags: ["ready"]);

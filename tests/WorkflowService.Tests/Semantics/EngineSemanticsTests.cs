@@ -341,6 +341,78 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
     }
 
     [Fact]
+    public async Task An_http_step_calls_out_and_its_response_lands_in_a_variable()
+    {
+        await using var target = await CallOutTarget.StartAsync();
+        var name = Definitions.Unique("callout");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "steps": [
+                { "id": "price", "type": "http", "method": "POST", "url": "'{{target.Address}}quote'",
+                  "body": "({ sum: input.sum })", "headers": { "X-Currency": "'EUR'" }, "timeout": "PT5S", "output": "quote" },
+                { "id": "done", "type": "complete", "result": "({ status: vars.quote.status, premium: vars.quote.body.premium, currency: vars.quote.body.currency })" }
+              ]
+            }
+            """);
+
+        var instance = await Api.StartAsync(name, new { sum = 12_300 });
+        Assert.Equal(WaitKind.CallOut, instance.Wait!.Kind);
+        var done = await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+
+        Assert.Equal(200, done.Output!.Value.GetProperty("status").GetInt32());
+        Assert.Equal(123, done.Output!.Value.GetProperty("premium").GetInt32());
+        Assert.Equal("EUR", done.Output!.Value.GetProperty("currency").GetString());
+        Assert.Contains(await Api.HistoryAsync(instance.Id), h => h.Type == "CallOutCompleted");
+    }
+
+    [Fact]
+    public async Task An_http_step_retries_a_failing_service_within_its_bound()
+    {
+        await using var target = await CallOutTarget.StartAsync();
+        var name = Definitions.Unique("flaky");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "steps": [
+                { "id": "ping", "type": "http", "method": "GET", "url": "'{{target.Address}}flaky'", "retries": 3, "output": "reply" },
+                { "id": "done", "type": "complete", "result": "vars.reply.body" }
+              ]
+            }
+            """);
+
+        var instance = await Api.StartAsync(name);
+        var done = await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+
+        Assert.Equal("ready", done.Output!.Value.GetString());
+        Assert.Equal(3, target.FlakyCalls);
+    }
+
+    [Fact]
+    public async Task An_http_step_that_keeps_failing_takes_its_error_path()
+    {
+        await using var target = await CallOutTarget.StartAsync();
+        var name = Definitions.Unique("broken");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "steps": [
+                { "id": "call", "type": "http", "method": "GET", "url": "'{{target.Address}}broken'", "retries": 1,
+                  "onError": "fallback", "errorOutput": "failure" },
+                { "id": "done", "type": "complete", "result": "'called'" },
+                { "id": "fallback", "type": "complete", "result": "vars.failure.message" }
+              ]
+            }
+            """);
+
+        var instance = await Api.StartAsync(name);
+        var done = await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+
+        Assert.Contains("500", done.Output!.Value.GetString());
+        Assert.Contains(await Api.HistoryAsync(instance.Id), h => h.Type == "StepFailed" && h.StepId == "call");
+    }
+
+    [Fact]
     public async Task A_claim_left_by_a_dead_worker_expires_and_another_worker_takes_the_signal_over()
     {
         var name = Definitions.Unique("lease");

@@ -1,0 +1,50 @@
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+namespace WorkflowService.Tests.Infrastructure;
+
+/// <summary>A real HTTP server on loopback that http steps call: a quote service, a flaky one and a broken one.</summary>
+public sealed class CallOutTarget : IAsyncDisposable
+{
+    private readonly WebApplication _app;
+    private int _flakyCalls;
+
+    private CallOutTarget(WebApplication app) => _app = app;
+
+    public Uri Address { get; private set; } = null!;
+
+    /// <summary>How many requests /flaky has received.</summary>
+    public int FlakyCalls => Volatile.Read(ref _flakyCalls);
+
+    public static async Task<CallOutTarget> StartAsync()
+    {
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.WebHost.UseUrls("http://127.0.0.1:0");
+        builder.Logging.ClearProviders();
+        var app = builder.Build();
+        var target = new CallOutTarget(app);
+        app.MapPost("/quote", async (HttpRequest request) =>
+        {
+            var body = await request.ReadFromJsonAsync<Dictionary<string, int>>();
+            return Results.Json(new { premium = body!["sum"] / 100, currency = request.Headers["X-Currency"].ToString() });
+        });
+        app.MapGet("/flaky", () => Interlocked.Increment(ref target._flakyCalls) <= 2
+            ? Results.StatusCode(StatusCodes.Status503ServiceUnavailable)
+            : Results.Text("ready", "text/plain"));
+        app.MapGet("/broken", () => Results.StatusCode(StatusCodes.Status500InternalServerError));
+        await app.StartAsync();
+        target.Address = new Uri(app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
+        return target;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await _app.StopAsync();
+        await _app.DisposeAsync();
+    }
+}
