@@ -29,6 +29,7 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<WorkflowRuntime>();
         services.AddSingleton<TaskInbox>();
         services.AddSingleton<DeadLetterQueue>();
+        services.AddSingleton<InstanceMigrator>();
         services.AddSingleton<SignalProcessor>();
         services.AddHostedService<SignalDispatcher>();
         return services;

@@ -274,6 +274,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         var q = db.Instances.AsNoTracking();
         if (query.DefinitionName is not null) q = q.Where(i => i.DefinitionName == query.DefinitionName);
+        if (query.DefinitionVersion is { } version) q = q.Where(i => i.DefinitionVersion == version);
         if (query.Status is { } status) q = q.Where(i => i.Status == status);
         if (query.BusinessKey is not null) q = q.Where(i => i.BusinessKey == query.BusinessKey);
         if (query.CreatedFrom is { } from) q = q.Where(i => i.CreatedAt >= from);

@@ -34,6 +34,7 @@ public static class HistoryEventTypes
     public const string InstanceCancelled = "InstanceCancelled";
     public const string InstanceReplayed = "InstanceReplayed";
     public const string InstanceSuspended = "InstanceSuspended";
+    public const string InstanceMigrated = "InstanceMigrated";
     public const string InstanceResumed = "InstanceResumed";
     public const string CancelPathStarted = "CancelPathStarted";
 }

@@ -9,7 +9,8 @@ public sealed record InstanceQuery(
     DateTime? CreatedFrom = null,
     DateTime? CreatedTo = null,
     int Offset = 0,
-    int Limit = 50);
+    int Limit = 50,
+    int? DefinitionVersion = null);
 
 public sealed record TaskQuery(
     string? Assignee = null,

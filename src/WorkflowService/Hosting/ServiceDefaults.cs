@@ -90,6 +90,7 @@ public static class ServiceDefaults
         app.MapDefinitionEndpoints();
         app.MapInstanceEndpoints();
         app.MapTaskEndpoints();
+        app.MapMigrationEndpoints();
         app.MapSignalEndpoints();
         app.MapDeadLetterEndpoints();
         return app;
