@@ -35,6 +35,10 @@ public sealed class CompiledStep
     public IReadOnlyList<KeyValuePair<string, CompiledExpression>> Headers { get; init; } = [];
     public int? Retries { get; init; }
 
+    public string? Definition { get; init; }
+    public int? DefinitionVersion { get; init; }
+    public CompiledExpression? Input { get; init; }
+
     /// <summary>Where the run continues when one of this step's expressions fails (instead of retrying and faulting).</summary>
     public string? OnError { get; init; }
     public string? ErrorOutput { get; init; }

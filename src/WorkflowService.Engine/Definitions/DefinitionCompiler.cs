@@ -121,7 +121,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             }
             else if (diagnostics.Count == start)
             {
-                foreach (var waiting in Reachable(document.OnCancel, compiled).Where(st => st.Kind is StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask or StepKind.Http))
+                foreach (var waiting in Reachable(document.OnCancel, compiled).Where(st => st.Kind is StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask or StepKind.Http or StepKind.SubWorkflow))
                 {
                     diagnostics.Add(new Diagnostic($"$.steps[{ids[waiting.Id]}]",
                         $"the cancel path (onCancel '{document.OnCancel}') reaches '{waiting.Id}', which waits; a cancel path must end without waiting"));
@@ -280,7 +280,8 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         }
 
         // Continuing steps fall through to the following one; the last step of the list must say where to go.
-        var continues = kind is StepKind.Assign or StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask or StepKind.Http;
+        var continues = kind is StepKind.Assign or StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask or StepKind.Http
+            or StepKind.SubWorkflow;
         string? next = null;
         if (continues)
         {
@@ -300,7 +301,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         var branches = new List<CompiledBranch>();
         TimeSpan? timeout = null, duration = null;
         string? onTimeout = null, otherwise = null;
-        CompiledExpression? assignee = null, data = null, result = null, reason = null, url = null, body = null;
+        CompiledExpression? assignee = null, data = null, result = null, reason = null, url = null, body = null, input = null;
         var headers = new List<KeyValuePair<string, CompiledExpression>>();
 
         switch (kind)
@@ -381,6 +382,20 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             case StepKind.Fail:
                 reason = Expr(step.Reason, "reason", required: true);
                 break;
+            case StepKind.SubWorkflow:
+                if (!IsValidName(step.Definition))
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.definition", "definition is required: the name of the child definition"));
+                }
+
+                if (step.Version is <= 0)
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.version", "version must be a positive version number"));
+                }
+
+                input = Expr(step.Input, "input", required: false);
+                Variable(step.Output, "output");
+                break;
             case StepKind.Http:
                 if (step.Method is null || !HttpMethods.Contains(step.Method))
                 {
@@ -430,7 +445,13 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             NotAllowed(step.Retries, "retries");
         }
 
-        if (kind is not (StepKind.WaitForSignal or StepKind.HumanTask or StepKind.Http)) NotAllowed(step.Output, "output");
+        if (kind is not (StepKind.WaitForSignal or StepKind.HumanTask or StepKind.Http or StepKind.SubWorkflow)) NotAllowed(step.Output, "output");
+        if (kind != StepKind.SubWorkflow)
+        {
+            NotAllowed(step.Definition, "definition");
+            NotAllowed(step.Version, "version");
+            NotAllowed(step.Input, "input");
+        }
         if (kind != StepKind.Delay) NotAllowed(step.Duration, "duration");
         if (kind != StepKind.Decision)
         {
@@ -447,7 +468,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         }
 
         string? onError = null;
-        if (kind is StepKind.WaitForSignal or StepKind.Delay)
+        if (kind is StepKind.WaitForSignal or StepKind.Delay or StepKind.SubWorkflow)
         {
             NotAllowed(step.OnError, "onError");
             NotAllowed(step.ErrorOutput, "errorOutput");
@@ -497,6 +518,9 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             Body = body,
             Headers = headers,
             Retries = step.Retries,
+            Definition = step.Definition,
+            DefinitionVersion = step.Version,
+            Input = input,
         };
     }
 }

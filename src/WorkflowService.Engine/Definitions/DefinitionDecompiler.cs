@@ -53,6 +53,9 @@ public static class DefinitionDecompiler
                 Body = step.Body?.Source,
                 Headers = step.Headers.Count > 0 ? step.Headers.ToDictionary(h => h.Key, h => h.Value.Source) : null,
                 Retries = step.Retries,
+                Definition = step.Definition,
+                Version = step.DefinitionVersion,
+                Input = step.Input?.Source,
             });
         }
 

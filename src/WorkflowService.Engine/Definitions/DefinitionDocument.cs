@@ -61,6 +61,11 @@ public sealed class StepDocument
     [JsonPropertyName("headers")] public Dictionary<string, string>? Headers { get; set; }
     [JsonPropertyName("retries")] public int? Retries { get; set; }
 
+    // subWorkflow: the child definition (latest version unless given) and its input
+    [JsonPropertyName("definition")] public string? Definition { get; set; }
+    [JsonPropertyName("version")] public int? Version { get; set; }
+    [JsonPropertyName("input")] public string? Input { get; set; }
+
     // steps that evaluate expressions: where to continue when one throws, and the variable that receives the error
     [JsonPropertyName("onError")] public string? OnError { get; set; }
     [JsonPropertyName("errorOutput")] public string? ErrorOutput { get; set; }

@@ -10,6 +10,7 @@ public enum StepKind
     Complete,
     Fail,
     Http,
+    SubWorkflow,
 }
 
 public static class StepKindNames
@@ -22,6 +23,7 @@ public static class StepKindNames
     public const string Complete = "complete";
     public const string Fail = "fail";
     public const string Http = "http";
+    public const string SubWorkflow = "subWorkflow";
 
     public static readonly IReadOnlyDictionary<string, StepKind> ByName = new Dictionary<string, StepKind>(StringComparer.Ordinal)
     {
@@ -33,5 +35,6 @@ public static class StepKindNames
         [Complete] = StepKind.Complete,
         [Fail] = StepKind.Fail,
         [Http] = StepKind.Http,
+        [SubWorkflow] = StepKind.SubWorkflow,
     };
 }

@@ -102,9 +102,13 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                 payload = trigger.PayloadJson;
                 Append(commit, now, HistoryEventTypes.CallOutCompleted, waitStep.Id, null);
                 break;
+            case ResumeKind.Child:
+                payload = trigger.PayloadJson;
+                Append(commit, now, HistoryEventTypes.SubWorkflowEnded, waitStep.Id, null);
+                break;
         }
 
-        var output = resumeAt.Value.How is ResumeKind.Signal or ResumeKind.Task or ResumeKind.CallOut ? waitStep.Output : null;
+        var output = resumeAt.Value.How is ResumeKind.Signal or ResumeKind.Task or ResumeKind.CallOut or ResumeKind.Child ? waitStep.Output : null;
         state.ClearWait();
         state.Status = InstanceStatus.Running;
         return Run(definition, commit, resumeAt.Value.Next, (payload, output), parked, now, nowMs);
@@ -208,6 +212,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         state.ParkedSignals = 0;
         commit.CloseOpenWork = true;
         Append(commit, now, HistoryEventTypes.InstanceCancelled, null, new { reason });
+        NotifyParent(commit, now);
         return commit;
     }
 
@@ -231,7 +236,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         Append(commit, now, HistoryEventTypes.SignalUnmatched, null, new { signal = signal.Name, signalId = signal.Id });
     }
 
-    private enum ResumeKind { Signal, Timeout, Timer, Task, CallOut }
+    private enum ResumeKind { Signal, Timeout, Timer, Task, CallOut, Child }
 
     private static (ResumeKind How, string Next)? MatchWait(CompiledDefinition definition, WorkflowInstance state, SignalMessage signal)
     {
@@ -247,6 +252,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
             WaitKind.Timer when signal.Id == state.WaitTimerId => (ResumeKind.Timer, step.Next!),
             WaitKind.Task when signal.Name == SignalMessage.TaskSignal && signal.TaskId == state.WaitTaskId => (ResumeKind.Task, step.Next!),
             WaitKind.CallOut when signal.Name == SignalMessage.CallOutSignal && signal.Id == state.WaitTimerId => (ResumeKind.CallOut, step.Next!),
+            WaitKind.SubWorkflow when signal.Name == SignalMessage.ChildEndedSignal && signal.TaskId == state.WaitTimerId => (ResumeKind.Child, step.Next!),
             _ => null,
         };
     }
@@ -398,6 +404,24 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                             Append(commit, now, HistoryEventTypes.CallOutStarted, step.Id, new { request.Method, request.Url });
                             return Finish(commit, scope);
 
+                        case StepKind.SubWorkflow:
+                            var start = new SignalMessage
+                            {
+                                Id = Guid.CreateVersion7(),
+                                InstanceId = state.Id,
+                                Name = SignalMessage.SubWorkflowSignal,
+                                PayloadJson = JsonSerializer.Serialize(new SubWorkflowRequest(step.Definition!, step.DefinitionVersion,
+                                    step.Input is null ? null : scope.EvaluateToJson(step.Input)), DefinitionCompiler.JsonOptions),
+                                Status = SignalStatus.Pending,
+                                DueAtMs = nowMs,
+                                CreatedAt = now,
+                            };
+                            commit.NewSignals.Add(start);
+                            WaitFor(state, step, WaitKind.SubWorkflow);
+                            state.WaitTimerId = start.Id;
+                            Append(commit, now, HistoryEventTypes.WaitStarted, step.Id, new { subWorkflow = step.Definition });
+                            return Finish(commit, scope);
+
                         case StepKind.Complete when cancelling is not null:
                         case StepKind.Fail when cancelling is not null:
                             // The end of the cancel path: whatever it computed, the instance ends cancelled.
@@ -495,6 +519,41 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
 
         state.ParkedSignals = 0;
         commit.CloseOpenWork = true;
+        NotifyParent(commit, now);
+    }
+
+    /// <summary>A child instance that ends tells its parent, in the same commit.</summary>
+    private static void NotifyParent(WaitPointCommit commit, DateTime now)
+    {
+        var state = commit.Instance;
+        if (state.ParentInstanceId is not { } parent)
+        {
+            return;
+        }
+
+        using var output = state.OutputJson is null ? null : JsonDocument.Parse(state.OutputJson);
+        commit.NewSignals.Add(new SignalMessage
+        {
+            Id = Guid.CreateVersion7(),
+            InstanceId = parent,
+            Name = SignalMessage.ChildEndedSignal,
+            TaskId = state.ParentWaitId,
+            PayloadJson = JsonSerializer.Serialize(
+                new { instanceId = state.Id, status = state.Status.ToString(), output = output?.RootElement, error = state.Error },
+                DefinitionCompiler.JsonOptions),
+            Status = SignalStatus.Pending,
+            DueAtMs = new DateTimeOffset(DateTime.SpecifyKind(now, DateTimeKind.Utc)).ToUnixTimeMilliseconds(),
+            CreatedAt = now,
+        });
+    }
+
+    /// <summary>Records on the parent that its child started; the parent keeps waiting for the child's end.</summary>
+    public static WaitPointCommit ChildStarted(WorkflowInstance parent, SignalMessage trigger, Guid childId, DateTime now)
+    {
+        var commit = NewCommit(parent, now);
+        commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Handled, trigger.LeaseToken));
+        Append(commit, now, HistoryEventTypes.SubWorkflowStarted, parent.WaitStepId, new { childId });
+        return commit;
     }
 
     private static RunResult Finish(WaitPointCommit commit, ExpressionScope scope)

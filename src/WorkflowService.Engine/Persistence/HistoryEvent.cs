@@ -27,6 +27,8 @@ public static class HistoryEventTypes
     public const string BranchTaken = "BranchTaken";
     public const string StepFailed = "StepFailed";
     public const string CallOutStarted = "CallOutStarted";
+    public const string SubWorkflowStarted = "SubWorkflowStarted";
+    public const string SubWorkflowEnded = "SubWorkflowEnded";
     public const string CallOutCompleted = "CallOutCompleted";
     public const string InstanceCompleted = "InstanceCompleted";
     public const string InstanceFailed = "InstanceFailed";

@@ -10,6 +10,8 @@ public sealed class SignalMessage
     public const string TimeoutSignal = "$timeout";
     public const string TaskSignal = "$task";
     public const string CallOutSignal = "$http";
+    public const string SubWorkflowSignal = "$subflow";
+    public const string ChildEndedSignal = "$child";
 
     public Guid Id { get; set; }
     public Guid InstanceId { get; set; }

@@ -7,4 +7,6 @@ public enum WaitKind
     Task,
     /// <summary>An HTTP call-out in flight: its $http signal (WaitTimerId) carries the request; the response resumes the wait.</summary>
     CallOut,
+    /// <summary>A child instance runs; its end resumes the wait. WaitTimerId names the $subflow signal that started it.</summary>
+    SubWorkflow,
 }

@@ -22,6 +22,11 @@ public sealed class WorkflowInstance
     public Guid? WaitTimerId { get; set; }
     public Guid? WaitTaskId { get; set; }
 
+    /// <summary>The instance that started this one from a subWorkflow step; it is signalled when this one ends.</summary>
+    public Guid? ParentInstanceId { get; set; }
+    /// <summary>The parent's wait this instance ends (the id of the parent's $subflow signal).</summary>
+    public Guid? ParentWaitId { get; set; }
+
     /// <summary>Signals that arrived before a matching wait, kept for later (saves a query when zero).</summary>
     public int ParkedSignals { get; set; }
 

@@ -50,7 +50,18 @@ public sealed partial class SignalProcessor(
                 : [];
             var now = time.GetUtcNow().UtcDateTime;
             RunResult run;
-            if (IsPendingCallOut(instance, signal))
+            if (IsPendingSubWorkflow(instance, signal))
+            {
+                var request = System.Text.Json.JsonSerializer.Deserialize<SubWorkflowRequest>(signal.PayloadJson!, Definitions.DefinitionCompiler.JsonOptions)!;
+                // Keyed by the $subflow signal, so a repeated attempt finds the child instead of starting a second one.
+                var child = await runtime.StartAsync(new StartRequest(request.Definition, request.Version, request.InputJson, null,
+                    $"subflow-{signal.Id}", instance.Id, signal.Id), cancellationToken).ConfigureAwait(false);
+                run = child.Instance is { } childInstance
+                    ? RunResult.Success(WorkflowExecutor.ChildStarted(instance, signal, childInstance.Id, now))
+                    : RunResult.Failure(instance.WaitStepId,
+                        $"step '{instance.WaitStepId}': definition '{request.Definition}'{(request.Version is { } v ? $" v{v}" : "")} does not exist");
+            }
+            else if (IsPendingCallOut(instance, signal))
             {
                 callOut ??= await CallOutAsync(signal, cancellationToken).ConfigureAwait(false);
                 run = callOut.Value.Error is { } failure
@@ -113,6 +124,10 @@ public sealed partial class SignalProcessor(
         await store.ReleaseSignalAsync(signal.Id, signal.LeaseToken, store.NowMs() + (long)engine.BackoffFor(1).TotalMilliseconds,
             "too many concurrent changes to the instance", cancellationToken).ConfigureAwait(false);
     }
+
+    private static bool IsPendingSubWorkflow(WorkflowInstance instance, SignalMessage signal) =>
+        signal.Name == SignalMessage.SubWorkflowSignal && instance.Status == InstanceStatus.Waiting
+        && instance.WaitKind == WaitKind.SubWorkflow && instance.WaitTimerId == signal.Id;
 
     private static bool IsPendingCallOut(WorkflowInstance instance, SignalMessage signal) =>
         signal.Name == SignalMessage.CallOutSignal && instance.Status == InstanceStatus.Waiting

@@ -7,7 +7,8 @@ using WorkflowService.Engine.WakeUp;
 
 namespace WorkflowService.Engine.Runtime;
 
-public sealed record StartRequest(string DefinitionName, int? Version, string? InputJson, string? BusinessKey, string? IdempotencyKey);
+public sealed record StartRequest(string DefinitionName, int? Version, string? InputJson, string? BusinessKey, string? IdempotencyKey,
+    Guid? ParentInstanceId = null, Guid? ParentWaitId = null);
 
 public enum StartOutcome { Created, Existing, DefinitionNotFound }
 
@@ -68,6 +69,8 @@ public sealed partial class WorkflowRuntime(
             IdempotencyKey = request.IdempotencyKey,
             InputJson = request.InputJson,
             VariablesJson = definition.InitialVariablesJson,
+            ParentInstanceId = request.ParentInstanceId,
+            ParentWaitId = request.ParentWaitId,
             CreatedAt = now,
             UpdatedAt = now,
         };

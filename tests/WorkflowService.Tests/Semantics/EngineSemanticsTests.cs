@@ -413,6 +413,50 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
     }
 
     [Fact]
+    public async Task A_sub_workflow_runs_as_a_child_instance_and_the_parent_continues_with_its_result()
+    {
+        var child = Definitions.Unique("child");
+        var parent = Definitions.Unique("parent");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{child}}",
+              "steps": [
+                { "id": "wait-go", "type": "waitForSignal", "signal": "go", "output": "go" },
+                { "id": "done", "type": "complete", "result": "({ doubled: input.n * 2, said: vars.go.word })" }
+              ]
+            }
+            """);
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{parent}}",
+              "steps": [
+                { "id": "delegate", "type": "subWorkflow", "definition": "{{child}}", "input": "({ n: input.n })", "output": "child" },
+                { "id": "done", "type": "complete", "result": "({ status: vars.child.status, doubled: vars.child.output.doubled, said: vars.child.output.said })" }
+              ]
+            }
+            """);
+
+        var started = await Api.StartAsync(parent, new { n = 21 });
+        Assert.Equal(WaitKind.SubWorkflow, started.Wait!.Kind);
+        InstanceSummaryView? childInstance = null;
+        await Eventually.WaitUntilAsync(async () =>
+        {
+            var page = await Api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>($"/instances?definition={child}", WorkflowServiceFactory.Json);
+            childInstance = page!.Items.SingleOrDefault();
+            return childInstance is { Status: InstanceStatus.Waiting };
+        });
+        await Api.SignalAsync(childInstance!.Id, "go", new { word = "hello" });
+
+        var done = await Api.WaitForAsync(started.Id, InstanceStatus.Completed);
+        Assert.Equal("Completed", done.Output!.Value.GetProperty("status").GetString());
+        Assert.Equal(42, done.Output!.Value.GetProperty("doubled").GetInt32());
+        Assert.Equal("hello", done.Output!.Value.GetProperty("said").GetString());
+        var history = (await Api.HistoryAsync(started.Id)).Select(h => h.Type).ToList();
+        Assert.Contains("SubWorkflowStarted", history);
+        Assert.Contains("SubWorkflowEnded", history);
+    }
+
+    [Fact]
     public async Task A_claim_left_by_a_dead_worker_expires_and_another_worker_takes_the_signal_over()
     {
         var name = Definitions.Unique("lease");

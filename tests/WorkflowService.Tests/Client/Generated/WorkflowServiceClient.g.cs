@@ -3533,6 +3533,9 @@ namespace WorkflowService.Tests.Client.Generated
         [System.Runtime.Serialization.EnumMember(Value = @"CallOut")]
         CallOut = 3,
 
+        [System.Runtime.Serialization.EnumMember(Value = @"SubWorkflow")]
+        SubWorkflow = 4,
+
     }
 
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
