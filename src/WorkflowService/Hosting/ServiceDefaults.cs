@@ -7,6 +7,7 @@ using Microsoft.OpenApi;
 using Scalar.AspNetCore;
 using Serilog;
 using WorkflowService.Api;
+using WorkflowService.Diagrams;
 using WorkflowService.Engine;
 
 namespace WorkflowService.Hosting;
@@ -68,6 +69,7 @@ public static class ServiceDefaults
 
         services.AddWorkflowBackend(builder.Configuration);
         services.AddWorkflowEngine(builder.Configuration);
+        services.AddSingleton<DiagramRenderer>();
         services.AddHealthChecks().AddCheck<StoreHealthCheck>("store", tags: ["ready"]);
         return builder;
     }
@@ -89,6 +91,7 @@ public static class ServiceDefaults
         app.MapTaskEndpoints();
         app.MapSignalEndpoints();
         app.MapDeadLetterEndpoints();
+        app.MapDiagramEndpoints();
         return app;
     }
 }
