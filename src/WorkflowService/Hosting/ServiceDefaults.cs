@@ -7,6 +7,7 @@ using Microsoft.OpenApi;
 using Scalar.AspNetCore;
 using Serilog;
 using WorkflowService.Api;
+using WorkflowService.Diagrams;
 using WorkflowService.Engine;
 
 namespace WorkflowService.Hosting;
@@ -71,6 +72,7 @@ public static class ServiceDefaults
         services.AddSingleton<WorkflowService.Engine.Execution.ICallOutClient, HttpCallOutClient>();
         services.AddWorkflowBackend(builder.Configuration);
         services.AddWorkflowEngine(builder.Configuration);
+        services.AddSingleton<DiagramRenderer>();
         services.AddHealthChecks().AddCheck<StoreHealthCheck>("store", tags: ["ready"]);
         return builder;
     }
@@ -93,6 +95,7 @@ public static class ServiceDefaults
         app.MapMigrationEndpoints();
         app.MapSignalEndpoints();
         app.MapDeadLetterEndpoints();
+        app.MapDiagramEndpoints();
         return app;
     }
 }

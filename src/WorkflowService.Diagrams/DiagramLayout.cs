@@ -1,0 +1,565 @@
+using GraphShape;
+using GraphShape.Algorithms.Layout;
+using QuikGraph;
+
+namespace WorkflowService.Diagrams;
+
+/// <summary>A node with its place: the box drawn for it.</summary>
+internal sealed record PlacedNode(DiagramNode Node, DiagramBox Box);
+
+/// <summary>An edge with its route (from the source's border to the target's) and, when labelled, its label's box.</summary>
+internal sealed record PlacedEdge(DiagramEdge Edge, IReadOnlyList<DiagramPoint> Points, DiagramBox? LabelBox);
+
+/// <summary>
+/// Where everything goes. GraphShape's layered (Sugiyama) layout places the boxes top to bottom, sized from their text,
+/// and routes long edges through the layers; this class clips the routes to the boxes, separates parallel edges, draws
+/// self-loops beside their box, and places each edge label near its edge's middle where it covers no box, no arrowhead
+/// and no other label. Coordinates start at (0, 0).
+/// </summary>
+internal sealed class DiagramLayout
+{
+    public const double TitleFontSize = 13;
+    public const double SubtitleFontSize = 11;
+    public const double LabelFontSize = 11;
+    public const double NodeHeight = 46;
+    public const double LabelHeight = 16;
+    public const double StartSize = 16;
+
+    private const double NodePaddingX = 14;
+    private const double MinNodeWidth = 96;
+    private const double LabelPaddingX = 5;
+    /// <summary>Vertical room between layers: enough for a row of edge labels.</summary>
+    private const double LayerGap = 62;
+    private const double SliceGap = 40;
+    private const double ParallelEdgeSpacing = 16;
+    private const double SelfLoopReach = 26;
+    private const double SelfLoopSpacing = 12;
+    /// <summary>Clear space kept between a label and a box, an arrowhead or another label.</summary>
+    private const double LabelClearance = 3;
+    /// <summary>How many free label positions that cover another edge are passed over in search of one that does not.</summary>
+    private const int CrossingSearchBudget = 400;
+
+    private DiagramLayout(DiagramGraph graph, IReadOnlyList<PlacedNode> nodes, IReadOnlyList<PlacedEdge> edges, DiagramBox bounds)
+    {
+        Graph = graph;
+        Nodes = nodes;
+        Edges = edges;
+        Bounds = bounds;
+    }
+
+    public DiagramGraph Graph { get; }
+    public IReadOnlyList<PlacedNode> Nodes { get; }
+    public IReadOnlyList<PlacedEdge> Edges { get; }
+    /// <summary>Everything drawn: boxes, routes and labels; its corner is (0, 0).</summary>
+    public DiagramBox Bounds { get; }
+
+    /// <summary>The box size of a node: its two lines of text and padding, wider for the shapes with slanted or round sides.</summary>
+    public static (double Width, double Height) NodeSize(DiagramNode node)
+    {
+        if (node.IsStart)
+        {
+            return (StartSize, StartSize);
+        }
+
+        var text = Math.Max(TextMetrics.Width(node.Title, TitleFontSize), TextMetrics.Width(node.Subtitle, SubtitleFontSize));
+        var extra = node.Kind switch
+        {
+            Engine.Definitions.StepKind.Decision => NodeHeight * 0.6, // the hexagon's points
+            Engine.Definitions.StepKind.Complete or Engine.Definitions.StepKind.Fail => 12, // the round ends
+            _ => 0,
+        };
+        return (Math.Ceiling(Math.Max(MinNodeWidth, text + (2 * NodePaddingX) + extra)), NodeHeight);
+    }
+
+    /// <summary>The box of an edge label's text (without its position).</summary>
+    public static (double Width, double Height) LabelSize(string label) =>
+        (Math.Ceiling(TextMetrics.Width(label, LabelFontSize) + (2 * LabelPaddingX)), LabelHeight);
+
+    public static DiagramLayout Compute(DiagramGraph graph)
+    {
+        var sizes = graph.Nodes.ToDictionary(n => n, NodeSize);
+
+        // Room for self-loops and their labels on both sides of a box (the layout centres a box on its slot).
+        var selfLoops = graph.Edges.Where(e => e.IsSelfLoop).GroupBy(e => e.Source).ToDictionary(g => g.Key, g => g.ToList());
+        var layoutSizes = graph.Nodes.ToDictionary(n => n, n =>
+        {
+            var (width, height) = sizes[n];
+            if (selfLoops.TryGetValue(n, out var loops))
+            {
+                var reach = SelfLoopReach + ((loops.Count - 1) * SelfLoopSpacing);
+                var label = loops.Max(l => l.Label is null ? 0 : LabelSize(l.Label).Width);
+                width += 2 * (reach + label + 8);
+            }
+
+            return new Size(width, height);
+        });
+
+        var layoutGraph = new BidirectionalGraph<DiagramNode, DiagramEdge>(allowParallelEdges: true);
+        layoutGraph.AddVertexRange(graph.Nodes);
+        layoutGraph.AddEdgeRange(graph.Edges);
+        var algorithm = new SugiyamaLayoutAlgorithm<DiagramNode, DiagramEdge, BidirectionalGraph<DiagramNode, DiagramEdge>>(
+            layoutGraph,
+            layoutSizes,
+            new SugiyamaLayoutParameters
+            {
+                Direction = LayoutDirection.TopToBottom,
+                LayerGap = LayerGap,
+                SliceGap = SliceGap,
+                EdgeRouting = SugiyamaEdgeRouting.Traditional,
+                MinimizeEdgeLength = true,
+                OptimizeWidth = false,
+            })
+        {
+            // The crossing minimisation breaks some ties at random; a fixed seed draws the same diagram every time.
+            Rand = new Random(20240601),
+        };
+        algorithm.Compute();
+
+        // GraphShape gives box centres, and bend points for the edges that cross layers.
+        var centers = graph.Nodes.ToDictionary(n => n, n =>
+            algorithm.VerticesPositions.TryGetValue(n, out var p) ? new DiagramPoint(p.X, p.Y) : default);
+        var bends = algorithm.EdgeRoutes.ToDictionary(r => r.Key, r => r.Value.Select(p => new DiagramPoint(p.X, p.Y)).ToArray());
+        SeparateWithinLayers(centers, layoutSizes.ToDictionary(s => s.Key, s => s.Value.Width), bends);
+
+        var boxes = graph.Nodes.ToDictionary(n => n, n =>
+        {
+            var (width, height) = sizes[n];
+            return DiagramBox.Around(centers[n], width, height);
+        });
+
+        var routes = new Dictionary<DiagramEdge, List<DiagramPoint>>();
+        foreach (var edge in graph.Edges)
+        {
+            routes[edge] = edge.IsSelfLoop
+                ? SelfLoop(boxes[edge.Source], selfLoops[edge.Source].IndexOf(edge))
+                : Route(edge, boxes, bends);
+        }
+
+        SeparateParallelEdges(graph, boxes, routes);
+
+        var labels = PlaceLabels(graph, boxes, routes);
+
+        // Move everything so the drawing starts at (0, 0).
+        var bounds = boxes.Values.Aggregate((a, b) => a.Union(b));
+        foreach (var point in routes.Values.SelectMany(r => r))
+        {
+            bounds = bounds.Union(new DiagramBox(point.X - 2, point.Y - 2, 4, 4));
+        }
+
+        foreach (var label in labels.Values)
+        {
+            bounds = bounds.Union(label);
+        }
+
+        var (dx, dy) = (-bounds.X, -bounds.Y);
+        var nodes = graph.Nodes.Select(n => new PlacedNode(n, boxes[n].Offset(dx, dy))).ToList();
+        var edges = graph.Edges.Select(e => new PlacedEdge(
+            e,
+            routes[e].Select(p => p.Offset(dx, dy)).ToList(),
+            labels.TryGetValue(e, out var box) ? box.Offset(dx, dy) : null)).ToList();
+        return new DiagramLayout(graph, nodes, edges, bounds.Offset(dx, dy));
+    }
+
+    /// <summary>
+    /// Makes sure that no two boxes (nor a box and an edge's bend point) of one layer overlap. GraphShape 1.2.1's
+    /// coordinate assignment (Brandes-Köpf, SugiyamaLayoutAlgorithm.DoSliceCompaction) adds the shift of a block class to
+    /// the block's root only, not to the block's other members, so in some graphs boxes of a layer come out overlapping.
+    /// This keeps GraphShape's layers, its order within each layer and its coordinates wherever they are far enough
+    /// apart; where they are not, it moves the items of that layer the least distance (in the least-squares sense) that
+    /// restores the gaps: 1-D overlap removal by merging blocks, as in Dwyer, Marriott and Stuckey's "Fast node overlap
+    /// removal".
+    /// </summary>
+    private static void SeparateWithinLayers(
+        Dictionary<DiagramNode, DiagramPoint> centers, Dictionary<DiagramNode, double> widths, Dictionary<DiagramEdge, DiagramPoint[]> bends)
+    {
+        var items = new List<LayerItem>();
+        items.AddRange(centers.Select(c => new LayerItem(c.Value.X, c.Value.Y, widths[c.Key], c.Key, null, 0)));
+        foreach (var (edge, points) in bends)
+        {
+            items.AddRange(points.Select((p, i) => new LayerItem(p.X, p.Y, 0, null, edge, i)));
+        }
+
+        // Items of one layer share (nearly) one y: boxes of a layer are centred on it, bend points sit at its middle.
+        var layers = new List<List<LayerItem>>();
+        foreach (var item in items.OrderBy(i => i.Y))
+        {
+            if (layers.Count == 0 || item.Y - layers[^1][0].Y > NodeHeight / 2)
+            {
+                layers.Add([]);
+            }
+
+            layers[^1].Add(item);
+        }
+
+        foreach (var layer in layers)
+        {
+            var ordered = layer.OrderBy(i => i.X).ThenBy(i => i.Node?.Index ?? int.MaxValue).ThenBy(i => i.Edge?.Index ?? -1).ThenBy(i => i.Bend).ToList();
+            var placed = RemoveOverlaps(ordered);
+            for (var i = 0; i < ordered.Count; i++)
+            {
+                var item = ordered[i];
+                if (item.Node is { } node)
+                {
+                    centers[node] = centers[node] with { X = placed[i] };
+                }
+                else
+                {
+                    bends[item.Edge!][item.Bend] = bends[item.Edge!][item.Bend] with { X = placed[i] };
+                }
+            }
+        }
+    }
+
+    private sealed record LayerItem(double X, double Y, double Width, DiagramNode? Node, DiagramEdge? Edge, int Bend);
+
+    /// <summary>The least gap between neighbours of a layer: boxes keep the slice gap, bend points less.</summary>
+    private static double Separation(LayerItem left, LayerItem right) =>
+        ((left.Width + right.Width) / 2) + (left.Node is not null && right.Node is not null ? SliceGap : left.Node is not null || right.Node is not null ? SliceGap / 2 : 12);
+
+    /// <summary>New x of each item (in order), as close to the old ones as the separations allow.</summary>
+    private static double[] RemoveOverlaps(List<LayerItem> ordered)
+    {
+        // A block: consecutive items at fixed offsets from the block's position, which is the mean of their wishes.
+        var blocks = new List<(int First, int Last, double Position)>();
+        var offsets = new double[ordered.Count];
+        for (var i = 0; i < ordered.Count; i++)
+        {
+            var block = (First: i, Last: i, Position: ordered[i].X);
+            offsets[i] = 0;
+            while (blocks.Count > 0)
+            {
+                var previous = blocks[^1];
+                var required = previous.Position + offsets[previous.Last] + Separation(ordered[previous.Last], ordered[block.First]);
+                if (block.Position + offsets[block.First] >= required - 1e-9)
+                {
+                    break;
+                }
+
+                // Merge: the block's items follow the previous block's last item at the least separation.
+                var shift = offsets[previous.Last] + Separation(ordered[previous.Last], ordered[block.First]) - offsets[block.First];
+                for (var k = block.First; k <= block.Last; k++)
+                {
+                    offsets[k] += shift;
+                }
+
+                var sum = 0.0;
+                for (var k = previous.First; k <= block.Last; k++)
+                {
+                    sum += ordered[k].X - offsets[k];
+                }
+
+                block = (previous.First, block.Last, sum / (block.Last - previous.First + 1));
+                blocks.RemoveAt(blocks.Count - 1);
+            }
+
+            blocks.Add(block);
+        }
+
+        var result = new double[ordered.Count];
+        foreach (var block in blocks)
+        {
+            for (var k = block.First; k <= block.Last; k++)
+            {
+                result[k] = block.Position + offsets[k];
+            }
+        }
+
+        return result;
+    }
+
+    /// <summary>
+    /// From the source's bottom (or top, for an edge drawn upwards) through the layout's bend points to the target's top
+    /// (or bottom). A bend point sits in the middle of a layer: the route crosses that layer straight down (or up) at the
+    /// point's x, where the layout left room, so slanted stretches stay in the gaps between layers, where there are no
+    /// boxes.
+    /// </summary>
+    private static List<DiagramPoint> Route(DiagramEdge edge, Dictionary<DiagramNode, DiagramBox> boxes, Dictionary<DiagramEdge, DiagramPoint[]> bends)
+    {
+        var source = boxes[edge.Source];
+        var target = boxes[edge.Target];
+        var points = new List<DiagramPoint> { source.Center };
+        if (bends.TryGetValue(edge, out var inner))
+        {
+            var half = NodeHeight / 2;
+            foreach (var bend in inner)
+            {
+                var down = points[^1].Y < bend.Y;
+                points.Add(bend with { Y = bend.Y + (down ? -half : half) });
+                points.Add(bend with { Y = bend.Y + (down ? half : -half) });
+            }
+        }
+
+        points.Add(target.Center);
+        return Connect(points, edge, source, target);
+    }
+
+    /// <summary>Replaces the first and last points (centres) with the ports on the source's and target's borders.</summary>
+    private static List<DiagramPoint> Connect(List<DiagramPoint> points, DiagramEdge edge, DiagramBox source, DiagramBox target)
+    {
+        var result = new List<DiagramPoint>(points);
+        result[0] = Port(source, edge.Source, result[0], result[1]);
+        result[^1] = Port(target, edge.Target, result[^1], result[^2]);
+        return result;
+    }
+
+    /// <summary>
+    /// Where the line from <paramref name="from"/> (inside the box) towards <paramref name="toward"/> (in another layer)
+    /// leaves the box: always through its bottom or top side, kept off the slanted or round ends of the shape.
+    /// </summary>
+    private static DiagramPoint Port(DiagramBox box, DiagramNode node, DiagramPoint from, DiagramPoint toward)
+    {
+        var dy = toward.Y - from.Y;
+        if (Math.Abs(dy) < 1e-6)
+        {
+            return from;
+        }
+
+        var y = dy > 0 ? box.Bottom : box.Y;
+        var x = from.X + ((toward.X - from.X) * (y - from.Y) / dy);
+        var margin = node.Kind switch
+        {
+            Engine.Definitions.StepKind.Decision => (box.Height * 0.3) + 4,
+            Engine.Definitions.StepKind.Complete or Engine.Definitions.StepKind.Fail => box.Height / 2,
+            _ => 8,
+        };
+        margin = Math.Min(margin, box.Width / 2);
+        return new DiagramPoint(Math.Clamp(x, box.X + margin, box.Right - margin), y);
+    }
+
+    /// <summary>A loop out of the box's right side and back, further out for each further loop of the same box.</summary>
+    private static List<DiagramPoint> SelfLoop(DiagramBox box, int index)
+    {
+        var reach = SelfLoopReach + (index * SelfLoopSpacing);
+        var spread = Math.Min(box.Height / 2 - 4, 9 + (index * 3));
+        var cy = box.Center.Y;
+        return
+        [
+            new(box.Right, cy - spread),
+            new(box.Right + reach, cy - spread),
+            new(box.Right + reach, cy + spread),
+            new(box.Right, cy + spread),
+        ];
+    }
+
+    /// <summary>
+    /// Edges between the same two boxes with no bend (two branches to one step, or a loop between neighbours) would be
+    /// drawn on top of each other: they are spread side by side.
+    /// </summary>
+    private static void SeparateParallelEdges(DiagramGraph graph, Dictionary<DiagramNode, DiagramBox> boxes, Dictionary<DiagramEdge, List<DiagramPoint>> routes)
+    {
+        var groups = graph.Edges
+            .Where(e => !e.IsSelfLoop && routes[e].Count == 2)
+            .GroupBy(e => (Math.Min(e.Source.Index, e.Target.Index), Math.Max(e.Source.Index, e.Target.Index)))
+            .Where(g => g.Count() > 1);
+        foreach (var group in groups)
+        {
+            var edges = group.ToList();
+            var source = boxes[edges[0].Source];
+            var target = boxes[edges[0].Target];
+            var limit = (Math.Min(source.Width, target.Width) / 2) - 6;
+            var spacing = Math.Min(ParallelEdgeSpacing, 2 * limit / Math.Max(1, edges.Count - 1));
+            for (var i = 0; i < edges.Count; i++)
+            {
+                var offset = (i - ((edges.Count - 1) / 2.0)) * spacing;
+                var edge = edges[i];
+                var from = boxes[edge.Source].Center.Offset(offset, 0);
+                var to = boxes[edge.Target].Center.Offset(offset, 0);
+                routes[edge] = Connect([from, to], edge, boxes[edge.Source], boxes[edge.Target]);
+            }
+        }
+    }
+
+    private static Dictionary<DiagramEdge, DiagramBox> PlaceLabels(
+        DiagramGraph graph, Dictionary<DiagramNode, DiagramBox> boxes, Dictionary<DiagramEdge, List<DiagramPoint>> routes)
+    {
+        // Obstacles: every box, and a little square at every arrowhead.
+        var obstacles = boxes.Values.Select(b => b.Inflate(LabelClearance)).ToList();
+        obstacles.AddRange(routes.Values.Select(r => DiagramBox.Around(r[^1], 12, 12)));
+        var placed = new Dictionary<DiagramEdge, DiagramBox>();
+        var segments = routes.SelectMany(r => r.Value.Skip(1).Select((to, i) =>
+        {
+            var from = r.Value[i];
+            var bounds = new DiagramBox(Math.Min(from.X, to.X), Math.Min(from.Y, to.Y), Math.Abs(to.X - from.X) + 0.01, Math.Abs(to.Y - from.Y) + 0.01);
+            return (Edge: r.Key, From: from, To: to, Bounds: bounds);
+        })).ToList();
+        var extent = boxes.Values.Aggregate((a, b) => a.Union(b));
+
+        foreach (var edge in graph.Edges.Where(e => e.Label is not null))
+        {
+            var (width, height) = LabelSize(edge.Label!);
+            var route = routes[edge];
+            // The first free position that covers no other edge's line; failing that (within a search budget), the
+            // first free one; failing that, a place beyond everything.
+            DiagramBox? firstFree = null;
+            DiagramBox? clear = null;
+            var budget = CrossingSearchBudget;
+            foreach (var candidate in Candidates(route, width, height, edge.IsSelfLoop))
+            {
+                if (!Free(candidate))
+                {
+                    continue;
+                }
+
+                if (!CrossesOtherEdges(candidate, edge))
+                {
+                    clear = candidate;
+                    break;
+                }
+
+                firstFree ??= candidate;
+                if (--budget == 0)
+                {
+                    break;
+                }
+            }
+
+            var box = clear ?? firstFree ?? FarRight(route, width, height);
+            placed[edge] = box;
+            obstacles.Add(box.Inflate(LabelClearance));
+        }
+
+        return placed;
+
+        bool Free(DiagramBox candidate) => obstacles.TrueForAll(o => !o.Overlaps(candidate));
+
+        bool CrossesOtherEdges(DiagramBox box, DiagramEdge edge)
+        {
+            foreach (var segment in segments)
+            {
+                if (!ReferenceEquals(segment.Edge, edge) && segment.Bounds.Overlaps(box) && SegmentCrosses(box, segment.From, segment.To))
+                {
+                    return true;
+                }
+            }
+
+            return false;
+        }
+
+        // Beyond everything on the right, at the edge's height, below any label already put there.
+        DiagramBox FarRight(List<DiagramPoint> route, double width, double height)
+        {
+            var right = obstacles.Max(o => o.Right);
+            var box = DiagramBox.Around(PointAt(route, 0.5), width, height) with { X = Math.Max(right, extent.Right) + 8 };
+            while (!Free(box))
+            {
+                box = box.Offset(0, height + LabelClearance);
+            }
+
+            return box;
+        }
+    }
+
+    /// <summary>Whether the segment passes through the box (Liang-Barsky clipping).</summary>
+    private static bool SegmentCrosses(DiagramBox box, DiagramPoint a, DiagramPoint b)
+    {
+        var (t0, t1) = (0.0, 1.0);
+        var (dx, dy) = (b.X - a.X, b.Y - a.Y);
+        return Clip(-dx, a.X - box.X) && Clip(dx, box.Right - a.X) && Clip(-dy, a.Y - box.Y) && Clip(dy, box.Bottom - a.Y);
+
+        bool Clip(double p, double q)
+        {
+            if (p == 0)
+            {
+                return q >= 0;
+            }
+
+            var r = q / p;
+            if (p < 0)
+            {
+                t0 = Math.Max(t0, r);
+            }
+            else
+            {
+                t1 = Math.Min(t1, r);
+            }
+
+            return t0 <= t1;
+        }
+    }
+
+    /// <summary>Label positions to try, best first: on the edge around its middle, beside it, then further and further away.</summary>
+    private static IEnumerable<DiagramBox> Candidates(List<DiagramPoint> route, double width, double height, bool selfLoop)
+    {
+        const double gap = 5;
+        if (selfLoop)
+        {
+            // Beside the loop's outer side.
+            var outer = new DiagramPoint(route[1].X, (route[1].Y + route[2].Y) / 2);
+            yield return new DiagramBox(outer.X + gap, outer.Y - (height / 2), width, height);
+        }
+
+        foreach (var fraction in new[] { 0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8 })
+        {
+            var at = PointAt(route, fraction);
+            yield return DiagramBox.Around(at, width, height);
+            yield return new DiagramBox(at.X + gap, at.Y - (height / 2), width, height);
+            yield return new DiagramBox(at.X - gap - width, at.Y - (height / 2), width, height);
+        }
+
+        // Further to the side, at the same heights, nearer first.
+        var heights = new[] { 0.5, 0.35, 0.65, 0.2, 0.8 }.Select(f => PointAt(route, f)).ToArray();
+        const double step = 8;
+        for (var k = 1; k <= 100; k++)
+        {
+            foreach (var at in heights)
+            {
+                yield return new DiagramBox(at.X + gap + (k * step), at.Y - (height / 2), width, height);
+                yield return new DiagramBox(at.X - gap - width - (k * step), at.Y - (height / 2), width, height);
+            }
+        }
+
+        // Rings of growing size around the middle, nearest positions first; the label stays between the heights of the
+        // edge's ends, so it is not read as belonging to a step above or below the edge.
+        var middle = PointAt(route, 0.5);
+        var top = route.Min(p => p.Y);
+        var bottom = route.Max(p => p.Y);
+        for (var ring = 1; ring <= 60; ring++)
+        {
+            var offsets = new List<(double Dx, double Dy)>();
+            for (var i = -ring; i <= ring; i++)
+            {
+                offsets.Add((i * step, -ring * step));
+                offsets.Add((i * step, ring * step));
+                if (Math.Abs(i) != ring)
+                {
+                    offsets.Add((-ring * step, i * step));
+                    offsets.Add((ring * step, i * step));
+                }
+            }
+
+            foreach (var (dx, dy) in offsets.OrderBy(o => (o.Dx * o.Dx) + (o.Dy * o.Dy)).ThenBy(o => o.Dy).ThenBy(o => o.Dx))
+            {
+                var y = middle.Y + dy;
+                if (selfLoop || (y >= top && y <= bottom))
+                {
+                    yield return DiagramBox.Around(middle.Offset(dx, dy), width, height);
+                }
+            }
+        }
+    }
+
+    /// <summary>The point at a fraction of the route's length.</summary>
+    private static DiagramPoint PointAt(List<DiagramPoint> route, double fraction)
+    {
+        var total = 0.0;
+        for (var i = 1; i < route.Count; i++)
+        {
+            total += DiagramPoint.Distance(route[i - 1], route[i]);
+        }
+
+        var remaining = total * fraction;
+        for (var i = 1; i < route.Count; i++)
+        {
+            var length = DiagramPoint.Distance(route[i - 1], route[i]);
+            if (remaining <= length && length > 0)
+            {
+                var t = remaining / length;
+                return new DiagramPoint(route[i - 1].X + (t * (route[i].X - route[i - 1].X)), route[i - 1].Y + (t * (route[i].Y - route[i - 1].Y)));
+            }
+
+            remaining -= length;
+        }
+
+        return route[^1];
+    }
+}
