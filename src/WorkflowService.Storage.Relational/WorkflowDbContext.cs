@@ -12,6 +12,7 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
     public DbSet<SignalMessage> Signals => Set<SignalMessage>();
     public DbSet<HistoryEvent> History => Set<HistoryEvent>();
     public DbSet<HumanTask> Tasks => Set<HumanTask>();
+    public DbSet<SchemaVersion> Schema => Set<SchemaVersion>();
 
     protected override void OnModelCreating(ModelBuilder modelBuilder)
     {
@@ -66,6 +67,13 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(h => h.Type).HasMaxLength(40);
             e.Property(h => h.StepId).HasMaxLength(100);
             e.HasIndex(h => new { h.InstanceId, h.Sequence }).IsUnique();
+        });
+
+        modelBuilder.Entity<SchemaVersion>(e =>
+        {
+            e.ToTable("wf_schema");
+            e.HasKey(v => v.Id);
+            e.Property(v => v.Id).ValueGeneratedNever();
         });
 
         modelBuilder.Entity<HumanTask>(e =>

@@ -1,3 +1,4 @@
+using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using WorkflowService.Engine.Execution;
@@ -124,6 +125,23 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
 
         var signal = Assert.Single(await Api.SignalsAsync(started.Id));
         Assert.Equal(SignalStatus.Unmatched, signal.Status);
+    }
+
+    [Fact]
+    public async Task A_database_with_another_schema_version_stops_start_up_with_a_clear_message()
+    {
+        var database = await CreateDatabaseAsync();
+        var (first, _) = await StartServiceAsync(new() { ["Workers:Enabled"] = "false" }, database: database);
+        await using (var db = await first.Get<Microsoft.EntityFrameworkCore.IDbContextFactory<WorkflowService.Storage.Relational.WorkflowDbContext>>()
+                         .CreateDbContextAsync(Token))
+        {
+            await db.Schema.ExecuteUpdateAsync(u => u.SetProperty(v => v.Version, 99), Token);
+        }
+
+        var second = Own(new WorkflowServiceFactory(database.Settings.Concat(new Dictionary<string, string?> { ["Workers:Enabled"] = "false" }).ToDictionary()));
+
+        var error = Assert.ThrowsAny<Exception>(() => second.CreateClient());
+        Assert.Contains("schema 99", error.ToString());
     }
 }
 
