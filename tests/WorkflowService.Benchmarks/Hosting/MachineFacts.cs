@@ -13,7 +13,9 @@ internal static class MachineFacts
         ["memory"] = Line("/proc/meminfo", "MemTotal") ?? "unknown",
         ["os"] = RuntimeInformation.OSDescription,
         [".NET"] = RuntimeInformation.FrameworkDescription,
-        ["service commit"] = Git(repositoryRoot, "rev-parse --short HEAD") + (Git(repositoryRoot, "status --porcelain -- src").Length > 0 ? " (src modified)" : string.Empty),
+        // The last commit that changed the service's source (the tree's HEAD may only add reports on top of it).
+        ["service commit"] = Git(repositoryRoot, "log -1 --format=%h -- src") + (Git(repositoryRoot, "status --porcelain -- src").Length > 0 ? " (src modified)" : string.Empty),
+        ["tree commit"] = Git(repositoryRoot, "rev-parse --short HEAD"),
         ["layout"] = "load client, service and database on this one machine",
     };
 

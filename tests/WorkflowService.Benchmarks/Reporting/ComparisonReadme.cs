@@ -67,6 +67,7 @@ internal static class ComparisonReadme
         }
 
         text.AppendLine(side.ToString());
+        text.AppendLine(CultureInfo.InvariantCulture, $"† other processes kept {ScenarioResult.DisturbedPercent:0} % or more of the machine's cores busy during that scenario (the machine is shared): the figure understates the backend. Each run's report gives the share for every scenario.").AppendLine();
 
         text.AppendLine("Serial latency and steady throughput by phase (avg / p95 ms):").AppendLine();
         var phases = new MarkdownTable(["scenario", "phase", ">Oracle AQ", ">MongoDB", .. runs.Select(r => ">" + r.Backend)]);
@@ -87,7 +88,7 @@ internal static class ComparisonReadme
         foreach (var shape in ScenarioCatalog.All(0).Where(s => s.TierLabel is "Scaled" or "Ceiling"))
         {
             scaled.Add([shape.Name, shape.Ops, shape.Concurrency, .. runs.Select(r => r.Find(shape.Name) is { } s
-                ? $"{F(s.ThroughputPerSecond)} · {F(s.Latency?.Avg)} · {F(s.Latency?.P50)} · {F(s.Latency?.P99)}" + (s.Failures > 0 ? $" ({s.Failures} failed)" : string.Empty)
+                ? $"{F(s.ThroughputPerSecond)} · {F(s.Latency?.Avg)} · {F(s.Latency?.P50)} · {F(s.Latency?.P99)}" + Marks(s)
                 : "—")]);
         }
 
@@ -113,7 +114,11 @@ internal static class ComparisonReadme
                   (sus.DatabaseServerCpuSeconds is { } db ? $" and PostgreSQL {F(db / (sus.DurationMs / 1000))} cores" : string.Empty) +
                   $", the load client {F(sus.LoadClientCpuSeconds / (sus.DurationMs / 1000))} cores, of {run.Machine.GetValueOrDefault("cores")}."
                 : string.Empty;
-            text.AppendLine(CultureInfo.InvariantCulture, $"- **{run.Backend}**: {Pressure(ladder)}{beyond}{where}");
+            var disturbed = ScenarioCatalog.CapacityLadder.Concat([ScenarioCatalog.Sustained, ScenarioCatalog.Ceiling, ScenarioCatalog.TableGrowth])
+                .Select(run.Find).OfType<ScenarioResult>().Where(r => r.OtherLoadPercent >= ScenarioResult.DisturbedPercent)
+                .Select(r => FormattableString.Invariant($"{r.Scenario} ({r.OtherLoadPercent:0} %)")).ToList();
+            var caveat = disturbed.Count > 0 ? $" Other processes took a quarter of the machine or more during {string.Join(", ", disturbed)}: read those figures as lower bounds." : string.Empty;
+            text.AppendLine(CultureInfo.InvariantCulture, $"- **{run.Backend}**: {Pressure(ladder)}{beyond}{where}{caveat}");
         }
 
         text.AppendLine();
@@ -155,7 +160,12 @@ internal static class ComparisonReadme
 
     private static string Cell(ScenarioResult? result) => result is null
         ? "—"
-        : $"{F(result.ThroughputPerSecond)} · {F(result.Latency?.Avg)} · {F(result.Latency?.P95)}" + (result.Correct ? string.Empty : $" ({result.Failures} failed)");
+        : $"{F(result.ThroughputPerSecond)} · {F(result.Latency?.Avg)} · {F(result.Latency?.P95)}" + Marks(result);
+
+    /// <summary>† when other processes took a quarter of the machine or more; the failure count when not correct.</summary>
+    private static string Marks(ScenarioResult result) =>
+        (result.OtherLoadPercent >= ScenarioResult.DisturbedPercent ? " †" : string.Empty) +
+        (result.Correct ? string.Empty : $" ({result.Failures} failed, {result.DeadLettered} dead-lettered, {result.StuckInstances} stuck)");
 
     private static string PhaseCell(PredecessorBaseline.Engine engine, string scenario, string phase) =>
         engine.Phases.GetValueOrDefault(scenario)?.GetValueOrDefault(phase) is { } p ? F(p.AvgMs) + " / " + F(p.P95Ms) : "—";

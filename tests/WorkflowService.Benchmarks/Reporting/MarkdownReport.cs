@@ -11,7 +11,7 @@ internal static class MarkdownReport
         "Peers: no `peer-*` scenario ran. WorkflowCore and Elsa do not restore from this machine's NuGet mirror (`dotnet add package WorkflowCore` / `dotnet add package Elsa` answer \"no versions available\"), so the peer ratio target cannot be measured here.";
 
     public const string ConflictsNote =
-        "Runtime conflicts are n/a: the engine counts them (`workflow.runtime.conflicts`, System.Diagnostics.Metrics) but the service exposes no metrics endpoint; a Prometheus/OpenTelemetry endpoint (or GET /metrics with the engine's totals) would let the runner report them.";
+        "Runtime conflicts are n/a: the engine counts them (`workflow.runtime.conflicts`, System.Diagnostics.Metrics) but the service exposes no metrics endpoint; a Prometheus/OpenTelemetry endpoint (or GET /metrics with the engine's totals) would let the runner report them. Meanwhile PostgreSQL's rollbacks (pg_stat_database.xact_rollback, in the counters table) bound them from above: a conflicting commit is rolled back.";
 
     public static string Render(RunReport report)
     {
@@ -36,16 +36,18 @@ internal static class MarkdownReport
         text.AppendLine("## Scenarios").AppendLine();
         text.AppendLine("Latency is end-to-end per operation, in ms (start request sent → completion observed by long-poll, for signal-roundtrip). Throughput is operations / measured duration. Peak memory is the service's resident high-water mark (VmHWM) during the scenario.").AppendLine();
         var main = new MarkdownTable("scenario", "tier", ">ops", ">conc", ">workers", ">duration ms", ">ops/s", ">avg", ">p50", ">p95", ">p99", ">max",
-            ">failures", ">dead-lettered", ">conflicts", ">stuck", ">service CPU s", ">peak MB");
+            ">failures", ">dead-lettered", ">conflicts", ">stuck", ">service CPU s", ">peak MB", ">other load %");
         foreach (var r in report.Scenarios)
         {
             main.Add(r.Name, r.Tier, r.Ops, r.Concurrency, r.SignalWorkers?.ToString(CultureInfo.InvariantCulture) ?? "—", F(r.DurationMs), F(r.ThroughputPerSecond),
                 F(r.Latency?.Avg), F(r.Latency?.P50), F(r.Latency?.P95), F(r.Latency?.P99), F(r.Latency?.Max),
                 r.Failures, N(r.DeadLettered), r.RuntimeConflicts?.ToString(CultureInfo.InvariantCulture) ?? "n/a", N(r.StuckInstances),
-                F(r.ServiceCpuSeconds), Headline.Mb(r.ServicePeakWorkingSetBytes)?.ToString(CultureInfo.InvariantCulture) ?? "—");
+                F(r.ServiceCpuSeconds), Headline.Mb(r.ServicePeakWorkingSetBytes)?.ToString(CultureInfo.InvariantCulture) ?? "—",
+                r.OtherLoadPercent.ToString("0", CultureInfo.InvariantCulture) + (r.OtherLoadPercent >= ScenarioResult.DisturbedPercent ? " †" : string.Empty));
         }
 
         text.AppendLine(main.ToString());
+        text.AppendLine(CultureInfo.InvariantCulture, $"Other load: the share of the machine's cores that other processes kept busy during the measured part (this machine is shared; † marks {ScenarioResult.DisturbedPercent:0} % or more, where the figures understate what the backend can do). Conflicts: see the notes; on PostgreSQL the rollbacks of the counters table are an upper bound for them.").AppendLine();
 
         text.AppendLine("## Phases").AppendLine();
         text.AppendLine("Each cell: avg / p50 / p95 / p99 / max, ms. start = start request → 2xx; signalPublish = signal request → 2xx; signalToCompletion = signal acknowledged → Completed observed by long-poll.").AppendLine();

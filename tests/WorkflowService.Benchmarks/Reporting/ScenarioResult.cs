@@ -41,6 +41,15 @@ internal sealed record ScenarioResult
     public double? DatabaseServerCpuSeconds { get; init; }
     public double MachineBusyCpuSeconds { get; init; }
 
+    /// <summary>
+    /// Share of the machine's cores that other processes (neither the service, nor this runner, nor PostgreSQL on a
+    /// PostgreSQL run) kept busy during the measured part, in percent: how much the scenario competed for the CPU.
+    /// </summary>
+    public double OtherLoadPercent { get; init; }
+
+    /// <summary>A scenario run while other processes took a quarter of the machine or more; its figures are marked.</summary>
+    public const double DisturbedPercent = 25;
+
     /// <summary>The backend's own counters, after minus before (over the service process's life, warm-up included).</summary>
     public Dictionary<string, long> Counters { get; init; } = [];
 

@@ -130,6 +130,10 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             countersAfter = await backend.ReadCountersOnceWriterStoppedAsync(ct) ?? countersAfter;
 
             var samples = measurement.Samples;
+            var serviceCpu = service is null ? 0 : after.ServiceCpuSeconds - before.ServiceCpuSeconds;
+            var databaseCpu = backendName == "postgres" ? after.DatabaseServerCpuSeconds - before.DatabaseServerCpuSeconds : 0;
+            var otherCpu = after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds - serviceCpu - databaseCpu
+                           - (after.LoadClientCpuSeconds - before.LoadClientCpuSeconds);
             var notes = new List<string>(measurement.Notes);
             if (service is not null && !peakReset)
             {
@@ -159,6 +163,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
                 LoadClientCpuSeconds = Math.Round(after.LoadClientCpuSeconds - before.LoadClientCpuSeconds, 2),
                 DatabaseServerCpuSeconds = backendName == "postgres" ? Math.Round(after.DatabaseServerCpuSeconds - before.DatabaseServerCpuSeconds, 2) : null,
                 MachineBusyCpuSeconds = Math.Round(after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds, 2),
+                OtherLoadPercent = Math.Round(Math.Max(0, 100 * otherCpu / (measurement.Duration.TotalSeconds * Environment.ProcessorCount)), 1),
                 Counters = countersAfter.ToDictionary(c => c.Key, c => c.Value - countersBefore.GetValueOrDefault(c.Key)),
                 CounterOps = scenario.Ops + scenario.WarmUpOps,
                 Figures = measurement.Figures,
