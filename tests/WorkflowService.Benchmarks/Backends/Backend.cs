@@ -23,6 +23,9 @@ internal abstract class Backend : IAsyncDisposable
     /// <summary>Version and durability settings.</summary>
     public abstract Task<IReadOnlyDictionary<string, string>> ReadFactsAsync(CancellationToken cancellationToken);
 
+    /// <summary>The indexes of the service's tables (wf_*), as the database reports them: the hot path's lookups need one each.</summary>
+    public abstract Task<IReadOnlyList<string>> ReadIndexesAsync(CancellationToken cancellationToken);
+
     /// <summary>Cumulative counters; the runner subtracts a reading before a scenario from one after it.</summary>
     /// <param name="writerPid">
     /// The process that writes to the database (the service's, or the runner's own for the ceiling); null before the

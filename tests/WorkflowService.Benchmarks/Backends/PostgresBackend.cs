@@ -26,6 +26,7 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
     [
         "commits, rollbacks, rows inserted/updated/deleted: pg_stat_database for the run's database (xact_commit, xact_rollback, tup_inserted, tup_updated, tup_deleted). Every statement outside an explicit transaction counts as a commit, reads included.",
         "WAL bytes: pg_stat_wal.wal_bytes (whole server); WAL bytes (LSN): the advance of pg_current_wal_lsn() (whole server, exact at the moment of reading).",
+        "seq scans, rows read by seq scans, index scans: pg_stat_user_tables summed over the service's tables (wf_*). A sequential scan on the hot path shows a missing index (or a table too small for the planner to bother).",
         "PostgreSQL publishes a session's counters at most once a second, an idle session's within 10 s and an ending session's when it ends; so the counters cover a whole service process: read before it starts and once it has stopped and every session of the run's database has ended (pg_terminate_backend(pid, timeout) waits for that, on this run's database only). That window holds the measured operations, the warm-up operations, the service's start-up and shutdown and the runner's correctness-check reads; the per-operation figures divide by measured plus warm-up operations. Server-wide figures (WAL) include anything else the server did meanwhile.",
     ];
 
@@ -59,6 +60,22 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
         return facts;
     }
 
+    public override async Task<IReadOnlyList<string>> ReadIndexesAsync(CancellationToken cancellationToken)
+    {
+        await using var connection = new NpgsqlConnection(Admin(_database));
+        await connection.OpenAsync(cancellationToken);
+        await using var command = new NpgsqlCommand(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename LIKE 'wf\\_%' ORDER BY tablename, indexname", connection);
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+        var indexes = new List<string>();
+        while (await reader.ReadAsync(cancellationToken))
+        {
+            indexes.Add(reader.GetString(0));
+        }
+
+        return indexes;
+    }
+
     public override async Task<IReadOnlyDictionary<string, long>> ReadCountersAsync(int? writerPid, CancellationToken cancellationToken)
     {
         await using var connection = new NpgsqlConnection(Admin("postgres"));
@@ -76,7 +93,7 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
             throw new InvalidOperationException($"pg_stat_database has no row for {_database}");
         }
 
-        return new Dictionary<string, long>(StringComparer.Ordinal)
+        var counters = new Dictionary<string, long>(StringComparer.Ordinal)
         {
             ["commits"] = reader.GetInt64(0),
             ["rollbacks"] = reader.GetInt64(1),
@@ -86,6 +103,22 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
             ["WAL bytes"] = reader.GetInt64(5),
             ["WAL bytes (LSN)"] = reader.GetInt64(6),
         };
+        await reader.DisposeAsync();
+
+        // Scans of the service's tables: pg_stat_user_tables lives in each database, so this one reading connects to
+        // the run's database (its own transaction adds one commit to the window; it scans none of these tables).
+        await using var own = new NpgsqlConnection(Admin(_database));
+        await own.OpenAsync(cancellationToken);
+        await using var scans = new NpgsqlCommand("""
+            SELECT coalesce(sum(seq_scan), 0)::bigint, coalesce(sum(seq_tup_read), 0)::bigint, coalesce(sum(idx_scan), 0)::bigint
+              FROM pg_stat_user_tables WHERE relname LIKE 'wf\_%'
+            """, own);
+        await using var scanned = await scans.ExecuteReaderAsync(cancellationToken);
+        await scanned.ReadAsync(cancellationToken);
+        counters["seq scans"] = scanned.GetInt64(0);
+        counters["rows read by seq scans"] = scanned.GetInt64(1);
+        counters["index scans"] = scanned.GetInt64(2);
+        return counters;
     }
 
     /// <summary>

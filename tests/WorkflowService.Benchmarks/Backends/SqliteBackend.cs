@@ -53,6 +53,21 @@ internal sealed class SqliteBackend(bool keep) : Backend
         };
     }
 
+    public override async Task<IReadOnlyList<string>> ReadIndexesAsync(CancellationToken cancellationToken)
+    {
+        await using var connection = await OpenAsync(cancellationToken);
+        await using var command = new SqliteCommand(
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name LIKE 'wf\\_%' ESCAPE '\\' ORDER BY tbl_name, name", connection);
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+        var indexes = new List<string> { "primary keys: every wf_* table (rowid or its own B-tree)" };
+        while (await reader.ReadAsync(cancellationToken))
+        {
+            indexes.Add(reader.GetString(0));
+        }
+
+        return indexes;
+    }
+
     public override Task<IReadOnlyDictionary<string, long>> ReadCountersAsync(int? writerPid, CancellationToken cancellationToken)
     {
         var written = writerPid is { } pid ? ResourceProbe.Read(pid).ServiceStorageWriteBytes : 0;

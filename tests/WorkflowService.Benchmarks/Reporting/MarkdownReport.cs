@@ -47,7 +47,7 @@ internal static class MarkdownReport
         }
 
         text.AppendLine(main.ToString());
-        text.AppendLine(CultureInfo.InvariantCulture, $"Other load: the share of the machine's cores that other processes kept busy during the measured part (this machine is shared; † marks {ScenarioResult.DisturbedPercent:0} % or more, where the figures understate what the backend can do). Conflicts: see the notes; on PostgreSQL the rollbacks of the counters table are an upper bound for them.").AppendLine();
+        text.AppendLine(CultureInfo.InvariantCulture, $"Other load: the share of the machine's cores that other processes kept busy during the measured part (this machine is shared; † marks {ScenarioResult.DisturbedPercent:0} % or more, where the figures understate what the backend can do; /proc counts CPU in 10 ms ticks, so it is coarse for scenarios shorter than a second). Conflicts: see the notes; on PostgreSQL the rollbacks of the counters table are an upper bound for them.").AppendLine();
 
         text.AppendLine("## Phases").AppendLine();
         text.AppendLine("Each cell: avg / p50 / p95 / p99 / max, ms. start = start request → 2xx; signalPublish = signal request → 2xx; signalToCompletion = signal acknowledged → Completed observed by long-poll.").AppendLine();
@@ -110,6 +110,14 @@ internal static class MarkdownReport
 
         text.AppendLine(facts.ToString());
 
+        text.AppendLine("## Indexes of the service's tables").AppendLine();
+        text.AppendLine("As the database reports them at the end of the run; the hot path's lookups (claim by status and due time, an instance's signals by status, history by instance and sequence) each have one.").AppendLine();
+        foreach (var index in report.Indexes)
+        {
+            text.AppendLine(CultureInfo.InvariantCulture, $"- `{index}`");
+        }
+
+        text.AppendLine();
         text.AppendLine("## Notes").AppendLine();
         text.AppendLine(CultureInfo.InvariantCulture, $"- {ConflictsNote}");
         text.AppendLine(CultureInfo.InvariantCulture, $"- {PeersNote}");

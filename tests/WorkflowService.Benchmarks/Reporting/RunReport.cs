@@ -15,6 +15,9 @@ internal sealed record RunReport
 
     public required Dictionary<string, string> Machine { get; init; }
     public Dictionary<string, string> Database { get; set; } = [];
+
+    /// <summary>The indexes of the service's tables at the end of the run.</summary>
+    public List<string> Indexes { get; set; } = [];
     public List<string> CounterNotes { get; set; } = [];
     public List<string> Notes { get; init; } = [];
     public List<ScenarioResult> Scenarios { get; init; } = [];

@@ -62,6 +62,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             await StopServiceAsync();
         }
 
+        report.Indexes = [.. await backend.ReadIndexesAsync(cancellationToken)];
         report.FinishedAt = DateTimeOffset.UtcNow;
         return report;
     }
@@ -163,7 +164,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
                 LoadClientCpuSeconds = Math.Round(after.LoadClientCpuSeconds - before.LoadClientCpuSeconds, 2),
                 DatabaseServerCpuSeconds = backendName == "postgres" ? Math.Round(after.DatabaseServerCpuSeconds - before.DatabaseServerCpuSeconds, 2) : null,
                 MachineBusyCpuSeconds = Math.Round(after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds, 2),
-                OtherLoadPercent = Math.Round(Math.Max(0, 100 * otherCpu / (measurement.Duration.TotalSeconds * Environment.ProcessorCount)), 1),
+                OtherLoadPercent = Math.Round(Math.Clamp(100 * otherCpu / (measurement.Duration.TotalSeconds * Environment.ProcessorCount), 0, 100), 1),
                 Counters = countersAfter.ToDictionary(c => c.Key, c => c.Value - countersBefore.GetValueOrDefault(c.Key)),
                 CounterOps = scenario.Ops + scenario.WarmUpOps,
                 Figures = measurement.Figures,
