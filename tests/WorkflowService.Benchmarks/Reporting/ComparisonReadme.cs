@@ -47,7 +47,7 @@ internal static class ComparisonReadme
             [4] = ("— (96-op wave: " + Number(oracle.Find(ScenarioCatalog.ThroughputParallel)?.ThroughputPerSecond, ")"), "— (96-op wave: " + Number(mongo.Find(ScenarioCatalog.ThroughputParallel)?.ThroughputPerSecond, ")")),
         };
         var rows = headlines.Select(h => h.Headline.Rows().ToList()).ToList();
-        var template = new Headline(null, null, null, null, null, null, null, null, null, null).Rows().ToList();
+        var template = new Headline(null, null, null, null, null, null, null, null, null, null, new HashSet<string>()).Rows().ToList();
         for (var i = 0; i < template.Count; i++)
         {
             var (o, m) = predecessorValues.GetValueOrDefault(i, ("—", "—"));
@@ -55,6 +55,7 @@ internal static class ComparisonReadme
         }
 
         text.AppendLine(targets.ToString());
+        text.AppendLine(CultureInfo.InvariantCulture, $"† from a scenario during which other processes kept {ScenarioResult.DisturbedPercent:0} % or more of the machine busy (see below).").AppendLine();
 
         text.AppendLine("## The predecessor's scenario set, side by side").AppendLine();
         text.AppendLine("Each cell: throughput ops/s · avg ms · p95 ms (the predecessor published no p50/p99). Same scenario names, operation counts, concurrency and signal workers; ours run load client, service and database on one 2-core machine.").AppendLine();

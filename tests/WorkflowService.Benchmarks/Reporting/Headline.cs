@@ -14,7 +14,8 @@ internal sealed record Headline(
     double? Ceiling,
     double? TableGrowth,
     long? SustainedPeakBytes,
-    long? TableGrowthPeakBytes)
+    long? TableGrowthPeakBytes,
+    IReadOnlySet<string> Disturbed)
 {
     public double? EngineToCeiling => Sustained / Ceiling;
     public double? TableGrowthToSustained => TableGrowth / Sustained;
@@ -34,22 +35,27 @@ internal sealed record Headline(
             Throughput(ScenarioCatalog.Ceiling),
             Throughput(ScenarioCatalog.TableGrowth),
             report.Find(ScenarioCatalog.Sustained)?.ServicePeakWorkingSetBytes,
-            report.Find(ScenarioCatalog.TableGrowth)?.ServicePeakWorkingSetBytes);
+            report.Find(ScenarioCatalog.TableGrowth)?.ServicePeakWorkingSetBytes,
+            report.Scenarios.Where(s => s.OtherLoadPercent >= ScenarioResult.DisturbedPercent).Select(s => s.Scenario).ToHashSet());
     }
 
-    /// <summary>(figure, target, value) rows for a Markdown table.</summary>
+    /// <summary>(figure, target, value) rows for a Markdown table; † marks a value from a scenario other processes disturbed.</summary>
     public IEnumerable<(string Figure, string Target, string Value)> Rows()
     {
-        yield return ("serial end-to-end avg / p99 (latency-serial, 16 ops)", "≤ 10 ms / ≤ 25 ms", Pair(Serial?.Avg, Serial?.P99, "ms"));
-        yield return ("serial end-to-end avg / p99 (latency-serial-1k)", "≤ 10 ms / ≤ 25 ms", Pair(Serial1K?.Avg, Serial1K?.P99, "ms"));
-        yield return ("signalToCompletion p50 (serial)", "≤ 5 ms", Ms(SerialSignalToCompletion?.P50));
-        yield return ("throughput-parallel (96 ops, c16)", "—", PerSecond(ThroughputParallel));
-        yield return ("signal-roundtrip-sustained (10,000 ops, c64)", "≥ 1,000 ops/s (stretch 3,000)", PerSecond(Sustained) + (SustainedLatency is { } l ? $" (p99 {l.P99.ToString("F1", CultureInfo.InvariantCulture)} ms)" : string.Empty));
-        yield return ("ceiling (same transactions, no engine)", "—", PerSecond(Ceiling));
-        yield return ("engine / ceiling", "≥ 0.5", Ratio(EngineToCeiling));
-        yield return ("table-growth / sustained", "≥ 0.9", Ratio(TableGrowthToSustained));
+        yield return ("serial end-to-end avg / p99 (latency-serial, 16 ops)", "≤ 10 ms / ≤ 25 ms", Mark(Pair(Serial?.Avg, Serial?.P99, "ms"), ScenarioCatalog.LatencySerial));
+        yield return ("serial end-to-end avg / p99 (latency-serial-1k)", "≤ 10 ms / ≤ 25 ms", Mark(Pair(Serial1K?.Avg, Serial1K?.P99, "ms"), ScenarioCatalog.LatencySerial1K));
+        yield return ("signalToCompletion p50 (serial)", "≤ 5 ms", Mark(Ms(SerialSignalToCompletion?.P50), Serial1K is null ? ScenarioCatalog.LatencySerial : ScenarioCatalog.LatencySerial1K));
+        yield return ("throughput-parallel (96 ops, c16)", "—", Mark(PerSecond(ThroughputParallel), ScenarioCatalog.ThroughputParallel));
+        yield return ("signal-roundtrip-sustained (10,000 ops, c64)", "≥ 1,000 ops/s (stretch 3,000)",
+            Mark(PerSecond(Sustained) + (SustainedLatency is { } l ? $" (p99 {l.P99.ToString("F1", CultureInfo.InvariantCulture)} ms)" : string.Empty), ScenarioCatalog.Sustained));
+        yield return ("ceiling (same transactions, no engine)", "—", Mark(PerSecond(Ceiling), ScenarioCatalog.Ceiling));
+        yield return ("engine / ceiling", "≥ 0.5", Mark(Ratio(EngineToCeiling), ScenarioCatalog.Sustained, ScenarioCatalog.Ceiling));
+        yield return ("table-growth / sustained", "≥ 0.9", Mark(Ratio(TableGrowthToSustained), ScenarioCatalog.TableGrowth, ScenarioCatalog.Sustained));
         yield return ("service peak memory: sustained / table-growth", "≤ 300 MB, no growth", Pair(Mb(SustainedPeakBytes), Mb(TableGrowthPeakBytes), "MB"));
     }
+
+    private string Mark(string value, params string[] scenarios) =>
+        value != "—" && Disturbed is not null && scenarios.Any(Disturbed.Contains) ? value + " †" : value;
 
     public static string Ms(double? value) => value is { } v ? v.ToString("F2", CultureInfo.InvariantCulture) + " ms" : "—";
     public static string PerSecond(double? value) => value is { } v ? v.ToString("N1", CultureInfo.InvariantCulture) + " ops/s" : "—";

@@ -32,6 +32,7 @@ internal static class MarkdownReport
         }
 
         text.AppendLine(headline.ToString());
+        text.AppendLine(CultureInfo.InvariantCulture, $"† from a scenario during which other processes kept {ScenarioResult.DisturbedPercent:0} % or more of the machine's cores busy (the \"other load\" column below).").AppendLine();
 
         text.AppendLine("## Scenarios").AppendLine();
         text.AppendLine("Latency is end-to-end per operation, in ms (start request sent → completion observed by long-poll, for signal-roundtrip). Throughput is operations / measured duration. Peak memory is the service's resident high-water mark (VmHWM) during the scenario.").AppendLine();
@@ -121,6 +122,7 @@ internal static class MarkdownReport
         text.AppendLine("## Notes").AppendLine();
         text.AppendLine(CultureInfo.InvariantCulture, $"- {ConflictsNote}");
         text.AppendLine(CultureInfo.InvariantCulture, $"- {PeersNote}");
+        text.AppendLine("- The first scenario's counters also hold the service's schema creation on the fresh database (catalog rows count as inserted rows on PostgreSQL; the file's first pages on SQLite).");
         text.AppendLine("- Stuck instances: instances created since the scenario began (warm-up included) that are not terminal at its end and have no pending wake-up (no Pending signal in GET /signals?status=Pending, no open or claimed task).");
         text.AppendLine("- Every scenario runs against a fresh service process started with the scenario's signal-worker count (so the count always matches, and CPU, peak memory and database sessions are the scenario's own), on the run's one database, after unmeasured warm-up operations of its own kind (32, or a tenth of the scenario up to 500). The service is stopped for the direct-SQL work (the ceiling loop, table-growth seeding).");
         foreach (var r in report.Scenarios)
