@@ -52,6 +52,12 @@ foreach (var backend in options.Backends)
 
 if (options.Command is "compare" or "readme")
 {
+    if (!File.Exists(Path.Combine(options.OutputDirectory, PredecessorBaseline.FileName)))
+    {
+        Console.Error.WriteLine($"{PredecessorBaseline.FileName} is missing from {options.OutputDirectory}: the README sets the runs beside it");
+        return 2;
+    }
+
     var readme = Path.Combine(options.OutputDirectory, "README.md");
     await File.WriteAllTextAsync(readme, ComparisonReadme.Render(
         ReportStore.LatestFullReports(options.OutputDirectory), PredecessorBaseline.Load(options.OutputDirectory)));
