@@ -1,0 +1,63 @@
+using WorkflowService.Benchmarks.Cli;
+
+namespace WorkflowService.Benchmarks.Backends;
+
+/// <summary>
+/// A database the service can run on, as the runner needs it: a fresh database per run, the service's settings for it,
+/// its version and durability settings, its own activity counters, direct-SQL seeding and the no-engine ceiling loop.
+/// </summary>
+internal abstract class Backend : IAsyncDisposable
+{
+    /// <summary>sqlite or postgres: the scenario-name prefix and the report's file name.</summary>
+    public abstract string Name { get; }
+
+    /// <summary>The service's environment variables for this database (Store__Provider, Store__ConnectionString, ...).</summary>
+    public abstract IReadOnlyDictionary<string, string> ServiceEnvironment { get; }
+
+    /// <summary>What the counters are and where they come from, for the report.</summary>
+    public abstract IReadOnlyList<string> CounterNotes { get; }
+
+    /// <summary>Creates this run's empty database; the service creates its schema at start-up.</summary>
+    public abstract Task ProvisionAsync(string workDirectory, CancellationToken cancellationToken);
+
+    /// <summary>Version and durability settings.</summary>
+    public abstract Task<IReadOnlyDictionary<string, string>> ReadFactsAsync(CancellationToken cancellationToken);
+
+    /// <summary>The indexes of the service's tables (wf_*), as the database reports them: the hot path's lookups need one each.</summary>
+    public abstract Task<IReadOnlyList<string>> ReadIndexesAsync(CancellationToken cancellationToken);
+
+    /// <summary>Cumulative counters; the runner subtracts a reading before a scenario from one after it.</summary>
+    /// <param name="writerPid">
+    /// The process that writes to the database (the service's, or the runner's own for the ceiling); null before the
+    /// service process exists (its per-process counters are then zero).
+    /// </param>
+    public abstract Task<IReadOnlyDictionary<string, long>> ReadCountersAsync(int? writerPid, CancellationToken cancellationToken);
+
+    /// <summary>
+    /// Counters read once the writing process has stopped, for a database that publishes a session's counters late
+    /// (PostgreSQL: at the latest when the session ends); null where the reading taken while it ran is final.
+    /// </summary>
+    public virtual Task<IReadOnlyDictionary<string, long>?> ReadCountersOnceWriterStoppedAsync(CancellationToken cancellationToken) =>
+        Task.FromResult<IReadOnlyDictionary<string, long>?>(null);
+
+    /// <summary>Stores <paramref name="count"/> completed signal-roundtrip instances in the shape the service writes; says how.</summary>
+    public abstract Task<string> SeedCompletedInstancesAsync(int count, CancellationToken cancellationToken);
+
+    public abstract Task<ICeilingSession> OpenCeilingAsync(int connections, CancellationToken cancellationToken);
+
+    /// <summary>Drops the run's database (unless kept).</summary>
+    public abstract ValueTask DisposeAsync();
+
+    public static Backend Create(string name, RunnerOptions options) => name switch
+    {
+        "sqlite" => new SqliteBackend(options.KeepDatabase),
+        "postgres" => new PostgresBackend(options.PostgresAdmin, options.KeepDatabase),
+        _ => throw new ArgumentException($"unknown backend {name}"),
+    };
+
+    /// <summary>Seed batches: progress on the console and bounded transactions.</summary>
+    protected const int SeedBatch = 100_000;
+
+    /// <summary>Seeded instances were created one second apart, the last of them 30 days before now.</summary>
+    protected static long SeedBaseMs(int count) => DateTimeOffset.UtcNow.AddDays(-30).ToUnixTimeMilliseconds() - count * 1000L;
+}

@@ -1,0 +1,14 @@
+namespace WorkflowService.Benchmarks.Cli;
+
+/// <summary>Which scenarios a run includes.</summary>
+internal enum Tier
+{
+    /// <summary>The smoke scenarios only: a correctness check (exit code non-zero on any failure, dead letter or stuck instance).</summary>
+    Smoke,
+
+    /// <summary>The predecessor's fifteen scenarios (latency, throughput, capacity ladder, soak, smoke, nightly).</summary>
+    Standard,
+
+    /// <summary>Standard plus the scaled scenarios and the ceiling.</summary>
+    All,
+}

@@ -1,0 +1,191 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+
+namespace WorkflowService.Benchmarks.Hosting;
+
+/// <summary>
+/// The service under test as a separate process: the Release build of src/WorkflowService under `dotnet`, configured by
+/// environment variables like a deployed node, its output kept in a log file.
+/// </summary>
+internal sealed partial class ServiceProcess : IAsyncDisposable
+{
+    private static readonly TimeSpan ReadyDeadline = TimeSpan.FromSeconds(90);
+    private static readonly TimeSpan StopDeadline = TimeSpan.FromSeconds(30);
+
+    private readonly Process _process;
+    private readonly StreamWriter _log;
+    private readonly TaskCompletionSource _started = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    private ServiceProcess(Process process, Uri address, int signalWorkers, string logPath, StreamWriter log)
+    {
+        _process = process;
+        Address = address;
+        SignalWorkers = signalWorkers;
+        LogPath = logPath;
+        _log = log;
+    }
+
+    public Uri Address { get; }
+    public int SignalWorkers { get; }
+    public string LogPath { get; }
+    public int Pid => _process.Id;
+    public bool HasExited => _process.HasExited;
+
+    public static async Task<ServiceProcess> StartAsync(
+        string serviceDll, IReadOnlyDictionary<string, string> environment, int signalWorkers, string workDirectory, CancellationToken cancellationToken)
+    {
+        var port = FreePort();
+        Directory.CreateDirectory(workDirectory);
+        var logPath = Path.Combine(workDirectory, $"service-{DateTime.UtcNow:HHmmss}-{port}.log");
+        var start = new ProcessStartInfo("dotnet", [serviceDll])
+        {
+            WorkingDirectory = workDirectory,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        start.Environment["Urls"] = $"http://127.0.0.1:{port}";
+        start.Environment["DOTNET_ENVIRONMENT"] = "Production";
+        start.Environment["Serilog__MinimumLevel__Default"] = "Warning";
+        // Only the host's lifetime messages above Warning: "Application started" tells that the node is up.
+        start.Environment["Serilog__MinimumLevel__Override__Microsoft.Hosting.Lifetime"] = "Information";
+        start.Environment["Workers__SignalWorkers"] = signalWorkers.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        foreach (var (key, value) in environment)
+        {
+            start.Environment[key] = value;
+        }
+
+        var process = Process.Start(start) ?? throw new InvalidOperationException("dotnet did not start");
+        var log = new StreamWriter(logPath) { AutoFlush = true };
+        var service = new ServiceProcess(process, new Uri($"http://127.0.0.1:{port}"), signalWorkers, logPath, log);
+        process.OutputDataReceived += (_, e) => service.OnOutput(e.Data);
+        process.ErrorDataReceived += (_, e) => service.OnOutput(e.Data);
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+
+        try
+        {
+            await service.WaitUntilReadyAsync(cancellationToken);
+        }
+        catch
+        {
+            await service.DisposeAsync();
+            throw;
+        }
+
+        return service;
+    }
+
+    /// <summary>Stops the service the way an orchestrator does (SIGTERM, then SIGKILL after a deadline); returns its exit code.</summary>
+    public async Task<int> StopAsync()
+    {
+        if (!_process.HasExited)
+        {
+            _ = Kill(_process.Id, SigTerm);
+            using var deadline = new CancellationTokenSource(StopDeadline);
+            try
+            {
+                await _process.WaitForExitAsync(deadline.Token);
+            }
+            catch (OperationCanceledException)
+            {
+                _process.Kill(entireProcessTree: true);
+                await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(10));
+            }
+        }
+
+        return _process.ExitCode;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (!_process.HasExited)
+        {
+            await StopAsync();
+        }
+
+        _process.Dispose();
+        lock (_log)
+        {
+            _log.Dispose();
+        }
+    }
+
+    /// <summary>The last lines of the service's log (for error messages).</summary>
+    public string Tail(int lines = 30)
+    {
+        try
+        {
+            using var stream = new FileStream(LogPath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+            var all = new StreamReader(stream).ReadToEnd().Split('\n');
+            return string.Join('\n', all.TakeLast(lines));
+        }
+        catch (IOException)
+        {
+            return "(no log)";
+        }
+    }
+
+    private async Task WaitUntilReadyAsync(CancellationToken cancellationToken)
+    {
+        // Event-driven: the host logs "Application started" once Kestrel listens and every hosted service (store
+        // bootstrap, wake-up listener, signal workers) has started; then one readiness request confirms the store.
+        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        deadline.CancelAfter(ReadyDeadline);
+        try
+        {
+            await Task.WhenAny(_started.Task, _process.WaitForExitAsync(deadline.Token)).Unwrap().WaitAsync(deadline.Token);
+        }
+        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+        {
+            throw new TimeoutException($"the service at {Address} did not start within {ReadyDeadline}:\n{Tail()}");
+        }
+
+        if (_process.HasExited)
+        {
+            throw new InvalidOperationException($"the service exited with {_process.ExitCode} during start-up:\n{Tail()}");
+        }
+
+        using var http = new HttpClient { BaseAddress = Address, Timeout = TimeSpan.FromSeconds(30) };
+        using var response = await http.GetAsync("/health/ready", deadline.Token);
+        if (!response.IsSuccessStatusCode)
+        {
+            throw new InvalidOperationException($"the service started but /health/ready answered {(int)response.StatusCode}:\n{Tail()}");
+        }
+    }
+
+    private void OnOutput(string? line)
+    {
+        if (line is null)
+        {
+            return;
+        }
+
+        if (line.Contains("Application started", StringComparison.Ordinal))
+        {
+            _started.TrySetResult();
+        }
+
+        lock (_log)
+        {
+            if (_log.BaseStream is { CanWrite: true })
+            {
+                _log.WriteLine(line);
+            }
+        }
+    }
+
+    private static int FreePort()
+    {
+        using var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        return ((IPEndPoint)listener.LocalEndpoint).Port;
+    }
+
+    private const int SigTerm = 15;
+
+    [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]
+    private static partial int Kill(int pid, int signal);
+}

@@ -1,0 +1,25 @@
+using System.Text.Json;
+
+namespace WorkflowService.Benchmarks.Reporting;
+
+/// <summary>
+/// The predecessor engine's published figures (Oracle AQ and MongoDB, 2026-03-17), transcribed from
+/// shared/reference into docs/benchmarks/predecessor-baselines-2026-03-17.json.
+/// </summary>
+internal sealed record PredecessorBaseline(string Source, string Date, List<PredecessorBaseline.Engine> Engines)
+{
+    public const string FileName = "predecessor-baselines-2026-03-17.json";
+
+    public static PredecessorBaseline Load(string directory) =>
+        JsonSerializer.Deserialize<PredecessorBaseline>(File.ReadAllText(Path.Combine(directory, FileName)), ReportStore.JsonOptions)!;
+
+    internal sealed record Engine(string Name, string Description, List<Row> Scenarios, Dictionary<string, Dictionary<string, PhaseFigures>> Phases)
+    {
+        public Row? Find(string scenario) => Scenarios.FirstOrDefault(s => s.Scenario == scenario);
+    }
+
+    internal sealed record Row(string Scenario, string PredecessorName, string Tier, int Ops, int Concurrency,
+        double DurationMs, double ThroughputPerSecond, double AvgMs, double P95Ms, double MaxMs);
+
+    internal sealed record PhaseFigures(double AvgMs, double P95Ms, double MaxMs);
+}

@@ -1,0 +1,26 @@
+using System.Diagnostics;
+
+namespace WorkflowService.Benchmarks.Scenarios;
+
+/// <summary>Times one operation's phases back to back: each <see cref="Lap"/> closes the phase that ran since the previous one.</summary>
+internal sealed class PhaseClock
+{
+    private readonly long _start = Stopwatch.GetTimestamp();
+    private readonly Dictionary<string, double> _phases = new(StringComparer.Ordinal);
+    private long _last;
+
+    public PhaseClock() => _last = _start;
+
+    public double ElapsedMs => Stopwatch.GetElapsedTime(_start).TotalMilliseconds;
+
+    /// <summary>Closes the running phase under <paramref name="phase"/> (adding to it if it ran before).</summary>
+    public void Lap(string phase)
+    {
+        var now = Stopwatch.GetTimestamp();
+        _phases[phase] = _phases.GetValueOrDefault(phase) + Stopwatch.GetElapsedTime(_last, now).TotalMilliseconds;
+        _last = now;
+    }
+
+    /// <summary>Ends the operation: ok when <paramref name="problem"/> is null.</summary>
+    public OperationSample Finish(string? problem = null) => new(problem is null, ElapsedMs, _phases, problem);
+}

@@ -1,0 +1,38 @@
+namespace WorkflowService.Benchmarks.Scenarios;
+
+/// <summary>
+/// One benchmark scenario: its shape (operations, workload concurrency, signal workers) and how it is measured. The
+/// runner owns everything around it: the service process, warm-up, counters, resources, correctness checks, reports.
+/// </summary>
+internal abstract class Scenario
+{
+    /// <summary>The name without the backend prefix, e.g. signal-roundtrip-latency-serial.</summary>
+    public required string Name { get; init; }
+
+    /// <summary>Latency, Throughput, Capacity, Soak, Smoke, Nightly, Scaled or Ceiling.</summary>
+    public required string TierLabel { get; init; }
+
+    public required int Ops { get; init; }
+    public required int Concurrency { get; init; }
+
+    /// <summary>The service's Workers__SignalWorkers for this scenario; the service restarts when it changes.</summary>
+    public int SignalWorkers { get; init; } = 8;
+
+    /// <summary>False for scenarios that talk to the database directly (the ceiling): the service is stopped meanwhile.</summary>
+    public virtual bool NeedsService => true;
+
+    /// <summary>Definition files (relative to the repository root) the scenario starts instances of.</summary>
+    public virtual IReadOnlyList<string> DefinitionFiles => [];
+
+    /// <summary>Runs before the scenario with the service stopped (e.g. seeding history); null when there is nothing to do.</summary>
+    public virtual Func<ScenarioContext, Task<string>>? Preparation => null;
+
+    /// <summary>How many unmeasured operations <see cref="WarmUpAsync"/> runs.</summary>
+    public abstract int WarmUpOps { get; }
+
+    /// <summary>Unmeasured operations once the service runs (JIT, connection pools, definition caches).</summary>
+    public abstract Task WarmUpAsync(ScenarioContext context);
+
+    /// <summary>The measured part.</summary>
+    public abstract Task<Measurement> MeasureAsync(ScenarioContext context);
+}

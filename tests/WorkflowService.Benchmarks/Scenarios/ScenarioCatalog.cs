@@ -1,0 +1,65 @@
+using WorkflowService.Benchmarks.Cli;
+
+namespace WorkflowService.Benchmarks.Scenarios;
+
+/// <summary>
+/// The scenario set of shared/BENCHMARKS.md, in run order: the one-worker scenarios first, so that the service restarts
+/// only when the signal-worker count changes, before the ceiling (service stopped) and table growth (seeded first).
+/// </summary>
+internal static class ScenarioCatalog
+{
+    public const string Sustained = "signal-roundtrip-sustained";
+    public const string TableGrowth = "signal-roundtrip-table-growth";
+    public const string Ceiling = "ceiling";
+    public const string LatencySerial = "signal-roundtrip-latency-serial";
+    public const string LatencySerial1K = "signal-roundtrip-latency-serial-1k";
+    public const string ThroughputParallel = "signal-roundtrip-throughput-parallel";
+    public static readonly string[] CapacityLadder = ["signal-roundtrip-capacity-c1", "signal-roundtrip-capacity-c4", "signal-roundtrip-capacity-c8", "signal-roundtrip-capacity-c16"];
+
+    public static IReadOnlyList<Scenario> Select(RunnerOptions options)
+    {
+        var all = All(options.TableGrowthSeed);
+        var unknown = options.Only?.Where(n => all.All(s => s.Name != n)).ToList();
+        if (unknown is { Count: > 0 })
+        {
+            throw new ArgumentException($"--only: no scenario is named {string.Join(", ", unknown)}; known: {string.Join(", ", all.Select(s => s.Name))}");
+        }
+
+        return all.Where(s => options.Only?.Contains(s.Name) ?? options.Tier switch
+        {
+            Tier.Smoke => s.TierLabel == "Smoke",
+            Tier.Standard => s.TierLabel is not ("Scaled" or "Ceiling"),
+            _ => true,
+        }).ToList();
+    }
+
+    public static IReadOnlyList<Scenario> All(int tableGrowthSeed) =>
+    [
+        // The single-instance latency pair runs with one signal worker.
+        Roundtrip(LatencySerial, "Latency", 16, 1, workers: 1),
+        Roundtrip(LatencySerial1K, "Scaled", 1000, 1, workers: 1),
+
+        Roundtrip(ThroughputParallel, "Throughput", 96, 16),
+        Roundtrip(CapacityLadder[0], "Capacity", 16, 1),
+        Roundtrip(CapacityLadder[1], "Capacity", 64, 4),
+        Roundtrip(CapacityLadder[2], "Capacity", 128, 8),
+        Roundtrip(CapacityLadder[3], "Capacity", 256, 16),
+        Roundtrip("signal-roundtrip-soak", "Soak", 108, 8),
+
+        new BurstScenario { Name = "immediate-burst-smoke", TierLabel = "Smoke", Ops = 24, Concurrency = 1 },
+        new BurstScenario { Name = "immediate-burst-nightly", TierLabel = "Nightly", Ops = 120, Concurrency = 1 },
+        new BurstScenario { Name = "delayed-burst-smoke", TierLabel = "Smoke", Ops = 12, Concurrency = 1, Delay = TimeSpan.FromSeconds(2) },
+        new BurstScenario { Name = "delayed-burst-nightly", TierLabel = "Nightly", Ops = 48, Concurrency = 1, Delay = TimeSpan.FromSeconds(2) },
+        new ExternalResumeScenario { Name = "synthetic-external-resume-smoke", TierLabel = "Smoke", Ops = 12, Concurrency = 4 },
+        new ExternalResumeScenario { Name = "synthetic-external-resume-nightly", TierLabel = "Nightly", Ops = 36, Concurrency = 8 },
+        new QuoteOrCancelScenario { Name = "insurance-quote-or-cancel-smoke", TierLabel = "Smoke", Ops = 10, Concurrency = 4 },
+        new QuotationToPolicyScenario { Name = "insurance-quotation-confirm-convert-to-policy-nightly", TierLabel = "Nightly", Ops = 12, Concurrency = 4 },
+
+        Roundtrip(Sustained, "Scaled", 10_000, 64),
+        new CeilingScenario { Name = Ceiling, TierLabel = "Ceiling", Ops = 10_000, Concurrency = 64 },
+        new SignalRoundtripScenario { Name = TableGrowth, TierLabel = "Scaled", Ops = 10_000, Concurrency = 64, SeedCompletedInstances = tableGrowthSeed },
+    ];
+
+    private static SignalRoundtripScenario Roundtrip(string name, string tier, int ops, int concurrency, int workers = 8) =>
+        new() { Name = name, TierLabel = tier, Ops = ops, Concurrency = concurrency, SignalWorkers = workers };
+}

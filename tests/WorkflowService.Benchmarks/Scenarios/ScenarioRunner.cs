@@ -1,0 +1,256 @@
+using System.Globalization;
+using System.Text.Json.Nodes;
+using WorkflowService.Benchmarks.Backends;
+using WorkflowService.Benchmarks.Client;
+using WorkflowService.Benchmarks.Cli;
+using WorkflowService.Benchmarks.Hosting;
+using WorkflowService.Benchmarks.Reporting;
+
+namespace WorkflowService.Benchmarks.Scenarios;
+
+/// <summary>
+/// Runs one backend's scenario set on a fresh database: per scenario a fresh service process with the scenario's
+/// signal-worker count (none for the ceiling), unmeasured warm-up, the measured part, correctness checks, and resources
+/// and the backend's counters read around the measured part.
+/// </summary>
+internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
+{
+    private const int MaxListedInstances = 50_000;
+
+    private ServiceProcess? _service;
+
+    public async Task<RunReport> RunAsync(CancellationToken cancellationToken)
+    {
+        var scenarios = ScenarioCatalog.Select(options);
+        var started = DateTimeOffset.UtcNow;
+        var report = new RunReport
+        {
+            Backend = backendName,
+            Date = started.ToString("yyyy-MM-dd", CultureInfo.InvariantCulture),
+            StartedAt = started,
+            Tier = options.Only is null ? options.Tier.ToString().ToLowerInvariant() : "only " + string.Join(",", options.Only),
+            Command = "dotnet run -c Release --project tests/WorkflowService.Benchmarks -- " + string.Join(' ', Environment.GetCommandLineArgs().Skip(1)),
+            TableGrowthSeed = options.TableGrowthSeed,
+            Machine = MachineFacts.Read(options.RepositoryRoot),
+        };
+        if (options.TableGrowthSeed != RunnerOptions.FullTableGrowthSeed && scenarios.Any(s => s.Name == ScenarioCatalog.TableGrowth))
+        {
+            report.Notes.Add($"REDUCED SEED: signal-roundtrip-table-growth ran with {options.TableGrowthSeed:N0} stored instances instead of {RunnerOptions.FullTableGrowthSeed:N0} (--table-growth-seed).");
+        }
+
+        var work = Path.Combine(Path.GetTempPath(), $"wf-bench-{backendName}-{started:yyyyMMdd-HHmmss}");
+        Directory.CreateDirectory(work);
+        Console.WriteLine($"{backendName}: {scenarios.Count} scenarios; service logs and scratch files in {work}");
+        await using var backend = Backend.Create(backendName, options);
+        await backend.ProvisionAsync(work, cancellationToken);
+        report.CounterNotes = [.. backend.CounterNotes];
+        try
+        {
+            foreach (var scenario in scenarios)
+            {
+                var result = await RunScenarioAsync(backend, scenario, work, cancellationToken);
+                report.Scenarios.Add(result);
+                Console.WriteLine(Summary(result));
+                if (report.Database.Count == 0)
+                {
+                    report.Database = new Dictionary<string, string>(await backend.ReadFactsAsync(cancellationToken));
+                }
+            }
+        }
+        finally
+        {
+            await StopServiceAsync();
+        }
+
+        report.Indexes = [.. await backend.ReadIndexesAsync(cancellationToken)];
+        report.FinishedAt = DateTimeOffset.UtcNow;
+        return report;
+    }
+
+    private async Task<ScenarioResult> RunScenarioAsync(Backend backend, Scenario scenario, string work, CancellationToken cancellationToken)
+    {
+        var name = $"{backendName}-{scenario.Name}";
+        Console.WriteLine($"== {name}: {scenario.Ops:N0} ops, concurrency {scenario.Concurrency}" +
+                          (scenario.NeedsService ? $", {scenario.SignalWorkers} signal workers" : ", no service"));
+        // Bounded: a scenario that hangs ends with what it measured so far failing, never with a hung run.
+        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        deadline.CancelAfter(TimeSpan.FromSeconds(Math.Max(180, scenario.Ops * 0.2)));
+        var ct = deadline.Token;
+
+        // Every scenario gets a fresh service process: its CPU, memory high-water mark and database sessions are its own,
+        // and stopping it at the end makes PostgreSQL publish every counter of its sessions.
+        await StopServiceAsync();
+        string? preparation = null;
+        if (scenario.Preparation is { } prepare)
+        {
+            Console.WriteLine("  preparing (service stopped) ...");
+            await using var idle = new ProgressMeter(name, 0, null);
+            preparation = await prepare(new ScenarioContext { Backend = backend, Options = options, Progress = idle, Cancellation = ct });
+            Console.WriteLine($"  {preparation}");
+        }
+
+        // The backend's counters cover the whole service process (or the whole ceiling loop), warm-up included: a
+        // database may publish a session's counters only when the session ends.
+        var countersBefore = await backend.ReadCountersOnceWriterStoppedAsync(ct)
+                             ?? await backend.ReadCountersAsync(scenario.NeedsService ? null : Environment.ProcessId, ct);
+        WorkflowClient? client = null;
+        if (scenario.NeedsService)
+        {
+            _service = await ServiceProcess.StartAsync(options.ServiceDll, backend.ServiceEnvironment, scenario.SignalWorkers, work, ct);
+            client = new WorkflowClient(_service.Address, scenario.Concurrency);
+            foreach (var file in scenario.DefinitionFiles)
+            {
+                await client.PublishAsync(await File.ReadAllTextAsync(Path.Combine(options.RepositoryRoot, file), ct), ct);
+            }
+        }
+
+        var service = _service;
+        try
+        {
+            var from = DateTimeOffset.UtcNow;
+            await using (var warm = new ProgressMeter(name, 0, null))
+            {
+                await scenario.WarmUpAsync(Context(backend, client, warm, ct));
+            }
+
+            var deadBefore = client is null ? 0 : await client.TotalAsync("/dead-letters", ct);
+            var peakReset = service is not null && ResourceProbe.ResetPeak(service.Pid);
+            var before = ResourceProbe.Read(service?.Pid);
+
+            Measurement measurement;
+            await using (var progress = new ProgressMeter(name, scenario.Ops, service?.Pid))
+            {
+                measurement = await scenario.MeasureAsync(Context(backend, client, progress, ct));
+            }
+
+            var after = ResourceProbe.Read(service?.Pid);
+            int? deadLettered = client is null ? null : await client.TotalAsync("/dead-letters", ct) - deadBefore;
+            int? stuck = client is null ? null : await CountStuckAsync(client, from, ct);
+            var countersAfter = await backend.ReadCountersAsync(service?.Pid ?? Environment.ProcessId, ct);
+            await StopServiceAsync();
+            countersAfter = await backend.ReadCountersOnceWriterStoppedAsync(ct) ?? countersAfter;
+
+            var samples = measurement.Samples;
+            var serviceCpu = service is null ? 0 : after.ServiceCpuSeconds - before.ServiceCpuSeconds;
+            var databaseCpu = backendName == "postgres" ? after.DatabaseServerCpuSeconds - before.DatabaseServerCpuSeconds : 0;
+            var otherCpu = after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds - serviceCpu - databaseCpu
+                           - (after.LoadClientCpuSeconds - before.LoadClientCpuSeconds);
+            var notes = new List<string>(measurement.Notes);
+            if (service is not null && !peakReset)
+            {
+                notes.Add("peak memory is the service's high-water mark since it started (/proc/<pid>/clear_refs could not reset it)");
+            }
+
+            return new ScenarioResult
+            {
+                Name = name,
+                Scenario = scenario.Name,
+                Tier = scenario.TierLabel,
+                Ops = scenario.Ops,
+                Concurrency = scenario.Concurrency,
+                SignalWorkers = scenario.NeedsService ? scenario.SignalWorkers : null,
+                DurationMs = Math.Round(measurement.Duration.TotalMilliseconds, 2),
+                ThroughputPerSecond = Math.Round(samples.Count / measurement.Duration.TotalSeconds, 2),
+                Latency = LatencySummary.From(samples.Where(s => s.Ok).Select(s => s.EndToEndMs)),
+                Phases = samples.Where(s => s.Ok).SelectMany(s => s.Phases).GroupBy(p => p.Key)
+                    .ToDictionary(g => g.Key, g => LatencySummary.From(g.Select(p => p.Value))!),
+                Failures = samples.Count(s => !s.Ok),
+                FailureSamples = samples.Where(s => !s.Ok).Select(s => s.Error ?? "failed").Distinct().Take(5).ToList(),
+                DeadLettered = deadLettered,
+                RuntimeConflicts = null,
+                StuckInstances = stuck,
+                ServiceCpuSeconds = service is null ? null : Math.Round(after.ServiceCpuSeconds - before.ServiceCpuSeconds, 2),
+                ServicePeakWorkingSetBytes = service is null ? null : after.ServicePeakWorkingSetBytes,
+                LoadClientCpuSeconds = Math.Round(after.LoadClientCpuSeconds - before.LoadClientCpuSeconds, 2),
+                DatabaseServerCpuSeconds = backendName == "postgres" ? Math.Round(after.DatabaseServerCpuSeconds - before.DatabaseServerCpuSeconds, 2) : null,
+                MachineBusyCpuSeconds = Math.Round(after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds, 2),
+                OtherLoadPercent = Math.Round(Math.Clamp(100 * otherCpu / (measurement.Duration.TotalSeconds * Environment.ProcessorCount), 0, 100), 1),
+                Counters = countersAfter.ToDictionary(c => c.Key, c => c.Value - countersBefore.GetValueOrDefault(c.Key)),
+                CounterOps = scenario.Ops + scenario.WarmUpOps,
+                Figures = measurement.Figures,
+                Preparation = preparation,
+                Notes = notes,
+            };
+        }
+        catch (Exception e) when (e is not OperationCanceledException || !cancellationToken.IsCancellationRequested)
+        {
+            // The scenario itself broke (not one of its operations): a row that says so, and the run goes on.
+            Console.WriteLine($"  FAILED: {e.GetType().Name}: {e.Message}");
+            if (_service is not null)
+            {
+                Console.WriteLine(_service.Tail(15));
+            }
+
+            return new ScenarioResult
+            {
+                Name = name, Scenario = scenario.Name, Tier = scenario.TierLabel, Ops = scenario.Ops, Concurrency = scenario.Concurrency,
+                SignalWorkers = scenario.NeedsService ? scenario.SignalWorkers : null, DurationMs = 0, ThroughputPerSecond = 0,
+                Failures = scenario.Ops, FailureSamples = [$"{e.GetType().Name}: {e.Message}"], Preparation = preparation,
+            };
+        }
+        finally
+        {
+            client?.Dispose();
+        }
+    }
+
+    private ScenarioContext Context(Backend backend, WorkflowClient? client, ProgressMeter progress, CancellationToken ct) => client is null
+        ? new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct }
+        : new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct, Client = client };
+
+    /// <summary>
+    /// Instances created since the scenario began (warm-up included) that are not terminal and have no pending wake-up:
+    /// no Pending signal (GET /signals?status=Pending) and no open or claimed human task.
+    /// </summary>
+    private static async Task<int> CountStuckAsync(WorkflowClient client, DateTimeOffset from, CancellationToken ct)
+    {
+        var since = Uri.EscapeDataString(from.ToString("O", CultureInfo.InvariantCulture));
+        var open = new List<JsonObject>();
+        foreach (var status in new[] { "Running", "Waiting", "Faulted" })
+        {
+            open.AddRange(await client.ListAllAsync($"/instances?status={status}&createdFrom={since}", MaxListedInstances, ct));
+        }
+
+        if (open.Count == 0)
+        {
+            return 0;
+        }
+
+        var pending = (await client.ListAllAsync("/signals?status=Pending", MaxListedInstances, ct))
+            .Select(s => Json.Text(s["instanceId"])).ToHashSet();
+        var stuck = 0;
+        foreach (var instance in open.Where(i => !pending.Contains(Json.Text(i["id"]))))
+        {
+            var tasks = await client.GetPageAsync($"/tasks?instanceId={Json.Text(instance["id"])}", ct);
+            if (!tasks["items"]!.AsArray().Any(t => Json.Text(t?["status"]) is "Open" or "Claimed"))
+            {
+                stuck++;
+            }
+        }
+
+        return stuck;
+    }
+
+    private async Task StopServiceAsync()
+    {
+        if (_service is not null)
+        {
+            var code = await _service.StopAsync();
+            if (code != 0)
+            {
+                Console.WriteLine($"  the service exited with {code}; its log: {_service.LogPath}");
+            }
+
+            await _service.DisposeAsync();
+            _service = null;
+        }
+    }
+
+    private static string Summary(ScenarioResult r) =>
+        FormattableString.Invariant($"  {r.ThroughputPerSecond:F1} ops/s in {r.DurationMs / 1000:F2} s; latency avg {r.Latency?.Avg:F2} p50 {r.Latency?.P50:F2} p95 {r.Latency?.P95:F2} p99 {r.Latency?.P99:F2} max {r.Latency?.Max:F2} ms; ") +
+        FormattableString.Invariant($"failures {r.Failures}, dead letters {Show(r.DeadLettered)}, stuck {Show(r.StuckInstances)}") +
+        (r.ServiceCpuSeconds is { } cpu ? FormattableString.Invariant($"; service {cpu:F1} CPU s, peak {r.ServicePeakWorkingSetBytes / 1048576.0:F0} MB") : string.Empty) +
+        (r.FailureSamples.Count > 0 ? $"\n  first failure: {r.FailureSamples[0]}" : string.Empty);
+
+    private static string Show(int? value) => value?.ToString(CultureInfo.InvariantCulture) ?? "n/a";
+}

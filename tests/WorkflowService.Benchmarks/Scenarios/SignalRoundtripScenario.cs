@@ -1,0 +1,35 @@
+namespace WorkflowService.Benchmarks.Scenarios;
+
+/// <summary>
+/// The synthetic workflow: start → it waits for "go" → the signal's payload is assigned → it completes
+/// (docs/examples/signal-roundtrip.json). Optionally with completed instances stored beforehand (table growth).
+/// </summary>
+internal sealed class SignalRoundtripScenario : ClosedLoopScenario
+{
+    public const string Definition = "signal-roundtrip";
+
+    /// <summary>Completed instances stored with direct SQL before the scenario (signal-roundtrip-table-growth); null for none.</summary>
+    public int? SeedCompletedInstances { get; init; }
+
+    public override IReadOnlyList<string> DefinitionFiles => ["docs/examples/signal-roundtrip.json"];
+
+    public override Func<ScenarioContext, Task<string>>? Preparation => SeedCompletedInstances is { } count
+        ? context => context.Backend.SeedCompletedInstancesAsync(count, context.Cancellation)
+        : null;
+
+    protected override async Task<OperationSample> OperationAsync(ScenarioContext context, int index)
+    {
+        var client = context.Client;
+        var ct = context.Cancellation;
+        var clock = new PhaseClock();
+        var id = Json.Id(await client.StartAsync(Definition, new { n = index }, ct));
+        clock.Lap(Phases.Start);
+        await client.SignalAsync(id, "go", new { value = index }, ct);
+        clock.Lap(Phases.SignalPublish);
+        var done = await client.WaitForCompletionAsync(id, ct);
+        clock.Lap(Phases.SignalToCompletion);
+        return clock.Finish(Json.NotCompleted(done) ?? (done["output"]?["result"]?["value"]?.GetValue<int>() == index
+            ? null
+            : $"unexpected output {done["output"]?.ToJsonString()}"));
+    }
+}
