@@ -1,7 +1,7 @@
 namespace WorkflowService.Engine.Definitions;
 
 /// <summary>A definition that passed the compiler: immutable, shared by every instance of its version.</summary>
-public sealed class CompiledDefinition
+public sealed record CompiledDefinition
 {
     public required string Name { get; init; }
     public required int Version { get; init; }
@@ -21,29 +21,7 @@ public sealed class CompiledDefinition
             ? step
             : throw new InvalidOperationException($"definition {Name} v{Version} has no step '{id}'");
 
-    public CompiledDefinition WithJson(string json) => new()
-    {
-        Name = Name,
-        Version = Version,
-        Description = Description,
-        StartStepId = StartStepId,
-        InitialVariablesJson = InitialVariablesJson,
-        Steps = Steps,
-        StepOrder = StepOrder,
-        OnCancel = OnCancel,
-        Json = json,
-    };
+    public CompiledDefinition WithJson(string json) => this with { Json = json };
 
-    public CompiledDefinition WithVersion(int version) => new()
-    {
-        Name = Name,
-        Version = version,
-        Description = Description,
-        StartStepId = StartStepId,
-        InitialVariablesJson = InitialVariablesJson,
-        Steps = Steps,
-        StepOrder = StepOrder,
-        OnCancel = OnCancel,
-        Json = Json,
-    };
+    public CompiledDefinition WithVersion(int version) => this with { Version = version };
 }

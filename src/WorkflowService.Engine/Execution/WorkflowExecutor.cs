@@ -345,7 +345,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                             state.WaitSignal = step.Signal;
                             if (step.Timeout is { } timeout)
                             {
-                                state.WaitTimerId = AddTimer(commit, SignalMessage.TimeoutSignal, nowMs + (long)timeout.TotalMilliseconds, now);
+                                state.WaitTimerId = AddOwnSignal(commit, SignalMessage.TimeoutSignal, nowMs + (long)timeout.TotalMilliseconds, now);
                             }
 
                             Append(commit, now, HistoryEventTypes.WaitStarted, step.Id, new { signal = step.Signal });
@@ -354,7 +354,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                         case StepKind.Delay:
                             WaitFor(state, step, WaitKind.Timer);
                             var dueAt = nowMs + (long)step.Duration!.Value.TotalMilliseconds;
-                            state.WaitTimerId = AddTimer(commit, SignalMessage.TimerSignal, dueAt, now);
+                            state.WaitTimerId = AddOwnSignal(commit, SignalMessage.TimerSignal, dueAt, now);
                             Append(commit, now, HistoryEventTypes.WaitStarted, step.Id,
                                 new { timer = DateTimeOffset.FromUnixTimeMilliseconds(dueAt) });
                             return Finish(commit, scope);
@@ -388,37 +388,18 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                                 step.Headers.Count == 0 ? null : step.Headers.ToDictionary(h => h.Key, h => scope.EvaluateToString(h.Value) ?? string.Empty),
                                 (int)(step.Timeout ?? DefaultCallOutTimeout).TotalMilliseconds,
                                 step.Retries ?? DefaultCallOutRetries);
-                            var callOut = new SignalMessage
-                            {
-                                Id = Guid.CreateVersion7(),
-                                InstanceId = state.Id,
-                                Name = SignalMessage.CallOutSignal,
-                                PayloadJson = JsonSerializer.Serialize(request, DefinitionCompiler.JsonOptions),
-                                Status = SignalStatus.Pending,
-                                DueAtMs = nowMs,
-                                CreatedAt = now,
-                            };
-                            commit.NewSignals.Add(callOut);
                             WaitFor(state, step, WaitKind.CallOut);
-                            state.WaitTimerId = callOut.Id;
+                            state.WaitTimerId = AddOwnSignal(commit, SignalMessage.CallOutSignal, nowMs, now,
+                                JsonSerializer.Serialize(request, DefinitionCompiler.JsonOptions));
                             Append(commit, now, HistoryEventTypes.CallOutStarted, step.Id, new { request.Method, request.Url });
                             return Finish(commit, scope);
 
                         case StepKind.SubWorkflow:
-                            var start = new SignalMessage
-                            {
-                                Id = Guid.CreateVersion7(),
-                                InstanceId = state.Id,
-                                Name = SignalMessage.SubWorkflowSignal,
-                                PayloadJson = JsonSerializer.Serialize(new SubWorkflowRequest(step.Definition!, step.DefinitionVersion,
-                                    step.Input is null ? null : scope.EvaluateToJson(step.Input)), DefinitionCompiler.JsonOptions),
-                                Status = SignalStatus.Pending,
-                                DueAtMs = nowMs,
-                                CreatedAt = now,
-                            };
-                            commit.NewSignals.Add(start);
+                            var child = new SubWorkflowRequest(step.Definition!, step.DefinitionVersion,
+                                step.Input is null ? null : scope.EvaluateToJson(step.Input));
                             WaitFor(state, step, WaitKind.SubWorkflow);
-                            state.WaitTimerId = start.Id;
+                            state.WaitTimerId = AddOwnSignal(commit, SignalMessage.SubWorkflowSignal, nowMs, now,
+                                JsonSerializer.Serialize(child, DefinitionCompiler.JsonOptions));
                             Append(commit, now, HistoryEventTypes.WaitStarted, step.Id, new { subWorkflow = step.Definition });
                             return Finish(commit, scope);
 
@@ -486,19 +467,21 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         state.Error = null;
     }
 
-    private static Guid AddTimer(WaitPointCommit commit, string name, long dueAtMs, DateTime now)
+    /// <summary>Queues a system signal for the instance itself (a timer, a call-out, a child start); returns its id.</summary>
+    private static Guid AddOwnSignal(WaitPointCommit commit, string name, long dueAtMs, DateTime now, string? payloadJson = null)
     {
-        var timer = new SignalMessage
+        var signal = new SignalMessage
         {
             Id = Guid.CreateVersion7(),
             InstanceId = commit.Instance.Id,
             Name = name,
+            PayloadJson = payloadJson,
             Status = SignalStatus.Pending,
             DueAtMs = dueAtMs,
             CreatedAt = now,
         };
-        commit.NewSignals.Add(timer);
-        return timer.Id;
+        commit.NewSignals.Add(signal);
+        return signal.Id;
     }
 
     private static void End(WaitPointCommit commit, IReadOnlyList<SignalMessage> parked, HashSet<Guid> consumed,

@@ -17,4 +17,10 @@ public interface IWakeUpTransport
 
     /// <summary>True once the transport stopped trying to recover: the node needs replacing.</summary>
     bool HasGivenUp => false;
+
+    /// <summary>Wake-ups this node asked to send to other nodes (0 for an in-process transport).</summary>
+    long NotificationsRequested => 0;
+
+    /// <summary>Wake-ups actually sent to other nodes: fewer than requested when they were coalesced.</summary>
+    long NotificationsSent => 0;
 }

@@ -93,6 +93,7 @@ public static class ServiceDefaults
         app.MapInstanceEndpoints();
         app.MapTaskEndpoints();
         app.MapMigrationEndpoints();
+        app.MapMetricsEndpoints();
         app.MapSignalEndpoints();
         app.MapDeadLetterEndpoints();
         app.MapDiagramEndpoints();

@@ -59,6 +59,21 @@ public sealed class ServiceProcess : IAsyncDisposable
 
     public HttpClient CreateClient() => new() { BaseAddress = Address, Timeout = TimeSpan.FromSeconds(30) };
 
+    /// <summary>SIGSTOP: the process keeps its connections and claims but does nothing until thawed or killed.</summary>
+    public void Freeze() => Signal("STOP");
+
+    /// <summary>SIGCONT: a frozen process runs on.</summary>
+    public void Thaw() => Signal("CONT");
+
+    private void Signal(string name)
+    {
+        using var kill = Process.Start(new ProcessStartInfo("kill", [$"-{name}", _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)])
+        {
+            UseShellExecute = false,
+        })!;
+        kill.WaitForExit(10_000);
+    }
+
     /// <summary>SIGKILL: no shutdown hooks, no released claims, like a crashed machine.</summary>
     public void Kill()
     {

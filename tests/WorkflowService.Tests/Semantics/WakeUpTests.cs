@@ -1,3 +1,4 @@
+using System.Net.Http.Json;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
@@ -21,6 +22,10 @@ public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBacke
             await api.SignalAsync(instance.Id, "go", new { value = i });
             await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
         }
+
+        var metrics = await api.Http.GetFromJsonAsync<WorkflowService.Api.NodeMetricsView>("/metrics", WorkflowServiceFactory.Json);
+        Assert.True(metrics!.SignalsHandled >= 5);
+        Assert.True(metrics.WakeUpHealthy);
     }
 
     [Fact]
