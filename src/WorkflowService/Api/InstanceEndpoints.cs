@@ -30,26 +30,16 @@ public static class InstanceEndpoints
             .ProducesProblem(StatusCodes.Status404NotFound);
         group.MapPost("/{id:guid}/cancel", Cancel).WithName("CancelInstance")
             .WithSummary("Cancel an instance cooperatively: its definition's cancel path runs, then it ends cancelled")
-            .ProducesProblem(StatusCodes.Status400BadRequest)
-            .ProducesProblem(StatusCodes.Status404NotFound)
-            .ProducesProblem(StatusCodes.Status409Conflict)
-            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
+            .ProducesStateChangeProblems(takesBody: true);
         group.MapPost("/{id:guid}/terminate", Terminate).WithName("TerminateInstance")
             .WithSummary("End an instance at once, without its cancel path")
-            .ProducesProblem(StatusCodes.Status400BadRequest)
-            .ProducesProblem(StatusCodes.Status404NotFound)
-            .ProducesProblem(StatusCodes.Status409Conflict)
-            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
+            .ProducesStateChangeProblems(takesBody: true);
         group.MapPost("/{id:guid}/suspend", Suspend).WithName("SuspendInstance")
             .WithSummary("Hold a waiting instance: signals and timers are kept, not applied, until it is resumed")
-            .ProducesProblem(StatusCodes.Status400BadRequest)
-            .ProducesProblem(StatusCodes.Status404NotFound)
-            .ProducesProblem(StatusCodes.Status409Conflict)
-            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
+            .ProducesStateChangeProblems(takesBody: true);
         group.MapPost("/{id:guid}/resume", Resume).WithName("ResumeInstance")
             .WithSummary("Release a suspended instance; what arrived meanwhile is applied in turn")
-            .ProducesProblem(StatusCodes.Status404NotFound)
-            .ProducesProblem(StatusCodes.Status409Conflict);
+            .ProducesStateChangeProblems(takesBody: false);
         group.MapPost("/{id:guid}/signals", Signal).WithName("SendSignal")
             .WithSummary("Send a signal (optionally delayed by dueAt); a repeated Idempotency-Key returns the first one")
             .ProducesValidationProblem()
@@ -60,6 +50,15 @@ public static class InstanceEndpoints
             .WithSummary("Every signal of the instance with its status (pending, parked, handled, unmatched, ...)")
             .ProducesProblem(StatusCodes.Status404NotFound);
         return group;
+    }
+
+    /// <summary>The answers of an operator's state change: unknown instance, a state that does not allow it, and a bad body.</summary>
+    private static RouteHandlerBuilder ProducesStateChangeProblems(this RouteHandlerBuilder endpoint, bool takesBody)
+    {
+        endpoint.ProducesProblem(StatusCodes.Status404NotFound).ProducesProblem(StatusCodes.Status409Conflict);
+        return takesBody
+            ? endpoint.ProducesProblem(StatusCodes.Status400BadRequest).ProducesProblem(StatusCodes.Status413PayloadTooLarge)
+            : endpoint;
     }
 
     private static async Task<Results<Created<InstanceView>, Ok<InstanceView>, ValidationProblem, ProblemHttpResult>> Start(
