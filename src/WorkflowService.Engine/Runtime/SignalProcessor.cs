@@ -50,24 +50,14 @@ public sealed partial class SignalProcessor(
                 : [];
             var now = time.GetUtcNow().UtcDateTime;
             RunResult run;
-            if (IsPendingSubWorkflow(instance, signal))
-            {
-                var request = System.Text.Json.JsonSerializer.Deserialize<SubWorkflowRequest>(signal.PayloadJson!, Definitions.DefinitionCompiler.JsonOptions)!;
-                // Keyed by the $subflow signal, so a repeated attempt finds the child instead of starting a second one.
-                var child = await runtime.StartAsync(new StartRequest(request.Definition, request.Version, request.InputJson, null,
-                    $"subflow-{signal.Id}", instance.Id, signal.Id), cancellationToken).ConfigureAwait(false);
-                run = child.Instance is { } childInstance
-                    ? RunResult.Success(WorkflowExecutor.ChildStarted(instance, signal, childInstance.Id, now))
-                    : RunResult.Failure(instance.WaitStepId,
-                        $"step '{instance.WaitStepId}': definition '{request.Definition}'{(request.Version is { } v ? $" v{v}" : "")} does not exist");
-            }
-            else if (IsPendingCallOut(instance, signal))
+            if (IsPendingCallOut(instance, signal))
             {
                 callOut ??= await CallOutAsync(signal, cancellationToken).ConfigureAwait(false);
-                run = callOut.Value.Error is { } failure
-                    ? executor.ResumeAtErrorPath(definition, instance, signal, parked, failure, now, store.NowMs())
-                      ?? RunResult.Failure(instance.WaitStepId, $"step '{instance.WaitStepId}': {failure}")
-                    : executor.Resume(definition, instance, signal.WithPayload(callOut.Value.Response), parked, now, store.NowMs());
+                run = ResumeAfterCallOut(definition, instance, signal, parked, callOut.Value, now);
+            }
+            else if (IsPendingSubWorkflow(instance, signal))
+            {
+                run = await StartChildAsync(instance, signal, now, cancellationToken).ConfigureAwait(false);
             }
             else
             {
@@ -124,6 +114,27 @@ public sealed partial class SignalProcessor(
         await store.ReleaseSignalAsync(signal.Id, signal.LeaseToken, store.NowMs() + (long)engine.BackoffFor(1).TotalMilliseconds,
             "too many concurrent changes to the instance", cancellationToken).ConfigureAwait(false);
     }
+
+    /// <summary>Starts the child of a subWorkflow step; the parent keeps waiting for the child's end.</summary>
+    private async Task<RunResult> StartChildAsync(WorkflowInstance parent, SignalMessage signal, DateTime now, CancellationToken cancellationToken)
+    {
+        var request = System.Text.Json.JsonSerializer.Deserialize<SubWorkflowRequest>(signal.PayloadJson!, Definitions.DefinitionCompiler.JsonOptions)!;
+        // Keyed by the $subflow signal, so a repeated attempt finds the child instead of starting a second one.
+        var child = await runtime.StartAsync(new StartRequest(request.Definition, request.Version, request.InputJson, null,
+            $"subflow-{signal.Id}", parent.Id, signal.Id), cancellationToken).ConfigureAwait(false);
+        return child.Instance is { } started
+            ? RunResult.Success(WorkflowExecutor.ChildStarted(parent, signal, started.Id, now))
+            : RunResult.Failure(parent.WaitStepId,
+                $"step '{parent.WaitStepId}': definition '{request.Definition}'{(request.Version is { } v ? $" v{v}" : "")} does not exist");
+    }
+
+    /// <summary>Resumes an http step with its response, or takes its error path (else the run fails) when the call failed.</summary>
+    private RunResult ResumeAfterCallOut(Definitions.CompiledDefinition definition, WorkflowInstance instance, SignalMessage signal,
+        IReadOnlyList<SignalMessage> parked, (string? Response, string? Error) callOut, DateTime now) =>
+        callOut.Error is { } failure
+            ? executor.ResumeAtErrorPath(definition, instance, signal, parked, failure, now, store.NowMs())
+              ?? RunResult.Failure(instance.WaitStepId, $"step '{instance.WaitStepId}': {failure}")
+            : executor.Resume(definition, instance, signal.WithPayload(callOut.Response), parked, now, store.NowMs());
 
     private static bool IsPendingSubWorkflow(WorkflowInstance instance, SignalMessage signal) =>
         signal.Name == SignalMessage.SubWorkflowSignal && instance.Status == InstanceStatus.Waiting
