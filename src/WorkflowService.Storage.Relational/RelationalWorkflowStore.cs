@@ -149,28 +149,32 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     private async Task WriteAsync(WaitPointCommit commit, CancellationToken cancellationToken)
     {
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-        await RetryTransientAsync(ct => WriteOnceAsync(commit, ct), cancellationToken).ConfigureAwait(false);
+        await RetryTransientAsync((db, ct) => WriteOnceAsync(db, commit, ct), cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>
     /// Runs a unit of work under the provider's execution strategy: on PostgreSQL a bounded retry of transient failures
-    /// (a dropped connection), each attempt on a fresh context and transaction.
+    /// (a dropped connection). Every attempt gets the same context, emptied, and opens its own transaction.
     /// </summary>
-    private async Task RetryTransientAsync(Func<CancellationToken, Task> work, CancellationToken cancellationToken)
+    private async Task RetryTransientAsync(Func<WorkflowDbContext, CancellationToken, Task> work, CancellationToken cancellationToken) =>
+        await RetryTransientAsync<bool>(async (db, ct) =>
+        {
+            await work(db, ct).ConfigureAwait(false);
+            return true;
+        }, cancellationToken).ConfigureAwait(false);
+
+    private async Task<T> RetryTransientAsync<T>(Func<WorkflowDbContext, CancellationToken, Task<T>> work, CancellationToken cancellationToken)
     {
-        await using var probe = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        await probe.Database.CreateExecutionStrategy()
-            .ExecuteAsync(work, static (w, ct) => w(ct), cancellationToken).ConfigureAwait(false);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await db.Database.CreateExecutionStrategy().ExecuteAsync((db, work), static (state, ct) =>
+        {
+            // A failed attempt may have left entities tracked: start each one clean.
+            state.db.ChangeTracker.Clear();
+            return state.work(state.db, ct);
+        }, cancellationToken).ConfigureAwait(false);
     }
 
-    private async Task<T> RetryTransientAsync<T>(Func<CancellationToken, Task<T>> work, CancellationToken cancellationToken)
-    {
-        await using var probe = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        return await probe.Database.CreateExecutionStrategy()
-            .ExecuteAsync(work, static (w, ct) => w(ct), cancellationToken).ConfigureAwait(false);
-    }
-
-    private async Task WriteOnceAsync(WaitPointCommit commit, CancellationToken cancellationToken)
+    private async Task WriteOnceAsync(WorkflowDbContext db, WaitPointCommit commit, CancellationToken cancellationToken)
     {
         // A retried attempt inserts the history again: let the database number it anew.
         foreach (var entry in commit.History)
@@ -178,7 +182,6 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
             entry.Id = 0;
         }
 
-        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         // The whole commit is one transaction; a savepoint around SaveChanges would only add statements.
         db.Database.AutoSavepointsEnabled = false;
         await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
@@ -462,14 +465,14 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     public async Task<ReplayOutcome> ReplayDeadLetterAsync(Guid signalId, HistoryEvent? replayEvent, CancellationToken cancellationToken)
     {
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-        return await RetryTransientAsync(ct => ReplayOnceAsync(signalId, replayEvent, ct), cancellationToken).ConfigureAwait(false);
+        return await RetryTransientAsync((db, ct) => ReplayOnceAsync(db, signalId, replayEvent, ct), cancellationToken).ConfigureAwait(false);
     }
 
-    private async Task<ReplayOutcome> ReplayOnceAsync(Guid signalId, HistoryEvent? replayEvent, CancellationToken cancellationToken)
+    private async Task<ReplayOutcome> ReplayOnceAsync(WorkflowDbContext db, Guid signalId, HistoryEvent? replayEvent, CancellationToken cancellationToken)
     {
         for (var attempt = 0; ; attempt++)
         {
-            await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+            db.ChangeTracker.Clear();
             await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
             var signal = await db.Signals.FirstOrDefaultAsync(s => s.Id == signalId, cancellationToken).ConfigureAwait(false);
             if (signal is null)
@@ -564,12 +567,11 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     public async Task<TaskCompletionOutcome> CompleteTaskAsync(Guid taskId, string? user, string? resultJson, SignalMessage resume, CancellationToken cancellationToken)
     {
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-        return await RetryTransientAsync(ct => CompleteTaskOnceAsync(taskId, user, resultJson, resume, ct), cancellationToken).ConfigureAwait(false);
+        return await RetryTransientAsync((db, ct) => CompleteTaskOnceAsync(db, taskId, user, resultJson, resume, ct), cancellationToken).ConfigureAwait(false);
     }
 
-    private async Task<TaskCompletionOutcome> CompleteTaskOnceAsync(Guid taskId, string? user, string? resultJson, SignalMessage resume, CancellationToken cancellationToken)
+    private async Task<TaskCompletionOutcome> CompleteTaskOnceAsync(WorkflowDbContext db, Guid taskId, string? user, string? resultJson, SignalMessage resume, CancellationToken cancellationToken)
     {
-        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
         var completedAt = time.GetUtcNow().UtcDateTime;
         // Open tasks anyone may complete; a claimed one only its claimant (or a caller that names nobody).

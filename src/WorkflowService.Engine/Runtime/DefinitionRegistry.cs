@@ -13,7 +13,8 @@ public sealed class DefinitionRegistry(
     private readonly ConcurrentDictionary<(string Name, int Version), CompiledDefinition> _compiled = new();
     private readonly ConcurrentDictionary<string, (int Version, long ExpiresAt)> _latest = new(StringComparer.Ordinal);
 
-    public sealed record PublishResult(CompiledDefinition? Definition, IReadOnlyList<Diagnostic> Diagnostics);
+    /// <summary>The published definition and its stored record, or the diagnostics that stopped it.</summary>
+    public sealed record PublishResult(CompiledDefinition? Definition, DefinitionRecord? Record, IReadOnlyList<Diagnostic> Diagnostics);
 
     /// <summary>Validates and stores a new version; nothing is written when the definition has problems.</summary>
     public async Task<PublishResult> PublishAsync(DefinitionDocument document, CancellationToken cancellationToken)
@@ -22,7 +23,7 @@ public sealed class DefinitionRegistry(
         var probe = compiler.Compile(document, 0, diagnostics);
         if (probe is null)
         {
-            return new PublishResult(null, diagnostics);
+            return new PublishResult(null, null, diagnostics);
         }
 
         var now = time.GetUtcNow().UtcDateTime;
@@ -38,7 +39,7 @@ public sealed class DefinitionRegistry(
         var compiled = probe.WithVersion(record.Version);
         _compiled[(compiled.Name, compiled.Version)] = compiled;
         _latest[compiled.Name] = (compiled.Version, time.GetTimestamp() + CacheTicks());
-        return new PublishResult(compiled, diagnostics);
+        return new PublishResult(compiled, record, diagnostics);
     }
 
     /// <summary>The given version, or the latest when <paramref name="version"/> is null; null when there is none.</summary>

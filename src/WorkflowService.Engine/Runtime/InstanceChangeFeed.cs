@@ -15,12 +15,12 @@ public sealed class InstanceChangeFeed
     public Task<WorkflowInstance> NextChange(Guid instanceId) =>
         _waiters.GetOrAdd(instanceId, static _ => new TaskCompletionSource<WorkflowInstance>(TaskCreationOptions.RunContinuationsAsynchronously)).Task;
 
-    /// <summary>Publishes a committed state (callers hand over a copy nobody mutates afterwards).</summary>
+    /// <summary>Publishes a committed state; waiters get a copy of their own (made only when someone waits).</summary>
     public void Publish(WorkflowInstance committed)
     {
         if (_waiters.TryRemove(committed.Id, out var waiter))
         {
-            waiter.TrySetResult(committed);
+            waiter.TrySetResult(committed.Clone());
         }
     }
 

@@ -270,7 +270,7 @@ public sealed partial class WorkflowRuntime(
 
     internal void AfterCommit(WaitPointCommit commit)
     {
-        changes.Publish(commit.Instance.Clone());
+        changes.Publish(commit.Instance);
         if (commit.NewSignals.Count > 0)
         {
             wakeUp.Notify(commit.NewSignals.Min(s => s.DueAtMs));

@@ -42,10 +42,9 @@ public static class DefinitionEndpoints
         if (document is not null)
         {
             var result = await registry.PublishAsync(document, cancellationToken);
-            if (result.Definition is { } compiled)
+            if (result.Record is { } record)
             {
-                var view = new DefinitionView(compiled.Name, compiled.Version, compiled.Description, DateTime.UtcNow, Json.Element(compiled.Json)!.Value);
-                return TypedResults.Created($"/definitions/{compiled.Name}/versions/{compiled.Version}", view);
+                return TypedResults.Created($"/definitions/{record.Name}/versions/{record.Version}", DefinitionView.From(record));
             }
 
             diagnostics.AddRange(result.Diagnostics);
