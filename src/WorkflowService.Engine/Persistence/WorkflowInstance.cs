@@ -27,6 +27,12 @@ public sealed class WorkflowInstance
     /// <summary>The parent's wait this instance ends (the id of the parent's $subflow signal).</summary>
     public Guid? ParentWaitId { get; set; }
 
+    /// <summary>
+    /// The branches of the parallel step the instance is in (JSON, owned by the executor): each branch's position and
+    /// wait. Null outside a parallel step.
+    /// </summary>
+    public string? BranchesJson { get; set; }
+
     /// <summary>Signals that arrived before a matching wait, kept for later (saves a query when zero).</summary>
     public int ParkedSignals { get; set; }
 
