@@ -40,6 +40,15 @@ internal abstract class Backend : IAsyncDisposable
     public virtual Task<IReadOnlyDictionary<string, long>?> ReadCountersOnceWriterStoppedAsync(CancellationToken cancellationToken) =>
         Task.FromResult<IReadOnlyDictionary<string, long>?>(null);
 
+    /// <summary>
+    /// Transactions the database server counted for the run's database (committed plus rolled back), read without
+    /// adding to them; null where the database keeps no such count (SQLite is a library inside the service's process).
+    /// </summary>
+    public virtual Task<long?> ReadServerTransactionsAsync(CancellationToken cancellationToken) => Task.FromResult<long?>(null);
+
+    /// <summary>How <see cref="ReadServerTransactionsAsync"/> counts, for the report; null where it counts nothing.</summary>
+    public virtual string? ServerTransactionsSource => null;
+
     /// <summary>Stores <paramref name="count"/> completed signal-roundtrip instances in the shape the service writes; says how.</summary>
     public abstract Task<string> SeedCompletedInstancesAsync(int count, CancellationToken cancellationToken);
 

@@ -122,6 +122,25 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
     }
 
     /// <summary>
+    /// xact_commit + xact_rollback of the run's database, over a connection to the "postgres" database: the reading is
+    /// counted there, never in the run's database. A session publishes its counts when it goes idle, at most once a
+    /// second (within 10 s at the latest): a reading lags its database's sessions by that much.
+    /// </summary>
+    public override async Task<long?> ReadServerTransactionsAsync(CancellationToken cancellationToken)
+    {
+        await using var connection = new NpgsqlConnection(Admin("postgres"));
+        await connection.OpenAsync(cancellationToken);
+        await using var command = new NpgsqlCommand("SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = $1", connection);
+        command.Parameters.AddWithValue(_database);
+        return await command.ExecuteScalarAsync(cancellationToken) is long count
+            ? count
+            : throw new InvalidOperationException($"pg_stat_database has no row for {_database}");
+    }
+
+    public override string ServerTransactionsSource =>
+        "pg_stat_database.xact_commit + xact_rollback of the run's database (every session: the store's pool, the LISTEN connection, NOTIFY), read over a connection to the \"postgres\" database so that the readings are not counted; every statement outside an explicit transaction is one transaction";
+
+    /// <summary>
     /// A backend publishes its counters at the latest when it exits: wait (bounded, on the server) for every session of
     /// the run's database to be gone — the service's, or the ceiling loop's — then read.
     /// </summary>

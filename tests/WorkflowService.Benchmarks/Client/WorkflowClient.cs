@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Http.Json;
 using System.Text;
 using System.Text.Json.Nodes;
+using WorkflowService.Benchmarks.Reporting;
 
 namespace WorkflowService.Benchmarks.Client;
 
@@ -72,6 +73,13 @@ internal sealed class WorkflowClient : IDisposable
     {
         using var response = await _http.PostAsJsonAsync($"/tasks/{taskId}/complete", new { user, result }, cancellationToken);
         return await ExpectAsync(response, "POST /tasks/{id}/complete", cancellationToken, HttpStatusCode.OK);
+    }
+
+    /// <summary>The node's own counters (GET /metrics); answered from memory, it issues no database query.</summary>
+    public async Task<NodeCounters> GetNodeCountersAsync(CancellationToken cancellationToken)
+    {
+        using var response = await _http.GetAsync("/metrics", cancellationToken);
+        return NodeCounters.Parse(await ExpectAsync(response, "GET /metrics", cancellationToken, HttpStatusCode.OK));
     }
 
     /// <summary>A list endpoint's first page (its <c>total</c> and up to <c>limit</c> items).</summary>

@@ -47,7 +47,7 @@ internal static class ComparisonReadme
             [4] = ("— (96-op wave: " + Number(oracle.Find(ScenarioCatalog.ThroughputParallel)?.ThroughputPerSecond, ")"), "— (96-op wave: " + Number(mongo.Find(ScenarioCatalog.ThroughputParallel)?.ThroughputPerSecond, ")")),
         };
         var rows = headlines.Select(h => h.Headline.Rows().ToList()).ToList();
-        var template = new Headline(null, null, null, null, null, null, null, null, null, null, new HashSet<string>()).Rows().ToList();
+        var template = new Headline(null, null, null, null, null, null, null, null, null, null, null, new HashSet<string>()).Rows().ToList();
         for (var i = 0; i < template.Count; i++)
         {
             var (o, m) = predecessorValues.GetValueOrDefault(i, ("—", "—"));
@@ -60,7 +60,7 @@ internal static class ComparisonReadme
         text.AppendLine("## The predecessor's scenario set, side by side").AppendLine();
         text.AppendLine("Each cell: throughput ops/s · avg ms · p95 ms (the predecessor published no p50/p99). Same scenario names, operation counts, concurrency and signal workers; ours run load client, service and database on one 2-core machine.").AppendLine();
         var side = new MarkdownTable(["scenario", ">ops", ">conc", ">Oracle AQ", ">MongoDB", .. runs.Select(r => ">" + r.Backend)]);
-        var names = oracle.Scenarios.Select(s => s.Scenario).Union(runs.SelectMany(r => r.Scenarios.Where(s => s.Tier is not ("Scaled" or "Ceiling")).Select(s => s.Scenario))).ToList();
+        var names = oracle.Scenarios.Select(s => s.Scenario).Union(runs.SelectMany(r => r.Scenarios.Where(s => s.Tier is not ("Scaled" or "Ceiling" or IdlePollingScenario.Tier)).Select(s => s.Scenario))).ToList();
         foreach (var name in ScenarioCatalog.All(0).Select(s => s.Name).Where(names.Contains))
         {
             var shape = ScenarioCatalog.All(0).First(s => s.Name == name);
@@ -126,6 +126,7 @@ internal static class ComparisonReadme
         text.AppendLine("## Notes").AppendLine();
         text.AppendLine(CultureInfo.InvariantCulture, $"- {MarkdownReport.PeersNote}");
         text.AppendLine(CultureInfo.InvariantCulture, $"- {MarkdownReport.ConflictsNote}");
+        text.AppendLine(CultureInfo.InvariantCulture, $"- {MarkdownReport.IdlePollingNote}");
         text.AppendLine("- The predecessor ran each backend in a container on its own machine; ours share one 2-core machine between the load client, the service and the database, so CPU is the first shared resource. The per-run reports show the CPU split per scenario.");
         text.AppendLine("- Backend counters (PostgreSQL commits, rows and WAL; SQLite bytes written) are in each run's report, per scenario and per operation.");
         return text.ToString();

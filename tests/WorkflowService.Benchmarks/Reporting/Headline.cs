@@ -15,6 +15,7 @@ internal sealed record Headline(
     double? TableGrowth,
     long? SustainedPeakBytes,
     long? TableGrowthPeakBytes,
+    double? IdleQueriesPerSecond,
     IReadOnlySet<string> Disturbed)
 {
     public double? EngineToCeiling => Sustained / Ceiling;
@@ -36,6 +37,7 @@ internal sealed record Headline(
             Throughput(ScenarioCatalog.TableGrowth),
             report.Find(ScenarioCatalog.Sustained)?.ServicePeakWorkingSetBytes,
             report.Find(ScenarioCatalog.TableGrowth)?.ServicePeakWorkingSetBytes,
+            report.Find(ScenarioCatalog.IdlePolling) is { } idle && idle.Figures.TryGetValue(IdlePollingScenario.QueriesPerSecond, out var queries) ? queries : null,
             report.Scenarios.Where(s => s.OtherLoadPercent >= ScenarioResult.DisturbedPercent).Select(s => s.Scenario).ToHashSet());
     }
 
@@ -52,6 +54,8 @@ internal sealed record Headline(
         yield return ("engine / ceiling", "≥ 0.5", Mark(Ratio(EngineToCeiling), ScenarioCatalog.Sustained, ScenarioCatalog.Ceiling));
         yield return ("table-growth / sustained", "≥ 0.9", Mark(Ratio(TableGrowthToSustained), ScenarioCatalog.TableGrowth, ScenarioCatalog.Sustained));
         yield return ("service peak memory: sustained / table-growth", "≤ 300 MB, no growth", Pair(Mb(SustainedPeakBytes), Mb(TableGrowthPeakBytes), "MB"));
+        yield return ("idle polling per node", "≤ 10 queries/s",
+            Mark(IdleQueriesPerSecond is { } q ? q.ToString("0.##", CultureInfo.InvariantCulture) + " queries/s" : "—", ScenarioCatalog.IdlePolling));
     }
 
     private string Mark(string value, params string[] scenarios) =>

@@ -11,7 +11,10 @@ internal static class MarkdownReport
         "Peers: no `peer-*` scenario ran. WorkflowCore and Elsa do not restore from this machine's NuGet mirror (`dotnet add package WorkflowCore` / `dotnet add package Elsa` answer \"no versions available\"), so the peer ratio target cannot be measured here.";
 
     public const string ConflictsNote =
-        "Runtime conflicts are n/a: the engine counts them (`workflow.runtime.conflicts`, System.Diagnostics.Metrics) but the service exposes no metrics endpoint; a Prometheus/OpenTelemetry endpoint (or GET /metrics with the engine's totals) would let the runner report them. Meanwhile PostgreSQL's rollbacks (pg_stat_database.xact_rollback, in the counters table) bound them from above: a conflicting commit is rolled back.";
+        "Runtime conflicts are the optimistic-concurrency retries the service counted (`workflow.runtime.conflicts`, `runtimeConflicts` of GET /metrics: a commit that lost the race on the instance version and ran again), read after the warm-up and at the end of the measured part, so they are the measured part's own; each run's report has the node's other counters beside them (runs retried, dead letters, idle polls, wake-ups requested and sent). n/a where the service did not run (the ceiling) and in reports written before the runner read GET /metrics.";
+
+    public const string IdlePollingNote =
+        "Idle polling (`idle-polling`): a node that has served a few operations and then nothing, observed for a fixed window after it settled. PostgreSQL: the server's own count of transactions for the run's database (pg_stat_database xact_commit + xact_rollback, every session of the node, read over a connection to another database so that the readings do not count themselves; pg_stat_statements, which would count statement by statement, is not used: it must be preloaded when the server starts, which a shared server cannot be asked to do). SQLite, a library inside the service with no server to ask: the commands EF Core executed plus the connections it opened (each runs the store's PRAGMA command), counted in the service's own log with EF Core's command and connection logging on for that scenario. On both, the dispatcher's idle polls come from GET /metrics, and the statements of the window are listed in the notes.";
 
     public static string Render(RunReport report)
     {
@@ -48,7 +51,7 @@ internal static class MarkdownReport
         }
 
         text.AppendLine(main.ToString());
-        text.AppendLine(CultureInfo.InvariantCulture, $"Other load: the share of the machine's cores that other processes kept busy during the measured part (this machine is shared; † marks {ScenarioResult.DisturbedPercent:0} % or more, where the figures understate what the backend can do; /proc counts CPU in 10 ms ticks, so it is coarse for scenarios shorter than a second). Conflicts: see the notes; on PostgreSQL the rollbacks of the counters table are an upper bound for them.").AppendLine();
+        text.AppendLine(CultureInfo.InvariantCulture, $"Other load: the share of the machine's cores that other processes kept busy during the measured part (this machine is shared; † marks {ScenarioResult.DisturbedPercent:0} % or more, where the figures understate what the backend can do; /proc counts CPU in 10 ms ticks, so it is coarse for scenarios shorter than a second). Conflicts: optimistic-concurrency retries during the measured part (GET /metrics; the engine counters below).").AppendLine();
 
         text.AppendLine("## Phases").AppendLine();
         text.AppendLine("Each cell: avg / p50 / p95 / p99 / max, ms. start = start request → 2xx; signalPublish = signal request → 2xx; signalToCompletion = signal acknowledged → Completed observed by long-poll.").AppendLine();
@@ -70,6 +73,41 @@ internal static class MarkdownReport
 
         text.AppendLine("Scenario-specific phases (enqueue → handled and lateness past the due time for the bursts, the external system's read, the inbox and history projections, the ceiling's transactions):").AppendLine();
         text.AppendLine(others.ToString());
+
+        text.AppendLine("## Engine counters (GET /metrics)").AppendLine();
+        text.AppendLine("The node's own counters over the measured part (read after the warm-up and at its end, before the correctness checks): signals its workers handled; runtime conflicts (optimistic-concurrency retries: a commit that lost the race on the instance version and ran again); runs retried (a failed run retried with backoff); signals dead-lettered; idle polls (dispatcher look-ups that found nothing due); wake-ups the node's commits requested and the notifications actually sent to other nodes (PostgreSQL NOTIFY, coalesced while one is in flight; the in-process transport of SQLite sends none).").AppendLine();
+        var engine = new MarkdownTable("scenario", ">signals handled", ">conflicts", ">conflicts per 1,000 signals", ">runs retried", ">dead-lettered", ">idle polls",
+            ">wake-ups requested", ">wake-ups sent", ">sent / requested", "wake-up healthy");
+        foreach (var r in report.Scenarios)
+        {
+            if (r.Node is not { } n)
+            {
+                engine.Add(r.Name, "n/a", "n/a", "—", "n/a", "n/a", "n/a", "n/a", "n/a", "—", "—");
+                continue;
+            }
+
+            engine.Add(r.Name, n.SignalsHandled, n.RuntimeConflicts, n.SignalsHandled > 0 ? F(1000.0 * n.RuntimeConflicts / n.SignalsHandled) : "—",
+                n.RunsRetried, n.SignalsDeadLettered, n.IdlePolls, n.WakeUpsRequested, n.WakeUpsSent,
+                n.WakeUpsSentPerRequested?.ToString("0.000", CultureInfo.InvariantCulture) ?? "—", n.WakeUpHealthy ? "yes" : "no");
+        }
+
+        text.AppendLine(engine.ToString());
+
+        var idle = report.Scenarios.Where(r => r.Figures.ContainsKey(IdlePollingScenario.QueriesPerSecond)).ToList();
+        if (idle.Count > 0)
+        {
+            text.AppendLine("## Idle polling").AppendLine();
+            text.AppendLine(IdlePollingNote + " Target: ≤ 10 queries/s per node.").AppendLine();
+            var table = new MarkdownTable("scenario", ">window s", ">queries/s", ">idle polls/s", ">queries per idle poll", ">EF Core commands/s", ">server transactions/s", ">connection opens/s");
+            foreach (var r in idle)
+            {
+                string Figure(string key) => r.Figures.TryGetValue(key, out var v) ? v.ToString("0.##", CultureInfo.InvariantCulture) : "—";
+                table.Add(r.Name, Figure(IdlePollingScenario.WindowSeconds), Figure(IdlePollingScenario.QueriesPerSecond), Figure(IdlePollingScenario.IdlePollsPerSecond), Figure(IdlePollingScenario.QueriesPerIdlePoll),
+                    Figure(IdlePollingScenario.EfCommandsPerSecond), Figure(IdlePollingScenario.ServerTransactionsPerSecond), Figure(IdlePollingScenario.ConnectionOpensPerSecond));
+            }
+
+            text.AppendLine(table.ToString());
+        }
 
         text.AppendLine("## Backend counters").AppendLine();
         var names = report.Scenarios.SelectMany(r => r.Counters.Keys).Distinct().ToList();
@@ -121,6 +159,7 @@ internal static class MarkdownReport
         text.AppendLine();
         text.AppendLine("## Notes").AppendLine();
         text.AppendLine(CultureInfo.InvariantCulture, $"- {ConflictsNote}");
+        text.AppendLine(CultureInfo.InvariantCulture, $"- {IdlePollingNote}");
         text.AppendLine(CultureInfo.InvariantCulture, $"- {PeersNote}");
         text.AppendLine("- The first scenario's counters also hold the service's schema creation on the fresh database (catalog rows count as inserted rows on PostgreSQL; the file's first pages on SQLite).");
         text.AppendLine("- Stuck instances: instances created since the scenario began (warm-up included) that are not terminal at its end and have no pending wake-up (no Pending signal in GET /signals?status=Pending, no open or claimed task).");

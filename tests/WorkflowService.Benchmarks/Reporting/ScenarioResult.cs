@@ -29,8 +29,14 @@ internal sealed record ScenarioResult
     /// <summary>GET /dead-letters total after minus before; null where the service did not run.</summary>
     public int? DeadLettered { get; init; }
 
-    /// <summary>Optimistic-concurrency retries: null (n/a) — the service does not expose workflow.runtime.conflicts over HTTP.</summary>
+    /// <summary>
+    /// Optimistic-concurrency retries during the measured part (GET /metrics runtimeConflicts, after minus before the
+    /// measured part); null where the service did not run (the ceiling) or in reports from before the runner read it.
+    /// </summary>
     public long? RuntimeConflicts { get; init; }
+
+    /// <summary>The node's counters (GET /metrics) over the measured part, warm-up excluded; null where the service did not run.</summary>
+    public NodeCounters? Node { get; init; }
 
     /// <summary>Instances of the scenario not terminal at its end with no pending signal and no open task; null where the service did not run.</summary>
     public int? StuckInstances { get; init; }

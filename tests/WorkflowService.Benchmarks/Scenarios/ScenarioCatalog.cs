@@ -3,8 +3,8 @@ using WorkflowService.Benchmarks.Cli;
 namespace WorkflowService.Benchmarks.Scenarios;
 
 /// <summary>
-/// The scenario set of shared/BENCHMARKS.md, in run order: the one-worker scenarios first, so that the service restarts
-/// only when the signal-worker count changes, before the ceiling (service stopped) and table growth (seeded first).
+/// The scenario set of shared/BENCHMARKS.md, in run order: the one-worker scenarios first, the predecessor's set, then
+/// idle-polling (the "idle polling per node" target), before the ceiling (service stopped) and table growth (seeded first).
 /// </summary>
 internal static class ScenarioCatalog
 {
@@ -14,6 +14,7 @@ internal static class ScenarioCatalog
     public const string LatencySerial = "signal-roundtrip-latency-serial";
     public const string LatencySerial1K = "signal-roundtrip-latency-serial-1k";
     public const string ThroughputParallel = "signal-roundtrip-throughput-parallel";
+    public const string IdlePolling = "idle-polling";
     public static readonly string[] CapacityLadder = ["signal-roundtrip-capacity-c1", "signal-roundtrip-capacity-c4", "signal-roundtrip-capacity-c8", "signal-roundtrip-capacity-c16"];
 
     public static IReadOnlyList<Scenario> Select(RunnerOptions options)
@@ -27,7 +28,7 @@ internal static class ScenarioCatalog
 
         return all.Where(s => options.Only?.Contains(s.Name) ?? options.Tier switch
         {
-            Tier.Smoke => s.TierLabel == "Smoke",
+            Tier.Smoke => s.InSmokeTier,
             Tier.Standard => s.TierLabel is not ("Scaled" or "Ceiling"),
             _ => true,
         }).ToList();
@@ -54,6 +55,9 @@ internal static class ScenarioCatalog
         new ExternalResumeScenario { Name = "synthetic-external-resume-nightly", TierLabel = "Nightly", Ops = 36, Concurrency = 8 },
         new QuoteOrCancelScenario { Name = "insurance-quote-or-cancel-smoke", TierLabel = "Smoke", Ops = 10, Concurrency = 4 },
         new QuotationToPolicyScenario { Name = "insurance-quotation-confirm-convert-to-policy-nightly", TierLabel = "Nightly", Ops = 12, Concurrency = 4 },
+
+        // Not the predecessor's: what a node costs the database while it has nothing to do (smoke tier too: ~35 s).
+        new IdlePollingScenario { Name = IdlePolling, TierLabel = IdlePollingScenario.Tier, Ops = 0, Concurrency = 1 },
 
         Roundtrip(Sustained, "Scaled", 10_000, 64),
         new CeilingScenario { Name = Ceiling, TierLabel = "Ceiling", Ops = 10_000, Concurrency = 64 },

@@ -96,7 +96,13 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         WorkflowClient? client = null;
         if (scenario.NeedsService)
         {
-            _service = await ServiceProcess.StartAsync(options.ServiceDll, backend.ServiceEnvironment, scenario.SignalWorkers, work, ct);
+            var environment = new Dictionary<string, string>(backend.ServiceEnvironment);
+            foreach (var (key, value) in scenario.ServiceEnvironment)
+            {
+                environment[key] = value;
+            }
+
+            _service = await ServiceProcess.StartAsync(options.ServiceDll, environment, scenario.SignalWorkers, work, ct);
             client = new WorkflowClient(_service.Address, scenario.Concurrency);
             foreach (var file in scenario.DefinitionFiles)
             {
@@ -110,20 +116,23 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             var from = DateTimeOffset.UtcNow;
             await using (var warm = new ProgressMeter(name, 0, null))
             {
-                await scenario.WarmUpAsync(Context(backend, client, warm, ct));
+                await scenario.WarmUpAsync(Context(backend, client, service, warm, ct));
             }
 
             var deadBefore = client is null ? 0 : await client.TotalAsync("/dead-letters", ct);
+            // The node's own counters (conflicts, retries, wake-ups) around the measured part: the warm-up's are not the scenario's.
+            var nodeBefore = client is null ? null : await client.GetNodeCountersAsync(ct);
             var peakReset = service is not null && ResourceProbe.ResetPeak(service.Pid);
             var before = ResourceProbe.Read(service?.Pid);
 
             Measurement measurement;
             await using (var progress = new ProgressMeter(name, scenario.Ops, service?.Pid))
             {
-                measurement = await scenario.MeasureAsync(Context(backend, client, progress, ct));
+                measurement = await scenario.MeasureAsync(Context(backend, client, service, progress, ct));
             }
 
             var after = ResourceProbe.Read(service?.Pid);
+            var node = client is null ? null : (await client.GetNodeCountersAsync(ct)).Minus(nodeBefore!);
             int? deadLettered = client is null ? null : await client.TotalAsync("/dead-letters", ct) - deadBefore;
             int? stuck = client is null ? null : await CountStuckAsync(client, from, ct);
             var countersAfter = await backend.ReadCountersAsync(service?.Pid ?? Environment.ProcessId, ct);
@@ -157,7 +166,8 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
                 Failures = samples.Count(s => !s.Ok),
                 FailureSamples = samples.Where(s => !s.Ok).Select(s => s.Error ?? "failed").Distinct().Take(5).ToList(),
                 DeadLettered = deadLettered,
-                RuntimeConflicts = null,
+                RuntimeConflicts = node?.RuntimeConflicts,
+                Node = node,
                 StuckInstances = stuck,
                 ServiceCpuSeconds = service is null ? null : Math.Round(after.ServiceCpuSeconds - before.ServiceCpuSeconds, 2),
                 ServicePeakWorkingSetBytes = service is null ? null : after.ServicePeakWorkingSetBytes,
@@ -194,9 +204,9 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         }
     }
 
-    private ScenarioContext Context(Backend backend, WorkflowClient? client, ProgressMeter progress, CancellationToken ct) => client is null
+    private ScenarioContext Context(Backend backend, WorkflowClient? client, ServiceProcess? service, ProgressMeter progress, CancellationToken ct) => client is null
         ? new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct }
-        : new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct, Client = client };
+        : new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct, Client = client, Service = service };
 
     /// <summary>
     /// Instances created since the scenario began (warm-up included) that are not terminal and have no pending wake-up:
@@ -248,7 +258,9 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
 
     private static string Summary(ScenarioResult r) =>
         FormattableString.Invariant($"  {r.ThroughputPerSecond:F1} ops/s in {r.DurationMs / 1000:F2} s; latency avg {r.Latency?.Avg:F2} p50 {r.Latency?.P50:F2} p95 {r.Latency?.P95:F2} p99 {r.Latency?.P99:F2} max {r.Latency?.Max:F2} ms; ") +
-        FormattableString.Invariant($"failures {r.Failures}, dead letters {Show(r.DeadLettered)}, stuck {Show(r.StuckInstances)}") +
+        FormattableString.Invariant($"failures {r.Failures}, dead letters {Show(r.DeadLettered)}, stuck {Show(r.StuckInstances)}, conflicts {r.RuntimeConflicts?.ToString(CultureInfo.InvariantCulture) ?? "n/a"}") +
+        (r.Node is { WakeUpsRequested: > 0 } n ? FormattableString.Invariant($", wake-ups sent {n.WakeUpsSent}/{n.WakeUpsRequested}") : string.Empty) +
+        (r.Figures.TryGetValue(IdlePollingScenario.QueriesPerSecond, out var idle) ? FormattableString.Invariant($"; idle {idle:0.##} queries/s") : string.Empty) +
         (r.ServiceCpuSeconds is { } cpu ? FormattableString.Invariant($"; service {cpu:F1} CPU s, peak {r.ServicePeakWorkingSetBytes / 1048576.0:F0} MB") : string.Empty) +
         (r.FailureSamples.Count > 0 ? $"\n  first failure: {r.FailureSamples[0]}" : string.Empty);
 

@@ -1,0 +1,68 @@
+using System.Text.Json.Nodes;
+
+namespace WorkflowService.Benchmarks.Reporting;
+
+/// <summary>
+/// The service node's own counters (GET /metrics): totals since the node started, or — in a report — the difference of
+/// two readings (<see cref="Minus"/>), which is what a scenario reports.
+/// </summary>
+internal sealed record NodeCounters
+{
+    /// <summary>Signals this node's workers handled.</summary>
+    public long SignalsHandled { get; init; }
+
+    /// <summary>Optimistic-concurrency retries: a commit that lost the race on the instance version and ran again (workflow.runtime.conflicts).</summary>
+    public long RuntimeConflicts { get; init; }
+
+    /// <summary>Failed runs retried later with backoff (workflow.runs.retried).</summary>
+    public long RunsRetried { get; init; }
+
+    /// <summary>Signals the engine dead-lettered.</summary>
+    public long SignalsDeadLettered { get; init; }
+
+    /// <summary>Dispatcher look-ups that found nothing due.</summary>
+    public long IdlePolls { get; init; }
+
+    /// <summary>Wake-ups this node's commits asked to send to other nodes (0 on the in-process transport).</summary>
+    public long WakeUpsRequested { get; init; }
+
+    /// <summary>Wake-ups actually sent (PostgreSQL NOTIFY): fewer than requested when coalesced.</summary>
+    public long WakeUpsSent { get; init; }
+
+    /// <summary>Whether the node's wake-up transport delivered notifications at the (later) reading.</summary>
+    public bool WakeUpHealthy { get; init; }
+
+    /// <summary>Sent per requested wake-up: 1 when every request was sent, lower when commits were coalesced; null when none was requested.</summary>
+    public double? WakeUpsSentPerRequested => WakeUpsRequested > 0 ? Math.Round(WakeUpsSent / (double)WakeUpsRequested, 3) : null;
+
+    /// <summary>Parses GET /metrics; a missing field is an error (the endpoint's contract changed), never a silent zero.</summary>
+    public static NodeCounters Parse(JsonObject metrics)
+    {
+        long Count(string name) => metrics[name]?.GetValue<long>()
+                                   ?? throw new InvalidOperationException($"GET /metrics has no '{name}': {metrics.ToJsonString()}");
+        return new NodeCounters
+        {
+            SignalsHandled = Count("signalsHandled"),
+            RuntimeConflicts = Count("runtimeConflicts"),
+            RunsRetried = Count("runsRetried"),
+            SignalsDeadLettered = Count("signalsDeadLettered"),
+            IdlePolls = Count("idlePolls"),
+            WakeUpsRequested = Count("wakeUpsRequested"),
+            WakeUpsSent = Count("wakeUpsSent"),
+            WakeUpHealthy = metrics["wakeUpHealthy"]?.GetValue<bool>()
+                            ?? throw new InvalidOperationException($"GET /metrics has no 'wakeUpHealthy': {metrics.ToJsonString()}"),
+        };
+    }
+
+    /// <summary>This reading minus an earlier one of the same node; the health flag is this reading's.</summary>
+    public NodeCounters Minus(NodeCounters earlier) => this with
+    {
+        SignalsHandled = SignalsHandled - earlier.SignalsHandled,
+        RuntimeConflicts = RuntimeConflicts - earlier.RuntimeConflicts,
+        RunsRetried = RunsRetried - earlier.RunsRetried,
+        SignalsDeadLettered = SignalsDeadLettered - earlier.SignalsDeadLettered,
+        IdlePolls = IdlePolls - earlier.IdlePolls,
+        WakeUpsRequested = WakeUpsRequested - earlier.WakeUpsRequested,
+        WakeUpsSent = WakeUpsSent - earlier.WakeUpsSent,
+    };
+}
