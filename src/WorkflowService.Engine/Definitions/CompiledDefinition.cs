@@ -8,8 +8,9 @@ public sealed record CompiledDefinition
     public string? Description { get; init; }
     public required string StartStepId { get; init; }
     public required string InitialVariablesJson { get; init; }
+    /// <summary>Every step by id, those inside parallel branches included (ids are unique across the definition).</summary>
     public required IReadOnlyDictionary<string, CompiledStep> Steps { get; init; }
-    /// <summary>The steps in the order the definition lists them (the order "next" falls through).</summary>
+    /// <summary>The definition's own list of steps in its order (the order "next" falls through); branch steps are in their parallel step.</summary>
     public required IReadOnlyList<CompiledStep> StepOrder { get; init; }
     /// <summary>The start of the cancel path, if the definition has one.</summary>
     public string? OnCancel { get; init; }

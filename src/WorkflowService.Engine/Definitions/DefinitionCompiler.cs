@@ -81,49 +81,29 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             diagnostics.Add(new Diagnostic("$.steps", "a definition needs at least one step"));
         }
 
-        var ids = new Dictionary<string, int>(StringComparer.Ordinal);
-        for (var i = 0; i < steps.Count; i++)
-        {
-            var id = steps[i]?.Id;
-            if (!IsValidName(id))
-            {
-                diagnostics.Add(new Diagnostic($"$.steps[{i}].id", "id is required: letters, digits, '.', '_' or '-'"));
-            }
-            else if (!ids.TryAdd(id!, i))
-            {
-                diagnostics.Add(new Diagnostic($"$.steps[{i}].id", $"duplicate step id '{id}' (first used at $.steps[{ids[id!]}])"));
-            }
-        }
+        // Every id of the definition (branch steps included) with where it is declared and the branch it lives in.
+        var ids = new Dictionary<string, StepDeclaration>(StringComparer.Ordinal);
+        DeclareIds(steps, "$.steps", null, ids, diagnostics);
 
         var compiled = new Dictionary<string, CompiledStep>(StringComparer.Ordinal);
-        for (var i = 0; i < steps.Count; i++)
-        {
-            var step = steps[i];
-            if (step is null)
-            {
-                diagnostics.Add(new Diagnostic($"$.steps[{i}]", "a step must be an object"));
-                continue;
-            }
-
-            var following = i + 1 < steps.Count ? steps[i + 1]?.Id : null;
-            var result = CompileStep(step, $"$.steps[{i}]", following, ids, diagnostics);
-            if (result is not null && step.Id is not null)
-            {
-                compiled.TryAdd(step.Id, result);
-            }
-        }
+        CompileList(steps, "$.steps", null, ids, compiled, diagnostics);
 
         if (document.OnCancel is not null)
         {
-            if (!ids.ContainsKey(document.OnCancel))
+            if (!ids.TryGetValue(document.OnCancel, out var cancelStep))
             {
                 diagnostics.Add(new Diagnostic("$.onCancel", $"no step has the id '{document.OnCancel}'"));
+            }
+            else if (cancelStep.Within is not null)
+            {
+                diagnostics.Add(new Diagnostic("$.onCancel",
+                    $"'{document.OnCancel}' is inside {cancelStep.Within}; the cancel path must start at a step of the definition's own list"));
             }
             else if (diagnostics.Count == start)
             {
                 foreach (var waiting in Reachable(document.OnCancel, compiled).Where(st => st.Kind is StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask or StepKind.Http or StepKind.SubWorkflow))
                 {
-                    diagnostics.Add(new Diagnostic($"$.steps[{ids[waiting.Id]}]",
+                    diagnostics.Add(new Diagnostic(ids[waiting.Id].Path,
                         $"the cancel path (onCancel '{document.OnCancel}') reaches '{waiting.Id}', which waits; a cancel path must end without waiting"));
                 }
             }
@@ -141,7 +121,9 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             Description = document.Description,
             StartStepId = steps[0].Id!,
             InitialVariablesJson = document.Variables?.ToJsonString() ?? "{}",
-            Steps = compiled,
+            // In the order of the document: each parallel step followed by the steps of its branches.
+            Steps = steps.SelectMany(st => compiled[st.Id!].ParallelBranches.SelectMany(b => b.Steps).Prepend(compiled[st.Id!]))
+                .ToDictionary(st => st.Id, StringComparer.Ordinal),
             StepOrder = steps.Select(st => compiled[st.Id!]).ToList(),
             OnCancel = document.OnCancel,
             Json = string.Empty,
@@ -149,7 +131,69 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         return definition.WithJson(DefinitionDecompiler.ToJson(definition));
     }
 
-    /// <summary>Every step reachable from <paramref name="from"/> along next, timeout, branch, otherwise and error edges.</summary>
+    /// <summary>Where a step id is declared (its JSON path) and the parallel branch it belongs to (null: the definition's own list).</summary>
+    private sealed record StepDeclaration(string Path, ParallelScope? Within);
+
+    /// <summary>Collects the ids of a list of steps and, recursively, of the branches of its parallel steps.</summary>
+    private static void DeclareIds(IReadOnlyList<StepDocument?> steps, string path, ParallelScope? within,
+        Dictionary<string, StepDeclaration> ids, List<Diagnostic> diagnostics)
+    {
+        for (var i = 0; i < steps.Count; i++)
+        {
+            var step = steps[i];
+            var id = step?.Id;
+            if (!IsValidName(id))
+            {
+                diagnostics.Add(new Diagnostic($"{path}[{i}].id", "id is required: letters, digits, '.', '_' or '-'"));
+            }
+            else if (ids.TryGetValue(id!, out var first))
+            {
+                diagnostics.Add(new Diagnostic($"{path}[{i}].id", $"duplicate step id '{id}' (first used at {first.Path})"));
+            }
+            else
+            {
+                ids.Add(id!, new StepDeclaration($"{path}[{i}]", within));
+            }
+
+            if (step is { Type: StepKindNames.Parallel, Branches: { } branches } && IsValidName(id))
+            {
+                for (var b = 0; b < branches.Count; b++)
+                {
+                    if (branches[b] is { Steps: { } inner } branch)
+                    {
+                        DeclareIds(inner, $"{path}[{i}].branches[{b}].steps", new ParallelScope(id!, branch.Name ?? $"#{b}"), ids, diagnostics);
+                    }
+                }
+            }
+        }
+    }
+
+    /// <summary>Compiles a list of steps (the definition's own, or a parallel branch's) into <paramref name="compiled"/>.</summary>
+    private List<CompiledStep> CompileList(IReadOnlyList<StepDocument?> steps, string path, ParallelScope? within,
+        Dictionary<string, StepDeclaration> ids, Dictionary<string, CompiledStep> compiled, List<Diagnostic> diagnostics)
+    {
+        var list = new List<CompiledStep>();
+        for (var i = 0; i < steps.Count; i++)
+        {
+            var step = steps[i];
+            if (step is null)
+            {
+                diagnostics.Add(new Diagnostic($"{path}[{i}]", "a step must be an object"));
+                continue;
+            }
+
+            var following = i + 1 < steps.Count ? steps[i + 1]?.Id : null;
+            var result = CompileStep(step, $"{path}[{i}]", following, within, ids, compiled, diagnostics);
+            if (result is not null && step.Id is not null && compiled.TryAdd(step.Id, result))
+            {
+                list.Add(result);
+            }
+        }
+
+        return list;
+    }
+
+    /// <summary>Every step reachable from <paramref name="from"/> along next, timeout, branch, otherwise and error edges, and into parallel branches.</summary>
     public static IEnumerable<CompiledStep> Reachable(string from, IReadOnlyDictionary<string, CompiledStep> steps)
     {
         var seen = new HashSet<string>(StringComparer.Ordinal);
@@ -177,10 +221,11 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         foreach (var branch in step.Branches) yield return branch.Next;
         if (step.Otherwise is not null) yield return step.Otherwise;
         if (step.OnError is not null) yield return step.OnError;
+        foreach (var branch in step.ParallelBranches) yield return branch.Entry;
     }
 
-    private CompiledStep? CompileStep(StepDocument step, string path, string? following,
-        Dictionary<string, int> ids, List<Diagnostic> diagnostics)
+    private CompiledStep? CompileStep(StepDocument step, string path, string? following, ParallelScope? within,
+        Dictionary<string, StepDeclaration> ids, Dictionary<string, CompiledStep> compiled, List<Diagnostic> diagnostics)
     {
         var before = diagnostics.Count;
         if (step.Type is null || !StepKindNames.ByName.TryGetValue(step.Type, out var kind))
@@ -202,9 +247,18 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
                 return null;
             }
 
-            if (!ids.ContainsKey(id))
+            if (!ids.TryGetValue(id, out var declared))
             {
                 diagnostics.Add(new Diagnostic($"{path}.{field}", $"no step has the id '{id}'"));
+            }
+            else if (declared.Within != within)
+            {
+                // A branch is left only through its join; the definition's own steps cannot jump into a branch.
+                diagnostics.Add(new Diagnostic($"{path}.{field}", within is null
+                    ? $"'{id}' is inside {declared.Within}; a step outside the branch cannot jump into it (start the branch with its parallel step)"
+                    : declared.Within is null
+                        ? $"'{id}' is outside {within}; a branch leaves only through its join (by running off the end of its steps)"
+                        : $"'{id}' is inside {declared.Within}, not {within}; a branch leaves only through its join"));
             }
 
             return id;
@@ -279,14 +333,15 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             }
         }
 
-        // Continuing steps fall through to the following one; the last step of the list must say where to go.
+        // Continuing steps fall through to the following one; the last step of the definition's list must say where to
+        // go, while the last step of a parallel branch without 'next' ends the branch (it joins).
         var continues = kind is StepKind.Assign or StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask or StepKind.Http
-            or StepKind.SubWorkflow;
+            or StepKind.SubWorkflow or StepKind.Parallel;
         string? next = null;
         if (continues)
         {
             next = step.Next is not null ? Target(step.Next, "next", required: true) : following;
-            if (next is null)
+            if (next is null && within is null)
             {
                 diagnostics.Add(new Diagnostic($"{path}.next",
                     $"a {step.Type} step at the end of the list needs 'next' (or end the list with complete or fail)"));
@@ -299,6 +354,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
 
         var assignments = new List<KeyValuePair<string, CompiledExpression>>();
         var branches = new List<CompiledBranch>();
+        var parallelBranches = new List<CompiledParallelBranch>();
         TimeSpan? timeout = null, duration = null;
         string? onTimeout = null, otherwise = null;
         CompiledExpression? assignee = null, data = null, result = null, reason = null, url = null, body = null, input = null;
@@ -357,6 +413,8 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
                         var bp = $"branches[{b}]";
                         var when = Expr(branch?.When, $"{bp}.when", required: true);
                         var target = Target(branch?.Next, $"{bp}.next", required: true);
+                        NotAllowed(branch?.Name, $"{bp}.name");
+                        NotAllowed(branch?.Steps, $"{bp}.steps");
                         if (when is not null && target is not null)
                         {
                             branches.Add(new CompiledBranch(when, target));
@@ -377,7 +435,16 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
                 Variable(step.Output, "output");
                 break;
             case StepKind.Complete:
+                if (within is not null)
+                {
+                    diagnostics.Add(new Diagnostic($"{path}.type",
+                        $"a complete step cannot be inside {within}: a branch ends by running off the end of its steps (it joins); complete after the parallel step"));
+                }
+
                 result = Expr(step.Result, "result", required: false);
+                break;
+            case StepKind.Parallel:
+                CompileParallel(step, path, within, ids, compiled, diagnostics, parallelBranches);
                 break;
             case StepKind.Fail:
                 reason = Expr(step.Reason, "reason", required: true);
@@ -453,11 +520,8 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             NotAllowed(step.Input, "input");
         }
         if (kind != StepKind.Delay) NotAllowed(step.Duration, "duration");
-        if (kind != StepKind.Decision)
-        {
-            NotAllowed(step.Branches, "branches");
-            NotAllowed(step.Otherwise, "otherwise");
-        }
+        if (kind is not (StepKind.Decision or StepKind.Parallel)) NotAllowed(step.Branches, "branches");
+        if (kind != StepKind.Decision) NotAllowed(step.Otherwise, "otherwise");
 
         if (kind != StepKind.HumanTask)
         {
@@ -468,7 +532,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         }
 
         string? onError = null;
-        if (kind is StepKind.WaitForSignal or StepKind.Delay or StepKind.SubWorkflow)
+        if (kind is StepKind.WaitForSignal or StepKind.Delay or StepKind.SubWorkflow or StepKind.Parallel)
         {
             NotAllowed(step.OnError, "onError");
             NotAllowed(step.ErrorOutput, "errorOutput");
@@ -497,6 +561,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             Kind = kind,
             Description = step.Description,
             Next = next,
+            Within = within,
             Assignments = assignments,
             Signal = step.Signal,
             Timeout = timeout,
@@ -505,6 +570,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             Duration = duration,
             Branches = branches,
             Otherwise = otherwise,
+            ParallelBranches = parallelBranches,
             Title = step.Title,
             Assignee = assignee,
             Role = step.Role,
@@ -522,5 +588,75 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             DefinitionVersion = step.Version,
             Input = input,
         };
+    }
+
+    /// <summary>
+    /// A parallel step's branches: each has a unique name and at least one step, and its steps are compiled in the
+    /// branch's scope (their transitions stay inside the branch). Parallel steps do not nest.
+    /// </summary>
+    private void CompileParallel(StepDocument step, string path, ParallelScope? within,
+        Dictionary<string, StepDeclaration> ids, Dictionary<string, CompiledStep> compiled, List<Diagnostic> diagnostics,
+        List<CompiledParallelBranch> result)
+    {
+        if (!IsValidName(step.Id))
+        {
+            return;
+        }
+
+        if (within is not null)
+        {
+            diagnostics.Add(new Diagnostic($"{path}.type",
+                $"a parallel step cannot be inside {within}: parallel steps do not nest (run the inner branches as branches of the outer step)"));
+            return;
+        }
+
+        if (step.Branches is not { Count: > 0 })
+        {
+            diagnostics.Add(new Diagnostic($"{path}.branches", "a parallel step needs at least one branch"));
+            return;
+        }
+
+        var names = new Dictionary<string, int>(StringComparer.Ordinal);
+        for (var b = 0; b < step.Branches.Count; b++)
+        {
+            var branch = step.Branches[b];
+            var bp = $"{path}.branches[{b}]";
+            if (branch is null)
+            {
+                diagnostics.Add(new Diagnostic(bp, "a branch must be an object"));
+                continue;
+            }
+
+            if (!IsValidName(branch.Name))
+            {
+                diagnostics.Add(new Diagnostic($"{bp}.name", "name is required: letters, digits, '.', '_' or '-', starting with a letter or digit"));
+            }
+            else if (!names.TryAdd(branch.Name!, b))
+            {
+                diagnostics.Add(new Diagnostic($"{bp}.name", $"duplicate branch name '{branch.Name}' (first used at {path}.branches[{names[branch.Name!]}])"));
+            }
+
+            if (branch.When is not null)
+            {
+                diagnostics.Add(new Diagnostic($"{bp}.when", "when does not apply to a parallel branch (every branch runs)"));
+            }
+
+            if (branch.Next is not null)
+            {
+                diagnostics.Add(new Diagnostic($"{bp}.next", "next does not apply to a parallel branch (the branch starts at its first step; the parallel step's next follows the join)"));
+            }
+
+            if (branch.Steps is not { Count: > 0 })
+            {
+                diagnostics.Add(new Diagnostic($"{bp}.steps", "a parallel branch needs at least one step"));
+                continue;
+            }
+
+            var steps = CompileList(branch.Steps, $"{bp}.steps", new ParallelScope(step.Id!, branch.Name ?? $"#{b}"), ids, compiled, diagnostics);
+            if (steps.Count == branch.Steps.Count && branch.Name is not null)
+            {
+                result.Add(new CompiledParallelBranch(branch.Name, steps));
+            }
+        }
     }
 }

@@ -19,14 +19,20 @@ public static class DefinitionDecompiler
             Description = definition.Description,
             Variables = JsonNode.Parse(definition.InitialVariablesJson) is JsonObject { Count: > 0 } variables ? variables : null,
             OnCancel = definition.OnCancel,
-            Steps = [],
+            Steps = DecompileList(definition.StepOrder),
         };
+        return document;
+    }
 
-        for (var i = 0; i < definition.StepOrder.Count; i++)
+    /// <summary>A list of steps (the definition's own, or a parallel branch's), `next` written only where it does not fall through.</summary>
+    private static List<StepDocument> DecompileList(IReadOnlyList<CompiledStep> steps)
+    {
+        var list = new List<StepDocument>();
+        for (var i = 0; i < steps.Count; i++)
         {
-            var step = definition.StepOrder[i];
-            var following = i + 1 < definition.StepOrder.Count ? definition.StepOrder[i + 1].Id : null;
-            document.Steps.Add(new StepDocument
+            var step = steps[i];
+            var following = i + 1 < steps.Count ? steps[i + 1].Id : null;
+            list.Add(new StepDocument
             {
                 Id = step.Id,
                 Type = StepKindNames.ByName.First(k => k.Value == step.Kind).Key,
@@ -38,7 +44,9 @@ public static class DefinitionDecompiler
                 OnTimeout = step.OnTimeout,
                 Output = step.Output,
                 Duration = step.Duration is { } duration ? XmlConvert.ToString(duration) : null,
-                Branches = step.Branches.Count > 0 ? step.Branches.Select(b => new BranchDocument { When = b.When.Source, Next = b.Next }).ToList() : null,
+                Branches = step.Branches.Count > 0 ? step.Branches.Select(b => new BranchDocument { When = b.When.Source, Next = b.Next }).ToList()
+                    : step.ParallelBranches.Count > 0 ? step.ParallelBranches.Select(b => new BranchDocument { Name = b.Name, Steps = DecompileList(b.Steps) }).ToList()
+                    : null,
                 Otherwise = step.Otherwise,
                 Title = step.Title,
                 Assignee = step.Assignee?.Source,
@@ -59,7 +67,7 @@ public static class DefinitionDecompiler
             });
         }
 
-        return document;
+        return list;
     }
 
     public static string ToJson(CompiledDefinition definition) =>

@@ -38,7 +38,7 @@ public sealed class StepDocument
     // delay
     [JsonPropertyName("duration")] public string? Duration { get; set; }
 
-    // decision
+    // decision (condition and target per branch), parallel (name and steps per branch)
     [JsonPropertyName("branches")] public List<BranchDocument>? Branches { get; set; }
     [JsonPropertyName("otherwise")] public string? Otherwise { get; set; }
 
@@ -71,8 +71,14 @@ public sealed class StepDocument
     [JsonPropertyName("errorOutput")] public string? ErrorOutput { get; set; }
 }
 
+/// <summary>A branch: of a decision (<see cref="When"/> and <see cref="Next"/>) or of a parallel step (<see cref="Name"/> and <see cref="Steps"/>).</summary>
 public sealed class BranchDocument
 {
     [JsonPropertyName("when")] public string? When { get; set; }
     [JsonPropertyName("next")] public string? Next { get; set; }
+
+    /// <summary>A parallel branch's name, unique within its step.</summary>
+    [JsonPropertyName("name")] public string? Name { get; set; }
+    /// <summary>A parallel branch's steps: it starts at the first and joins when it runs off the end of the list.</summary>
+    [JsonPropertyName("steps")] public List<StepDocument>? Steps { get; set; }
 }

@@ -11,6 +11,8 @@ public enum StepKind
     Fail,
     Http,
     SubWorkflow,
+    /// <summary>Runs named branches side by side and continues when every branch has run to its end (join all).</summary>
+    Parallel,
 }
 
 public static class StepKindNames
@@ -24,6 +26,7 @@ public static class StepKindNames
     public const string Fail = "fail";
     public const string Http = "http";
     public const string SubWorkflow = "subWorkflow";
+    public const string Parallel = "parallel";
 
     public static readonly IReadOnlyDictionary<string, StepKind> ByName = new Dictionary<string, StepKind>(StringComparer.Ordinal)
     {
@@ -36,5 +39,6 @@ public static class StepKindNames
         [Fail] = StepKind.Fail,
         [Http] = StepKind.Http,
         [SubWorkflow] = StepKind.SubWorkflow,
+        [Parallel] = StepKind.Parallel,
     };
 }

@@ -55,8 +55,8 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
             return RetryStart(definition, instance, trigger, parked, now, nowMs);
         }
 
-        var resumeAt = state.Status == InstanceStatus.Waiting ? MatchWait(definition, state, trigger) : null;
-        if (resumeAt is null)
+        var found = state.Status == InstanceStatus.Waiting ? FindWait(state, w => MatchWait(definition, w, trigger) is not null) : null;
+        if (found is null)
         {
             if (trigger.IsSystem && state.Status != InstanceStatus.Suspended)
             {
@@ -73,15 +73,17 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
             return RunResult.Success(commit);
         }
 
-        var waitStep = definition.Step(state.WaitStepId!);
+        var (wait, branch) = found.Value;
+        var resumeAt = MatchWait(definition, wait, trigger)!.Value;
+        var waitStep = definition.Step(wait.StepId);
         commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Handled, trigger.LeaseToken));
         string? payload = null;
-        switch (resumeAt.Value.How)
+        switch (resumeAt.How)
         {
             case ResumeKind.Signal:
                 payload = trigger.PayloadJson;
                 Append(commit, now, HistoryEventTypes.SignalReceived, waitStep.Id, new { signal = trigger.Name, signalId = trigger.Id });
-                if (state.WaitTimerId is { } timer)
+                if (wait.TimerId is { } timer)
                 {
                     commit.SignalTransitions.Add(new SignalTransition(timer, SignalStatus.Cancelled, null));
                 }
@@ -108,10 +110,8 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                 break;
         }
 
-        var output = resumeAt.Value.How is ResumeKind.Signal or ResumeKind.Task or ResumeKind.CallOut or ResumeKind.Child ? waitStep.Output : null;
-        state.ClearWait();
-        state.Status = InstanceStatus.Running;
-        return Run(definition, commit, resumeAt.Value.Next, (payload, output), parked, now, nowMs);
+        var output = resumeAt.How is ResumeKind.Signal or ResumeKind.Task or ResumeKind.CallOut or ResumeKind.Child ? waitStep.Output : null;
+        return Continue(definition, commit, branch, resumeAt.Next, (payload, output), parked, now, nowMs);
     }
 
     /// <summary>
@@ -121,7 +121,8 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     public RunResult? ResumeAtErrorPath(CompiledDefinition definition, WorkflowInstance instance, SignalMessage trigger,
         IReadOnlyList<SignalMessage> parked, string error, DateTime now, long nowMs)
     {
-        if (instance.WaitStepId is null || !definition.Steps.TryGetValue(instance.WaitStepId, out var step) || step.OnError is null)
+        var found = FindWait(instance, w => w.Kind == WaitKind.CallOut && w.TimerId == trigger.Id);
+        if (found is not { } match || !definition.Steps.TryGetValue(match.Wait.StepId, out var step) || step.OnError is null)
         {
             return null;
         }
@@ -129,12 +130,18 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         var commit = NewCommit(instance, now);
         commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Handled, trigger.LeaseToken, error));
         Append(commit, now, HistoryEventTypes.StepFailed, step.Id, new { error, next = step.OnError });
-        commit.Instance.ClearWait();
         (string? Payload, string? Output)? problem = step.ErrorOutput is null
             ? null
             : (JsonSerializer.Serialize(new { step = step.Id, message = error }, DefinitionCompiler.JsonOptions), step.ErrorOutput);
-        return Run(definition, commit, step.OnError, problem, parked, now, nowMs);
+        return Continue(definition, commit, match.Branch, step.OnError, problem, parked, now, nowMs);
     }
+
+    /// <summary>
+    /// The step whose wait of <paramref name="kind"/> is on the engine's own signal <paramref name="signalId"/> (a
+    /// call-out or a child start), of the instance or of one of its parallel branches; null when no wait is on it.
+    /// </summary>
+    public static string? StepAwaiting(WorkflowInstance instance, Guid signalId, WaitKind kind) =>
+        instance.Status == InstanceStatus.Waiting ? FindWait(instance, w => w.Kind == kind && w.TimerId == signalId)?.Wait.StepId : null;
 
     /// <summary>The commit that faults an instance after its last failed attempt and dead-letters the signal.</summary>
     public static WaitPointCommit Fault(WorkflowInstance instance, SignalMessage trigger, string error, DateTime now)
@@ -180,14 +187,17 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         }
 
         var commit = NewCommit(instance, now);
-        if (commit.Instance.WaitTaskId is { } task)
+        foreach (var wait in OpenWaits(commit.Instance))
         {
-            commit.ClosedTasks.Add(task);
-        }
+            if (wait.TaskId is { } task)
+            {
+                commit.ClosedTasks.Add(task);
+            }
 
-        if (commit.Instance.WaitTimerId is { } timer)
-        {
-            commit.SignalTransitions.Add(new SignalTransition(timer, SignalStatus.Cancelled, null));
+            if (wait.TimerId is { } timer)
+            {
+                commit.SignalTransitions.Add(new SignalTransition(timer, SignalStatus.Cancelled, null));
+            }
         }
 
         Append(commit, now, HistoryEventTypes.CancelPathStarted, definition.OnCancel, new { reason });
@@ -200,11 +210,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     {
         var commit = NewCommit(instance, now);
         var state = commit.Instance;
-        if (state.WaitTaskId is { } task)
-        {
-            commit.ClosedTasks.Add(task);
-        }
-
+        commit.ClosedTasks.AddRange(OpenWaits(state).Select(w => w.TaskId).OfType<Guid>());
         state.Status = InstanceStatus.Cancelled;
         state.Error = reason;
         state.CompletedAt = now;
@@ -238,33 +244,117 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
 
     private enum ResumeKind { Signal, Timeout, Timer, Task, CallOut, Child }
 
-    private static (ResumeKind How, string Next)? MatchWait(CompiledDefinition definition, WorkflowInstance state, SignalMessage signal)
+    /// <summary>A wait as signals are matched against it: the instance's own, or a parallel branch's.</summary>
+    private sealed record WaitPoint(WaitKind Kind, string StepId, string? Signal = null, Guid? TimerId = null, Guid? TaskId = null);
+
+    private static WaitPoint? WaitOf(WorkflowInstance state) =>
+        state.WaitKind is { } kind and not WaitKind.Parallel ? new(kind, state.WaitStepId!, state.WaitSignal, state.WaitTimerId, state.WaitTaskId) : null;
+
+    private static WaitPoint? WaitOf(ParallelBranch branch) =>
+        branch.WaitKind is { } kind ? new(kind, branch.WaitStepId!, branch.WaitSignal, branch.WaitTimerId, branch.WaitTaskId) : null;
+
+    /// <summary>The instance's own wait, or the waits of the branches of the parallel step it is in.</summary>
+    private static IEnumerable<WaitPoint> OpenWaits(WorkflowInstance state) =>
+        WaitOf(state) is { } own ? [own] : ParallelBranch.Parse(state.BranchesJson).Select(WaitOf).OfType<WaitPoint>();
+
+    /// <summary>The wait that <paramref name="match"/> accepts, with the branch it belongs to (null: the instance's own).</summary>
+    private static (WaitPoint Wait, BranchResume? Branch)? FindWait(WorkflowInstance state, Func<WaitPoint, bool> match)
     {
-        if (state.WaitStepId is null || !definition.Steps.TryGetValue(state.WaitStepId, out var step))
+        if (WaitOf(state) is { } own)
+        {
+            return match(own) ? (own, null) : null;
+        }
+
+        if (state.WaitKind != WaitKind.Parallel)
         {
             return null;
         }
 
-        return state.WaitKind switch
+        var branches = ParallelBranch.Parse(state.BranchesJson);
+        for (var i = 0; i < branches.Count; i++)
         {
-            WaitKind.Signal when signal.Name == state.WaitSignal => (ResumeKind.Signal, step.Next!),
-            WaitKind.Signal when signal.Name == SignalMessage.TimeoutSignal && signal.Id == state.WaitTimerId => (ResumeKind.Timeout, step.OnTimeout!),
-            WaitKind.Timer when signal.Id == state.WaitTimerId => (ResumeKind.Timer, step.Next!),
-            WaitKind.Task when signal.Name == SignalMessage.TaskSignal && signal.TaskId == state.WaitTaskId => (ResumeKind.Task, step.Next!),
-            WaitKind.CallOut when signal.Name == SignalMessage.CallOutSignal && signal.Id == state.WaitTimerId => (ResumeKind.CallOut, step.Next!),
-            WaitKind.SubWorkflow when signal.Name == SignalMessage.ChildEndedSignal && signal.TaskId == state.WaitTimerId => (ResumeKind.Child, step.Next!),
+            if (WaitOf(branches[i]) is { } wait && match(wait))
+            {
+                return (wait, new BranchResume(state.WaitStepId!, branches, i));
+            }
+        }
+
+        return null;
+    }
+
+    private static (ResumeKind How, string? Next)? MatchWait(CompiledDefinition definition, WaitPoint wait, SignalMessage signal)
+    {
+        if (!definition.Steps.TryGetValue(wait.StepId, out var step))
+        {
+            return null;
+        }
+
+        // A step at the end of a parallel branch has no next: the branch joins when it resumes.
+        return wait.Kind switch
+        {
+            WaitKind.Signal when signal.Name == wait.Signal => (ResumeKind.Signal, step.Next),
+            WaitKind.Signal when signal.Name == SignalMessage.TimeoutSignal && signal.Id == wait.TimerId => (ResumeKind.Timeout, step.OnTimeout!),
+            WaitKind.Timer when signal.Id == wait.TimerId => (ResumeKind.Timer, step.Next),
+            WaitKind.Task when signal.Name == SignalMessage.TaskSignal && signal.TaskId == wait.TaskId => (ResumeKind.Task, step.Next),
+            WaitKind.CallOut when signal.Name == SignalMessage.CallOutSignal && signal.Id == wait.TimerId => (ResumeKind.CallOut, step.Next),
+            WaitKind.SubWorkflow when signal.Name == SignalMessage.ChildEndedSignal && signal.TaskId == wait.TimerId => (ResumeKind.Child, step.Next),
             _ => null,
         };
     }
 
-    private RunResult Run(CompiledDefinition definition, WaitPointCommit commit, string startAt,
+    /// <summary>A branch of the parallel step <see cref="ParallelStepId"/> that a run continues.</summary>
+    private sealed record BranchResume(string ParallelStepId, List<ParallelBranch> Branches, int Index);
+
+    /// <summary>Continues after a wait ended: the instance's own thread, or the branch whose wait it was.</summary>
+    private RunResult Continue(CompiledDefinition definition, WaitPointCommit commit, BranchResume? branch, string? next,
+        (string? Payload, string? Output)? received, IReadOnlyList<SignalMessage> parked, DateTime now, long nowMs)
+    {
+        if (branch is null)
+        {
+            commit.Instance.ClearWait();
+        }
+        else
+        {
+            branch.Branches[branch.Index].ClearWait();
+        }
+
+        commit.Instance.Status = InstanceStatus.Running;
+        return Run(definition, commit, next, received, parked, now, nowMs, branch: branch);
+    }
+
+    /// <summary>What one run carries from step to step, across the instance's own thread and its parallel branches.</summary>
+    private sealed class RunState(CompiledDefinition definition, WaitPointCommit commit, ExpressionScope scope,
+        IReadOnlyList<SignalMessage> parked, DateTime now, long nowMs, string? cancelling)
+    {
+        public CompiledDefinition Definition { get; } = definition;
+        public WaitPointCommit Commit { get; } = commit;
+        public WorkflowInstance State => Commit.Instance;
+        public ExpressionScope Scope { get; } = scope;
+        public IReadOnlyList<SignalMessage> Parked { get; } = parked;
+        public HashSet<Guid> ConsumedParked { get; } = [];
+        public DateTime Now { get; } = now;
+        public long NowMs { get; } = nowMs;
+        public string? Cancelling { get; } = cancelling;
+        public int Executed { get; set; }
+    }
+
+    /// <summary>How a thread of a run (the instance's own, or a parallel branch) stopped.</summary>
+    private enum ThreadEnd { Waits, Ended, Joined, Forks }
+
+    private readonly record struct ThreadResult(ThreadEnd End, WaitPoint? Wait = null, CompiledStep? Parallel = null);
+
+    /// <summary>A failed run: nothing of it is stored.</summary>
+    private sealed class RunFailedException(string? stepId, string message) : Exception(message)
+    {
+        public string? StepId { get; } = stepId;
+    }
+
+    private RunResult Run(CompiledDefinition definition, WaitPointCommit commit, string? startAt,
         (string? Payload, string? Output)? received, IReadOnlyList<SignalMessage> parked, DateTime now, long nowMs,
-        string? cancelling = null)
+        string? cancelling = null, BranchResume? branch = null)
     {
         var state = commit.Instance;
         state.Status = InstanceStatus.Running;
-        var consumedParked = new HashSet<Guid>();
-        string? stepId = startAt;
         ExpressionScope scope;
         try
         {
@@ -276,21 +366,167 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         }
         catch (Exception e) when (e is not OutOfMemoryException)
         {
-            return RunResult.Failure(stepId, $"could not load the instance variables: {e.Message}");
+            return RunResult.Failure(startAt, $"could not load the instance variables: {e.Message}");
         }
 
-        var executed = 0;
+        var run = new RunState(definition, commit, scope, parked, now, nowMs, cancelling);
+        try
+        {
+            if (branch is null)
+            {
+                RunFrom(run, startAt!);
+            }
+            else
+            {
+                var parallel = definition.Step(branch.ParallelStepId);
+                if (ContinueBranch(run, parallel, branch.Branches, branch.Index, startAt) && Joined(run, parallel, branch.Branches))
+                {
+                    RunFrom(run, parallel.Next!);
+                }
+            }
+        }
+        catch (RunFailedException e)
+        {
+            return RunResult.Failure(e.StepId, e.Message);
+        }
+
+        return Finish(commit, scope);
+    }
+
+    /// <summary>
+    /// Runs the instance's own thread from <paramref name="stepId"/> until it waits or ends. A parallel step starts
+    /// its branches one after the other, each until its first wait; when every branch has joined, the thread continues
+    /// after the parallel step, otherwise the instance waits in it.
+    /// </summary>
+    private void RunFrom(RunState run, string stepId)
+    {
+        while (true)
+        {
+            var result = RunThread(run, stepId);
+            switch (result.End)
+            {
+                case ThreadEnd.Waits:
+                    var state = run.State;
+                    var wait = result.Wait!;
+                    state.Status = InstanceStatus.Waiting;
+                    state.WaitKind = wait.Kind;
+                    state.WaitStepId = wait.StepId;
+                    state.WaitSignal = wait.Signal;
+                    state.WaitTimerId = wait.TimerId;
+                    state.WaitTaskId = wait.TaskId;
+                    state.BranchesJson = null;
+                    state.Error = null;
+                    return;
+                case ThreadEnd.Ended:
+                    return;
+                case ThreadEnd.Forks:
+                    var parallel = result.Parallel!;
+                    var branches = parallel.ParallelBranches.Select(b => new ParallelBranch { Name = b.Name }).ToList();
+                    Append(run.Commit, run.Now, HistoryEventTypes.ParallelStarted, parallel.Id, new { branches = branches.Select(b => b.Name) });
+                    for (var i = 0; i < branches.Count; i++)
+                    {
+                        if (!ContinueBranch(run, parallel, branches, i, parallel.ParallelBranches[i].Entry))
+                        {
+                            return;
+                        }
+                    }
+
+                    if (!Joined(run, parallel, branches))
+                    {
+                        return;
+                    }
+
+                    stepId = parallel.Next!;
+                    continue;
+                default:
+                    throw new InvalidOperationException($"the definition's own steps cannot join (at '{stepId}')");
+            }
+        }
+    }
+
+    /// <summary>Runs branch <paramref name="index"/> from <paramref name="stepId"/> (null: it joins at once); false when the instance ended.</summary>
+    private bool ContinueBranch(RunState run, CompiledStep parallel, List<ParallelBranch> branches, int index, string? stepId)
+    {
+        var branch = branches[index];
+        var result = RunThread(run, stepId);
+        switch (result.End)
+        {
+            case ThreadEnd.Waits:
+                var wait = result.Wait!;
+                branch.WaitKind = wait.Kind;
+                branch.WaitStepId = wait.StepId;
+                branch.WaitSignal = wait.Signal;
+                branch.WaitTimerId = wait.TimerId;
+                branch.WaitTaskId = wait.TaskId;
+                return true;
+            case ThreadEnd.Joined:
+                branch.ClearWait();
+                branch.Joined = true;
+                Append(run.Commit, run.Now, HistoryEventTypes.BranchJoined, parallel.Id, new { branch = branch.Name });
+                return true;
+            case ThreadEnd.Ended:
+                // A branch ended the instance (fail): the other branches' open tasks close with it (their timers and
+                // pending signals are closed by CloseOpenWork).
+                for (var i = 0; i < branches.Count; i++)
+                {
+                    if (i != index && branches[i].WaitTaskId is { } task)
+                    {
+                        run.Commit.ClosedTasks.Add(task);
+                    }
+                }
+
+                return false;
+            default:
+                throw new InvalidOperationException($"parallel steps do not nest (branch '{branch.Name}' of '{parallel.Id}')");
+        }
+    }
+
+    /// <summary>True when every branch has joined (the run goes on after the parallel step); else the instance waits in it.</summary>
+    private static bool Joined(RunState run, CompiledStep parallel, List<ParallelBranch> branches)
+    {
+        var state = run.State;
+        if (branches.TrueForAll(b => b.Joined))
+        {
+            state.ClearWait();
+            Append(run.Commit, run.Now, HistoryEventTypes.ParallelJoined, parallel.Id, null);
+            return true;
+        }
+
+        state.Status = InstanceStatus.Waiting;
+        state.ClearWait();
+        state.WaitKind = WaitKind.Parallel;
+        state.WaitStepId = parallel.Id;
+        state.BranchesJson = ParallelBranch.Serialize(branches);
+        state.Error = null;
+        return false;
+    }
+
+    /// <summary>
+    /// Runs one thread from <paramref name="startAt"/> until it reaches a wait point (which it describes, leaving the
+    /// instance's state to the caller), ends the instance, runs off the end of its parallel branch (a null step: it
+    /// joins) or reaches a parallel step.
+    /// </summary>
+    private ThreadResult RunThread(RunState run, string? startAt)
+    {
+        var (definition, commit, scope, now, nowMs, cancelling) = (run.Definition, run.Commit, run.Scope, run.Now, run.NowMs, run.Cancelling);
+        var state = commit.Instance;
+        var stepId = startAt;
         try
         {
             while (true)
             {
-                if (++executed > _options.MaxStepsPerRun)
+                if (stepId is null)
                 {
-                    return RunResult.Failure(stepId,
+                    return new ThreadResult(ThreadEnd.Joined);
+                }
+
+                if (++run.Executed > _options.MaxStepsPerRun)
+                {
+                    throw new RunFailedException(stepId,
                         $"the run executed {_options.MaxStepsPerRun} steps without reaching a wait point (Engine:MaxStepsPerRun)");
                 }
 
-                var step = definition.Step(stepId!);
+                var step = definition.Step(stepId);
                 try
                 {
                     switch (step.Kind)
@@ -322,11 +558,14 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                             stepId = target;
                             continue;
 
+                        case StepKind.Parallel:
+                            return new ThreadResult(ThreadEnd.Forks, Parallel: step);
+
                         case StepKind.WaitForSignal:
-                            var early = FindParked(parked, consumedParked, step.Signal!);
+                            var early = FindParked(run.Parked, run.ConsumedParked, step.Signal!);
                             if (early is not null)
                             {
-                                consumedParked.Add(early.Id);
+                                run.ConsumedParked.Add(early.Id);
                                 state.ParkedSignals = Math.Max(0, state.ParkedSignals - 1);
                                 commit.SignalTransitions.Add(new SignalTransition(early.Id, SignalStatus.Handled, null));
                                 scope.SetSignal(early.PayloadJson);
@@ -341,23 +580,18 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                                 continue;
                             }
 
-                            WaitFor(state, step, WaitKind.Signal);
-                            state.WaitSignal = step.Signal;
-                            if (step.Timeout is { } timeout)
-                            {
-                                state.WaitTimerId = AddOwnSignal(commit, SignalMessage.TimeoutSignal, nowMs + (long)timeout.TotalMilliseconds, now);
-                            }
-
+                            Guid? timeoutTimer = step.Timeout is { } timeout
+                                ? AddOwnSignal(commit, SignalMessage.TimeoutSignal, nowMs + (long)timeout.TotalMilliseconds, now)
+                                : null;
                             Append(commit, now, HistoryEventTypes.WaitStarted, step.Id, new { signal = step.Signal });
-                            return Finish(commit, scope);
+                            return Waits(new WaitPoint(WaitKind.Signal, step.Id, Signal: step.Signal, TimerId: timeoutTimer));
 
                         case StepKind.Delay:
-                            WaitFor(state, step, WaitKind.Timer);
                             var dueAt = nowMs + (long)step.Duration!.Value.TotalMilliseconds;
-                            state.WaitTimerId = AddOwnSignal(commit, SignalMessage.TimerSignal, dueAt, now);
+                            var delayTimer = AddOwnSignal(commit, SignalMessage.TimerSignal, dueAt, now);
                             Append(commit, now, HistoryEventTypes.WaitStarted, step.Id,
                                 new { timer = DateTimeOffset.FromUnixTimeMilliseconds(dueAt) });
-                            return Finish(commit, scope);
+                            return Waits(new WaitPoint(WaitKind.Timer, step.Id, TimerId: delayTimer));
 
                         case StepKind.HumanTask:
                             var task = new HumanTask
@@ -374,11 +608,9 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                                 CreatedAt = now,
                             };
                             commit.NewTasks.Add(task);
-                            WaitFor(state, step, WaitKind.Task);
-                            state.WaitTaskId = task.Id;
                             Append(commit, now, HistoryEventTypes.TaskCreated, step.Id,
                                 new { taskId = task.Id, task.Title, task.Assignee, task.Role });
-                            return Finish(commit, scope);
+                            return Waits(new WaitPoint(WaitKind.Task, step.Id, TaskId: task.Id));
 
                         case StepKind.Http:
                             var request = new CallOutRequest(
@@ -388,40 +620,38 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                                 step.Headers.Count == 0 ? null : step.Headers.ToDictionary(h => h.Key, h => scope.EvaluateToString(h.Value) ?? string.Empty),
                                 (int)(step.Timeout ?? DefaultCallOutTimeout).TotalMilliseconds,
                                 step.Retries ?? DefaultCallOutRetries);
-                            WaitFor(state, step, WaitKind.CallOut);
-                            state.WaitTimerId = AddOwnSignal(commit, SignalMessage.CallOutSignal, nowMs, now,
+                            var callOut = AddOwnSignal(commit, SignalMessage.CallOutSignal, nowMs, now,
                                 JsonSerializer.Serialize(request, DefinitionCompiler.JsonOptions));
                             Append(commit, now, HistoryEventTypes.CallOutStarted, step.Id, new { request.Method, request.Url });
-                            return Finish(commit, scope);
+                            return Waits(new WaitPoint(WaitKind.CallOut, step.Id, TimerId: callOut));
 
                         case StepKind.SubWorkflow:
                             var child = new SubWorkflowRequest(step.Definition!, step.DefinitionVersion,
                                 step.Input is null ? null : scope.EvaluateToJson(step.Input));
-                            WaitFor(state, step, WaitKind.SubWorkflow);
-                            state.WaitTimerId = AddOwnSignal(commit, SignalMessage.SubWorkflowSignal, nowMs, now,
+                            var childStart = AddOwnSignal(commit, SignalMessage.SubWorkflowSignal, nowMs, now,
                                 JsonSerializer.Serialize(child, DefinitionCompiler.JsonOptions));
                             Append(commit, now, HistoryEventTypes.WaitStarted, step.Id, new { subWorkflow = step.Definition });
-                            return Finish(commit, scope);
+                            return Waits(new WaitPoint(WaitKind.SubWorkflow, step.Id, TimerId: childStart));
 
                         case StepKind.Complete when cancelling is not null:
                         case StepKind.Fail when cancelling is not null:
                             // The end of the cancel path: whatever it computed, the instance ends cancelled.
                             state.OutputJson = step.Result is null ? null : scope.EvaluateToJson(step.Result);
-                            End(commit, parked, consumedParked, InstanceStatus.Cancelled, cancelling, now);
+                            End(commit, run.Parked, run.ConsumedParked, InstanceStatus.Cancelled, cancelling, now);
                             Append(commit, now, HistoryEventTypes.InstanceCancelled, step.Id, new { reason = cancelling });
-                            return Finish(commit, scope);
+                            return new ThreadResult(ThreadEnd.Ended);
 
                         case StepKind.Complete:
                             state.OutputJson = step.Result is null ? null : scope.EvaluateToJson(step.Result);
-                            End(commit, parked, consumedParked, InstanceStatus.Completed, null, now);
+                            End(commit, run.Parked, run.ConsumedParked, InstanceStatus.Completed, null, now);
                             Append(commit, now, HistoryEventTypes.InstanceCompleted, step.Id, null);
-                            return Finish(commit, scope);
+                            return new ThreadResult(ThreadEnd.Ended);
 
                         case StepKind.Fail:
                             var reason = scope.EvaluateToString(step.Reason!) ?? "failed";
-                            End(commit, parked, consumedParked, InstanceStatus.Failed, reason, now);
+                            End(commit, run.Parked, run.ConsumedParked, InstanceStatus.Failed, reason, now);
                             Append(commit, now, HistoryEventTypes.InstanceFailed, step.Id, new { reason });
-                            return Finish(commit, scope);
+                            return new ThreadResult(ThreadEnd.Ended);
 
                         default:
                             throw new InvalidOperationException($"unknown step kind {step.Kind}");
@@ -442,8 +672,10 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         }
         catch (ExpressionFailedException e)
         {
-            return RunResult.Failure(stepId, $"step '{stepId}': {e.Message}");
+            throw new RunFailedException(stepId, $"step '{stepId}': {e.Message}");
         }
+
+        static ThreadResult Waits(WaitPoint wait) => new(ThreadEnd.Waits, wait);
     }
 
     private static SignalMessage? FindParked(IReadOnlyList<SignalMessage> parked, HashSet<Guid> consumed, string name)
@@ -457,14 +689,6 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         }
 
         return null;
-    }
-
-    private static void WaitFor(WorkflowInstance state, CompiledStep step, WaitKind kind)
-    {
-        state.Status = InstanceStatus.Waiting;
-        state.WaitKind = kind;
-        state.WaitStepId = step.Id;
-        state.Error = null;
     }
 
     /// <summary>Queues a system signal for the instance itself (a timer, a call-out, a child start); returns its id.</summary>
@@ -535,7 +759,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     {
         var commit = NewCommit(parent, now);
         commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Handled, trigger.LeaseToken));
-        Append(commit, now, HistoryEventTypes.SubWorkflowStarted, parent.WaitStepId, new { childId });
+        Append(commit, now, HistoryEventTypes.SubWorkflowStarted, StepAwaiting(parent, trigger.Id, WaitKind.SubWorkflow) ?? parent.WaitStepId, new { childId });
         return commit;
     }
 

@@ -39,4 +39,7 @@ public static class HistoryEventTypes
     public const string InstanceMigrated = "InstanceMigrated";
     public const string InstanceResumed = "InstanceResumed";
     public const string CancelPathStarted = "CancelPathStarted";
+    public const string ParallelStarted = "ParallelStarted";
+    public const string BranchJoined = "BranchJoined";
+    public const string ParallelJoined = "ParallelJoined";
 }

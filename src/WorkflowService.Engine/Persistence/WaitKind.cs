@@ -9,4 +9,9 @@ public enum WaitKind
     CallOut,
     /// <summary>A child instance runs; its end resumes the wait. WaitTimerId names the $subflow signal that started it.</summary>
     SubWorkflow,
+    /// <summary>
+    /// In a parallel step (WaitStepId): its branches run, each with its own wait, kept in
+    /// <see cref="WorkflowInstance.BranchesJson"/>; the step continues when every branch has joined.
+    /// </summary>
+    Parallel,
 }

@@ -54,5 +54,6 @@ public sealed class WorkflowInstance
         WaitSignal = null;
         WaitTimerId = null;
         WaitTaskId = null;
+        BranchesJson = null;
     }
 }

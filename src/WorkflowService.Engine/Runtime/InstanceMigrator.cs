@@ -73,9 +73,9 @@ public sealed class InstanceMigrator(
         }
 
         var applied = new List<MigrationStep>();
-        foreach (var step in steps)
+        for (var i = 0; i < steps.Count; i++)
         {
-            applied.Add(await ApplyAsync(step, cancellationToken).ConfigureAwait(false));
+            applied.Add(await ApplyAsync(steps[i], instances[i], plan, cancellationToken).ConfigureAwait(false));
         }
 
         return new MigrationResult(MigrationOutcome.Migrated, applied);
@@ -91,33 +91,98 @@ public sealed class InstanceMigrator(
             return Refuse($"the instance is {instance.Status}; only a waiting or suspended instance can be migrated");
         }
 
-        var to = plan.StepMap is not null && plan.StepMap.TryGetValue(instance.WaitStepId, out var mapped) ? mapped : instance.WaitStepId;
+        var to = Map(plan, instance.WaitStepId);
         if (!target.Steps.TryGetValue(to, out var step))
         {
             return Refuse($"it waits at '{instance.WaitStepId}', and version {target.Version} has no step '{to}' (map it in stepMap)", to);
         }
 
-        var compatible = instance.WaitKind switch
+        if (step.Within is not null)
         {
-            WaitKind.Signal => step.Kind == StepKind.WaitForSignal && step.Signal == instance.WaitSignal
-                               && (instance.WaitTimerId is null) == (step.Timeout is null),
-            WaitKind.Timer => step.Kind == StepKind.Delay,
-            WaitKind.Task => step.Kind == StepKind.HumanTask,
-            WaitKind.CallOut => step.Kind == StepKind.Http,
-            _ => false,
-        };
-        return compatible
+            return Refuse($"it waits at '{instance.WaitStepId}', and '{to}' in version {target.Version} is inside {step.Within}, "
+                          + "which an instance can only enter through its parallel step", to);
+        }
+
+        if (instance.WaitKind == WaitKind.Parallel)
+        {
+            return CheckParallel(instance, target, plan, step) is { } problem
+                ? Refuse(problem, to)
+                : new MigrationStep(instance.Id, instance.DefinitionVersion, instance.WaitStepId, target.Version, to, true, null);
+        }
+
+        return Compatible(instance.WaitKind, instance.WaitSignal, instance.WaitTimerId, step)
             ? new MigrationStep(instance.Id, instance.DefinitionVersion, instance.WaitStepId, target.Version, to, true, null)
             : Refuse($"it waits at '{instance.WaitStepId}' ({instance.WaitKind}{(instance.WaitSignal is null ? "" : $" for '{instance.WaitSignal}'")}), "
                      + $"but '{to}' in version {target.Version} is a different wait", to);
     }
 
-    private async Task<MigrationStep> ApplyAsync(MigrationStep step, CancellationToken cancellationToken)
+    private static string Map(MigrationPlan plan, string stepId) =>
+        plan.StepMap is not null && plan.StepMap.TryGetValue(stepId, out var mapped) ? mapped : stepId;
+
+    /// <summary>Whether a wait of this kind (for this signal, with or without a timer) can carry over to <paramref name="step"/>.</summary>
+    private static bool Compatible(WaitKind? kind, string? signal, Guid? timer, CompiledStep step) => kind switch
+    {
+        WaitKind.Signal => step.Kind == StepKind.WaitForSignal && step.Signal == signal && (timer is null) == (step.Timeout is null),
+        WaitKind.Timer => step.Kind == StepKind.Delay,
+        WaitKind.Task => step.Kind == StepKind.HumanTask,
+        WaitKind.CallOut => step.Kind == StepKind.Http,
+        _ => false,
+    };
+
+    /// <summary>
+    /// An instance inside a parallel step lands on a parallel step with the same branches (by name, none more), and
+    /// each branch that still waits lands on a step of the same kind of wait in its own branch. Null when it fits.
+    /// </summary>
+    private static string? CheckParallel(WorkflowInstance instance, CompiledDefinition target, MigrationPlan plan, CompiledStep step)
+    {
+        if (step.Kind != StepKind.Parallel)
+        {
+            return $"it is inside the parallel step '{instance.WaitStepId}', but '{step.Id}' in version {target.Version} is a {step.Kind} step";
+        }
+
+        var branches = ParallelBranch.Parse(instance.BranchesJson);
+        var names = branches.Select(b => b.Name).ToHashSet(StringComparer.Ordinal);
+        if (step.ParallelBranches.FirstOrDefault(b => !names.Contains(b.Name)) is { } extra)
+        {
+            return $"'{step.Id}' in version {target.Version} has the branch '{extra.Name}', which the instance never started";
+        }
+
+        foreach (var branch in branches)
+        {
+            if (!step.ParallelBranches.Any(b => b.Name == branch.Name))
+            {
+                return $"'{step.Id}' in version {target.Version} has no branch '{branch.Name}'";
+            }
+
+            if (branch.WaitStepId is null)
+            {
+                continue;
+            }
+
+            var to = Map(plan, branch.WaitStepId);
+            if (!target.Steps.TryGetValue(to, out var wait) || wait.Within != new ParallelScope(step.Id, branch.Name))
+            {
+                return $"its branch '{branch.Name}' waits at '{branch.WaitStepId}', and version {target.Version} has no step '{to}' "
+                       + $"in branch '{branch.Name}' of '{step.Id}' (map it in stepMap)";
+            }
+
+            if (!Compatible(branch.WaitKind, branch.WaitSignal, branch.WaitTimerId, wait))
+            {
+                return $"its branch '{branch.Name}' waits at '{branch.WaitStepId}' ({branch.WaitKind}"
+                       + $"{(branch.WaitSignal is null ? "" : $" for '{branch.WaitSignal}'")}), but '{to}' in version {target.Version} is a different wait";
+            }
+        }
+
+        return null;
+    }
+
+    private async Task<MigrationStep> ApplyAsync(MigrationStep step, WorkflowInstance planned, MigrationPlan plan, CancellationToken cancellationToken)
     {
         for (var attempt = 0; ; attempt++)
         {
             var instance = (await store.GetInstanceAsync(step.InstanceId, cancellationToken).ConfigureAwait(false))!;
             if (instance.DefinitionVersion != step.FromVersion || instance.WaitStepId != step.FromStep
+                || instance.BranchesJson != planned.BranchesJson
                 || instance.Status is not (InstanceStatus.Waiting or InstanceStatus.Suspended))
             {
                 // It moved on since the plan was checked: leave it where it is rather than move it by a stale plan.
@@ -128,6 +193,17 @@ public sealed class InstanceMigrator(
             var state = instance.Clone();
             state.DefinitionVersion = step.ToVersion;
             state.WaitStepId = step.ToStep;
+            if (state.BranchesJson is not null)
+            {
+                var branches = ParallelBranch.Parse(state.BranchesJson);
+                foreach (var branch in branches.Where(b => b.WaitStepId is not null))
+                {
+                    branch.WaitStepId = Map(plan, branch.WaitStepId!);
+                }
+
+                state.BranchesJson = ParallelBranch.Serialize(branches);
+            }
+
             state.UpdatedAt = now;
             var commit = new WaitPointCommit { Instance = state, ExpectedVersion = instance.Version };
             commit.History.Add(new HistoryEvent

@@ -124,8 +124,8 @@ public sealed partial class SignalProcessor(
             $"subflow-{signal.Id}", parent.Id, signal.Id), cancellationToken).ConfigureAwait(false);
         return child.Instance is { } started
             ? RunResult.Success(WorkflowExecutor.ChildStarted(parent, signal, started.Id, now))
-            : RunResult.Failure(parent.WaitStepId,
-                $"step '{parent.WaitStepId}': definition '{request.Definition}'{(request.Version is { } v ? $" v{v}" : "")} does not exist");
+            : RunResult.Failure(WorkflowExecutor.StepAwaiting(parent, signal.Id, WaitKind.SubWorkflow),
+                $"step '{WorkflowExecutor.StepAwaiting(parent, signal.Id, WaitKind.SubWorkflow)}': definition '{request.Definition}'{(request.Version is { } v ? $" v{v}" : "")} does not exist");
     }
 
     /// <summary>Resumes an http step with its response, or takes its error path (else the run fails) when the call failed.</summary>
@@ -133,16 +133,16 @@ public sealed partial class SignalProcessor(
         IReadOnlyList<SignalMessage> parked, (string? Response, string? Error) callOut, DateTime now) =>
         callOut.Error is { } failure
             ? executor.ResumeAtErrorPath(definition, instance, signal, parked, failure, now, store.NowMs())
-              ?? RunResult.Failure(instance.WaitStepId, $"step '{instance.WaitStepId}': {failure}")
+              ?? RunResult.Failure(WorkflowExecutor.StepAwaiting(instance, signal.Id, WaitKind.CallOut),
+                  $"step '{WorkflowExecutor.StepAwaiting(instance, signal.Id, WaitKind.CallOut)}': {failure}")
             : executor.Resume(definition, instance, signal.WithPayload(callOut.Response), parked, now, store.NowMs());
 
+    // The wait may be the instance's own or a parallel branch's.
     private static bool IsPendingSubWorkflow(WorkflowInstance instance, SignalMessage signal) =>
-        signal.Name == SignalMessage.SubWorkflowSignal && instance.Status == InstanceStatus.Waiting
-        && instance.WaitKind == WaitKind.SubWorkflow && instance.WaitTimerId == signal.Id;
+        signal.Name == SignalMessage.SubWorkflowSignal && WorkflowExecutor.StepAwaiting(instance, signal.Id, WaitKind.SubWorkflow) is not null;
 
     private static bool IsPendingCallOut(WorkflowInstance instance, SignalMessage signal) =>
-        signal.Name == SignalMessage.CallOutSignal && instance.Status == InstanceStatus.Waiting
-        && instance.WaitKind == WaitKind.CallOut && instance.WaitTimerId == signal.Id;
+        signal.Name == SignalMessage.CallOutSignal && WorkflowExecutor.StepAwaiting(instance, signal.Id, WaitKind.CallOut) is not null;
 
     private async Task<(string? Response, string? Error)> CallOutAsync(SignalMessage signal, CancellationToken cancellationToken)
     {

@@ -1,0 +1,41 @@
+using System.Text.Json;
+using System.Text.Json.Serialization;
+
+namespace WorkflowService.Engine.Persistence;
+
+/// <summary>
+/// One branch of the parallel step an instance is in: where it waits (the same fields as the instance's own wait), or
+/// that it has joined. The list of them is stored as <see cref="WorkflowInstance.BranchesJson"/>.
+/// </summary>
+public sealed class ParallelBranch
+{
+    private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web)
+    {
+        DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingDefault,
+        Converters = { new JsonStringEnumConverter() },
+    };
+
+    [JsonPropertyName("name")] public required string Name { get; set; }
+    /// <summary>The branch ran off the end of its steps: it waits for the others at the join.</summary>
+    [JsonPropertyName("joined")] public bool Joined { get; set; }
+    [JsonPropertyName("waitKind")] public WaitKind? WaitKind { get; set; }
+    [JsonPropertyName("waitStepId")] public string? WaitStepId { get; set; }
+    [JsonPropertyName("waitSignal")] public string? WaitSignal { get; set; }
+    /// <summary>The timer, call-out or child-start signal of the branch's wait, as on the instance.</summary>
+    [JsonPropertyName("waitTimerId")] public Guid? WaitTimerId { get; set; }
+    [JsonPropertyName("waitTaskId")] public Guid? WaitTaskId { get; set; }
+
+    public void ClearWait()
+    {
+        WaitKind = null;
+        WaitStepId = null;
+        WaitSignal = null;
+        WaitTimerId = null;
+        WaitTaskId = null;
+    }
+
+    public static List<ParallelBranch> Parse(string? json) =>
+        json is null ? [] : JsonSerializer.Deserialize<List<ParallelBranch>>(json, Json) ?? [];
+
+    public static string Serialize(IReadOnlyList<ParallelBranch> branches) => JsonSerializer.Serialize(branches, Json);
+}
