@@ -19,24 +19,54 @@ public enum DiagramEdgeKind
     Otherwise,
     /// <summary>A step's <c>onError</c>: where the run continues when the step fails.</summary>
     Error,
+    /// <summary>From a parallel step to the first step of one of its branches, labelled with the branch's name.</summary>
+    Fork,
+    /// <summary>From the last step of a parallel branch to its step's join bar.</summary>
+    Join,
+    /// <summary>From the cancel marker to the definition's <c>onCancel</c> step: where a cancel continues.</summary>
+    Cancel,
 }
 
-/// <summary>A box of the diagram: a step, or the start marker (<see cref="StepId"/> null).</summary>
-internal sealed class DiagramNode(int index, string? stepId, StepKind? kind, string title, string subtitle)
+/// <summary>What a box of the diagram stands for.</summary>
+internal enum DiagramNodeRole
+{
+    /// <summary>The start marker.</summary>
+    Start,
+    Step,
+    /// <summary>The join bar of a parallel step (<see cref="DiagramNode.StepId"/> is the parallel step's id).</summary>
+    Join,
+    /// <summary>The cancel marker, where the cancel path begins.</summary>
+    Cancel,
+}
+
+/// <summary>A box of the diagram: a step, a parallel step's join bar, or the start or cancel marker.</summary>
+internal sealed class DiagramNode(int index, DiagramNodeRole role, string? stepId, StepKind? kind, string title, string subtitle)
 {
     public int Index { get; } = index;
+    public DiagramNodeRole Role { get; } = role;
+    /// <summary>The step's id; for a join bar, its parallel step's id; null for the markers.</summary>
     public string? StepId { get; } = stepId;
     public StepKind? Kind { get; } = kind;
     public string Title { get; } = title;
     public string Subtitle { get; } = subtitle;
-    public bool IsStart => StepId is null;
+    public bool IsStart => Role == DiagramNodeRole.Start;
+    /// <summary>For a join bar: how many branches meet there.</summary>
+    public int BranchCount { get; init; }
+    public bool IsStep => Role == DiagramNodeRole.Step;
+    /// <summary>The name an edge's data-from and data-to give this box: the step id, "&lt;id&gt;.join" for a join bar, "" for a marker.</summary>
+    public string EndName => Role switch
+    {
+        DiagramNodeRole.Step => StepId!,
+        DiagramNodeRole.Join => StepId + ".join",
+        _ => "",
+    };
 
     // A stable hash keeps every hashed collection of the layout in the same order from one process to the next.
     public override int GetHashCode() => Index;
 
     public override bool Equals(object? obj) => ReferenceEquals(this, obj);
 
-    public override string ToString() => StepId ?? "(start)";
+    public override string ToString() => Role == DiagramNodeRole.Step ? StepId! : $"({Role.ToString().ToLowerInvariant()} {StepId})";
 }
 
 /// <summary>A transition between two boxes.</summary>
@@ -81,15 +111,37 @@ internal sealed class DiagramGraph
 
     public static DiagramGraph From(CompiledDefinition definition)
     {
-        var start = new DiagramNode(0, null, null, "start", "");
+        var start = new DiagramNode(0, DiagramNodeRole.Start, null, null, "start", "");
         var nodes = new List<DiagramNode> { start };
         var byId = new Dictionary<string, DiagramNode>(StringComparer.Ordinal);
-        // The compiler fills Steps in the order of the definition's list; the layout reads that order as a hint.
+        var joins = new Dictionary<string, DiagramNode>(StringComparer.Ordinal);
+        // The compiler fills Steps in the order of the definition's list (each parallel step followed by its branches'
+        // steps); the layout reads that order as a hint. A parallel step's join bar follows its branches.
         foreach (var step in definition.Steps.Values)
         {
-            var node = new DiagramNode(nodes.Count, step.Id, step.Kind, step.Id, Subtitle(step));
+            var node = new DiagramNode(nodes.Count, DiagramNodeRole.Step, step.Id, step.Kind, step.Id, Subtitle(step));
             nodes.Add(node);
             byId[step.Id] = node;
+            if (step.Within is { } scope && definition.Step(scope.ParallelStepId).ParallelBranches[^1].Steps[^1] == step)
+            {
+                joins[scope.ParallelStepId] = AddJoin(scope.ParallelStepId);
+            }
+        }
+
+        DiagramNode AddJoin(string parallelStepId)
+        {
+            var join = new DiagramNode(nodes.Count, DiagramNodeRole.Join, parallelStepId, null, "join", "")
+            {
+                BranchCount = definition.Step(parallelStepId).ParallelBranches.Count,
+            };
+            nodes.Add(join);
+            return join;
+        }
+
+        var cancel = definition.OnCancel is null ? null : new DiagramNode(nodes.Count, DiagramNodeRole.Cancel, null, null, "cancel", "");
+        if (cancel is not null)
+        {
+            nodes.Add(cancel);
         }
 
         var edges = new List<DiagramEdge>();
@@ -102,10 +154,34 @@ internal sealed class DiagramGraph
         }
 
         Add(start, definition.StartStepId, DiagramEdgeKind.Start);
+        if (cancel is not null)
+        {
+            Add(cancel, definition.OnCancel, DiagramEdgeKind.Cancel);
+        }
+
         foreach (var step in definition.Steps.Values)
         {
             var node = byId[step.Id];
-            Add(node, step.Next, DiagramEdgeKind.Next);
+            if (step.Kind == StepKind.Parallel)
+            {
+                foreach (var branch in step.ParallelBranches)
+                {
+                    Add(node, branch.Entry, DiagramEdgeKind.Fork, TextMetrics.Shorten(branch.Name, MaxLabelColumns), branch.Name);
+                }
+
+                // The step continues after its join.
+                Add(joins[step.Id], step.Next, DiagramEdgeKind.Next);
+            }
+            else if (step.Within is { } scope && step.Next is null && IsContinuing(step.Kind))
+            {
+                // The end of a branch: it joins.
+                edges.Add(new DiagramEdge(edges.Count, node, joins[scope.ParallelStepId], DiagramEdgeKind.Join, null, null));
+            }
+            else
+            {
+                Add(node, step.Next, DiagramEdgeKind.Next);
+            }
+
             Add(node, step.OnTimeout, DiagramEdgeKind.Timeout, "timeout");
             for (var i = 0; i < step.Branches.Count; i++)
             {
@@ -124,6 +200,9 @@ internal sealed class DiagramGraph
         return new DiagramGraph(definition, nodes, edges);
     }
 
+    private static bool IsContinuing(StepKind kind) =>
+        kind is StepKind.Assign or StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask or StepKind.Http or StepKind.SubWorkflow;
+
     public static string KindName(StepKind kind) => kind switch
     {
         StepKind.Assign => StepKindNames.Assign,
@@ -135,6 +214,7 @@ internal sealed class DiagramGraph
         StepKind.Fail => StepKindNames.Fail,
         StepKind.Http => StepKindNames.Http,
         StepKind.SubWorkflow => StepKindNames.SubWorkflow,
+        StepKind.Parallel => StepKindNames.Parallel,
         _ => kind.ToString(),
     };
 
@@ -163,6 +243,9 @@ internal sealed class DiagramGraph
                 break;
             case StepKind.SubWorkflow:
                 details.Add(step.Definition ?? "");
+                break;
+            case StepKind.Parallel:
+                details.Add($"{step.ParallelBranches.Count} branches");
                 break;
         }
 

@@ -24,6 +24,10 @@ internal sealed class DiagramLayout
     public const double NodeHeight = 46;
     public const double LabelHeight = 16;
     public const double StartSize = 16;
+    public const double JoinHeight = 8;
+    public const double MarkerHeight = 20;
+    /// <summary>Width of a join bar per branch: room for the branches' arrows to arrive side by side.</summary>
+    private const double JoinWidthPerBranch = 56;
 
     private const double NodePaddingX = 14;
     private const double MinNodeWidth = 96;
@@ -56,9 +60,14 @@ internal sealed class DiagramLayout
     /// <summary>The box size of a node: its two lines of text and padding, wider for the shapes with slanted or round sides.</summary>
     public static (double Width, double Height) NodeSize(DiagramNode node)
     {
-        if (node.IsStart)
+        switch (node.Role)
         {
-            return (StartSize, StartSize);
+            case DiagramNodeRole.Start:
+                return (StartSize, StartSize);
+            case DiagramNodeRole.Join:
+                return (Math.Max(MinNodeWidth, JoinWidthPerBranch * BranchCount(node)), JoinHeight);
+            case DiagramNodeRole.Cancel:
+                return (Math.Ceiling(TextMetrics.Width(node.Title, LabelFontSize) + (2 * LabelPaddingX) + 6), MarkerHeight);
         }
 
         var text = Math.Max(TextMetrics.Width(node.Title, TitleFontSize), TextMetrics.Width(node.Subtitle, SubtitleFontSize));
@@ -70,6 +79,8 @@ internal sealed class DiagramLayout
         };
         return (Math.Ceiling(Math.Max(MinNodeWidth, text + (2 * NodePaddingX) + extra)), NodeHeight);
     }
+
+    private static int BranchCount(DiagramNode join) => join.BranchCount;
 
     /// <summary>The box of an edge label's text (without its position).</summary>
     public static (double Width, double Height) LabelSize(string label) =>

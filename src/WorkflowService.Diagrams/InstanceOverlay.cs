@@ -27,6 +27,9 @@ public sealed partial class InstanceOverlay
         HistoryEventTypes.TimedOut,
         HistoryEventTypes.TaskCompleted,
         HistoryEventTypes.InstanceCompleted,
+        HistoryEventTypes.ParallelJoined,
+        HistoryEventTypes.CallOutCompleted,
+        HistoryEventTypes.SubWorkflowEnded,
     };
 
     private InstanceOverlay(WorkflowInstance instance, IReadOnlyDictionary<string, StepState> states)
@@ -42,7 +45,8 @@ public sealed partial class InstanceOverlay
     public StepState StateOf(string stepId) => States.TryGetValue(stepId, out var state) ? state : StepState.NotReached;
 
     /// <summary>
-    /// Completed: every step named by a history event that ends a step. Current: the step the instance waits at.
+    /// Completed: every step named by a history event that ends a step. Current: the step the instance waits at and,
+    /// in a parallel step, the step each branch waits at.
     /// Failed: for a Failed instance the fail step (its InstanceFailed event); for a Faulted one the step named in the
     /// error ("step 'id': ..."), else the one named by the last InstanceFaulted event, else the wait step. Failed wins over current, current over completed
     /// (a loop can pass a step and come back to wait there).
@@ -72,6 +76,14 @@ public sealed partial class InstanceOverlay
             && instance.Status is InstanceStatus.Waiting or InstanceStatus.Faulted)
         {
             states[waiting] = StepState.Current;
+            // In a parallel step: where each branch that has not joined waits.
+            foreach (var branch in ParallelBranch.Parse(instance.BranchesJson))
+            {
+                if (branch.WaitStepId is { } step && states.ContainsKey(step))
+                {
+                    states[step] = StepState.Current;
+                }
+            }
         }
 
         if (instance.Status is InstanceStatus.Failed or InstanceStatus.Faulted)

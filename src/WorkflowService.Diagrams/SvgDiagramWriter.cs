@@ -30,6 +30,7 @@ internal static class SvgDiagramWriter
         [StepKind.HumanTask] = new("#e8f6f5", "#3c8f8a", "#123331", 1.4),
         [StepKind.Http] = new("#eef3fb", "#3b6ea8", "#10233d", 1.4),
         [StepKind.SubWorkflow] = new("#f3f3f3", "#6b6b6b", "#1f1f1f", 1.4),
+        [StepKind.Parallel] = new("#e9f1fa", "#2f5f8f", "#10253d", 1.6),
         [StepKind.Complete] = new("#eef7ee", "#4a8a4a", "#173317", 2.2),
         [StepKind.Fail] = new("#fbeeee", "#b05454", "#401818", 2.2),
     };
@@ -115,7 +116,7 @@ internal static class SvgDiagramWriter
             xml.WriteAttributeString("class", "steps");
             foreach (var node in layout.Nodes)
             {
-                WriteNode(xml, node, overlay, ox, oy);
+                WriteNode(xml, node, overlay, definition, ox, oy);
             }
 
             xml.WriteEndElement();
@@ -202,11 +203,15 @@ internal static class SvgDiagramWriter
         xml.WriteStartElement("g");
         xml.WriteAttributeString("class", "edge");
         xml.WriteAttributeString("data-kind", edge.Kind.ToString().ToLowerInvariant());
-        xml.WriteAttributeString("data-from", edge.Source.StepId ?? "");
-        xml.WriteAttributeString("data-to", edge.Target.StepId ?? "");
+        xml.WriteAttributeString("data-from", edge.Source.EndName);
+        xml.WriteAttributeString("data-to", edge.Target.EndName);
         if (edge.FullLabel is not null)
         {
             xml.WriteElementString("title", SvgNamespace, Clean(edge.FullLabel));
+        }
+        else if (edge.Kind == DiagramEdgeKind.Cancel)
+        {
+            xml.WriteElementString("title", SvgNamespace, "a cancel continues here (onCancel)");
         }
 
         xml.WriteStartElement("path");
@@ -222,7 +227,7 @@ internal static class SvgDiagramWriter
         xml.WriteAttributeString("stroke", "#555555");
         xml.WriteAttributeString("stroke-width", "1.4");
         xml.WriteAttributeString("stroke-linejoin", "round");
-        if (edge.Kind is DiagramEdgeKind.Timeout or DiagramEdgeKind.Error)
+        if (edge.Kind is DiagramEdgeKind.Timeout or DiagramEdgeKind.Error or DiagramEdgeKind.Cancel)
         {
             xml.WriteAttributeString("stroke-dasharray", "6 4");
         }
@@ -232,7 +237,7 @@ internal static class SvgDiagramWriter
         xml.WriteEndElement();
     }
 
-    private static void WriteNode(XmlWriter xml, PlacedNode placed, InstanceOverlay? overlay, double ox, double oy)
+    private static void WriteNode(XmlWriter xml, PlacedNode placed, InstanceOverlay? overlay, CompiledDefinition definition, double ox, double oy)
     {
         var node = placed.Node;
         var box = placed.Box.Offset(ox, oy);
@@ -252,6 +257,48 @@ internal static class SvgDiagramWriter
             return;
         }
 
+        if (node.Role == DiagramNodeRole.Join)
+        {
+            // A bar, as in UML activity diagrams: the branches of the parallel step meet here.
+            xml.WriteStartElement("g");
+            xml.WriteAttributeString("class", "join");
+            xml.WriteAttributeString("data-join", node.StepId);
+            xml.WriteAttributeString("data-box", box.Format());
+            xml.WriteElementString("title", SvgNamespace, Clean($"join of {node.StepId}: continues when every branch has finished"));
+            xml.WriteStartElement("rect");
+            Attr(xml, "x", box.X);
+            Attr(xml, "y", box.Y);
+            Attr(xml, "width", box.Width);
+            Attr(xml, "height", box.Height);
+            xml.WriteAttributeString("rx", "2");
+            xml.WriteAttributeString("fill", "#2f5f8f");
+            xml.WriteEndElement();
+            xml.WriteEndElement();
+            return;
+        }
+
+        if (node.Role == DiagramNodeRole.Cancel)
+        {
+            xml.WriteStartElement("g");
+            xml.WriteAttributeString("class", "cancel");
+            xml.WriteAttributeString("data-box", box.Format());
+            xml.WriteElementString("title", SvgNamespace, "cancel: where POST /instances/{id}/cancel continues (onCancel)");
+            xml.WriteStartElement("rect");
+            Attr(xml, "x", box.X);
+            Attr(xml, "y", box.Y);
+            Attr(xml, "width", box.Width);
+            Attr(xml, "height", box.Height);
+            Attr(xml, "rx", box.Height / 2);
+            xml.WriteAttributeString("fill", "#ffffff");
+            xml.WriteAttributeString("stroke", "#8a3b3b");
+            xml.WriteAttributeString("stroke-width", "1.4");
+            xml.WriteAttributeString("stroke-dasharray", "4 3");
+            xml.WriteEndElement();
+            Text(xml, node.Title, box.Center.X, box.Y + box.Height - 6, LabelFontSize, "#8a3b3b", cssClass: "marker");
+            xml.WriteEndElement();
+            return;
+        }
+
         var kind = node.Kind!.Value;
         var state = overlay?.StateOf(node.StepId!);
         var palette = state is { } s ? StatePalettes[s] : KindPalettes[kind];
@@ -263,6 +310,11 @@ internal static class SvgDiagramWriter
         if (state is { } st)
         {
             xml.WriteAttributeString("data-state", StateName(st));
+        }
+
+        if (definition.Steps.GetValueOrDefault(node.StepId!) is { Within: { } scope })
+        {
+            xml.WriteAttributeString("data-branch", scope.Branch);
         }
 
         xml.WriteElementString("title", SvgNamespace,
@@ -321,6 +373,18 @@ internal static class SvgDiagramWriter
             case StepKind.WaitForSignal:
                 Rect(box, 10);
                 break;
+            case StepKind.Parallel:
+                Rect(box, 3);
+                // The fork bar along the bottom: the branches leave from it.
+                xml.WriteStartElement("rect");
+                Attr(xml, "x", box.X + 6);
+                Attr(xml, "y", box.Bottom - 7);
+                Attr(xml, "width", box.Width - 12);
+                Attr(xml, "height", 4);
+                xml.WriteAttributeString("rx", "1.5");
+                xml.WriteAttributeString("fill", palette.Stroke);
+                xml.WriteEndElement();
+                break;
             case StepKind.Delay:
                 Rect(box, 10, "5 3");
                 break;
@@ -353,8 +417,8 @@ internal static class SvgDiagramWriter
         xml.WriteAttributeString("class", "edge-label");
         xml.WriteAttributeString("data-label", Clean(edge.Label!));
         xml.WriteAttributeString("data-kind", edge.Kind.ToString().ToLowerInvariant());
-        xml.WriteAttributeString("data-from", edge.Source.StepId ?? "");
-        xml.WriteAttributeString("data-to", edge.Target.StepId ?? "");
+        xml.WriteAttributeString("data-from", edge.Source.EndName);
+        xml.WriteAttributeString("data-to", edge.Target.EndName);
         xml.WriteAttributeString("data-box", box.Format());
         if (edge.FullLabel is not null)
         {
@@ -377,6 +441,7 @@ internal static class SvgDiagramWriter
             DiagramEdgeKind.Timeout => "#9a5a00",
             DiagramEdgeKind.Branch => "#4b2a7a",
             DiagramEdgeKind.Error => "#b03030",
+            DiagramEdgeKind.Fork => "#1f4f7f",
             _ => "#444444",
         };
         Text(xml, edge.Label!, box.Center.X, box.Y + box.Height - 4.5, DiagramLayout.LabelFontSize, color);

@@ -39,6 +39,10 @@ public sealed class SvgDiagram
             DiagramBox.Parse((string)g.Attribute("data-box")!))).ToList();
         Start = root.Descendants(Svg + "g").Where(g => (string?)g.Attribute("class") == "start")
             .Select(g => DiagramBox.Parse((string)g.Attribute("data-box")!)).Single();
+        Joins = root.Descendants(Svg + "g").Where(g => (string?)g.Attribute("class") == "join")
+            .ToDictionary(g => (string)g.Attribute("data-join")!, g => DiagramBox.Parse((string)g.Attribute("data-box")!));
+        Cancel = root.Descendants(Svg + "g").Where(g => (string?)g.Attribute("class") == "cancel")
+            .Select(g => DiagramBox.Parse((string)g.Attribute("data-box")!)).Cast<DiagramBox?>().SingleOrDefault();
     }
 
     public XDocument Document { get; }
@@ -47,7 +51,15 @@ public sealed class SvgDiagram
     public IReadOnlyList<Step> Steps { get; }
     public IReadOnlyList<Label> Labels { get; }
     public DiagramBox Start { get; }
+    /// <summary>The join bar of each parallel step, by the step's id.</summary>
+    public IReadOnlyDictionary<string, DiagramBox> Joins { get; }
+    /// <summary>The cancel marker, when the definition has a cancel path.</summary>
+    public DiagramBox? Cancel { get; }
 
+    /// <summary>The edges drawn (their kind, and the data-from and data-to names of their ends).</summary>
+    public IEnumerable<(string Kind, string From, string To)> Edges =>
+        Document.Descendants(Svg + "g").Where(g => (string?)g.Attribute("class") == "edge")
+            .Select(g => ((string)g.Attribute("data-kind")!, (string)g.Attribute("data-from")!, (string)g.Attribute("data-to")!));
     public static SvgDiagram Parse(string svg) => new(XDocument.Parse(svg));
 
     public Step StepOf(string id) => Assert.Single(Steps, s => s.Id == id);
@@ -69,7 +81,22 @@ public sealed class SvgDiagram
             }
         }
 
-        var boxes = Steps.Select(s => (Name: $"step {s.Id}", s.Box)).Append((Name: "start", Box: Start)).ToList();
+        var boxes = Steps.Select(s => (Name: $"step {s.Id}", s.Box)).Append((Name: "start", Box: Start))
+            .Concat(Joins.Select(j => (Name: $"join of {j.Key}", Box: j.Value)))
+            .Concat(Cancel is { } cancel ? [(Name: "cancel marker", Box: cancel)] : [])
+            .ToList();
+        foreach (var parallel in definition.Steps.Values.Where(s => s.ParallelBranches.Count > 0))
+        {
+            if (!Joins.ContainsKey(parallel.Id))
+            {
+                faults.Add($"parallel step {parallel.Id} has no join bar");
+            }
+        }
+
+        if ((definition.OnCancel is null) != (Cancel is null))
+        {
+            faults.Add(definition.OnCancel is null ? "a cancel marker without a cancel path" : "the cancel path has no cancel marker");
+        }
         for (var i = 0; i < boxes.Count; i++)
         {
             for (var j = i + 1; j < boxes.Count; j++)
@@ -98,9 +125,9 @@ public sealed class SvgDiagram
             }
         }
 
-        // Every transition that carries a label has it drawn: timeouts, branches, otherwise, error paths.
+        // Every transition that carries a label has it drawn: timeouts, branches, otherwise, error paths, parallel branches.
         var expected = definition.Steps.Values.Sum(s =>
-            (s.OnTimeout is null ? 0 : 1) + s.Branches.Count + (s.Otherwise is null ? 0 : 1) + (s.OnError is null ? 0 : 1));
+            (s.OnTimeout is null ? 0 : 1) + s.Branches.Count + (s.Otherwise is null ? 0 : 1) + (s.OnError is null ? 0 : 1) + s.ParallelBranches.Count);
         if (Labels.Count != expected)
         {
             faults.Add($"{Labels.Count} edge labels drawn, {expected} expected");
