@@ -33,11 +33,15 @@ public sealed class DecompilerTests
     public void Generated_definitions_round_trip_through_the_decompiler()
     {
         // A seeded generator, so a failure names a case that can be replayed; 500 cases over every step kind and edge.
+        var withParallel = 0;
         for (var seed = 0; seed < 500; seed++)
         {
             var text = new DefinitionGenerator(seed).Generate();
             AssertRoundTrip(text, $"seed {seed}: {text}");
+            withParallel += text.Contains("\"type\":\"parallel\"", StringComparison.Ordinal) ? 1 : 0;
         }
+
+        Assert.True(withParallel >= 100, $"only {withParallel} of 500 generated definitions have a parallel step");
     }
 
     [Fact]
@@ -50,6 +54,20 @@ public sealed class DecompilerTests
             """);
 
         Assert.Equal("""{"name":"canon","steps":[{"id":"a","type":"delay","duration":"PT1H"},{"id":"b","type":"complete"}]}""", canonical);
+    }
+
+    [Fact]
+    public void A_parallel_branch_keeps_its_steps_in_order_and_writes_next_only_where_it_does_not_fall_through_or_join()
+    {
+        var canonical = Canonical("""
+            { "name": "canon-parallel", "steps": [
+              { "id": "fork", "type": "parallel", "next": "done", "branches": [
+                { "name": "a", "steps": [ { "id": "a1", "type": "delay", "duration": "PT60S", "next": "a2" }, { "id": "a2", "type": "assign", "set": { "x": "1" } } ] },
+                { "name": "b", "steps": [ { "id": "b1", "type": "waitForSignal", "signal": "go" } ] } ] },
+              { "id": "done", "type": "complete" } ] }
+            """);
+
+        Assert.Equal("""{"name":"canon-parallel","steps":[{"id":"fork","type":"parallel","branches":[{"name":"a","steps":[{"id":"a1","type":"delay","duration":"PT1M"},{"id":"a2","type":"assign","set":{"x":"1"}}]},{"name":"b","steps":[{"id":"b1","type":"waitForSignal","signal":"go"}]}]},{"id":"done","type":"complete"}]}""", canonical);
     }
 
     private void AssertRoundTrip(string text, string? because = null)
@@ -69,7 +87,11 @@ public sealed class DecompilerTests
         return compiled.Json;
     }
 
-    /// <summary>Random valid definitions: every step kind, fall-through and explicit next, timeouts, branches, error paths.</summary>
+    /// <summary>
+    /// Random valid definitions: every step kind, fall-through and explicit next, timeouts, branches, error paths, and
+    /// parallel steps whose branches are lists of their own (their transitions stay inside the branch; a branch's last
+    /// continuing step may fall off the end, which joins).
+    /// </summary>
     private sealed class DefinitionGenerator(int seed)
     {
         private static readonly string[] Expressions = ["vars.n + 1", "input.a === 2", "({ x: vars.n })", "'text'", "signal === null", "[1, 2, 3].length"];
@@ -80,11 +102,22 @@ public sealed class DecompilerTests
         {
             var count = _random.Next(1, 12);
             var ids = Enumerable.Range(0, count).Select(i => $"s{i}").ToList();
+            var document = new Dictionary<string, object?> { ["name"] = $"generated-{seed}", ["steps"] = Steps(ids, branch: false) };
+            if (_random.Next(3) == 0) document["variables"] = new Dictionary<string, object> { ["n"] = _random.Next(10) };
+            if (_random.Next(3) == 0) document["description"] = "generated";
+            return JsonSerializer.Serialize(document);
+        }
+
+        /// <summary>A list of steps whose transitions name only <paramref name="ids"/> (the list's own steps).</summary>
+        private List<Dictionary<string, object?>> Steps(List<string> ids, bool branch)
+        {
             var steps = new List<Dictionary<string, object?>>();
-            for (var i = 0; i < count; i++)
+            for (var i = 0; i < ids.Count; i++)
             {
-                var last = i == count - 1;
-                var kind = last ? Pick("complete", "fail") : Pick("assign", "waitForSignal", "delay", "decision", "humanTask", "complete", "fail");
+                var last = i == ids.Count - 1;
+                var kind = branch
+                    ? Pick("assign", "waitForSignal", "delay", "decision", "humanTask", "fail")
+                    : last ? Pick("complete", "fail") : Pick("assign", "waitForSignal", "delay", "decision", "humanTask", "complete", "fail", "parallel");
                 var step = new Dictionary<string, object?> { ["id"] = ids[i], ["type"] = kind };
                 if (_random.Next(4) == 0) step["description"] = $"step {i}";
                 switch (kind)
@@ -123,11 +156,19 @@ public sealed class DecompilerTests
                     case "fail":
                         step["reason"] = "'no'";
                         break;
+                    case "parallel":
+                        step["branches"] = Enumerable.Range(0, _random.Next(1, 4)).Select(b => new Dictionary<string, object?>
+                        {
+                            ["name"] = Pick("assessor", "police", "b.x", "third") + b,
+                            ["steps"] = Steps(Enumerable.Range(0, _random.Next(1, 5)).Select(k => $"{ids[i]}-b{b}-{k}").ToList(), branch: true),
+                        }).ToList();
+                        break;
                 }
 
-                var continues = kind is "assign" or "waitForSignal" or "delay" or "humanTask";
+                var continues = kind is "assign" or "waitForSignal" or "delay" or "humanTask" or "parallel";
+                // In a branch a continuing step without next falls through, or joins at the end of the list.
                 if (continues && _random.Next(3) == 0) step["next"] = Pick(ids);
-                if (kind is not ("waitForSignal" or "delay") && _random.Next(4) == 0)
+                if (kind is not ("waitForSignal" or "delay" or "parallel") && _random.Next(4) == 0)
                 {
                     step["onError"] = Pick(ids);
                     if (_random.Next(2) == 0) step["errorOutput"] = "error";
@@ -136,10 +177,7 @@ public sealed class DecompilerTests
                 steps.Add(step);
             }
 
-            var document = new Dictionary<string, object?> { ["name"] = $"generated-{seed}", ["steps"] = steps };
-            if (_random.Next(3) == 0) document["variables"] = new Dictionary<string, object> { ["n"] = _random.Next(10) };
-            if (_random.Next(3) == 0) document["description"] = "generated";
-            return JsonSerializer.Serialize(document);
+            return steps;
         }
 
         private string Pick(params string[] choices) => choices[_random.Next(choices.Length)];
