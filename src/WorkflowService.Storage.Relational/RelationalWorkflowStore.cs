@@ -1,4 +1,6 @@
+using System.Data;
 using System.Data.Common;
+using Microsoft.EntityFrameworkCore.Storage;
 using Microsoft.EntityFrameworkCore;
 using WorkflowService.Engine.Persistence;
 
@@ -136,7 +138,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         {
             await WriteAsync(commit, cancellationToken).ConfigureAwait(false);
         }
-        catch (DbUpdateException e) when (dialect.IsUniqueViolation(e))
+        catch (DbException e) when (dialect.IsUniqueViolation(e))
         {
             throw new DuplicateInstanceException(commit.Instance.IdempotencyKey is { } key
                 ? $"idempotency key '{key}'"
@@ -174,128 +176,141 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         }, cancellationToken).ConfigureAwait(false);
     }
 
+    /// <summary>
+    /// A wait point's writes as hand-written statements in one transaction (sent as one batch where the provider batches):
+    /// the instance row checked against the version read before the run, history, new signals and tasks, and the fate of
+    /// the signals the run consumed.
+    /// </summary>
     private async Task WriteOnceAsync(WorkflowDbContext db, WaitPointCommit commit, CancellationToken cancellationToken)
     {
-        // A retried attempt inserts the history again: let the database number it anew.
-        foreach (var entry in commit.History)
-        {
-            entry.Id = 0;
-        }
-
-        // The whole commit is one transaction; a savepoint around SaveChanges would only add statements.
-        db.Database.AutoSavepointsEnabled = false;
-        await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
-
         var instance = commit.Instance;
-        if (commit.IsNew)
-        {
-            instance.Version = 1;
-            db.Instances.Add(instance);
-        }
-        else
-        {
-            instance.Version = commit.ExpectedVersion + 1;
-            var entry = db.Instances.Attach(instance);
-            entry.State = EntityState.Modified;
-            entry.Property(i => i.Version).OriginalValue = commit.ExpectedVersion;
-        }
-
-        db.History.AddRange(commit.History);
-        db.Signals.AddRange(commit.NewSignals);
-        db.Tasks.AddRange(commit.NewTasks);
-
+        instance.Version = commit.IsNew ? 1 : commit.ExpectedVersion + 1;
         var nowMs = NowMs();
         var handledAt = time.GetUtcNow().UtcDateTime;
+
+        var statements = new List<SqlStatement>(4 + commit.SignalTransitions.Count);
+        statements.Add(commit.IsNew
+            ? Rows.Insert(dialect, "wf_instances", Rows.InstanceColumns, [instance], Rows.InstanceValues)
+            : Rows.UpdateInstance(dialect, instance, commit.ExpectedVersion));
+        if (commit.History.Count > 0)
+        {
+            statements.Add(Rows.Insert(dialect, "wf_history", Rows.HistoryColumns, commit.History, Rows.HistoryValues));
+        }
+
+        if (commit.NewSignals.Count > 0)
+        {
+            statements.Add(Rows.Insert(dialect, "wf_signals", Rows.SignalColumns, commit.NewSignals, Rows.SignalValues));
+        }
+
+        if (commit.NewTasks.Count > 0)
+        {
+            statements.Add(Rows.Insert(dialect, "wf_tasks", Rows.TaskColumns, commit.NewTasks, Rows.TaskValues));
+        }
+
+        // The claimed signals: each update only matches while our lease token is still the row's. The lease owner stays
+        // on the row: it tells which node handled the signal.
+        var leased = statements.Count;
         foreach (var transition in commit.SignalTransitions)
         {
             if (transition.LeaseToken is { } token)
             {
-                // The claimed signal: the update only matches while our lease token is still the row's.
-                var stub = new SignalMessage { Id = transition.SignalId, Name = string.Empty, LeaseToken = token };
-                var entry = db.Signals.Attach(stub);
-                entry.Property(s => s.Status).CurrentValue = transition.Status;
-                entry.Property(s => s.Status).IsModified = true;
-                // The lease owner stays on the row: it tells which node handled the signal.
-                entry.Property(s => s.LeaseUntilMs).IsModified = true;
-                entry.Property(s => s.HandledAt).CurrentValue = handledAt;
-                entry.Property(s => s.HandledAt).IsModified = true;
-                if (transition.Error is not null)
-                {
-                    entry.Property(s => s.LastError).CurrentValue = transition.Error;
-                    entry.Property(s => s.LastError).IsModified = true;
-                }
+                statements.Add(new SqlStatement(dialect)
+                    .Sql("UPDATE wf_signals SET status = ").Param(transition.Status.ToString())
+                    .Sql(", lease_until_ms = NULL, handled_at = ").Param(handledAt)
+                    .Sql(", last_error = COALESCE(").Param(transition.Error).Sql(", last_error)")
+                    .Sql(" WHERE id = ").Param(transition.SignalId).Sql(" AND lease_token = ").Param(token));
             }
         }
 
-        try
-        {
-            await db.SaveChangesAsync(cancellationToken).ConfigureAwait(false);
-        }
-        catch (DbUpdateConcurrencyException e)
-        {
-            if (e.Entries.Any(x => x.Entity is WorkflowInstance))
-            {
-                throw new ConcurrencyConflictException(instance.Id);
-            }
-
-            var lost = e.Entries.Select(x => x.Entity).OfType<SignalMessage>().First();
-            throw new LeaseLostException(lost.Id);
-        }
-        catch (DbUpdateException e) when (!commit.IsNew && dialect.IsUniqueViolation(e))
-        {
-            // Two writers from the same version append history with the same sequence numbers; whichever statement
-            // the database checks first, the loser is the one that read a stale instance.
-            throw new ConcurrencyConflictException(instance.Id);
-        }
-
+        var leasedEnd = statements.Count;
         foreach (var transition in commit.SignalTransitions)
         {
             if (transition.LeaseToken is null)
             {
                 // Parked signals consumed by this run, and timers that lost their purpose; never touch a handled one.
                 var from = transition.Status == SignalStatus.Cancelled ? SignalStatus.Pending : SignalStatus.Parked;
-                await db.Signals.Where(s => s.Id == transition.SignalId && (s.Status == from || s.Status == SignalStatus.Parked))
-                    .ExecuteUpdateAsync(u => u
-                        .SetProperty(s => s.Status, transition.Status)
-                        .SetProperty(s => s.LastError, s => transition.Error ?? s.LastError)
-                        .SetProperty(s => s.HandledAt, handledAt), cancellationToken).ConfigureAwait(false);
+                statements.Add(new SqlStatement(dialect)
+                    .Sql("UPDATE wf_signals SET status = ").Param(transition.Status.ToString())
+                    .Sql(", last_error = COALESCE(").Param(transition.Error).Sql(", last_error), handled_at = ").Param(handledAt)
+                    .Sql(" WHERE id = ").Param(transition.SignalId)
+                    .Sql(" AND status IN (").Param(from.ToString()).Sql(", 'Parked')"));
             }
         }
 
         if (commit.RequeueParked)
         {
-            var id = instance.Id;
-            await db.Signals.Where(s => s.InstanceId == id && s.Status == SignalStatus.Parked)
-                .ExecuteUpdateAsync(u => u
-                    .SetProperty(s => s.Status, SignalStatus.Pending)
-                    .SetProperty(s => s.DueAtMs, s => s.DueAtMs < nowMs ? s.DueAtMs : nowMs)
-                    .SetProperty(s => s.LeaseOwner, (string?)null)
-                    .SetProperty(s => s.LeaseUntilMs, (long?)null), cancellationToken).ConfigureAwait(false);
+            statements.Add(new SqlStatement(dialect)
+                .Sql("UPDATE wf_signals SET status = 'Pending', due_at_ms = CASE WHEN due_at_ms < ").Param(nowMs)
+                .Sql(" THEN due_at_ms ELSE ").Param(nowMs).Sql(" END, lease_owner = NULL, lease_until_ms = NULL")
+                .Sql(" WHERE instance_id = ").Param(instance.Id).Sql(" AND status = 'Parked'"));
         }
 
         if (commit.CloseOpenWork)
         {
-            var id = instance.Id;
-            await db.Signals
-                .Where(s => s.InstanceId == id && (s.Status == SignalStatus.Pending || s.Status == SignalStatus.Parked)
-                            && (s.LeaseUntilMs == null || s.LeaseUntilMs < nowMs))
-                .ExecuteUpdateAsync(u => u
-                    .SetProperty(s => s.Status, s => s.Name.StartsWith("$") ? SignalStatus.Cancelled : SignalStatus.Unmatched)
-                    .SetProperty(s => s.HandledAt, handledAt), cancellationToken).ConfigureAwait(false);
+            statements.Add(new SqlStatement(dialect)
+                .Sql("UPDATE wf_signals SET status = CASE WHEN name LIKE '$%' THEN 'Cancelled' ELSE 'Unmatched' END, handled_at = ")
+                .Param(handledAt)
+                .Sql(" WHERE instance_id = ").Param(instance.Id).Sql(" AND status IN ('Pending', 'Parked')")
+                .Sql(" AND (lease_until_ms IS NULL OR lease_until_ms < ").Param(nowMs).Sql(")"));
             foreach (var taskId in commit.ClosedTasks)
             {
-                await db.Tasks.Where(t => t.Id == taskId && (t.Status == HumanTaskStatus.Open || t.Status == HumanTaskStatus.Claimed))
-                    .ExecuteUpdateAsync(u => u.SetProperty(t => t.Status, HumanTaskStatus.Cancelled), cancellationToken).ConfigureAwait(false);
+                statements.Add(new SqlStatement(dialect)
+                    .Sql("UPDATE wf_tasks SET status = 'Cancelled' WHERE id = ").Param(taskId).Sql(" AND status IN ('Open', 'Claimed')"));
+            }
+        }
+
+        await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
+        int[] affected;
+        try
+        {
+            affected = await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), transaction.GetDbTransaction(), statements, cancellationToken)
+                .ConfigureAwait(false);
+        }
+        catch (DbException e) when (!commit.IsNew && dialect.IsUniqueViolation(e))
+        {
+            // Two writers from the same version append history with the same sequence numbers; whichever statement
+            // the database checks first, the loser is the one that read a stale instance.
+            throw new ConcurrencyConflictException(instance.Id);
+        }
+
+        if (affected[0] != 1)
+        {
+            throw new ConcurrencyConflictException(instance.Id);
+        }
+
+        for (var k = leased; k < leasedEnd; k++)
+        {
+            if (affected[k] != 1)
+            {
+                var lost = commit.SignalTransitions.Where(t => t.LeaseToken is not null).ElementAt(k - leased);
+                throw new LeaseLostException(lost.SignalId);
             }
         }
 
         await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
     }
 
-    public async Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken)
+    public Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken) =>
+        QuerySingleAsync(new SqlStatement(dialect).Sql($"SELECT {Rows.InstanceColumns} FROM wf_instances WHERE id = ").Param(id),
+            Rows.ReadInstance, cancellationToken);
+
+    /// <summary>Runs a hand-written query on a pooled connection and reads its first row, if any.</summary>
+    private async Task<T?> QuerySingleAsync<T>(SqlStatement statement, Func<DbDataReader, T> read, CancellationToken cancellationToken)
+        where T : class
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        return await _instanceById(db, id, cancellationToken).ConfigureAwait(false);
+        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await using var command = db.Database.GetDbConnection().CreateCommand();
+            statement.ApplyTo(command);
+            await using var reader = await command.ExecuteReaderAsync(CommandBehavior.SingleRow, cancellationToken).ConfigureAwait(false);
+            return await reader.ReadAsync(cancellationToken).ConfigureAwait(false) ? read(reader) : null;
+        }
+        finally
+        {
+            await db.Database.CloseConnectionAsync().ConfigureAwait(false);
+        }
     }
 
     public async Task<WorkflowInstance?> FindInstanceAsync(string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken)
@@ -349,12 +364,22 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         try
         {
             using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-            await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-            db.Signals.Add(signal);
-            await db.SaveChangesAsync(cancellationToken).ConfigureAwait(false);
+            await RetryTransientAsync(async (db, ct) =>
+            {
+                await db.Database.OpenConnectionAsync(ct).ConfigureAwait(false);
+                try
+                {
+                    await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), null,
+                        [Rows.Insert(dialect, "wf_signals", Rows.SignalColumns, [signal], Rows.SignalValues)], ct).ConfigureAwait(false);
+                }
+                finally
+                {
+                    await db.Database.CloseConnectionAsync().ConfigureAwait(false);
+                }
+            }, cancellationToken).ConfigureAwait(false);
             return (signal, true);
         }
-        catch (DbUpdateException e) when (dialect.IsUniqueViolation(e) && signal.IdempotencyKey is not null)
+        catch (DbException e) when (dialect.IsUniqueViolation(e) && signal.IdempotencyKey is not null)
         {
             await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
             var existing = await db.Signals.AsNoTracking()
@@ -370,8 +395,23 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         var until = now + (long)lease.TotalMilliseconds;
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        var claimed = await db.Signals.FromSqlRaw(dialect.ClaimSql, owner, token, now, until, max).AsNoTracking()
-            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
+        var claimed = new List<SignalMessage>(max);
+        try
+        {
+            await using var command = db.Database.GetDbConnection().CreateCommand();
+            new SqlStatement(dialect).Sql(dialect.ClaimSql).Bind(owner, token, now, until, max).ApplyTo(command);
+            await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
+            while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
+            {
+                claimed.Add(Rows.ReadSignal(reader));
+            }
+        }
+        finally
+        {
+            await db.Database.CloseConnectionAsync().ConfigureAwait(false);
+        }
+
         if (claimed.Count > 1)
         {
             claimed.Sort(static (a, b) => a.DueAtMs.CompareTo(b.DueAtMs));
@@ -383,9 +423,21 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     public async Task<long?> GetNextDueAsync(CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        return await db.Signals.Where(s => s.Status == SignalStatus.Pending)
-            .MinAsync(s => (long?)(s.LeaseUntilMs != null && s.LeaseUntilMs > s.DueAtMs ? s.LeaseUntilMs.Value : s.DueAtMs), cancellationToken)
-            .ConfigureAwait(false);
+        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await using var command = db.Database.GetDbConnection().CreateCommand();
+            command.CommandText = """
+                SELECT MIN(CASE WHEN lease_until_ms IS NOT NULL AND lease_until_ms > due_at_ms THEN lease_until_ms ELSE due_at_ms END)
+                  FROM wf_signals WHERE status = 'Pending'
+                """;
+            var next = await command.ExecuteScalarAsync(cancellationToken).ConfigureAwait(false);
+            return next is null or DBNull ? null : Convert.ToInt64(next, System.Globalization.CultureInfo.InvariantCulture);
+        }
+        finally
+        {
+            await db.Database.CloseConnectionAsync().ConfigureAwait(false);
+        }
     }
 
     public async Task<bool> ReleaseSignalAsync(Guid signalId, long leaseToken, long dueAtMs, string? error, CancellationToken cancellationToken)

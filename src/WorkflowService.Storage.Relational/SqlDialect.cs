@@ -6,8 +6,8 @@ public abstract class SqlDialect
     public abstract string Name { get; }
 
     /// <summary>
-    /// Leases due signals and returns them. Parameters: {0} owner, {1} lease token, {2} now (Unix ms),
-    /// {3} lease end (Unix ms), {4} batch size. Must return every column of wf_signals.
+    /// Leases due signals and returns them. Parameters: @p0 owner, @p1 lease token, @p2 now (Unix ms),
+    /// @p3 lease end (Unix ms), @p4 batch size. Must return <see cref="Rows.SignalColumns"/>, in order.
     /// </summary>
     public abstract string ClaimSql { get; }
 
@@ -19,6 +19,12 @@ public abstract class SqlDialect
 
     /// <summary>The database's clock in Unix ms, or null where the store runs on this process's clock (SQLite).</summary>
     public virtual Task<long?> ReadClockMsAsync(WorkflowDbContext db, CancellationToken cancellationToken) => Task.FromResult<long?>(null);
+
+    /// <summary>
+    /// A value as the hand-written SQL binds it, stored the way the EF Core model stores it (SQLite keeps ids and times
+    /// as text); null becomes DBNull.
+    /// </summary>
+    public virtual object ToDatabase(object? value) => value ?? DBNull.Value;
 
     /// <summary>Serialises writers where the database allows only one (SQLite); null where it needs no help.</summary>
     public virtual ValueTask<IDisposable?> EnterWriteAsync(CancellationToken cancellationToken) => ValueTask.FromResult<IDisposable?>(null);

@@ -13,18 +13,20 @@ public sealed class PostgreSqlDialect : SqlDialect
 
     public override string Name => "postgresql";
 
-    public override string ClaimSql => """
+    private static readonly string Claim = """
         UPDATE wf_signals AS s
-           SET lease_owner = {0}, lease_token = {1}, lease_until_ms = {3}, attempts = s.attempts + 1
+           SET lease_owner = @p0, lease_token = @p1, lease_until_ms = @p3, attempts = s.attempts + 1
           FROM (SELECT id FROM wf_signals
-                 WHERE status = 'Pending' AND due_at_ms <= {2}
-                   AND (lease_until_ms IS NULL OR lease_until_ms < {2})
+                 WHERE status = 'Pending' AND due_at_ms <= @p2
+                   AND (lease_until_ms IS NULL OR lease_until_ms < @p2)
                  ORDER BY due_at_ms
-                 LIMIT {4}
+                 LIMIT @p4
                  FOR UPDATE SKIP LOCKED) AS due
          WHERE s.id = due.id
-        RETURNING s.*
-        """;
+        RETURNING
+        """ + " " + Rows.SignalColumnsOf("s");
+
+    public override string ClaimSql => Claim;
 
     public override bool IsUniqueViolation(Exception exception) =>
         exception.GetBaseException() is PostgresException { SqlState: PostgresErrorCodes.UniqueViolation };

@@ -1,3 +1,4 @@
+using System.Globalization;
 using Microsoft.Data.Sqlite;
 using Microsoft.EntityFrameworkCore;
 
@@ -10,16 +11,27 @@ public sealed class SqliteDialect : SqlDialect
 
     public override string Name => "sqlite";
 
-    public override string ClaimSql => """
+    private static readonly string Claim = """
         UPDATE wf_signals
-           SET lease_owner = {0}, lease_token = {1}, lease_until_ms = {3}, attempts = attempts + 1
+           SET lease_owner = @p0, lease_token = @p1, lease_until_ms = @p3, attempts = attempts + 1
          WHERE id IN (SELECT id FROM wf_signals
-                       WHERE status = 'Pending' AND due_at_ms <= {2}
-                         AND (lease_until_ms IS NULL OR lease_until_ms < {2})
+                       WHERE status = 'Pending' AND due_at_ms <= @p2
+                         AND (lease_until_ms IS NULL OR lease_until_ms < @p2)
                        ORDER BY due_at_ms
-                       LIMIT {4})
-        RETURNING *
-        """;
+                       LIMIT @p4)
+        RETURNING
+        """ + " " + Rows.SignalColumns;
+
+    public override string ClaimSql => Claim;
+
+    // As EF Core's SQLite provider stores them: ids as upper-case text, times as ISO text with up to 7 fractional digits.
+    public override object ToDatabase(object? value) => value switch
+    {
+        null => DBNull.Value,
+        Guid id => id.ToString().ToUpperInvariant(),
+        DateTime time => time.ToString("yyyy-MM-dd HH:mm:ss.FFFFFFF", CultureInfo.InvariantCulture),
+        _ => value,
+    };
 
     // SQLITE_CONSTRAINT (19) with the UNIQUE (2067) or PRIMARY KEY (1555) extended code.
     public override bool IsUniqueViolation(Exception exception) =>

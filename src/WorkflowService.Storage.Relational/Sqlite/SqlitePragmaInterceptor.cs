@@ -1,24 +1,39 @@
 using System.Data.Common;
+using System.Runtime.CompilerServices;
+using Microsoft.Data.Sqlite;
 using Microsoft.EntityFrameworkCore.Diagnostics;
 
 namespace WorkflowService.Storage.Relational.Sqlite;
 
-/// <summary>Applies the per-connection settings SQLite does not take from its connection string.</summary>
+/// <summary>
+/// Applies the per-connection settings SQLite does not take from its connection string, once per native connection:
+/// Microsoft.Data.Sqlite pools native connections, and their settings outlive each open.
+/// </summary>
 public sealed class SqlitePragmaInterceptor(string synchronous) : DbConnectionInterceptor
 {
     private readonly string _pragmas = $"PRAGMA synchronous={synchronous}; PRAGMA busy_timeout=5000;";
+    private readonly ConditionalWeakTable<object, object> _applied = [];
 
     public override void ConnectionOpened(DbConnection connection, ConnectionEndEventData eventData)
     {
-        using var command = connection.CreateCommand();
-        command.CommandText = _pragmas;
-        command.ExecuteNonQuery();
+        if (NeedsPragmas(connection))
+        {
+            using var command = connection.CreateCommand();
+            command.CommandText = _pragmas;
+            command.ExecuteNonQuery();
+        }
     }
 
     public override async Task ConnectionOpenedAsync(DbConnection connection, ConnectionEndEventData eventData, CancellationToken cancellationToken = default)
     {
-        await using var command = connection.CreateCommand();
-        command.CommandText = _pragmas;
-        await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+        if (NeedsPragmas(connection))
+        {
+            await using var command = connection.CreateCommand();
+            command.CommandText = _pragmas;
+            await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+        }
     }
+
+    private bool NeedsPragmas(DbConnection connection) =>
+        connection is not SqliteConnection { Handle: { } handle } || _applied.TryAdd(handle, handle);
 }

@@ -1,0 +1,276 @@
+using System.Data.Common;
+using System.Text;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Storage.Relational;
+
+/// <summary>
+/// The columns of the hot-path tables as the hand-written SQL reads and writes them. The EF Core model
+/// (<see cref="WorkflowDbContext"/>) creates the schema and serves the rarer queries; a test keeps both in step.
+/// </summary>
+internal static class Rows
+{
+    public const string InstanceColumns =
+        "id, definition_name, definition_version, status, business_key, idempotency_key, input_json, variables_json, output_json, "
+        + "error, wait_kind, wait_step_id, wait_signal, wait_timer_id, wait_task_id, parent_instance_id, parent_wait_id, branches_json, "
+        + "parked_signals, version, history_length, created_at, updated_at, completed_at";
+
+    public const string SignalColumns =
+        "id, instance_id, name, payload_json, status, due_at_ms, attempts, lease_owner, lease_token, lease_until_ms, last_error, "
+        + "idempotency_key, task_id, created_at, handled_at";
+
+    public const string HistoryColumns = "instance_id, sequence, at, type, step_id, data_json";
+
+    public const string TaskColumns =
+        "id, instance_id, definition_name, step_id, title, assignee, role, status, claimed_by, data_json, result_json, created_at, completed_at";
+
+    public static WorkflowInstance ReadInstance(DbDataReader r) => new()
+    {
+        Id = r.GetGuid(0),
+        DefinitionName = r.GetString(1),
+        DefinitionVersion = r.GetInt32(2),
+        Status = Enum.Parse<InstanceStatus>(r.GetString(3)),
+        BusinessKey = NullableString(r, 4),
+        IdempotencyKey = NullableString(r, 5),
+        InputJson = NullableString(r, 6),
+        VariablesJson = r.GetString(7),
+        OutputJson = NullableString(r, 8),
+        Error = NullableString(r, 9),
+        WaitKind = r.IsDBNull(10) ? null : Enum.Parse<WaitKind>(r.GetString(10)),
+        WaitStepId = NullableString(r, 11),
+        WaitSignal = NullableString(r, 12),
+        WaitTimerId = NullableGuid(r, 13),
+        WaitTaskId = NullableGuid(r, 14),
+        ParentInstanceId = NullableGuid(r, 15),
+        ParentWaitId = NullableGuid(r, 16),
+        BranchesJson = NullableString(r, 17),
+        ParkedSignals = r.GetInt32(18),
+        Version = r.GetInt32(19),
+        HistoryLength = r.GetInt32(20),
+        CreatedAt = Utc(r.GetDateTime(21)),
+        UpdatedAt = Utc(r.GetDateTime(22)),
+        CompletedAt = r.IsDBNull(23) ? null : Utc(r.GetDateTime(23)),
+    };
+
+    public static SignalMessage ReadSignal(DbDataReader r) => new()
+    {
+        Id = r.GetGuid(0),
+        InstanceId = r.GetGuid(1),
+        Name = r.GetString(2),
+        PayloadJson = NullableString(r, 3),
+        Status = Enum.Parse<SignalStatus>(r.GetString(4)),
+        DueAtMs = r.GetInt64(5),
+        Attempts = r.GetInt32(6),
+        LeaseOwner = NullableString(r, 7),
+        LeaseToken = r.GetInt64(8),
+        LeaseUntilMs = r.IsDBNull(9) ? null : r.GetInt64(9),
+        LastError = NullableString(r, 10),
+        IdempotencyKey = NullableString(r, 11),
+        TaskId = NullableGuid(r, 12),
+        CreatedAt = Utc(r.GetDateTime(13)),
+        HandledAt = r.IsDBNull(14) ? null : Utc(r.GetDateTime(14)),
+    };
+
+    /// <summary>The values of <see cref="InstanceColumns"/>, in order.</summary>
+    public static object?[] InstanceValues(WorkflowInstance i) =>
+    [
+        i.Id, i.DefinitionName, i.DefinitionVersion, i.Status.ToString(), i.BusinessKey, i.IdempotencyKey, i.InputJson, i.VariablesJson,
+        i.OutputJson, i.Error, i.WaitKind?.ToString(), i.WaitStepId, i.WaitSignal, i.WaitTimerId, i.WaitTaskId, i.ParentInstanceId,
+        i.ParentWaitId, i.BranchesJson, i.ParkedSignals, i.Version, i.HistoryLength, i.CreatedAt, i.UpdatedAt, i.CompletedAt,
+    ];
+
+    public static object?[] SignalValues(SignalMessage m) =>
+    [
+        m.Id, m.InstanceId, m.Name, m.PayloadJson, m.Status.ToString(), m.DueAtMs, m.Attempts, m.LeaseOwner, m.LeaseToken,
+        m.LeaseUntilMs, m.LastError, m.IdempotencyKey, m.TaskId, m.CreatedAt, m.HandledAt,
+    ];
+
+    public static object?[] HistoryValues(HistoryEvent h) => [h.InstanceId, h.Sequence, h.At, h.Type, h.StepId, h.DataJson];
+
+    public static object?[] TaskValues(HumanTask t) =>
+    [
+        t.Id, t.InstanceId, t.DefinitionName, t.StepId, t.Title, t.Assignee, t.Role, t.Status.ToString(), t.ClaimedBy, t.DataJson,
+        t.ResultJson, t.CreatedAt, t.CompletedAt,
+    ];
+
+    /// <summary>"INSERT INTO table (columns) VALUES (…), (…)" for one or more rows.</summary>
+    public static SqlStatement Insert<T>(SqlDialect dialect, string table, string columns, IEnumerable<T> rows, Func<T, object?[]> values)
+    {
+        var statement = new SqlStatement(dialect).Sql($"INSERT INTO {table} ({columns}) VALUES ");
+        var first = true;
+        foreach (var row in rows)
+        {
+            if (!first)
+            {
+                statement.Sql(", ");
+            }
+
+            statement.Values(values(row));
+            first = false;
+        }
+
+        return statement;
+    }
+
+    /// <summary>The instance row written over the one stored at <paramref name="expectedVersion"/>: affects no row when it moved on.</summary>
+    public static SqlStatement UpdateInstance(SqlDialect dialect, WorkflowInstance instance, int expectedVersion)
+    {
+        var statement = new SqlStatement(dialect).Sql("UPDATE wf_instances SET ");
+        var values = InstanceValues(instance);
+        var first = true;
+        for (var i = 0; i < InstanceColumnNames.Length; i++)
+        {
+            if (InstanceColumnNames[i] is "id" or "created_at")
+            {
+                continue;
+            }
+
+            statement.Sql(first ? string.Empty : ", ").Sql(InstanceColumnNames[i]).Sql(" = ").Param(values[i]);
+            first = false;
+        }
+
+        return statement.Sql(" WHERE id = ").Param(instance.Id).Sql(" AND version = ").Param(expectedVersion);
+    }
+
+    /// <summary>The column names of <see cref="InstanceColumns"/>, in order.</summary>
+    public static readonly string[] InstanceColumnNames = Split(InstanceColumns);
+    public static readonly string[] SignalColumnNames = Split(SignalColumns);
+    public static readonly string[] HistoryColumnNames = Split(HistoryColumns);
+    public static readonly string[] TaskColumnNames = Split(TaskColumns);
+
+    /// <summary>The signal columns qualified by a table alias (for statements that join).</summary>
+    public static string SignalColumnsOf(string alias) => string.Join(", ", SignalColumnNames.Select(c => $"{alias}.{c}"));
+
+    private static string[] Split(string columns) => columns.Split(',', StringSplitOptions.TrimEntries);
+
+    private static string? NullableString(DbDataReader r, int i) => r.IsDBNull(i) ? null : r.GetString(i);
+
+    private static Guid? NullableGuid(DbDataReader r, int i) => r.IsDBNull(i) ? null : r.GetGuid(i);
+
+    private static DateTime Utc(DateTime value) => value.Kind == DateTimeKind.Utc ? value : DateTime.SpecifyKind(value, DateTimeKind.Utc);
+}
+
+/// <summary>
+/// One hand-written statement with its parameters (@p0, @p1, …), values converted the way the dialect stores them.
+/// </summary>
+internal sealed class SqlStatement(SqlDialect dialect)
+{
+    private readonly StringBuilder _text = new(256);
+    private readonly List<object> _values = [];
+
+    public string Text => _text.ToString();
+
+    public IReadOnlyList<object> Parameters => _values;
+
+    public SqlStatement Sql(string text)
+    {
+        _text.Append(text);
+        return this;
+    }
+
+    /// <summary>Appends a parameter placeholder for <paramref name="value"/>.</summary>
+    public SqlStatement Param(object? value)
+    {
+        _text.Append(Name(_values.Count));
+        _values.Add(dialect.ToDatabase(value));
+        return this;
+    }
+
+    /// <summary>Binds values to placeholders already in the text (@p0, @p1, … in order).</summary>
+    public SqlStatement Bind(params object?[] values)
+    {
+        foreach (var value in values)
+        {
+            _values.Add(dialect.ToDatabase(value));
+        }
+
+        return this;
+    }
+
+    /// <summary>Appends "(@pN, @pN+1, …)" for a row of values.</summary>
+    public void Values(object?[] values)
+    {
+        _text.Append('(');
+        for (var i = 0; i < values.Length; i++)
+        {
+            if (i > 0)
+            {
+                _text.Append(", ");
+            }
+
+            Param(values[i]);
+        }
+
+        _text.Append(')');
+    }
+
+    /// <summary>Sets this statement's text and parameters on a command.</summary>
+    public void ApplyTo(DbCommand command)
+    {
+        command.CommandText = Text;
+        for (var i = 0; i < _values.Count; i++)
+        {
+            var parameter = command.CreateParameter();
+            parameter.ParameterName = Name(i);
+            parameter.Value = _values[i];
+            command.Parameters.Add(parameter);
+        }
+    }
+
+    /// <summary>Sets this statement's text and parameters on a command of a batch.</summary>
+    public void ApplyTo(DbBatchCommand command)
+    {
+        command.CommandText = Text;
+        for (var i = 0; i < _values.Count; i++)
+        {
+            var parameter = command.CreateParameter();
+            parameter.ParameterName = Name(i);
+            parameter.Value = _values[i];
+            command.Parameters.Add(parameter);
+        }
+    }
+
+    private static readonly string[] Names = Enumerable.Range(0, 512).Select(i => $"@p{i}").ToArray();
+
+    private static string Name(int i) => i < Names.Length ? Names[i] : $"@p{i}";
+}
+
+/// <summary>Runs hand-written statements in order, in one round trip where the provider batches (PostgreSQL).</summary>
+internal static class SqlExecution
+{
+    /// <summary>The rows each statement affected.</summary>
+    public static async Task<int[]> ExecuteAsync(DbConnection connection, DbTransaction? transaction, IReadOnlyList<SqlStatement> statements,
+        CancellationToken cancellationToken)
+    {
+        var affected = new int[statements.Count];
+        if (statements.Count > 1 && connection.CanCreateBatch)
+        {
+            await using var batch = connection.CreateBatch();
+            batch.Transaction = transaction;
+            foreach (var statement in statements)
+            {
+                var command = batch.CreateBatchCommand();
+                statement.ApplyTo(command);
+                batch.BatchCommands.Add(command);
+            }
+
+            await batch.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+            for (var i = 0; i < affected.Length; i++)
+            {
+                affected[i] = batch.BatchCommands[i].RecordsAffected;
+            }
+
+            return affected;
+        }
+
+        for (var i = 0; i < statements.Count; i++)
+        {
+            await using var command = connection.CreateCommand();
+            command.Transaction = transaction;
+            statements[i].ApplyTo(command);
+            affected[i] = await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        return affected;
+    }
+}
