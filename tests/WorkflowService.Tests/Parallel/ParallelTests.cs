@@ -376,6 +376,76 @@ public abstract class ParallelTests<TBackend> : ServiceTest<TBackend> where TBac
     }
 
     [Fact]
+    public async Task An_instance_inside_a_parallel_step_migrates_branch_by_branch_and_completes_on_the_new_version()
+    {
+        var name = Definitions.Unique("parallel-migrate");
+        await Api.PublishAsync(TwoReports(name));
+        var instance = await Api.StartAsync(name);
+        await Api.SignalAsync(instance.Id, "assessor-report", new { damage = 40 });
+        await Eventually.WaitUntilAsync(async () => (await Api.GetAsync(instance.Id)).Wait!.Branches!.Single(b => b.Name == "assessor").Joined);
+        // Version 2 renames the police branch's wait and says which version completed.
+        await Api.PublishAsync(TwoReports(name).Replace("wait-police", "await-police").Replace("atFault: vars.police.atFault", "version: 2"));
+        var stepMap = new Dictionary<string, string> { ["wait-police"] = "await-police" };
+
+        using (var dry = await Api.Http.PostAsJsonAsync($"/instances/{instance.Id}/migrate", new { toVersion = 2, stepMap, dryRun = true }))
+        {
+            var preview = (await dry.Content.ReadFromJsonAsync<MigrationReport>(WorkflowServiceFactory.Json))!;
+            Assert.Equal(("gather", "gather", true), (preview.Instances[0].FromStep, preview.Instances[0].ToStep, preview.Instances[0].Allowed));
+        }
+
+        using (var run = await Api.Http.PostAsJsonAsync($"/instances/{instance.Id}/migrate", new { toVersion = 2, stepMap, dryRun = false }))
+        {
+            Assert.Equal(1, (await run.Content.ReadFromJsonAsync<MigrationReport>(WorkflowServiceFactory.Json))!.Migrated);
+        }
+
+        var moved = await Api.GetAsync(instance.Id);
+        Assert.Equal(2, moved.Version);
+        Assert.Equal("await-police", moved.Wait!.Branches!.Single(b => b.Name == "police").StepId);
+        await Api.SignalAsync(instance.Id, "police-report", new { atFault = "other" });
+        var done = await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+        Assert.Equal(2, done.Output!.Value.GetProperty("version").GetInt32());
+        Assert.Equal(40, done.Output!.Value.GetProperty("damage").GetInt32());
+    }
+
+    [Fact]
+    public async Task A_plan_that_would_strand_a_branch_or_drop_a_wait_into_a_branch_is_refused_and_moves_nothing()
+    {
+        var name = Definitions.Unique("parallel-strand");
+        await Api.PublishAsync(TwoReports(name));
+        var inParallel = await Api.StartAsync(name);
+        // Version 2 has no police branch: the instance's police branch would be stranded.
+        await Api.PublishAsync(TwoReports(name).Replace("\"name\": \"police\"", "\"name\": \"traffic-police\""));
+
+        using (var response = await Api.Http.PostAsJsonAsync($"/instances/{inParallel.Id}/migrate", new { toVersion = 2, dryRun = false }))
+        {
+            var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.UnprocessableEntity);
+            Assert.Contains("police", (string)problem["detail"]!);
+            Assert.Contains("never started", (string)problem["detail"]!);
+        }
+
+        Assert.Equal(1, (await Api.GetAsync(inParallel.Id)).Version);
+
+        // An instance waiting outside any parallel step cannot land on a step inside a branch.
+        var plain = Definitions.Unique("parallel-into");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(plain));
+        var waiting = await Api.StartAsync(plain);
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{plain}}",
+              "steps": [
+                { "id": "gather", "type": "parallel", "branches": [ { "name": "only", "steps": [ { "id": "wait-go", "type": "waitForSignal", "signal": "go" } ] } ] },
+                { "id": "done", "type": "complete" }
+              ]
+            }
+            """);
+        using (var response = await Api.Http.PostAsJsonAsync($"/instances/{waiting.Id}/migrate", new { toVersion = 2, dryRun = true }))
+        {
+            var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.UnprocessableEntity);
+            Assert.Contains("inside branch 'only' of parallel step 'gather'", (string)problem["detail"]!);
+        }
+    }
+
+    [Fact]
     public async Task An_invalid_parallel_step_is_refused_with_422_listing_every_problem_with_its_path()
     {
         var json = $$"""
