@@ -5,7 +5,20 @@ namespace WorkflowService.Api;
 
 public sealed record StartInstanceRequest(string Definition, int? Version, JsonElement? Input, string? BusinessKey);
 
-public sealed record WaitView(WaitKind Kind, string StepId, string? Signal, Guid? TimerId, Guid? TaskId);
+/// <summary>Where an instance waits; in a parallel step (kind Parallel), where each of its branches waits or that it joined.</summary>
+public sealed record WaitView(WaitKind Kind, string StepId, string? Signal, Guid? TimerId, Guid? TaskId, IReadOnlyList<BranchView>? Branches)
+{
+    public static WaitView? From(WorkflowInstance i) => i.WaitKind is { } kind
+        ? new WaitView(kind, i.WaitStepId!, i.WaitSignal, i.WaitTimerId, i.WaitTaskId,
+            kind == WaitKind.Parallel ? ParallelBranch.Parse(i.BranchesJson).Select(BranchView.From).ToList() : null)
+        : null;
+}
+
+/// <summary>One branch of the parallel step an instance is in: its wait, or joined (it waits for the other branches).</summary>
+public sealed record BranchView(string Name, bool Joined, WaitKind? Kind, string? StepId, string? Signal, Guid? TimerId, Guid? TaskId)
+{
+    public static BranchView From(ParallelBranch b) => new(b.Name, b.Joined, b.WaitKind, b.WaitStepId, b.WaitSignal, b.WaitTimerId, b.WaitTaskId);
+}
 
 public sealed record InstanceView(
     Guid Id,
@@ -26,7 +39,7 @@ public sealed record InstanceView(
     public static InstanceView From(WorkflowInstance i) => new(
         i.Id, i.DefinitionName, i.DefinitionVersion, i.Status, i.BusinessKey,
         Json.Element(i.InputJson), Json.Element(i.VariablesJson), Json.Element(i.OutputJson), i.Error,
-        i.WaitKind is { } kind ? new WaitView(kind, i.WaitStepId!, i.WaitSignal, i.WaitTimerId, i.WaitTaskId) : null,
+        WaitView.From(i),
         i.ParkedSignals, i.CreatedAt, i.UpdatedAt, i.CompletedAt);
 }
 

@@ -2933,6 +2933,43 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class BranchView
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("name")]
+        public string Name { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("joined")]
+        public bool Joined { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("kind")]
+        [System.Text.Json.Serialization.JsonConverter(typeof(System.Text.Json.Serialization.JsonStringEnumConverter<WaitKind>))]
+        public WaitKind? Kind { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("stepId")]
+        public string? StepId { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("signal")]
+        public string? Signal { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("timerId")]
+        public System.Guid? TimerId { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("taskId")]
+        public System.Guid? TaskId { get; set; } = default!;
+
+        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
+
+        [System.Text.Json.Serialization.JsonExtensionData]
+        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
+        {
+            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
+            set { _additionalProperties = value; }
+        }
+
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class ClaimTaskRequest
     {
 
@@ -3831,6 +3868,9 @@ namespace WorkflowService.Tests.Client.Generated
         [System.Runtime.Serialization.EnumMember(Value = @"SubWorkflow")]
         SubWorkflow = 4,
 
+        [System.Runtime.Serialization.EnumMember(Value = @"Parallel")]
+        Parallel = 5,
+
     }
 
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
@@ -3852,6 +3892,9 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("taskId")]
         public System.Guid? TaskId { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("branches")]
+        public System.Collections.Generic.ICollection<BranchView>? Branches { get; set; } = default!;
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
