@@ -294,6 +294,36 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         QuerySingleAsync(new SqlStatement(dialect).Sql($"SELECT {Rows.InstanceColumns} FROM wf_instances WHERE id = ").Param(id),
             Rows.ReadInstance, cancellationToken);
 
+    public async Task<IReadOnlyList<WorkflowInstance>> GetInstancesAsync(IReadOnlyCollection<Guid> ids, CancellationToken cancellationToken)
+    {
+        if (ids.Count == 0)
+        {
+            return [];
+        }
+
+        var statement = new SqlStatement(dialect).Sql($"SELECT {Rows.InstanceColumns} FROM wf_instances WHERE id IN ");
+        statement.Values([.. ids.Cast<object?>()]);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await using var command = db.Database.GetDbConnection().CreateCommand();
+            statement.ApplyTo(command);
+            await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
+            var found = new List<WorkflowInstance>(ids.Count);
+            while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
+            {
+                found.Add(Rows.ReadInstance(reader));
+            }
+
+            return found;
+        }
+        finally
+        {
+            await db.Database.CloseConnectionAsync().ConfigureAwait(false);
+        }
+    }
+
     /// <summary>Runs a hand-written query on a pooled connection and reads its first row, if any.</summary>
     private async Task<T?> QuerySingleAsync<T>(SqlStatement statement, Func<DbDataReader, T> read, CancellationToken cancellationToken)
         where T : class
@@ -361,23 +391,45 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
 
     public async Task<(SignalMessage Signal, bool Created)> EnqueueSignalAsync(SignalMessage signal, CancellationToken cancellationToken)
     {
+        var (stored, created) = await InsertSignalAsync(signal,
+            Rows.Insert(dialect, "wf_signals", Rows.SignalColumns, [signal], Rows.SignalValues), cancellationToken).ConfigureAwait(false);
+        return (stored!, created);
+    }
+
+    public Task<(SignalMessage? Signal, bool Created)> EnqueueSignalIfOpenAsync(SignalMessage signal, CancellationToken cancellationToken)
+    {
+        // INSERT … SELECT … WHERE EXISTS: the instance check and the insert are one statement, one round trip.
+        var statement = new SqlStatement(dialect).Sql($"INSERT INTO wf_signals ({Rows.SignalColumns}) SELECT ");
+        var values = Rows.SignalValues(signal);
+        for (var i = 0; i < values.Length; i++)
+        {
+            statement.Sql(i == 0 ? string.Empty : ", ").Param(values[i]);
+        }
+
+        statement.Sql(" WHERE EXISTS (SELECT 1 FROM wf_instances WHERE id = ").Param(signal.InstanceId)
+            .Sql(" AND status NOT IN ('Completed', 'Failed', 'Cancelled'))");
+        return InsertSignalAsync(signal, statement, cancellationToken);
+    }
+
+    /// <summary>Runs a signal insert; a repeated idempotency key answers the signal stored first.</summary>
+    private async Task<(SignalMessage? Signal, bool Created)> InsertSignalAsync(SignalMessage signal, SqlStatement insert, CancellationToken cancellationToken)
+    {
         try
         {
             using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-            await RetryTransientAsync(async (db, ct) =>
+            var rows = await RetryTransientAsync(async (db, ct) =>
             {
                 await db.Database.OpenConnectionAsync(ct).ConfigureAwait(false);
                 try
                 {
-                    await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), null,
-                        [Rows.Insert(dialect, "wf_signals", Rows.SignalColumns, [signal], Rows.SignalValues)], ct).ConfigureAwait(false);
+                    return (await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), null, [insert], ct).ConfigureAwait(false))[0];
                 }
                 finally
                 {
                     await db.Database.CloseConnectionAsync().ConfigureAwait(false);
                 }
             }, cancellationToken).ConfigureAwait(false);
-            return (signal, true);
+            return rows == 1 ? (signal, true) : (null, false);
         }
         catch (DbException e) when (dialect.IsUniqueViolation(e) && signal.IdempotencyKey is not null)
         {

@@ -24,6 +24,8 @@ public interface IWorkflowStore
     /// <summary>Writes a wait point; throws <see cref="ConcurrencyConflictException"/> or <see cref="LeaseLostException"/>.</summary>
     Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken);
     Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken);
+    /// <summary>The instances of these ids that exist, in one read (the instances of a batch of claimed signals).</summary>
+    Task<IReadOnlyList<WorkflowInstance>> GetInstancesAsync(IReadOnlyCollection<Guid> ids, CancellationToken cancellationToken);
     Task<WorkflowInstance?> FindInstanceAsync(string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken);
     Task<Page<WorkflowInstance>> QueryInstancesAsync(InstanceQuery query, CancellationToken cancellationToken);
     Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken);
@@ -31,6 +33,11 @@ public interface IWorkflowStore
     // Signals
     /// <summary>Queues a signal; returns the existing one when its idempotency key was used before for the instance.</summary>
     Task<(SignalMessage Signal, bool Created)> EnqueueSignalAsync(SignalMessage signal, CancellationToken cancellationToken);
+    /// <summary>
+    /// Queues a signal only while its instance exists and has not ended, in one round trip; returns a null signal when the
+    /// instance is missing or ended (the caller reads it to tell which), and the existing signal for a repeated idempotency key.
+    /// </summary>
+    Task<(SignalMessage? Signal, bool Created)> EnqueueSignalIfOpenAsync(SignalMessage signal, CancellationToken cancellationToken);
     /// <summary>Leases up to <paramref name="max"/> due signals to <paramref name="owner"/> (attempts incremented).</summary>
     Task<IReadOnlyList<SignalMessage>> ClaimDueSignalsAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken);
     /// <summary>When the next pending signal becomes claimable (Unix ms), or null when none is pending.</summary>

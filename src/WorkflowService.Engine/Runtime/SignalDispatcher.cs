@@ -34,7 +34,7 @@ public sealed partial class SignalDispatcher(
 
         var workers = settings.SignalWorkers;
         var idle = new SemaphoreSlim(workers, workers);
-        var queue = Channel.CreateBounded<SignalMessage>(new BoundedChannelOptions(workers) { SingleReader = false, SingleWriter = true });
+        var queue = Channel.CreateBounded<(SignalMessage Signal, WorkflowInstance? Instance)>(new BoundedChannelOptions(workers) { SingleReader = false, SingleWriter = true });
         var running = Enumerable.Range(0, workers).Select(_ => Task.Run(() => WorkAsync(queue.Reader, idle))).ToArray();
         LogStarted(logger, node.Id, workers);
 
@@ -67,9 +67,11 @@ public sealed partial class SignalDispatcher(
                     idle.Release(free - claimed.Count);
                 }
 
+                // The instances of the batch in one read; a worker re-reads its own only after a conflict.
+                var instances = await ReadInstancesAsync(claimed, stoppingToken).ConfigureAwait(false);
                 foreach (var signal in claimed)
                 {
-                    await queue.Writer.WriteAsync(signal, stoppingToken).ConfigureAwait(false);
+                    await queue.Writer.WriteAsync((signal, instances?.GetValueOrDefault(signal.InstanceId)?.Clone()), stoppingToken).ConfigureAwait(false);
                 }
 
                 if (claimed.Count == free)
@@ -129,13 +131,33 @@ public sealed partial class SignalDispatcher(
         }
     }
 
-    private async Task WorkAsync(ChannelReader<SignalMessage> reader, SemaphoreSlim idle)
+    /// <summary>The claimed signals' instances, or null when the read failed (each worker then reads its own).</summary>
+    private async Task<Dictionary<Guid, WorkflowInstance>?> ReadInstancesAsync(IReadOnlyList<SignalMessage> claimed, CancellationToken cancellationToken)
     {
-        await foreach (var signal in reader.ReadAllAsync().ConfigureAwait(false))
+        if (claimed.Count == 0)
+        {
+            return null;
+        }
+
+        try
+        {
+            var ids = claimed.Select(s => s.InstanceId).ToHashSet();
+            return (await store.GetInstancesAsync(ids, cancellationToken).ConfigureAwait(false)).ToDictionary(i => i.Id);
+        }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            LogStoreError(logger, e);
+            return null;
+        }
+    }
+
+    private async Task WorkAsync(ChannelReader<(SignalMessage Signal, WorkflowInstance? Instance)> reader, SemaphoreSlim idle)
+    {
+        await foreach (var (signal, instance) in reader.ReadAllAsync().ConfigureAwait(false))
         {
             try
             {
-                await processor.ProcessAsync(signal, _abort.Token).ConfigureAwait(false);
+                await processor.ProcessAsync(signal, instance, _abort.Token).ConfigureAwait(false);
             }
             catch (Exception e) when (e is not OperationCanceledException || !_abort.IsCancellationRequested)
             {

@@ -19,7 +19,8 @@ public sealed partial class SignalProcessor(
     IOptions<EngineOptions> options,
     ILogger<SignalProcessor> logger)
 {
-    public async Task ProcessAsync(SignalMessage signal, CancellationToken cancellationToken)
+    /// <summary>Applies <paramref name="signal"/>; <paramref name="snapshot"/>, when given, is its instance as read after the claim.</summary>
+    public async Task ProcessAsync(SignalMessage signal, WorkflowInstance? snapshot, CancellationToken cancellationToken)
     {
         var started = Stopwatch.GetTimestamp();
         var engine = options.Value;
@@ -27,7 +28,9 @@ public sealed partial class SignalProcessor(
         (string? Response, string? Error)? callOut = null;
         for (var attempt = 0; attempt <= engine.MaxConflictRetries; attempt++)
         {
-            var instance = await store.GetInstanceAsync(signal.InstanceId, cancellationToken).ConfigureAwait(false);
+            var instance = attempt == 0 && snapshot is not null
+                ? snapshot
+                : await store.GetInstanceAsync(signal.InstanceId, cancellationToken).ConfigureAwait(false);
             if (instance is null)
             {
                 await store.DeadLetterSignalAsync(signal.Id, signal.LeaseToken, $"instance {signal.InstanceId} does not exist", cancellationToken)

@@ -98,20 +98,17 @@ public sealed partial class WorkflowRuntime(
         return new StartResult(StartOutcome.Created, commit.Instance);
     }
 
-    /// <summary>Queues a signal for an instance. It is applied by a signal worker, never lost if it comes early.</summary>
+    /// <summary>
+    /// Queues a signal for an instance. It is applied by a signal worker, never lost if it comes early. While the instance
+    /// is open this is one store round trip (the insert checks the instance); only a refused signal reads the instance.
+    /// </summary>
     public async Task<SignalResult> SignalAsync(SignalRequest request, CancellationToken cancellationToken)
     {
-        var instance = await store.GetInstanceAsync(request.InstanceId, cancellationToken).ConfigureAwait(false);
-        if (instance is null)
-        {
-            return new SignalResult(SignalOutcome.InstanceNotFound, null, null);
-        }
-
         var nowMs = store.NowMs();
         var signal = new SignalMessage
         {
             Id = Guid.CreateVersion7(),
-            InstanceId = instance.Id,
+            InstanceId = request.InstanceId,
             Name = request.Name,
             PayloadJson = request.PayloadJson,
             Status = SignalStatus.Pending,
@@ -120,30 +117,36 @@ public sealed partial class WorkflowRuntime(
             CreatedAt = time.GetUtcNow().UtcDateTime,
         };
 
-        if (instance.Status.IsTerminal())
+        var (stored, created) = await store.EnqueueSignalIfOpenAsync(signal, cancellationToken).ConfigureAwait(false);
+        if (stored is not null)
         {
-            // A repeated delivery of a signal that was accepted before the end is still answered as a duplicate.
-            if (request.IdempotencyKey is not null)
+            if (!created)
             {
-                var earlier = (await store.ListSignalsAsync(instance.Id, cancellationToken).ConfigureAwait(false))
-                    .FirstOrDefault(s => s.IdempotencyKey == request.IdempotencyKey);
-                if (earlier is not null)
-                {
-                    return new SignalResult(SignalOutcome.Duplicate, earlier, instance);
-                }
+                return new SignalResult(SignalOutcome.Duplicate, stored, null);
             }
 
-            return new SignalResult(SignalOutcome.InstanceEnded, null, instance);
+            wakeUp.Notify(stored.DueAtMs);
+            return new SignalResult(SignalOutcome.Accepted, stored, null);
         }
 
-        var (stored, created) = await store.EnqueueSignalAsync(signal, cancellationToken).ConfigureAwait(false);
-        if (!created)
+        var instance = await store.GetInstanceAsync(request.InstanceId, cancellationToken).ConfigureAwait(false);
+        if (instance is null)
         {
-            return new SignalResult(SignalOutcome.Duplicate, stored, instance);
+            return new SignalResult(SignalOutcome.InstanceNotFound, null, null);
         }
 
-        wakeUp.Notify(stored.DueAtMs);
-        return new SignalResult(SignalOutcome.Accepted, stored, instance);
+        // A repeated delivery of a signal that was accepted before the end is still answered as a duplicate.
+        if (request.IdempotencyKey is not null)
+        {
+            var earlier = (await store.ListSignalsAsync(instance.Id, cancellationToken).ConfigureAwait(false))
+                .FirstOrDefault(s => s.IdempotencyKey == request.IdempotencyKey);
+            if (earlier is not null)
+            {
+                return new SignalResult(SignalOutcome.Duplicate, earlier, instance);
+            }
+        }
+
+        return new SignalResult(SignalOutcome.InstanceEnded, null, instance);
     }
 
     /// <summary>

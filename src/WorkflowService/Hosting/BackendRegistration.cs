@@ -49,7 +49,16 @@ public static class BackendRegistration
                 transport = "inprocess";
                 break;
             case "postgresql":
-                var connection = new NpgsqlConnectionStringBuilder(store.ConnectionString)
+                var connection = new NpgsqlConnectionStringBuilder(store.ConnectionString);
+                // The hot path repeats a handful of statements: let the server keep their plans (prepared per connection),
+                // unless the connection string chose otherwise.
+                if (connection.MaxAutoPrepare == 0)
+                {
+                    connection.MaxAutoPrepare = 32;
+                    connection.AutoPrepareMinUsages = 2;
+                }
+
+                connection = new NpgsqlConnectionStringBuilder(connection.ConnectionString)
                 {
                     MaxPoolSize = store.MaxPoolSize,
                     CommandTimeout = store.CommandTimeoutSeconds,
