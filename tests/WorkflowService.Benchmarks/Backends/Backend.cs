@@ -49,6 +49,23 @@ internal abstract class Backend : IAsyncDisposable
     /// <summary>How <see cref="ReadServerTransactionsAsync"/> counts, for the report; null where it counts nothing.</summary>
     public virtual string? ServerTransactionsSource => null;
 
+    /// <summary>
+    /// Does now the housekeeping the database would otherwise start by itself during a quiet measurement window
+    /// (PostgreSQL: VACUUM ANALYZE of the run's database, so that autovacuum finds little to do there); says what it did.
+    /// </summary>
+    public virtual Task<string?> DoHousekeepingNowAsync(CancellationToken cancellationToken) => Task.FromResult<string?>(null);
+
+    /// <summary>
+    /// Waits <paramref name="window"/> while watching for the database's own background work in the run's database,
+    /// whose transactions <see cref="ReadServerTransactionsAsync"/> would count (PostgreSQL: autovacuum workers, sampled
+    /// every 100 ms); returns what it saw, or null for nothing.
+    /// </summary>
+    public virtual async Task<string?> WatchQuietWindowAsync(TimeSpan window, CancellationToken cancellationToken)
+    {
+        await Task.Delay(window, cancellationToken);
+        return null;
+    }
+
     /// <summary>Stores <paramref name="count"/> completed signal-roundtrip instances in the shape the service writes; says how.</summary>
     public abstract Task<string> SeedCompletedInstancesAsync(int count, CancellationToken cancellationToken);
 

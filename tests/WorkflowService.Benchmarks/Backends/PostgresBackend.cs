@@ -137,6 +137,40 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
             : throw new InvalidOperationException($"pg_stat_database has no row for {_database}");
     }
 
+    public override async Task<string?> DoHousekeepingNowAsync(CancellationToken cancellationToken)
+    {
+        await using var connection = new NpgsqlConnection(Admin(_database));
+        await connection.OpenAsync(cancellationToken);
+        await using var vacuum = new NpgsqlCommand("VACUUM ANALYZE", connection) { CommandTimeout = 120 };
+        await vacuum.ExecuteNonQueryAsync(cancellationToken);
+        return $"VACUUM ANALYZE of {_database} before settling, so that autovacuum finds little to do there";
+    }
+
+    public override async Task<string?> WatchQuietWindowAsync(TimeSpan window, CancellationToken cancellationToken)
+    {
+        await using var connection = new NpgsqlConnection(Admin("postgres"));
+        await connection.OpenAsync(cancellationToken);
+        await using var workers = new NpgsqlCommand(
+            "SELECT count(*)::int FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'autovacuum worker'", connection);
+        workers.Parameters.AddWithValue(_database);
+        var every = TimeSpan.FromMilliseconds(100);
+        var clock = Stopwatch.StartNew();
+        var seen = 0;
+        var samples = 0;
+        for (var left = window; left > TimeSpan.Zero; left = window - clock.Elapsed)
+        {
+            samples++;
+            if ((int)(await workers.ExecuteScalarAsync(cancellationToken))! > 0)
+            {
+                seen++;
+            }
+
+            await Task.Delay(left < every ? left : every, cancellationToken);
+        }
+
+        return seen > 0 ? $"an autovacuum worker was in {_database} in {seen} of {samples} samples (every 100 ms)" : null;
+    }
+
     public override string ServerTransactionsSource =>
         "pg_stat_database.xact_commit + xact_rollback of the run's database (every session: the store's pool, the LISTEN connection, NOTIFY), read over a connection to the \"postgres\" database so that the readings are not counted; every statement outside an explicit transaction is one transaction";
 

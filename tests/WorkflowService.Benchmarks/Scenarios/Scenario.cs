@@ -21,9 +21,6 @@ internal abstract class Scenario
     /// <summary>Whether --tier smoke (the correctness check CI runs) includes it: the Smoke scenarios, and short ones that say so.</summary>
     public virtual bool InSmokeTier => TierLabel == "Smoke";
 
-    /// <summary>Environment variables the service gets for this scenario on top of the backend's (e.g. log levels).</summary>
-    public virtual IReadOnlyDictionary<string, string> ServiceEnvironment => new Dictionary<string, string>();
-
     /// <summary>False for scenarios that talk to the database directly (the ceiling): the service is stopped meanwhile.</summary>
     public virtual bool NeedsService => true;
 

@@ -1,7 +1,6 @@
 using WorkflowService.Benchmarks.Backends;
 using WorkflowService.Benchmarks.Client;
 using WorkflowService.Benchmarks.Cli;
-using WorkflowService.Benchmarks.Hosting;
 
 namespace WorkflowService.Benchmarks.Scenarios;
 
@@ -14,9 +13,6 @@ internal sealed class ScenarioContext
     public required RunnerOptions Options { get; init; }
     public required ProgressMeter Progress { get; init; }
     public required CancellationToken Cancellation { get; init; }
-
-    /// <summary>The service process (its log, its pid); null for scenarios that run without the service.</summary>
-    public ServiceProcess? Service { get; init; }
 
     /// <summary>The service's client; scenarios that run without the service (the ceiling) have none.</summary>
     public WorkflowClient Client

@@ -96,13 +96,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         WorkflowClient? client = null;
         if (scenario.NeedsService)
         {
-            var environment = new Dictionary<string, string>(backend.ServiceEnvironment);
-            foreach (var (key, value) in scenario.ServiceEnvironment)
-            {
-                environment[key] = value;
-            }
-
-            _service = await ServiceProcess.StartAsync(options.ServiceDll, environment, scenario.SignalWorkers, work, ct);
+            _service = await ServiceProcess.StartAsync(options.ServiceDll, backend.ServiceEnvironment, scenario.SignalWorkers, work, ct);
             client = new WorkflowClient(_service.Address, scenario.Concurrency);
             foreach (var file in scenario.DefinitionFiles)
             {
@@ -116,7 +110,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             var from = DateTimeOffset.UtcNow;
             await using (var warm = new ProgressMeter(name, 0, null))
             {
-                await scenario.WarmUpAsync(Context(backend, client, service, warm, ct));
+                await scenario.WarmUpAsync(Context(backend, client, warm, ct));
             }
 
             var deadBefore = client is null ? 0 : await client.TotalAsync("/dead-letters", ct);
@@ -128,7 +122,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             Measurement measurement;
             await using (var progress = new ProgressMeter(name, scenario.Ops, service?.Pid))
             {
-                measurement = await scenario.MeasureAsync(Context(backend, client, service, progress, ct));
+                measurement = await scenario.MeasureAsync(Context(backend, client, progress, ct));
             }
 
             var after = ResourceProbe.Read(service?.Pid);
@@ -204,9 +198,9 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         }
     }
 
-    private ScenarioContext Context(Backend backend, WorkflowClient? client, ServiceProcess? service, ProgressMeter progress, CancellationToken ct) => client is null
+    private ScenarioContext Context(Backend backend, WorkflowClient? client, ProgressMeter progress, CancellationToken ct) => client is null
         ? new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct }
-        : new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct, Client = client, Service = service };
+        : new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct, Client = client };
 
     /// <summary>
     /// Instances created since the scenario began (warm-up included) that are not terminal and have no pending wake-up:
