@@ -7,8 +7,11 @@ using WorkflowService.Engine.Persistence;
 namespace WorkflowService.Storage.Relational;
 
 /// <summary>The workflow store on any relational database EF Core supports; the SQL that differs comes from the dialect.</summary>
-public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext> contexts, SqlDialect dialect, TimeProvider time) : IWorkflowStore
+public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext> contexts, SqlDialect dialect, TimeProvider time)
+    : IWorkflowStore, IAsyncDisposable
 {
+    private readonly WriterLane? _lane = dialect.SingleWriter ? new WriterLane(contexts) : null;
+
     // The hottest read (every signal, every resume, every long-poll): compiled once per store, skipping LINQ translation.
     // Not static: a compiled query belongs to one model, and each store (SQLite, PostgreSQL) has its own.
     private readonly Func<WorkflowDbContext, Guid, CancellationToken, Task<WorkflowInstance?>> _instanceById =
@@ -148,10 +151,44 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
 
     public Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken) => WriteAsync(commit, cancellationToken);
 
-    private async Task WriteAsync(WaitPointCommit commit, CancellationToken cancellationToken)
+    private Task WriteAsync(WaitPointCommit commit, CancellationToken cancellationToken) =>
+        HotWriteAsync(async (db, commands, ct) =>
+        {
+            await WriteOnceAsync(db, commands, commit, ct).ConfigureAwait(false);
+            return true;
+        }, cancellationToken);
+
+    /// <summary>
+    /// A hot-path write: under the writer gate on the long-lived writer connection where the database takes one writer
+    /// (SQLite); elsewhere on a pooled connection under the provider's bounded retry of transient failures.
+    /// </summary>
+    private async Task<T> HotWriteAsync<T>(Func<WorkflowDbContext, SqlCommandCache?, CancellationToken, Task<T>> work, CancellationToken cancellationToken)
     {
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-        await RetryTransientAsync((db, ct) => WriteOnceAsync(db, commit, ct), cancellationToken).ConfigureAwait(false);
+        if (_lane is null)
+        {
+            return await RetryTransientAsync((db, ct) => work(db, null, ct), cancellationToken).ConfigureAwait(false);
+        }
+
+        var (writer, commands) = await _lane.EnterAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            return await work(writer, commands, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is not (ConcurrencyConflictException or LeaseLostException) && !dialect.IsUniqueViolation(e))
+        {
+            await _lane.ResetAsync().ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_lane is not null)
+        {
+            using var gate = await dialect.EnterWriteAsync(CancellationToken.None).ConfigureAwait(false);
+            await _lane.DisposeAsync().ConfigureAwait(false);
+        }
     }
 
     /// <summary>
@@ -181,7 +218,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     /// the instance row checked against the version read before the run, history, new signals and tasks, and the fate of
     /// the signals the run consumed.
     /// </summary>
-    private async Task WriteOnceAsync(WorkflowDbContext db, WaitPointCommit commit, CancellationToken cancellationToken)
+    private async Task WriteOnceAsync(WorkflowDbContext db, SqlCommandCache? commands, WaitPointCommit commit, CancellationToken cancellationToken)
     {
         var instance = commit.Instance;
         instance.Version = commit.IsNew ? 1 : commit.ExpectedVersion + 1;
@@ -263,7 +300,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         int[] affected;
         try
         {
-            affected = await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), transaction.GetDbTransaction(), statements, cancellationToken)
+            affected = await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), transaction.GetDbTransaction(), statements, commands, cancellationToken)
                 .ConfigureAwait(false);
         }
         catch (DbException e) when (!commit.IsNew && dialect.IsUniqueViolation(e))
@@ -416,13 +453,12 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     {
         try
         {
-            using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-            var rows = await RetryTransientAsync(async (db, ct) =>
+            var rows = await HotWriteAsync(async (db, commands, ct) =>
             {
                 await db.Database.OpenConnectionAsync(ct).ConfigureAwait(false);
                 try
                 {
-                    return (await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), null, [insert], ct).ConfigureAwait(false))[0];
+                    return (await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), null, [insert], commands, ct).ConfigureAwait(false))[0];
                 }
                 finally
                 {
@@ -445,24 +481,44 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         var now = NowMs();
         var token = Random.Shared.NextInt64(1, long.MaxValue);
         var until = now + (long)lease.TotalMilliseconds;
-        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
-        var claimed = new List<SignalMessage>(max);
-        try
+        var statement = new SqlStatement(dialect).Sql(dialect.ClaimSql).Bind(owner, token, now, until, max);
+        var claimed = await HotWriteAsync(async (db, commands, ct) =>
         {
-            await using var command = db.Database.GetDbConnection().CreateCommand();
-            new SqlStatement(dialect).Sql(dialect.ClaimSql).Bind(owner, token, now, until, max).ApplyTo(command);
-            await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
-            while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
+            await db.Database.OpenConnectionAsync(ct).ConfigureAwait(false);
+            var connection = db.Database.GetDbConnection();
+            var owned = true;
+            DbCommand command;
+            if (commands is not null)
             {
-                claimed.Add(Rows.ReadSignal(reader));
+                command = commands.Rent(connection, null, statement, out owned);
             }
-        }
-        finally
-        {
-            await db.Database.CloseConnectionAsync().ConfigureAwait(false);
-        }
+            else
+            {
+                command = connection.CreateCommand();
+                statement.ApplyTo(command);
+            }
+
+            try
+            {
+                await using var reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
+                var rows = new List<SignalMessage>(max);
+                while (await reader.ReadAsync(ct).ConfigureAwait(false))
+                {
+                    rows.Add(Rows.ReadSignal(reader));
+                }
+
+                return rows;
+            }
+            finally
+            {
+                if (owned)
+                {
+                    await command.DisposeAsync().ConfigureAwait(false);
+                }
+
+                await db.Database.CloseConnectionAsync().ConfigureAwait(false);
+            }
+        }, cancellationToken).ConfigureAwait(false);
 
         if (claimed.Count > 1)
         {

@@ -235,14 +235,78 @@ internal sealed class SqlStatement(SqlDialect dialect)
     private static string Name(int i) => i < Names.Length ? Names[i] : $"@p{i}";
 }
 
+/// <summary>
+/// The commands of one long-lived connection, kept by their text so that each statement is prepared once (SQLite's
+/// writer connection). Used by one writer at a time; bounded.
+/// </summary>
+internal sealed class SqlCommandCache : IDisposable
+{
+    private const int MaxCommands = 128;
+    private readonly Dictionary<string, DbCommand> _commands = new(StringComparer.Ordinal);
+
+    /// <summary>A command for the statement on this connection, with its values bound; <paramref name="owned"/> when the caller disposes it.</summary>
+    public DbCommand Rent(DbConnection connection, DbTransaction? transaction, SqlStatement statement, out bool owned)
+    {
+        var text = statement.Text;
+        if (_commands.TryGetValue(text, out var command) && command.Parameters.Count == statement.Parameters.Count)
+        {
+            command.Transaction = transaction;
+            for (var i = 0; i < statement.Parameters.Count; i++)
+            {
+                command.Parameters[i].Value = statement.Parameters[i];
+            }
+
+            owned = false;
+            return command;
+        }
+
+        command = connection.CreateCommand();
+        command.Transaction = transaction;
+        statement.ApplyTo(command);
+        owned = _commands.Count >= MaxCommands || !_commands.TryAdd(text, command);
+        return command;
+    }
+
+    public void Dispose()
+    {
+        foreach (var command in _commands.Values)
+        {
+            command.Dispose();
+        }
+
+        _commands.Clear();
+    }
+}
+
 /// <summary>Runs hand-written statements in order, in one round trip where the provider batches (PostgreSQL).</summary>
 internal static class SqlExecution
 {
     /// <summary>The rows each statement affected.</summary>
     public static async Task<int[]> ExecuteAsync(DbConnection connection, DbTransaction? transaction, IReadOnlyList<SqlStatement> statements,
-        CancellationToken cancellationToken)
+        SqlCommandCache? cache, CancellationToken cancellationToken)
     {
         var affected = new int[statements.Count];
+        if (cache is not null)
+        {
+            for (var i = 0; i < statements.Count; i++)
+            {
+                var command = cache.Rent(connection, transaction, statements[i], out var owned);
+                try
+                {
+                    affected[i] = await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+                }
+                finally
+                {
+                    if (owned)
+                    {
+                        await command.DisposeAsync().ConfigureAwait(false);
+                    }
+                }
+            }
+
+            return affected;
+        }
+
         if (statements.Count > 1 && connection.CanCreateBatch)
         {
             await using var batch = connection.CreateBatch();

@@ -26,6 +26,9 @@ public abstract class SqlDialect
     /// </summary>
     public virtual object ToDatabase(object? value) => value ?? DBNull.Value;
 
+    /// <summary>True where the database takes one writer at a time (its writes then share one connection).</summary>
+    public virtual bool SingleWriter => false;
+
     /// <summary>Serialises writers where the database allows only one (SQLite); null where it needs no help.</summary>
     public virtual ValueTask<IDisposable?> EnterWriteAsync(CancellationToken cancellationToken) => ValueTask.FromResult<IDisposable?>(null);
 }

@@ -51,6 +51,8 @@ public sealed class SqliteDialect : SqlDialect
         await db.Database.EnsureCreatedAsync(cancellationToken).ConfigureAwait(false);
     }
 
+    public override bool SingleWriter => true;
+
     public override async ValueTask<IDisposable?> EnterWriteAsync(CancellationToken cancellationToken)
     {
         await _writer.WaitAsync(cancellationToken).ConfigureAwait(false);

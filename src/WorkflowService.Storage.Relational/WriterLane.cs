@@ -1,0 +1,51 @@
+using Microsoft.EntityFrameworkCore;
+
+namespace WorkflowService.Storage.Relational;
+
+/// <summary>
+/// Where the database takes one writer at a time (SQLite), the hot-path writes share one long-lived context whose
+/// connection stays open, with its statements prepared once: no connection open, pragma or statement preparation per
+/// write. Used only under the dialect's writer gate; the context still runs EF Core's interceptors (transactions).
+/// </summary>
+internal sealed class WriterLane(IDbContextFactory<WorkflowDbContext> contexts) : IAsyncDisposable
+{
+    private WorkflowDbContext? _db;
+    private SqlCommandCache? _commands;
+
+    public async ValueTask<(WorkflowDbContext Db, SqlCommandCache Commands)> EnterAsync(CancellationToken cancellationToken)
+    {
+        if (_db is null || _commands is null)
+        {
+            var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+            try
+            {
+                await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
+            }
+            catch
+            {
+                await db.DisposeAsync().ConfigureAwait(false);
+                throw;
+            }
+
+            _db = db;
+            _commands = new SqlCommandCache();
+        }
+
+        _db.ChangeTracker.Clear();
+        return (_db, _commands);
+    }
+
+    /// <summary>Drops the connection after an unexpected failure; the next write opens a new one.</summary>
+    public async ValueTask ResetAsync()
+    {
+        _commands?.Dispose();
+        _commands = null;
+        if (_db is not null)
+        {
+            await _db.DisposeAsync().ConfigureAwait(false);
+            _db = null;
+        }
+    }
+
+    public ValueTask DisposeAsync() => ResetAsync();
+}
