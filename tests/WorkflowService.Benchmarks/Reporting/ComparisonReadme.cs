@@ -47,7 +47,7 @@ internal static class ComparisonReadme
             [4] = ("— (96-op wave: " + Number(oracle.Find(ScenarioCatalog.ThroughputParallel)?.ThroughputPerSecond, ")"), "— (96-op wave: " + Number(mongo.Find(ScenarioCatalog.ThroughputParallel)?.ThroughputPerSecond, ")")),
         };
         var rows = headlines.Select(h => h.Headline.Rows().ToList()).ToList();
-        var template = new Headline(null, null, null, null, null, null, null, null, null, null, null, new HashSet<string>()).Rows().ToList();
+        var template = new Headline(null, null, null, null, null, null, null, null, null, null, null, false, new HashSet<string>()).Rows().ToList();
         for (var i = 0; i < template.Count; i++)
         {
             var (o, m) = predecessorValues.GetValueOrDefault(i, ("—", "—"));
