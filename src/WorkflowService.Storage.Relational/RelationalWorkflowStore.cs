@@ -49,7 +49,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
             SchemaVersion? stored;
             try
             {
-                stored = await db.Schema.AsNoTracking().FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+                stored = await db.Schema.AsNoTracking().Where(v => v.Id == 1).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
             }
             catch (Exception e) when (e is DbException or InvalidOperationException)
             {
