@@ -79,22 +79,25 @@ public sealed partial class SignalDispatcher(
                     continue;
                 }
 
+                // Sleep until a wake-up, the next due signal, or the poll interval. After a claim that found work, the next
+                // due time is not looked up: any signal committed meanwhile has already woken the transport (a notification
+                // while the dispatcher works completes its next wait at once), so the lookup would only cost a query per batch.
                 var until = store.NowMs() + (long)settings.PollInterval.TotalMilliseconds;
-                try
-                {
-                    var next = await store.GetNextDueAsync(stoppingToken).ConfigureAwait(false);
-                    if (next is { } due && due < until)
-                    {
-                        until = due;
-                    }
-                }
-                catch (Exception e) when (e is not OperationCanceledException)
-                {
-                    LogStoreError(logger, e);
-                }
-
                 if (claimed.Count == 0)
                 {
+                    try
+                    {
+                        var next = await store.GetNextDueAsync(stoppingToken).ConfigureAwait(false);
+                        if (next is { } due && due < until)
+                        {
+                            until = due;
+                        }
+                    }
+                    catch (Exception e) when (e is not OperationCanceledException)
+                    {
+                        LogStoreError(logger, e);
+                    }
+
                     metrics.IdlePoll();
                 }
 

@@ -48,8 +48,13 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
     {
         await using var connection = new NpgsqlConnection(Admin(_database));
         await connection.OpenAsync(cancellationToken);
-        var facts = new Dictionary<string, string>(StringComparer.Ordinal) { ["database"] = _database };
-        foreach (var setting in new[] { "server_version", "synchronous_commit", "fsync", "wal_sync_method", "full_page_writes", "shared_buffers", "max_connections", "wal_level", "commit_delay" })
+        var facts = new Dictionary<string, string>(StringComparer.Ordinal)
+        {
+            ["database"] = _database,
+            // Whether the service's connections are encrypted (TLS costs the service and the server CPU per round trip).
+            ["service connection SSL mode"] = new NpgsqlConnectionStringBuilder(_connectionString).SslMode.ToString(),
+        };
+        foreach (var setting in new[] { "ssl", "server_version", "synchronous_commit", "fsync", "wal_sync_method", "full_page_writes", "shared_buffers", "max_connections", "wal_level", "commit_delay" })
         {
             await using var show = new NpgsqlCommand($"SHOW {setting}", connection);
             facts[setting] = (string)(await show.ExecuteScalarAsync(cancellationToken))!;

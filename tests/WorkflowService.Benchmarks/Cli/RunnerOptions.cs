@@ -24,7 +24,7 @@ internal sealed record RunnerOptions
           --table-growth-seed N             completed instances stored before signal-roundtrip-table-growth
                                             (default 1000000; a smaller seed is labelled in every report)
           --postgres "Host=...;Username=...;Password=..."
-                                            admin connection string (default Host=127.0.0.1;Username=postgres;Password=postgres,
+                                            admin connection string (default Host=127.0.0.1;Username=postgres;Password=postgres;SSL Mode=Disable,
                                             or $WORKFLOW_BENCH_POSTGRES); each run creates and drops its own database
           --output DIR                      where reports go (default docs/benchmarks)
           --no-build                        do not build the service (Release) before the run
@@ -93,7 +93,9 @@ internal sealed record RunnerOptions
             Only = Value("--only") is { } only ? only.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).ToHashSet() : null,
             TableGrowthSeed = seed,
             PostgresAdmin = Value("--postgres") ?? Environment.GetEnvironmentVariable("WORKFLOW_BENCH_POSTGRES")
-                ?? "Host=127.0.0.1;Username=postgres;Password=postgres",
+                // Loopback to a server on this machine: no TLS, as between containers of one compose project. The report
+                // records the connection's SSL mode; pass --postgres with "SSL Mode=Require" to measure with TLS.
+                ?? "Host=127.0.0.1;Username=postgres;Password=postgres;SSL Mode=Disable",
             RepositoryRoot = root,
             OutputDirectory = Path.GetFullPath(Value("--output") ?? Path.Combine(root, "docs", "benchmarks")),
             Build = !args.Contains("--no-build"),

@@ -25,7 +25,7 @@ internal static class ComparisonReadme
         text.AppendLine("# this README only, from the latest reports");
         text.AppendLine("dotnet run -c Release --project tests/WorkflowService.Benchmarks -- readme");
         text.AppendLine("```").AppendLine();
-        text.AppendLine("`--tier smoke` is the correctness check: it exits non-zero on any failure, dead-lettered signal or stuck instance. PostgreSQL runs need a server (`--postgres \"Host=...;Username=...;Password=...\"`, default `Host=127.0.0.1;Username=postgres;Password=postgres`); every run creates and drops its own database. `--table-growth-seed N` shrinks the 1,000,000 stored instances of `signal-roundtrip-table-growth`; a report says so in bold when it was used.").AppendLine();
+        text.AppendLine("`--tier smoke` is the correctness check: it exits non-zero on any failure, dead-lettered signal or stuck instance. PostgreSQL runs need a server (`--postgres \"Host=...;Username=...;Password=...\"`, default `Host=127.0.0.1;Username=postgres;Password=postgres;SSL Mode=Disable`, loopback without TLS; each report records the SSL mode); every run creates and drops its own database. `--table-growth-seed N` shrinks the 1,000,000 stored instances of `signal-roundtrip-table-growth`; a report says so in bold when it was used.").AppendLine();
 
         text.AppendLine("Latest runs:").AppendLine();
         foreach (var run in runs)
