@@ -50,7 +50,8 @@ internal sealed class PostgresCeilingSession(NpgsqlDataSource dataSource) : ICei
         var now = DateTime.UtcNow;
         await using var command = dataSource.CreateCommand("""
             INSERT INTO wf_signals (id, instance_id, name, payload_json, status, due_at_ms, attempts, lease_token, created_at)
-            VALUES ($1, $2, 'go', '{"value":1}', 'Pending', $3, 0, 0, $4)
+            SELECT $1, $2, 'go', '{"value":1}', 'Pending', $3, 0, 0, $4
+             WHERE EXISTS (SELECT 1 FROM wf_instances WHERE id = $2 AND status NOT IN ('Completed', 'Failed', 'Cancelled'))
             """);
         command.Parameters.Add(new NpgsqlParameter { Value = signalId });
         command.Parameters.Add(new NpgsqlParameter { Value = instanceId });

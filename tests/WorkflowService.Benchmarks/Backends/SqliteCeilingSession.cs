@@ -42,7 +42,8 @@ internal sealed class SqliteCeilingSession(string connectionString) : ICeilingSe
         var now = DateTime.UtcNow;
         await ExecuteAsync(connection, transaction, """
             INSERT INTO wf_signals (id, instance_id, name, payload_json, status, due_at_ms, attempts, lease_token, created_at)
-            VALUES ($id, $instance, 'go', '{"value":1}', 'Pending', $due, 0, 0, $now)
+            SELECT $id, $instance, 'go', '{"value":1}', 'Pending', $due, 0, 0, $now
+             WHERE EXISTS (SELECT 1 FROM wf_instances WHERE id = $instance AND status NOT IN ('Completed', 'Failed', 'Cancelled'))
             """, ("$id", Text(signalId)), ("$instance", Text(instanceId)),
             ("$due", new DateTimeOffset(now).ToUnixTimeMilliseconds()), ("$now", Timestamp(now)));
         return 0;
