@@ -143,6 +143,91 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         var error = Assert.ThrowsAny<Exception>(() => second.CreateClient());
         Assert.Contains("schema 99", error.ToString());
     }
+
+    [Fact]
+    public async Task Every_instance_column_written_by_the_hand_written_sql_reads_back_the_same_through_both_paths()
+    {
+        var store = Factory.Store;
+        var created = new DateTime(2026, 11, 22, 10, 11, 12, DateTimeKind.Utc).AddTicks(1234560); // microseconds: PostgreSQL keeps no finer
+        var instance = new WorkflowInstance
+        {
+            Id = Guid.CreateVersion7(),
+            DefinitionName = Definitions.Unique("columns"),
+            DefinitionVersion = 3,
+            Status = InstanceStatus.Waiting,
+            BusinessKey = "business-" + Guid.NewGuid(),
+            IdempotencyKey = "idem-" + Guid.NewGuid(),
+            InputJson = """{"in":1}""",
+            VariablesJson = """{"v":"x"}""",
+            OutputJson = """{"out":true}""",
+            Error = "an error",
+            WaitKind = WaitKind.Parallel,
+            WaitStepId = "gather",
+            WaitSignal = "go",
+            WaitTimerId = Guid.NewGuid(),
+            WaitTaskId = Guid.NewGuid(),
+            ParentInstanceId = Guid.NewGuid(),
+            ParentWaitId = Guid.NewGuid(),
+            BranchesJson = """[{"name":"a"}]""",
+            ParkedSignals = 2,
+            HistoryLength = 0,
+            CreatedAt = created,
+            UpdatedAt = created.AddSeconds(1),
+            CompletedAt = created.AddSeconds(2),
+        };
+        await store.CreateInstanceAsync(new WaitPointCommit { Instance = instance, ExpectedVersion = -1 }, Token);
+
+        var raw = (await store.GetInstanceAsync(instance.Id, Token))!;
+        var byEfCore = Assert.Single((await store.QueryInstancesAsync(
+            new InstanceQuery(DefinitionName: instance.DefinitionName, BusinessKey: instance.BusinessKey, CreatedFrom: created.AddMilliseconds(-1),
+                CreatedTo: created.AddMilliseconds(1)), Token)).Items);
+        var batch = Assert.Single(await store.GetInstancesAsync([instance.Id, Guid.NewGuid()], Token));
+        foreach (var read in new[] { raw, byEfCore, batch })
+        {
+            Assert.Equivalent(instance, read, strict: true);
+            Assert.Equal(DateTimeKind.Utc, read.CreatedAt.Kind);
+        }
+
+        Assert.Equal(instance.Id, (await store.FindInstanceAsync(instance.IdempotencyKey, instance.DefinitionName, null, Token))!.Id);
+    }
+
+    [Fact]
+    public async Task A_signal_is_queued_in_one_statement_only_while_its_instance_is_open()
+    {
+        var store = Factory.Store;
+        var name = Definitions.Unique("if-open");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var open = await Api.StartAsync(name);
+        var ended = await Api.StartAsync(name);
+        using (var cancel = await Api.Http.PostAsync($"/instances/{ended.Id}/terminate", null, Token))
+        {
+            cancel.EnsureSuccessStatusCode();
+        }
+
+        SignalMessage Signal(Guid instanceId, string? key) => new()
+        {
+            Id = Guid.CreateVersion7(),
+            InstanceId = instanceId,
+            Name = "other",
+            Status = SignalStatus.Pending,
+            DueAtMs = store.NowMs(),
+            IdempotencyKey = key,
+            CreatedAt = DateTime.UtcNow,
+        };
+
+        var first = Signal(open.Id, "once");
+        var (stored, created) = await store.EnqueueSignalIfOpenAsync(first, Token);
+        Assert.True(created);
+        Assert.Equal(first.Id, stored!.Id);
+
+        var (again, createdAgain) = await store.EnqueueSignalIfOpenAsync(Signal(open.Id, "once"), Token);
+        Assert.False(createdAgain);
+        Assert.Equal(first.Id, again!.Id);
+
+        Assert.Equal((null, false), await store.EnqueueSignalIfOpenAsync(Signal(ended.Id, null), Token));
+        Assert.Equal((null, false), await store.EnqueueSignalIfOpenAsync(Signal(Guid.NewGuid(), null), Token));
+        Assert.DoesNotContain(await store.ListSignalsAsync(ended.Id, Token), s => s.Name == "other");
+    }
 }
 
 public sealed class SqliteStoreContractTests : StoreContractTests<SqliteBackend>;
