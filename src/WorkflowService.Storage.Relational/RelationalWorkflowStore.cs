@@ -10,7 +10,8 @@ namespace WorkflowService.Storage.Relational;
 public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext> contexts, SqlDialect dialect, TimeProvider time)
     : IWorkflowStore, IAsyncDisposable
 {
-    private readonly WriterLane? _lane = dialect.SingleWriter ? new WriterLane(contexts) : null;
+    // Where the database takes one writer at a time (SQLite), hot-path writes go through group commit.
+    private readonly GroupCommitWriter? _writer = dialect.SingleWriter ? new GroupCommitWriter(contexts, dialect) : null;
 
     // The hottest read (every signal, every resume, every long-poll): compiled once per store, skipping LINQ translation.
     // Not static: a compiled query belongs to one model, and each store (SQLite, PostgreSQL) has its own.
@@ -152,42 +153,36 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     public Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken) => WriteAsync(commit, cancellationToken);
 
     private Task WriteAsync(WaitPointCommit commit, CancellationToken cancellationToken) =>
-        HotWriteAsync(async (db, commands, ct) =>
+        HotWriteAsync(async (db, commands, transaction, ct) =>
         {
-            await WriteOnceAsync(db, commands, commit, ct).ConfigureAwait(false);
+            await WriteOnceAsync(db, commands, transaction, commit, ct).ConfigureAwait(false);
             return true;
         }, cancellationToken);
 
     /// <summary>
-    /// A hot-path write: under the writer gate on the long-lived writer connection where the database takes one writer
-    /// (SQLite); elsewhere on a pooled connection under the provider's bounded retry of transient failures.
+    /// A hot-path write: through group commit where the database takes one writer at a time (SQLite: a shared
+    /// transaction on the long-lived writer connection, its statements prepared once); elsewhere in a transaction of its
+    /// own on a pooled connection, under the provider's bounded retry of transient failures. The work gets the shared
+    /// transaction, or null when it runs its own.
     /// </summary>
-    private async Task<T> HotWriteAsync<T>(Func<WorkflowDbContext, SqlCommandCache?, CancellationToken, Task<T>> work, CancellationToken cancellationToken)
+    private async Task<T> HotWriteAsync<T>(Func<WorkflowDbContext, SqlCommandCache?, DbTransaction?, CancellationToken, Task<T>> work,
+        CancellationToken cancellationToken)
     {
-        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-        if (_lane is null)
+        if (_writer is not null)
         {
-            return await RetryTransientAsync((db, ct) => work(db, null, ct), cancellationToken).ConfigureAwait(false);
+            return await _writer.WriteAsync<T>((db, commands, transaction, ct) => work(db, commands, transaction, ct), cancellationToken)
+                .ConfigureAwait(false);
         }
 
-        var (writer, commands) = await _lane.EnterAsync(cancellationToken).ConfigureAwait(false);
-        try
-        {
-            return await work(writer, commands, cancellationToken).ConfigureAwait(false);
-        }
-        catch (Exception e) when (e is not (ConcurrencyConflictException or LeaseLostException) && !dialect.IsUniqueViolation(e))
-        {
-            await _lane.ResetAsync().ConfigureAwait(false);
-            throw;
-        }
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        return await RetryTransientAsync((db, ct) => work(db, null, null, ct), cancellationToken).ConfigureAwait(false);
     }
 
     public async ValueTask DisposeAsync()
     {
-        if (_lane is not null)
+        if (_writer is not null)
         {
-            using var gate = await dialect.EnterWriteAsync(CancellationToken.None).ConfigureAwait(false);
-            await _lane.DisposeAsync().ConfigureAwait(false);
+            await _writer.DisposeAsync().ConfigureAwait(false);
         }
     }
 
@@ -218,7 +213,8 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     /// the instance row checked against the version read before the run, history, new signals and tasks, and the fate of
     /// the signals the run consumed.
     /// </summary>
-    private async Task WriteOnceAsync(WorkflowDbContext db, SqlCommandCache? commands, WaitPointCommit commit, CancellationToken cancellationToken)
+    private async Task WriteOnceAsync(WorkflowDbContext db, SqlCommandCache? commands, DbTransaction? shared, WaitPointCommit commit,
+        CancellationToken cancellationToken)
     {
         var instance = commit.Instance;
         instance.Version = commit.IsNew ? 1 : commit.ExpectedVersion + 1;
@@ -296,12 +292,13 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
             }
         }
 
-        await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
+        // In a group commit the shared transaction carries this write (inside its own savepoint); otherwise it has its own.
+        await using var own = shared is null ? await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false) : null;
         int[] affected;
         try
         {
-            affected = await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), transaction.GetDbTransaction(), statements, commands, cancellationToken)
-                .ConfigureAwait(false);
+            affected = await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), shared ?? own!.GetDbTransaction(), statements, commands,
+                cancellationToken).ConfigureAwait(false);
         }
         catch (DbException e) when (!commit.IsNew && dialect.IsUniqueViolation(e))
         {
@@ -324,7 +321,10 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
             }
         }
 
-        await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
+        if (own is not null)
+        {
+            await own.CommitAsync(cancellationToken).ConfigureAwait(false);
+        }
     }
 
     public Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken) =>
@@ -453,12 +453,12 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     {
         try
         {
-            var rows = await HotWriteAsync(async (db, commands, ct) =>
+            var rows = await HotWriteAsync(async (db, commands, transaction, ct) =>
             {
                 await db.Database.OpenConnectionAsync(ct).ConfigureAwait(false);
                 try
                 {
-                    return (await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), null, [insert], commands, ct).ConfigureAwait(false))[0];
+                    return (await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), transaction, [insert], commands, ct).ConfigureAwait(false))[0];
                 }
                 finally
                 {
@@ -482,7 +482,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         var token = Random.Shared.NextInt64(1, long.MaxValue);
         var until = now + (long)lease.TotalMilliseconds;
         var statement = new SqlStatement(dialect).Sql(dialect.ClaimSql).Bind(owner, token, now, until, max);
-        var claimed = await HotWriteAsync(async (db, commands, ct) =>
+        var claimed = await HotWriteAsync(async (db, commands, transaction, ct) =>
         {
             await db.Database.OpenConnectionAsync(ct).ConfigureAwait(false);
             var connection = db.Database.GetDbConnection();
@@ -490,7 +490,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
             DbCommand command;
             if (commands is not null)
             {
-                command = commands.Rent(connection, null, statement, out owned);
+                command = commands.Rent(connection, transaction, statement, out owned);
             }
             else
             {
