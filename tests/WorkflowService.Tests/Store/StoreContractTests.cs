@@ -228,6 +228,51 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         Assert.Equal((null, false), await store.EnqueueSignalIfOpenAsync(Signal(Guid.NewGuid(), null), Token));
         Assert.DoesNotContain(await store.ListSignalsAsync(ended.Id, Token), s => s.Name == "other");
     }
+
+    [Fact]
+    public async Task Concurrent_commits_succeed_or_conflict_each_on_its_own()
+    {
+        // Many commits at once share transactions where the store groups them (SQLite): a stale one among them must fail
+        // alone, and every other one must stand.
+        var store = Factory.Store;
+        var name = Definitions.Unique("group");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var snapshots = new List<WorkflowInstance>();
+        for (var i = 0; i < 40; i++)
+        {
+            var started = await Api.StartAsync(name);
+            snapshots.Add((await store.GetInstanceAsync(started.Id, Token))!);
+        }
+
+        var stale = snapshots.Where((_, i) => i % 2 == 1).ToList();
+        foreach (var snapshot in stale)
+        {
+            await store.CommitAsync(WorkflowExecutor.Cancel(snapshot.Clone(), "first writer", DateTime.UtcNow), Token);
+        }
+
+        var outcomes = await Task.WhenAll(snapshots.Select(async snapshot =>
+        {
+            try
+            {
+                await store.CommitAsync(WorkflowExecutor.Cancel(snapshot.Clone(), "second writer", DateTime.UtcNow), Token);
+                return "committed";
+            }
+            catch (ConcurrencyConflictException)
+            {
+                return "conflict";
+            }
+        }));
+
+        for (var i = 0; i < snapshots.Count; i++)
+        {
+            var stored = (await store.GetInstanceAsync(snapshots[i].Id, Token))!;
+            var history = await store.GetHistoryAsync(snapshots[i].Id, Token);
+            Assert.Equal(i % 2 == 1 ? "conflict" : "committed", outcomes[i]);
+            Assert.Equal(i % 2 == 1 ? "first writer" : "second writer", stored.Error);
+            Assert.Equal(snapshots[i].Version + 1, stored.Version);
+            Assert.Equal(stored.HistoryLength, history.Count);
+        }
+    }
 }
 
 public sealed class SqliteStoreContractTests : StoreContractTests<SqliteBackend>;
