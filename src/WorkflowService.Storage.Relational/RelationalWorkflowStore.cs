@@ -340,6 +340,37 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
 
         var statement = new SqlStatement(dialect).Sql($"SELECT {Rows.InstanceColumns} FROM wf_instances WHERE id IN ");
         statement.Values([.. ids.Cast<object?>()]);
+        return await ReadAsync(statement, static async (reader, ct) =>
+        {
+            var found = new List<WorkflowInstance>();
+            while (await reader.ReadAsync(ct).ConfigureAwait(false))
+            {
+                found.Add(Rows.ReadInstance(reader));
+            }
+
+            return found;
+        }, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Runs a hand-written query and reads its first row, if any.</summary>
+    private Task<T?> QuerySingleAsync<T>(SqlStatement statement, Func<DbDataReader, T> read, CancellationToken cancellationToken)
+        where T : class =>
+        ReadAsync(statement, async (reader, ct) => await reader.ReadAsync(ct).ConfigureAwait(false) ? read(reader) : null, cancellationToken);
+
+    /// <summary>
+    /// Runs a hand-written query: on a connection straight from the provider's data source where there is one
+    /// (PostgreSQL), else on a pooled context's connection.
+    /// </summary>
+    private async Task<T> ReadAsync<T>(SqlStatement statement, Func<DbDataReader, CancellationToken, Task<T>> read, CancellationToken cancellationToken)
+    {
+        if (dialect.DataSource is { } source)
+        {
+            await using var command = source.CreateCommand();
+            statement.ApplyTo(command);
+            await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
+            return await read(reader, cancellationToken).ConfigureAwait(false);
+        }
+
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
         try
@@ -347,32 +378,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
             await using var command = db.Database.GetDbConnection().CreateCommand();
             statement.ApplyTo(command);
             await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
-            var found = new List<WorkflowInstance>(ids.Count);
-            while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
-            {
-                found.Add(Rows.ReadInstance(reader));
-            }
-
-            return found;
-        }
-        finally
-        {
-            await db.Database.CloseConnectionAsync().ConfigureAwait(false);
-        }
-    }
-
-    /// <summary>Runs a hand-written query on a pooled connection and reads its first row, if any.</summary>
-    private async Task<T?> QuerySingleAsync<T>(SqlStatement statement, Func<DbDataReader, T> read, CancellationToken cancellationToken)
-        where T : class
-    {
-        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
-        try
-        {
-            await using var command = db.Database.GetDbConnection().CreateCommand();
-            statement.ApplyTo(command);
-            await using var reader = await command.ExecuteReaderAsync(CommandBehavior.SingleRow, cancellationToken).ConfigureAwait(false);
-            return await reader.ReadAsync(cancellationToken).ConfigureAwait(false) ? read(reader) : null;
+            return await read(reader, cancellationToken).ConfigureAwait(false);
         }
         finally
         {
@@ -528,25 +534,13 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         return claimed;
     }
 
-    public async Task<long?> GetNextDueAsync(CancellationToken cancellationToken)
-    {
-        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
-        try
-        {
-            await using var command = db.Database.GetDbConnection().CreateCommand();
-            command.CommandText = """
+    public Task<long?> GetNextDueAsync(CancellationToken cancellationToken) =>
+        ReadAsync(new SqlStatement(dialect).Sql("""
                 SELECT MIN(CASE WHEN lease_until_ms IS NOT NULL AND lease_until_ms > due_at_ms THEN lease_until_ms ELSE due_at_ms END)
                   FROM wf_signals WHERE status = 'Pending'
-                """;
-            var next = await command.ExecuteScalarAsync(cancellationToken).ConfigureAwait(false);
-            return next is null or DBNull ? null : Convert.ToInt64(next, System.Globalization.CultureInfo.InvariantCulture);
-        }
-        finally
-        {
-            await db.Database.CloseConnectionAsync().ConfigureAwait(false);
-        }
-    }
+                """),
+            static async (reader, ct) => await reader.ReadAsync(ct).ConfigureAwait(false) && !reader.IsDBNull(0) ? reader.GetInt64(0) : (long?)null,
+            cancellationToken);
 
     public async Task<bool> ReleaseSignalAsync(Guid signalId, long leaseToken, long dueAtMs, string? error, CancellationToken cancellationToken)
     {

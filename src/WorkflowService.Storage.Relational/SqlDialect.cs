@@ -26,6 +26,12 @@ public abstract class SqlDialect
     /// </summary>
     public virtual object ToDatabase(object? value) => value ?? DBNull.Value;
 
+    /// <summary>
+    /// The provider's own connection source, where the hot-path reads should take connections straight from it (a
+    /// server database: no context per read); null to read through pooled contexts (SQLite, in process).
+    /// </summary>
+    public virtual System.Data.Common.DbDataSource? DataSource => null;
+
     /// <summary>True where the database takes one writer at a time (its writes then share one connection).</summary>
     public virtual bool SingleWriter => false;
 

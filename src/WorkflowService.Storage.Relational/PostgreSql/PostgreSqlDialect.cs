@@ -6,8 +6,10 @@ using Npgsql;
 namespace WorkflowService.Storage.Relational.PostgreSql;
 
 /// <summary>PostgreSQL: claims with FOR UPDATE SKIP LOCKED, schema bootstrap under an advisory lock.</summary>
-public sealed class PostgreSqlDialect : SqlDialect
+public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource) : SqlDialect
 {
+    public override System.Data.Common.DbDataSource DataSource => dataSource;
+
     // Any constant works; it only has to be the same on every node.
     private const long SchemaLockKey = 0x5746_5343_4845_4D41;
 
