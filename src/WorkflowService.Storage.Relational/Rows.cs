@@ -208,25 +208,24 @@ internal sealed class SqlStatement(SqlDialect dialect)
     public void ApplyTo(DbCommand command)
     {
         command.CommandText = Text;
-        for (var i = 0; i < _values.Count; i++)
-        {
-            var parameter = command.CreateParameter();
-            parameter.ParameterName = Name(i);
-            parameter.Value = _values[i];
-            command.Parameters.Add(parameter);
-        }
+        AddParameters(command.Parameters, command.CreateParameter);
     }
 
     /// <summary>Sets this statement's text and parameters on a command of a batch.</summary>
     public void ApplyTo(DbBatchCommand command)
     {
         command.CommandText = Text;
+        AddParameters(command.Parameters, command.CreateParameter);
+    }
+
+    private void AddParameters(DbParameterCollection parameters, Func<DbParameter> create)
+    {
         for (var i = 0; i < _values.Count; i++)
         {
-            var parameter = command.CreateParameter();
+            var parameter = create();
             parameter.ParameterName = Name(i);
             parameter.Value = _values[i];
-            command.Parameters.Add(parameter);
+            parameters.Add(parameter);
         }
     }
 
