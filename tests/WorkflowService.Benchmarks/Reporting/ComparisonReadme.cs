@@ -35,6 +35,7 @@ internal static class ComparisonReadme
 
         text.AppendLine(CultureInfo.InvariantCulture, $"- predecessor: [{PredecessorBaseline.FileName}]({PredecessorBaseline.FileName}) — {predecessor.Source}").AppendLine();
 
+        text.AppendLine("Where the time goes for every missed target, and what would close it: [where-the-time-goes.md](where-the-time-goes.md) (written by hand from these reports and service profiles).").AppendLine();
         text.AppendLine("## Targets").AppendLine();
         var headlines = runs.Select(r => (r.Backend, Headline: Headline.From(r))).ToList();
         var targets = new MarkdownTable(["figure", "target", ">Oracle (predecessor)", ">MongoDB (predecessor)", .. headlines.Select(h => ">" + h.Backend)]);
