@@ -5,24 +5,46 @@ using Microsoft.EntityFrameworkCore.Storage;
 
 namespace WorkflowService.Storage.Relational;
 
-/// <summary>What a queued write runs: the writer's context, its prepared commands and the shared transaction.</summary>
-internal delegate Task<T> GroupedWrite<T>(WorkflowDbContext db, SqlCommandCache commands, DbTransaction transaction, CancellationToken cancellationToken);
+/// <summary>
+/// What a queued write runs: the writer's context, its prepared commands (where the writer keeps them), the shared
+/// transaction, and a savepoint statement the write must send first, in the same round trip as its own statements (where
+/// the writer asks for that; null when the writer sets the savepoint itself).
+/// </summary>
+internal delegate Task<T> GroupedWrite<T>(WorkflowDbContext db, SqlCommandCache? commands, DbTransaction transaction, SqlStatement? savepoint,
+    CancellationToken cancellationToken);
+
+/// <summary>How a <see cref="GroupCommitWriter"/> works for one database.</summary>
+/// <param name="Writers">Writer loops, each on its own connection (1 where the database takes one writer at a time).</param>
+/// <param name="MaxBatch">Most writes in one transaction.</param>
+/// <param name="SavepointInBatch">
+/// Each write sends its savepoint with its own statements, in one round trip, and no savepoint is released (a server
+/// database, where every statement is a round trip; keep <paramref name="MaxBatch"/> under the server's limit of cached
+/// subtransactions, 64 on PostgreSQL).
+/// </param>
+/// <param name="PrepareCommands">Keep each statement prepared on the writer's connection (SQLite: prepared in process).</param>
+internal sealed record GroupCommitOptions(int Writers, int MaxBatch, bool SavepointInBatch, bool PrepareCommands)
+{
+    /// <summary>SQLite: one writer, statements prepared once, savepoints set and released by the writer.</summary>
+    public static readonly GroupCommitOptions SingleWriter = new(1, 64, SavepointInBatch: false, PrepareCommands: true);
+
+    /// <summary>A server database: a few writer connections, each write one round trip with its savepoint.</summary>
+    public static readonly GroupCommitOptions Server = new(4, 32, SavepointInBatch: true, PrepareCommands: false);
+}
 
 /// <summary>
-/// Group commit where the database takes one writer at a time (SQLite). Hot-path writes queue here; one loop takes
-/// whatever has queued (up to <see cref="MaxBatch"/>) and runs it in one transaction on the long-lived writer
-/// connection, each write inside its own savepoint, so that one write's failure (a conflict, a lost lease, a duplicate
-/// key) rolls back its own statements only. Under load many writes share one commit and nobody waits for a hand-over of
-/// the writer gate; alone, a write commits at once. The queue is bounded: writers wait when it is full.
+/// Group commit. Hot-path writes queue here; each writer loop takes whatever has queued (up to
+/// <see cref="GroupCommitOptions.MaxBatch"/>) and runs it in one transaction on its long-lived connection, each write
+/// inside its own savepoint, so that one write's failure (a conflict, a lost lease, a duplicate key) rolls back its own
+/// statements only. Under load many writes share one commit (one WAL flush) and nobody waits for a hand-over of a writer
+/// gate; alone, a write commits at once. The queue is bounded: writers wait when it is full.
 /// </summary>
 internal sealed class GroupCommitWriter : IAsyncDisposable
 {
-    public const int MaxBatch = 64;
     private const int Capacity = 4096;
 
-    private readonly Channel<Request> _queue = Channel.CreateBounded<Request>(
-        new BoundedChannelOptions(Capacity) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
-    private readonly WriterLane _lane;
+    private readonly Channel<Request> _queue;
+    private readonly WriterLane[] _lanes;
+    private readonly GroupCommitOptions _options;
     private readonly SqlDialect _dialect;
     private readonly SqlStatement _savepoint;
     private readonly SqlStatement _release;
@@ -30,14 +52,20 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
     private readonly CancellationTokenSource _stopping = new();
     private readonly Lazy<Task> _loop;
 
-    public GroupCommitWriter(IDbContextFactory<WorkflowDbContext> contexts, SqlDialect dialect)
+    public GroupCommitWriter(IDbContextFactory<WorkflowDbContext> contexts, SqlDialect dialect, GroupCommitOptions options)
     {
-        _lane = new WriterLane(contexts);
+        _options = options;
+        _queue = Channel.CreateBounded<Request>(new BoundedChannelOptions(Capacity)
+        {
+            SingleReader = options.Writers == 1,
+            FullMode = BoundedChannelFullMode.Wait,
+        });
+        _lanes = Enumerable.Range(0, options.Writers).Select(_ => new WriterLane(contexts)).ToArray();
         _dialect = dialect;
         _savepoint = new SqlStatement(dialect).Sql("SAVEPOINT wf_write");
         _release = new SqlStatement(dialect).Sql("RELEASE wf_write");
         _rollbackTo = new SqlStatement(dialect).Sql("ROLLBACK TO wf_write");
-        _loop = new Lazy<Task>(() => Task.Run(RunAsync), LazyThreadSafetyMode.ExecutionAndPublication);
+        _loop = new Lazy<Task>(() => Task.WhenAll(_lanes.Select(lane => Task.Run(() => RunAsync(lane)))), LazyThreadSafetyMode.ExecutionAndPublication);
     }
 
     /// <summary>Queues a write and waits for the commit that carries it; its own exception, or the commit's, is thrown here.</summary>
@@ -49,16 +77,16 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
         return await request.Result.ConfigureAwait(false);
     }
 
-    private async Task RunAsync()
+    private async Task RunAsync(WriterLane lane)
     {
         var stopping = _stopping.Token;
-        var batch = new List<Request>(MaxBatch);
+        var batch = new List<Request>(_options.MaxBatch);
         try
         {
             while (await _queue.Reader.WaitToReadAsync(stopping).ConfigureAwait(false))
             {
                 batch.Clear();
-                while (batch.Count < MaxBatch && _queue.Reader.TryRead(out var request))
+                while (batch.Count < _options.MaxBatch && _queue.Reader.TryRead(out var request))
                 {
                     if (request.CancellationToken.IsCancellationRequested)
                     {
@@ -72,7 +100,7 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
 
                 if (batch.Count > 0)
                 {
-                    await WriteBatchAsync(batch, stopping).ConfigureAwait(false);
+                    await WriteBatchAsync(lane, batch, stopping).ConfigureAwait(false);
                 }
             }
         }
@@ -93,29 +121,40 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
         }
     }
 
-    private async Task WriteBatchAsync(List<Request> batch, CancellationToken stopping)
+    private async Task WriteBatchAsync(WriterLane lane, List<Request> batch, CancellationToken stopping)
     {
         try
         {
             using var gate = await _dialect.EnterWriteAsync(stopping).ConfigureAwait(false);
-            var (db, commands) = await _lane.EnterAsync(stopping).ConfigureAwait(false);
+            var (db, cache) = await lane.EnterAsync(stopping).ConfigureAwait(false);
+            var commands = _options.PrepareCommands ? cache : null;
             var connection = db.Database.GetDbConnection();
             await using var transaction = await db.Database.BeginTransactionAsync(stopping).ConfigureAwait(false);
             var dbTransaction = transaction.GetDbTransaction();
             foreach (var request in batch)
             {
-                await ExecuteAsync(connection, dbTransaction, commands, _savepoint, stopping).ConfigureAwait(false);
+                if (!_options.SavepointInBatch)
+                {
+                    await ExecuteAsync(connection, dbTransaction, commands, _savepoint, stopping).ConfigureAwait(false);
+                }
+
                 try
                 {
-                    await request.RunAsync(db, commands, dbTransaction, stopping).ConfigureAwait(false);
-                    await ExecuteAsync(connection, dbTransaction, commands, _release, stopping).ConfigureAwait(false);
+                    await request.RunAsync(db, commands, dbTransaction, _options.SavepointInBatch ? _savepoint : null, stopping).ConfigureAwait(false);
+                    if (!_options.SavepointInBatch)
+                    {
+                        await ExecuteAsync(connection, dbTransaction, commands, _release, stopping).ConfigureAwait(false);
+                    }
                 }
                 catch (Exception e) when (e is not OperationCanceledException || !stopping.IsCancellationRequested)
                 {
                     // This write's statements are undone; the others in the batch stand.
                     request.Failure = e;
                     await ExecuteAsync(connection, dbTransaction, commands, _rollbackTo, stopping).ConfigureAwait(false);
-                    await ExecuteAsync(connection, dbTransaction, commands, _release, stopping).ConfigureAwait(false);
+                    if (!_options.SavepointInBatch)
+                    {
+                        await ExecuteAsync(connection, dbTransaction, commands, _release, stopping).ConfigureAwait(false);
+                    }
                 }
             }
 
@@ -124,7 +163,7 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
         catch (Exception e)
         {
             // The transaction (or the connection) failed: nothing of the batch was committed.
-            await _lane.ResetAsync().ConfigureAwait(false);
+            await lane.ResetAsync().ConfigureAwait(false);
             foreach (var request in batch)
             {
                 request.Failure ??= e;
@@ -137,7 +176,7 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
         }
     }
 
-    private static async Task ExecuteAsync(DbConnection connection, DbTransaction transaction, SqlCommandCache commands, SqlStatement statement,
+    private static async Task ExecuteAsync(DbConnection connection, DbTransaction transaction, SqlCommandCache? commands, SqlStatement statement,
         CancellationToken cancellationToken) =>
         await SqlExecution.ExecuteAsync(connection, transaction, [statement], commands, cancellationToken).ConfigureAwait(false);
 
@@ -158,7 +197,10 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
 
         using (await _dialect.EnterWriteAsync(CancellationToken.None).ConfigureAwait(false))
         {
-            await _lane.DisposeAsync().ConfigureAwait(false);
+            foreach (var lane in _lanes)
+            {
+                await lane.DisposeAsync().ConfigureAwait(false);
+            }
         }
 
         _stopping.Dispose();
@@ -169,7 +211,8 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
         public CancellationToken CancellationToken { get; } = cancellationToken;
         public Exception? Failure { get; set; }
 
-        public abstract Task RunAsync(WorkflowDbContext db, SqlCommandCache commands, DbTransaction transaction, CancellationToken stopping);
+        public abstract Task RunAsync(WorkflowDbContext db, SqlCommandCache? commands, DbTransaction transaction, SqlStatement? savepoint,
+            CancellationToken stopping);
         public abstract void Finish();
         public abstract void Cancel();
     }
@@ -181,8 +224,9 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
 
         public Task<T> Result => _result.Task;
 
-        public override async Task RunAsync(WorkflowDbContext db, SqlCommandCache commands, DbTransaction transaction, CancellationToken stopping) =>
-            _value = await work(db, commands, transaction, stopping).ConfigureAwait(false);
+        public override async Task RunAsync(WorkflowDbContext db, SqlCommandCache? commands, DbTransaction transaction, SqlStatement? savepoint,
+            CancellationToken stopping) =>
+            _value = await work(db, commands, transaction, savepoint, stopping).ConfigureAwait(false);
 
         public override void Finish()
         {

@@ -10,8 +10,10 @@ namespace WorkflowService.Storage.Relational;
 public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext> contexts, SqlDialect dialect, TimeProvider time)
     : IWorkflowStore, IAsyncDisposable
 {
-    // Where the database takes one writer at a time (SQLite), hot-path writes go through group commit.
-    private readonly GroupCommitWriter? _writer = dialect.SingleWriter ? new GroupCommitWriter(contexts, dialect) : null;
+    // Wait-point commits and signal inserts go through group commit (and, where the database takes one writer at a time,
+    // claims as well).
+    private readonly GroupCommitWriter _writer = new(contexts, dialect,
+        dialect.SingleWriter ? GroupCommitOptions.SingleWriter : GroupCommitOptions.Server);
 
     // The hottest read (every signal, every resume, every long-poll): compiled once per store, skipping LINQ translation.
     // Not static: a compiled query belongs to one model, and each store (SQLite, PostgreSQL) has its own.
@@ -153,38 +155,31 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     public Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken) => WriteAsync(commit, cancellationToken);
 
     private Task WriteAsync(WaitPointCommit commit, CancellationToken cancellationToken) =>
-        HotWriteAsync(async (db, commands, transaction, ct) =>
+        _writer.WriteAsync(async (db, commands, transaction, savepoint, ct) =>
         {
-            await WriteOnceAsync(db, commands, transaction, commit, ct).ConfigureAwait(false);
+            await WriteOnceAsync(db, commands, transaction, savepoint, commit, ct).ConfigureAwait(false);
             return true;
         }, cancellationToken);
 
     /// <summary>
-    /// A hot-path write: through group commit where the database takes one writer at a time (SQLite: a shared
-    /// transaction on the long-lived writer connection, its statements prepared once); elsewhere in a transaction of its
-    /// own on a pooled connection, under the provider's bounded retry of transient failures. The work gets the shared
-    /// transaction, or null when it runs its own.
+    /// The claim: through group commit where the database takes one writer at a time (SQLite: the shared transaction on the
+    /// long-lived writer connection); elsewhere a statement of its own on a pooled connection, under the provider's bounded
+    /// retry of transient failures (a claim's row locks are best released at once). The work gets the shared transaction,
+    /// or null when it runs alone.
     /// </summary>
-    private async Task<T> HotWriteAsync<T>(Func<WorkflowDbContext, SqlCommandCache?, DbTransaction?, CancellationToken, Task<T>> work,
+    private async Task<T> ClaimWriteAsync<T>(Func<WorkflowDbContext, SqlCommandCache?, DbTransaction?, CancellationToken, Task<T>> work,
         CancellationToken cancellationToken)
     {
-        if (_writer is not null)
+        if (dialect.SingleWriter)
         {
-            return await _writer.WriteAsync<T>((db, commands, transaction, ct) => work(db, commands, transaction, ct), cancellationToken)
+            return await _writer.WriteAsync<T>((db, commands, transaction, _, ct) => work(db, commands, transaction, ct), cancellationToken)
                 .ConfigureAwait(false);
         }
 
-        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
         return await RetryTransientAsync((db, ct) => work(db, null, null, ct), cancellationToken).ConfigureAwait(false);
     }
 
-    public async ValueTask DisposeAsync()
-    {
-        if (_writer is not null)
-        {
-            await _writer.DisposeAsync().ConfigureAwait(false);
-        }
-    }
+    public ValueTask DisposeAsync() => _writer.DisposeAsync();
 
     /// <summary>
     /// Runs a unit of work under the provider's execution strategy: on PostgreSQL a bounded retry of transient failures
@@ -213,15 +208,22 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     /// the instance row checked against the version read before the run, history, new signals and tasks, and the fate of
     /// the signals the run consumed.
     /// </summary>
-    private async Task WriteOnceAsync(WorkflowDbContext db, SqlCommandCache? commands, DbTransaction? shared, WaitPointCommit commit,
-        CancellationToken cancellationToken)
+    private async Task WriteOnceAsync(WorkflowDbContext db, SqlCommandCache? commands, DbTransaction? shared, SqlStatement? savepoint,
+        WaitPointCommit commit, CancellationToken cancellationToken)
     {
         var instance = commit.Instance;
         instance.Version = commit.IsNew ? 1 : commit.ExpectedVersion + 1;
         var nowMs = NowMs();
         var handledAt = time.GetUtcNow().UtcDateTime;
 
-        var statements = new List<SqlStatement>(4 + commit.SignalTransitions.Count);
+        var statements = new List<SqlStatement>(5 + commit.SignalTransitions.Count);
+        // A group commit's savepoint for this write goes in the same round trip, first.
+        if (savepoint is not null)
+        {
+            statements.Add(savepoint);
+        }
+
+        var row = statements.Count;
         statements.Add(commit.IsNew
             ? Rows.Insert(dialect, "wf_instances", Rows.InstanceColumns, [instance], Rows.InstanceValues)
             : Rows.UpdateInstance(dialect, instance, commit.ExpectedVersion));
@@ -307,7 +309,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
             throw new ConcurrencyConflictException(instance.Id);
         }
 
-        if (affected[0] != 1)
+        if (affected[row] != 1)
         {
             throw new ConcurrencyConflictException(instance.Id);
         }
@@ -459,17 +461,11 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     {
         try
         {
-            var rows = await HotWriteAsync(async (db, commands, transaction, ct) =>
+            var rows = await _writer.WriteAsync(async (db, commands, transaction, savepoint, ct) =>
             {
-                await db.Database.OpenConnectionAsync(ct).ConfigureAwait(false);
-                try
-                {
-                    return (await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), transaction, [insert], commands, ct).ConfigureAwait(false))[0];
-                }
-                finally
-                {
-                    await db.Database.CloseConnectionAsync().ConfigureAwait(false);
-                }
+                var affected = await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), transaction,
+                    savepoint is null ? [insert] : [savepoint, insert], commands, ct).ConfigureAwait(false);
+                return affected[^1];
             }, cancellationToken).ConfigureAwait(false);
             return rows == 1 ? (signal, true) : (null, false);
         }
@@ -488,7 +484,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         var token = Random.Shared.NextInt64(1, long.MaxValue);
         var until = now + (long)lease.TotalMilliseconds;
         var statement = new SqlStatement(dialect).Sql(dialect.ClaimSql).Bind(owner, token, now, until, max);
-        var claimed = await HotWriteAsync(async (db, commands, transaction, ct) =>
+        var claimed = await ClaimWriteAsync(async (db, commands, transaction, ct) =>
         {
             await db.Database.OpenConnectionAsync(ct).ConfigureAwait(false);
             var connection = db.Database.GetDbConnection();
