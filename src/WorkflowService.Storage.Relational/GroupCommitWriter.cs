@@ -121,58 +121,88 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
         }
     }
 
+    /// <summary>How many times a batch is run again after a transient failure before its commit was sent.</summary>
+    private const int TransientRetries = 2;
+
     private async Task WriteBatchAsync(WriterLane lane, List<Request> batch, CancellationToken stopping)
     {
-        try
+        for (var attempt = 0; ; attempt++)
         {
-            using var gate = await _dialect.EnterWriteAsync(stopping).ConfigureAwait(false);
-            var (db, cache) = await lane.EnterAsync(stopping).ConfigureAwait(false);
-            var commands = _options.PrepareCommands ? cache : null;
-            var connection = db.Database.GetDbConnection();
-            await using var transaction = await db.Database.BeginTransactionAsync(stopping).ConfigureAwait(false);
-            var dbTransaction = transaction.GetDbTransaction();
-            foreach (var request in batch)
+            var committing = false;
+            try
             {
-                if (!_options.SavepointInBatch)
+                foreach (var request in batch)
                 {
-                    await ExecuteAsync(connection, dbTransaction, commands, _savepoint, stopping).ConfigureAwait(false);
+                    request.Failure = null;
                 }
 
-                try
+                using var gate = await _dialect.EnterWriteAsync(stopping).ConfigureAwait(false);
+                var (db, cache) = await lane.EnterAsync(stopping).ConfigureAwait(false);
+                var commands = _options.PrepareCommands ? cache : null;
+                var connection = db.Database.GetDbConnection();
+                await using var transaction = await db.Database.BeginTransactionAsync(stopping).ConfigureAwait(false);
+                var dbTransaction = transaction.GetDbTransaction();
+                foreach (var request in batch)
                 {
-                    await request.RunAsync(db, commands, dbTransaction, _options.SavepointInBatch ? _savepoint : null, stopping).ConfigureAwait(false);
-                    if (!_options.SavepointInBatch)
-                    {
-                        await ExecuteAsync(connection, dbTransaction, commands, _release, stopping).ConfigureAwait(false);
-                    }
+                    await WriteOneAsync(request, db, commands, dbTransaction, stopping).ConfigureAwait(false);
                 }
-                catch (Exception e) when (e is not OperationCanceledException || !stopping.IsCancellationRequested)
-                {
-                    // This write's statements are undone; the others in the batch stand.
-                    request.Failure = e;
-                    await ExecuteAsync(connection, dbTransaction, commands, _rollbackTo, stopping).ConfigureAwait(false);
-                    if (!_options.SavepointInBatch)
-                    {
-                        await ExecuteAsync(connection, dbTransaction, commands, _release, stopping).ConfigureAwait(false);
-                    }
-                }
+
+                committing = true;
+                await transaction.CommitAsync(stopping).ConfigureAwait(false);
+                break;
             }
-
-            await transaction.CommitAsync(stopping).ConfigureAwait(false);
-        }
-        catch (Exception e)
-        {
-            // The transaction (or the connection) failed: nothing of the batch was committed.
-            await lane.ResetAsync().ConfigureAwait(false);
-            foreach (var request in batch)
+            catch (Exception e)
             {
-                request.Failure ??= e;
+                // The transaction (or the connection) failed: nothing of the batch was committed, unless the commit itself
+                // was under way, whose outcome is unknown. Only a transient failure before the commit is run again.
+                await lane.ResetAsync().ConfigureAwait(false);
+                if (!committing && attempt < TransientRetries && _dialect.IsTransient(e) && !stopping.IsCancellationRequested)
+                {
+                    continue;
+                }
+
+                foreach (var request in batch)
+                {
+                    request.Failure ??= e;
+                }
+
+                break;
             }
         }
 
         foreach (var request in batch)
         {
             request.Finish();
+        }
+    }
+
+    /// <summary>Runs one write inside its own savepoint; its failure undoes its statements and is kept for its caller.</summary>
+    private async Task WriteOneAsync(Request request, WorkflowDbContext db, SqlCommandCache? commands, DbTransaction transaction,
+        CancellationToken stopping)
+    {
+        var connection = db.Database.GetDbConnection();
+        if (!_options.SavepointInBatch)
+        {
+            await ExecuteAsync(connection, transaction, commands, _savepoint, stopping).ConfigureAwait(false);
+        }
+
+        try
+        {
+            await request.RunAsync(db, commands, transaction, _options.SavepointInBatch ? _savepoint : null, stopping).ConfigureAwait(false);
+            if (!_options.SavepointInBatch)
+            {
+                await ExecuteAsync(connection, transaction, commands, _release, stopping).ConfigureAwait(false);
+            }
+        }
+        catch (Exception e) when (!_dialect.IsTransient(e) && (e is not OperationCanceledException || !stopping.IsCancellationRequested))
+        {
+            // This write's statements are undone; the others in the batch stand.
+            request.Failure = e;
+            await ExecuteAsync(connection, transaction, commands, _rollbackTo, stopping).ConfigureAwait(false);
+            if (!_options.SavepointInBatch)
+            {
+                await ExecuteAsync(connection, transaction, commands, _release, stopping).ConfigureAwait(false);
+            }
         }
     }
 

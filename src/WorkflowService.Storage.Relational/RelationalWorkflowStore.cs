@@ -329,6 +329,9 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         }
     }
 
+    /// <summary>How many times a read is repeated after a transient failure.</summary>
+    private const int TransientReadRetries = 2;
+
     public Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken) =>
         QuerySingleAsync(new SqlStatement(dialect).Sql($"SELECT {Rows.InstanceColumns} FROM wf_instances WHERE id = ").Param(id),
             Rows.ReadInstance, cancellationToken);
@@ -367,10 +370,21 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     {
         if (dialect.DataSource is { } source)
         {
-            await using var command = source.CreateCommand();
-            statement.ApplyTo(command);
-            await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
-            return await read(reader, cancellationToken).ConfigureAwait(false);
+            // A read is safe to repeat: a pooled connection the server dropped (a restart, a failover) fails once, then
+            // the pool hands out a new one.
+            for (var attempt = 0; ; attempt++)
+            {
+                try
+                {
+                    await using var command = source.CreateCommand();
+                    statement.ApplyTo(command);
+                    await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
+                    return await read(reader, cancellationToken).ConfigureAwait(false);
+                }
+                catch (DbException e) when (attempt < TransientReadRetries && dialect.IsTransient(e))
+                {
+                }
+            }
         }
 
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);

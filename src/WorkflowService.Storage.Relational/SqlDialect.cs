@@ -14,6 +14,9 @@ public abstract class SqlDialect
     /// <summary>True when the exception is a unique-constraint violation (by the provider's error code, never its text).</summary>
     public abstract bool IsUniqueViolation(Exception exception);
 
+    /// <summary>True when the failure is worth one more try on a new connection (a dropped connection, a failover).</summary>
+    public virtual bool IsTransient(Exception exception) => false;
+
     /// <summary>Creates tables and indexes if they are missing; safe when several nodes start at once.</summary>
     public abstract Task EnsureSchemaAsync(WorkflowDbContext db, CancellationToken cancellationToken);
 

@@ -30,6 +30,8 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource) : SqlDialect
 
     public override string ClaimSql => Claim;
 
+    public override bool IsTransient(Exception exception) => exception.GetBaseException() is NpgsqlException { IsTransient: true };
+
     public override bool IsUniqueViolation(Exception exception) =>
         exception.GetBaseException() is PostgresException { SqlState: PostgresErrorCodes.UniqueViolation };
 

@@ -60,3 +60,33 @@ public sealed class PostgresWakeUpTests : ServiceTest<PostgresBackend>
         Assert.IsType<PostgresWakeUp>(worker.Services.GetRequiredService<IWakeUpTransport>());
     }
 }
+
+/// <summary>The store's long-lived and pooled connections after the server dropped them (a restart, a failover).</summary>
+public sealed class PostgresConnectionLossTests : ServiceTest<PostgresBackend>
+{
+    [Fact]
+    public async Task With_every_connection_of_the_node_killed_the_next_start_signal_and_read_still_succeed()
+    {
+        var database = await CreateDatabaseAsync();
+        var (_, api) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:00:01" }, database: database);
+        var name = Definitions.Unique("dropped");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var first = await api.StartAsync(name);
+        await api.SignalAsync(first.Id, "go", new { value = 1 });
+        await api.WaitForAsync(first.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+
+        // Every connection the node holds dies: the group-commit writers', the pooled readers', the listener's.
+        await using (var admin = new NpgsqlConnection(database.Settings["Store:ConnectionString"]))
+        {
+            await admin.OpenAsync(TestContext.Current.CancellationToken);
+            await using var terminate = new NpgsqlCommand(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()", admin);
+            Assert.True((long)(await terminate.ExecuteScalarAsync(TestContext.Current.CancellationToken))! >= 1);
+        }
+
+        var second = await api.StartAsync(name);
+        await api.SignalAsync(second.Id, "go", new { value = 2 });
+        var done = await api.WaitForAsync(second.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+        Assert.Equal(2, done.Output!.Value.GetProperty("result").GetInt32());
+    }
+}
