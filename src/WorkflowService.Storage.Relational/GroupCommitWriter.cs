@@ -176,6 +176,22 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Whether a write's failure can be undone by rolling back to its savepoint alone. Where the savepoint travels with the
+    /// write's statements, that is only certain for a failure the server reported or a check made after the statements
+    /// ran (a lost version or lease): anything else might have struck before the savepoint, and then fails the batch.
+    /// </summary>
+    private bool UndoesItsOwnStatements(Exception e, CancellationToken stopping)
+    {
+        if (_dialect.IsTransient(e) || (e is OperationCanceledException && stopping.IsCancellationRequested))
+        {
+            return false;
+        }
+
+        return !_options.SavepointInBatch || e is DbException || e is Engine.Persistence.ConcurrencyConflictException
+            || e is Engine.Persistence.LeaseLostException;
+    }
+
     /// <summary>Runs one write inside its own savepoint; its failure undoes its statements and is kept for its caller.</summary>
     private async Task WriteOneAsync(Request request, WorkflowDbContext db, SqlCommandCache? commands, DbTransaction transaction,
         CancellationToken stopping)
@@ -194,7 +210,7 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
                 await ExecuteAsync(connection, transaction, commands, _release, stopping).ConfigureAwait(false);
             }
         }
-        catch (Exception e) when (!_dialect.IsTransient(e) && (e is not OperationCanceledException || !stopping.IsCancellationRequested))
+        catch (Exception e) when (UndoesItsOwnStatements(e, stopping))
         {
             // This write's statements are undone; the others in the batch stand.
             request.Failure = e;
