@@ -15,6 +15,11 @@ public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBacke
         var (_, api) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:10:00" });
         var name = Definitions.Unique("wake");
         await api.PublishAsync(Definitions.SignalRoundtrip(name));
+        // A server transport connects in the background after start-up; this node's own signals wake it in process
+        // meanwhile, so the health asserted below is awaited first rather than raced.
+        await Eventually.WaitUntilAsync(async () =>
+            (await api.Http.GetFromJsonAsync<WorkflowService.Api.NodeMetricsView>("/metrics", WorkflowServiceFactory.Json))!.WakeUpHealthy,
+            what: "the wake-up transport is healthy");
 
         for (var i = 0; i < 5; i++)
         {
