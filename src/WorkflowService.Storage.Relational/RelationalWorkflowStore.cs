@@ -1,6 +1,5 @@
 using System.Data;
 using System.Data.Common;
-using Microsoft.EntityFrameworkCore.Storage;
 using Microsoft.EntityFrameworkCore;
 using WorkflowService.Engine.Persistence;
 
@@ -14,11 +13,6 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     // claims as well).
     private readonly GroupCommitWriter _writer = new(contexts, dialect,
         dialect.SingleWriter ? GroupCommitOptions.SingleWriter : GroupCommitOptions.Server);
-
-    // The hottest read (every signal, every resume, every long-poll): compiled once per store, skipping LINQ translation.
-    // Not static: a compiled query belongs to one model, and each store (SQLite, PostgreSQL) has its own.
-    private readonly Func<WorkflowDbContext, Guid, CancellationToken, Task<WorkflowInstance?>> _instanceById =
-        EF.CompileAsyncQuery((WorkflowDbContext db, Guid id, CancellationToken _) => db.Instances.AsNoTracking().FirstOrDefault(i => i.Id == id));
 
     // The store's clock: this process's clock corrected by its distance to the database's, measured at start-up, so
     // that every node agrees on when a signal is due.
@@ -204,11 +198,12 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     }
 
     /// <summary>
-    /// A wait point's writes as hand-written statements in one transaction (sent as one batch where the provider batches):
+    /// A wait point's writes as hand-written statements in the group commit's transaction (sent as one batch where the
+    /// provider batches):
     /// the instance row checked against the version read before the run, history, new signals and tasks, and the fate of
     /// the signals the run consumed.
     /// </summary>
-    private async Task WriteOnceAsync(WorkflowDbContext db, SqlCommandCache? commands, DbTransaction? shared, SqlStatement? savepoint,
+    private async Task WriteOnceAsync(WorkflowDbContext db, SqlCommandCache? commands, DbTransaction transaction, SqlStatement? savepoint,
         WaitPointCommit commit, CancellationToken cancellationToken)
     {
         var instance = commit.Instance;
@@ -294,13 +289,11 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
             }
         }
 
-        // In a group commit the shared transaction carries this write (inside its own savepoint); otherwise it has its own.
-        await using var own = shared is null ? await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false) : null;
         int[] affected;
         try
         {
-            affected = await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), shared ?? own!.GetDbTransaction(), statements, commands,
-                cancellationToken).ConfigureAwait(false);
+            affected = await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), transaction, statements, commands, cancellationToken)
+                .ConfigureAwait(false);
         }
         catch (DbException e) when (!commit.IsNew && dialect.IsUniqueViolation(e))
         {
@@ -321,11 +314,6 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
                 var lost = commit.SignalTransitions.Where(t => t.LeaseToken is not null).ElementAt(k - leased);
                 throw new LeaseLostException(lost.SignalId);
             }
-        }
-
-        if (own is not null)
-        {
-            await own.CommitAsync(cancellationToken).ConfigureAwait(false);
         }
     }
 

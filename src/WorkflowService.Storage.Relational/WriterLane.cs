@@ -3,9 +3,9 @@ using Microsoft.EntityFrameworkCore;
 namespace WorkflowService.Storage.Relational;
 
 /// <summary>
-/// Where the database takes one writer at a time (SQLite), the hot-path writes share one long-lived context whose
-/// connection stays open, with its statements prepared once: no connection open, pragma or statement preparation per
-/// write. Used only under the dialect's writer gate; the context still runs EF Core's interceptors (transactions).
+/// One group-commit writer's long-lived context, whose connection stays open: no connection open or pragma per write, and
+/// (where the writer keeps them, SQLite) each statement prepared once. Used by one writer loop at a time; the context
+/// still runs EF Core's interceptors (transactions).
 /// </summary>
 internal sealed class WriterLane(IDbContextFactory<WorkflowDbContext> contexts) : IAsyncDisposable
 {

@@ -49,7 +49,13 @@ public static class BackendRegistration
                 transport = "inprocess";
                 break;
             case "postgresql":
-                var connection = new NpgsqlConnectionStringBuilder(store.ConnectionString);
+                var connection = new NpgsqlConnectionStringBuilder(store.ConnectionString)
+                {
+                    MaxPoolSize = store.MaxPoolSize,
+                    CommandTimeout = store.CommandTimeoutSeconds,
+                    // The store keeps no session state on pooled connections: skip the DISCARD ALL round trip on every return.
+                    NoResetOnClose = true,
+                };
                 // The hot path repeats a handful of statements: let the server keep their plans (prepared per connection),
                 // unless the connection string chose otherwise.
                 if (connection.MaxAutoPrepare == 0)
@@ -58,13 +64,6 @@ public static class BackendRegistration
                     connection.AutoPrepareMinUsages = 2;
                 }
 
-                connection = new NpgsqlConnectionStringBuilder(connection.ConnectionString)
-                {
-                    MaxPoolSize = store.MaxPoolSize,
-                    CommandTimeout = store.CommandTimeoutSeconds,
-                    // The store keeps no session state on pooled connections: skip the DISCARD ALL round trip on every return.
-                    NoResetOnClose = true,
-                };
                 services.AddSingleton(_ => new NpgsqlDataSourceBuilder(connection.ConnectionString).Build());
                 services.AddSingleton<SqlDialect, PostgreSqlDialect>();
                 services.AddPooledDbContextFactory<WorkflowDbContext>((provider, o) => o
