@@ -265,11 +265,7 @@ internal static class SvgDiagramWriter
             xml.WriteAttributeString("data-join", node.StepId);
             xml.WriteAttributeString("data-box", box.Format());
             xml.WriteElementString("title", SvgNamespace, Clean($"join of {node.StepId}: continues when every branch has finished"));
-            xml.WriteStartElement("rect");
-            Attr(xml, "x", box.X);
-            Attr(xml, "y", box.Y);
-            Attr(xml, "width", box.Width);
-            Attr(xml, "height", box.Height);
+            StartRect(xml, box);
             xml.WriteAttributeString("rx", "2");
             xml.WriteAttributeString("fill", "#2f5f8f");
             xml.WriteEndElement();
@@ -283,11 +279,7 @@ internal static class SvgDiagramWriter
             xml.WriteAttributeString("class", "cancel");
             xml.WriteAttributeString("data-box", box.Format());
             xml.WriteElementString("title", SvgNamespace, "cancel: where POST /instances/{id}/cancel continues (onCancel)");
-            xml.WriteStartElement("rect");
-            Attr(xml, "x", box.X);
-            Attr(xml, "y", box.Y);
-            Attr(xml, "width", box.Width);
-            Attr(xml, "height", box.Height);
+            StartRect(xml, box);
             Attr(xml, "rx", box.Height / 2);
             xml.WriteAttributeString("fill", "#ffffff");
             xml.WriteAttributeString("stroke", "#8a3b3b");
@@ -337,11 +329,7 @@ internal static class SvgDiagramWriter
 
         void Rect(DiagramBox b, double radius, string? dash = null)
         {
-            xml.WriteStartElement("rect");
-            Attr(xml, "x", b.X);
-            Attr(xml, "y", b.Y);
-            Attr(xml, "width", b.Width);
-            Attr(xml, "height", b.Height);
+            StartRect(xml, b);
             Attr(xml, "rx", radius);
             Style();
             if (dash is not null)
@@ -391,12 +379,7 @@ internal static class SvgDiagramWriter
             case StepKind.HumanTask:
                 Rect(box, 10);
                 // A second, inner border: a person's work.
-                xml.WriteStartElement("rect");
-                var inner = box.Inflate(-3.5);
-                Attr(xml, "x", inner.X);
-                Attr(xml, "y", inner.Y);
-                Attr(xml, "width", inner.Width);
-                Attr(xml, "height", inner.Height);
+                StartRect(xml, box.Inflate(-3.5));
                 xml.WriteAttributeString("rx", "7");
                 xml.WriteAttributeString("fill", "none");
                 xml.WriteAttributeString("stroke", palette.Stroke);
@@ -425,11 +408,7 @@ internal static class SvgDiagramWriter
             xml.WriteElementString("title", SvgNamespace, Clean(edge.FullLabel));
         }
 
-        xml.WriteStartElement("rect");
-        Attr(xml, "x", box.X);
-        Attr(xml, "y", box.Y);
-        Attr(xml, "width", box.Width);
-        Attr(xml, "height", box.Height);
+        StartRect(xml, box);
         xml.WriteAttributeString("rx", "3");
         xml.WriteAttributeString("fill", "#ffffff");
         xml.WriteAttributeString("fill-opacity", "0.92");
@@ -477,6 +456,16 @@ internal static class SvgDiagramWriter
     }
 
     private static void Attr(XmlWriter xml, string name, double value) => xml.WriteAttributeString(name, Number.Format(value));
+
+    /// <summary>Opens a rect element covering <paramref name="box"/>; the caller adds its style and closes it.</summary>
+    private static void StartRect(XmlWriter xml, DiagramBox box)
+    {
+        xml.WriteStartElement("rect");
+        Attr(xml, "x", box.X);
+        Attr(xml, "y", box.Y);
+        Attr(xml, "width", box.Width);
+        Attr(xml, "height", box.Height);
+    }
 
     /// <summary>Replaces what XML 1.0 cannot hold (control characters, lone surrogates) with U+FFFD; XmlWriter escapes the rest.</summary>
     internal static string Clean(string text)
