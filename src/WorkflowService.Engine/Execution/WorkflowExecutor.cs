@@ -247,11 +247,18 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     /// <summary>A wait as signals are matched against it: the instance's own, or a parallel branch's.</summary>
     private sealed record WaitPoint(WaitKind Kind, string StepId, string? Signal = null, Guid? TimerId = null, Guid? TaskId = null);
 
-    private static WaitPoint? WaitOf(WorkflowInstance state) =>
+    /// <summary>The wait an instance or a branch is at; none while it runs, has ended or joined (or is in a parallel step: its branches wait).</summary>
+    private static WaitPoint? WaitOf(IWaitState state) =>
         state.WaitKind is { } kind and not WaitKind.Parallel ? new(kind, state.WaitStepId!, state.WaitSignal, state.WaitTimerId, state.WaitTaskId) : null;
 
-    private static WaitPoint? WaitOf(ParallelBranch branch) =>
-        branch.WaitKind is { } kind ? new(kind, branch.WaitStepId!, branch.WaitSignal, branch.WaitTimerId, branch.WaitTaskId) : null;
+    private static void WaitAt(IWaitState state, WaitPoint wait)
+    {
+        state.WaitKind = wait.Kind;
+        state.WaitStepId = wait.StepId;
+        state.WaitSignal = wait.Signal;
+        state.WaitTimerId = wait.TimerId;
+        state.WaitTaskId = wait.TaskId;
+    }
 
     /// <summary>The instance's own wait, or the waits of the branches of the parallel step it is in.</summary>
     private static IEnumerable<WaitPoint> OpenWaits(WorkflowInstance state) =>
@@ -407,13 +414,8 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
             {
                 case ThreadEnd.Waits:
                     var state = run.State;
-                    var wait = result.Wait!;
                     state.Status = InstanceStatus.Waiting;
-                    state.WaitKind = wait.Kind;
-                    state.WaitStepId = wait.StepId;
-                    state.WaitSignal = wait.Signal;
-                    state.WaitTimerId = wait.TimerId;
-                    state.WaitTaskId = wait.TaskId;
+                    WaitAt(state, result.Wait!);
                     state.BranchesJson = null;
                     state.Error = null;
                     return;
@@ -452,12 +454,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         switch (result.End)
         {
             case ThreadEnd.Waits:
-                var wait = result.Wait!;
-                branch.WaitKind = wait.Kind;
-                branch.WaitStepId = wait.StepId;
-                branch.WaitSignal = wait.Signal;
-                branch.WaitTimerId = wait.TimerId;
-                branch.WaitTaskId = wait.TaskId;
+                WaitAt(branch, result.Wait!);
                 return true;
             case ThreadEnd.Joined:
                 branch.ClearWait();

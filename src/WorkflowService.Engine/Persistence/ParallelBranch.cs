@@ -7,7 +7,7 @@ namespace WorkflowService.Engine.Persistence;
 /// One branch of the parallel step an instance is in: where it waits (the same fields as the instance's own wait), or
 /// that it has joined. The list of them is stored as <see cref="WorkflowInstance.BranchesJson"/>.
 /// </summary>
-public sealed class ParallelBranch
+public sealed class ParallelBranch : IWaitState
 {
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web)
     {

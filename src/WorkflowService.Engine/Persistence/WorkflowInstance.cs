@@ -1,7 +1,7 @@
 namespace WorkflowService.Engine.Persistence;
 
 /// <summary>The durable state of one workflow instance, as persisted at each wait point.</summary>
-public sealed class WorkflowInstance
+public sealed class WorkflowInstance : IWaitState
 {
     public Guid Id { get; set; }
     public required string DefinitionName { get; set; }

@@ -1,0 +1,15 @@
+namespace WorkflowService.Engine.Persistence;
+
+/// <summary>
+/// Where something waits: an instance (<see cref="WorkflowInstance"/>), or one branch of the parallel step it is in
+/// (<see cref="ParallelBranch"/>). Both carry the same wait fields; the executor reads and sets them through this.
+/// </summary>
+public interface IWaitState
+{
+    WaitKind? WaitKind { get; set; }
+    string? WaitStepId { get; set; }
+    string? WaitSignal { get; set; }
+    /// <summary>The timer, call-out or child-start signal of the wait.</summary>
+    Guid? WaitTimerId { get; set; }
+    Guid? WaitTaskId { get; set; }
+}
