@@ -12,4 +12,14 @@ public interface IWaitState
     /// <summary>The timer, call-out or child-start signal of the wait.</summary>
     Guid? WaitTimerId { get; set; }
     Guid? WaitTaskId { get; set; }
+
+    /// <summary>Clears the wait fields of <paramref name="state"/> (it runs, has ended or joined).</summary>
+    static void Clear(IWaitState state)
+    {
+        state.WaitKind = null;
+        state.WaitStepId = null;
+        state.WaitSignal = null;
+        state.WaitTimerId = null;
+        state.WaitTaskId = null;
+    }
 }

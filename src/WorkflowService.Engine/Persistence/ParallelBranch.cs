@@ -27,11 +27,7 @@ public sealed class ParallelBranch : IWaitState
 
     public void ClearWait()
     {
-        WaitKind = null;
-        WaitStepId = null;
-        WaitSignal = null;
-        WaitTimerId = null;
-        WaitTaskId = null;
+        IWaitState.Clear(this);
     }
 
     public static List<ParallelBranch> Parse(string? json) =>

@@ -49,11 +49,7 @@ public sealed class WorkflowInstance : IWaitState
 
     public void ClearWait()
     {
-        WaitKind = null;
-        WaitStepId = null;
-        WaitSignal = null;
-        WaitTimerId = null;
-        WaitTaskId = null;
+        IWaitState.Clear(this);
         BranchesJson = null;
     }
 }
