@@ -129,14 +129,17 @@ internal static class MarkdownReport
 
         text.AppendLine().AppendLine("## Resources").AppendLine();
         text.AppendLine("CPU seconds over the measured part of each scenario: the service process, this load client (the ceiling loop itself for `ceiling`), every PostgreSQL server process, the whole machine, and what is left: other processes on the machine (other users' work, the kernel), which compete for the same cores.").AppendLine();
-        var resources = new MarkdownTable("scenario", ">service CPU s", ">service CPU ms/op", ">peak MB", ">load client CPU s", ">database server CPU s", ">machine busy CPU s", ">machine busy %", ">other processes CPU s");
+        text.AppendLine(FormattableString.Invariant($"Warm-up: every scenario runs on a fresh service process. Where timing is the point, the unmeasured warm-up repeats in rounds of at least {Scenarios.WarmUp.Round.TotalSeconds:0} s until the service and this runner together spend at most {100 * Scenarios.WarmUp.SettledShare:0} % of a round JIT-compiling (bounded by {Scenarios.WarmUp.Limit.TotalSeconds:0} s): a fresh .NET process recompiles its hot code (tier 0, instrumented, optimised) for tens of seconds under load, and a service runs for days. Smoke and Nightly scenarios (correctness checks) and the idle-polling scenario warm up once. The JIT columns give the compile time left inside the measured part (service: GET /metrics `jitCompilationMs`; runner: its own `JitInfo`).")).AppendLine();
+        var resources = new MarkdownTable("scenario", ">service CPU s", ">service CPU ms/op", ">peak MB", ">load client CPU s", ">database server CPU s", ">machine busy CPU s", ">machine busy %", ">other processes CPU s", ">warm-up ops / s", ">service JIT ms", ">runner JIT ms");
         foreach (var r in report.Scenarios)
         {
             var cores = double.Parse(report.Machine.GetValueOrDefault("cores", "1"), CultureInfo.InvariantCulture);
             resources.Add(r.Name, F(r.ServiceCpuSeconds), r.ServiceCpuSeconds is { } c && r.Ops > 0 ? F(c * 1000 / r.Ops) : "—",
                 Headline.Mb(r.ServicePeakWorkingSetBytes)?.ToString(CultureInfo.InvariantCulture) ?? "—", F(r.LoadClientCpuSeconds), F(r.DatabaseServerCpuSeconds),
                 F(r.MachineBusyCpuSeconds), r.DurationMs > 0 ? F(100 * r.MachineBusyCpuSeconds / (r.DurationMs / 1000 * cores)) : "—",
-                F(r.MachineBusyCpuSeconds - (r.ServiceCpuSeconds ?? 0) - r.LoadClientCpuSeconds - (r.DatabaseServerCpuSeconds ?? 0)));
+                F(r.MachineBusyCpuSeconds - (r.ServiceCpuSeconds ?? 0) - r.LoadClientCpuSeconds - (r.DatabaseServerCpuSeconds ?? 0)),
+                r.WarmUpOps is { } warmOps ? FormattableString.Invariant($"{warmOps:N0} / {r.WarmUpSeconds:0.0}") + (r.WarmUpSettled == false && r.WarmUpJitShare is not null ? " (not settled)" : string.Empty) : "—",
+                F(r.ServiceJitMs), F(r.LoadClientJitMs));
         }
 
         text.AppendLine(resources.ToString());

@@ -29,6 +29,12 @@ internal sealed record NodeCounters
     /// <summary>Wake-ups actually sent (PostgreSQL NOTIFY): fewer than requested when coalesced.</summary>
     public long WakeUpsSent { get; init; }
 
+    /// <summary>Methods the service's runtime has JIT-compiled since it started (System.Runtime.JitInfo).</summary>
+    public long JitCompiledMethods { get; init; }
+
+    /// <summary>Milliseconds the service's runtime has spent JIT-compiling since it started (all threads).</summary>
+    public double JitCompilationMs { get; init; }
+
     /// <summary>Whether the node's wake-up transport delivered notifications at the (later) reading.</summary>
     public bool WakeUpHealthy { get; init; }
 
@@ -49,6 +55,9 @@ internal sealed record NodeCounters
             IdlePolls = Count("idlePolls"),
             WakeUpsRequested = Count("wakeUpsRequested"),
             WakeUpsSent = Count("wakeUpsSent"),
+            JitCompiledMethods = Count("jitCompiledMethods"),
+            JitCompilationMs = metrics["jitCompilationMs"]?.GetValue<double>()
+                               ?? throw new InvalidOperationException($"GET /metrics has no 'jitCompilationMs': {metrics.ToJsonString()}"),
             WakeUpHealthy = metrics["wakeUpHealthy"]?.GetValue<bool>()
                             ?? throw new InvalidOperationException($"GET /metrics has no 'wakeUpHealthy': {metrics.ToJsonString()}"),
         };
@@ -64,5 +73,7 @@ internal sealed record NodeCounters
         IdlePolls = IdlePolls - earlier.IdlePolls,
         WakeUpsRequested = WakeUpsRequested - earlier.WakeUpsRequested,
         WakeUpsSent = WakeUpsSent - earlier.WakeUpsSent,
+        JitCompiledMethods = JitCompiledMethods - earlier.JitCompiledMethods,
+        JitCompilationMs = JitCompilationMs - earlier.JitCompilationMs,
     };
 }

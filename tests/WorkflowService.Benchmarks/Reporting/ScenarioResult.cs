@@ -62,6 +62,23 @@ internal sealed record ScenarioResult
     /// <summary>The operations the counters cover: measured plus warm-up.</summary>
     public int CounterOps { get; init; }
 
+    /// <summary>Unmeasured warm-up operations before the measured part (see Scenarios.WarmUp).</summary>
+    public int? WarmUpOps { get; init; }
+
+    public double? WarmUpSeconds { get; init; }
+
+    /// <summary>JIT time in the warm-up's last round over that round's wall-clock time; null where the scenario warms up once.</summary>
+    public double? WarmUpJitShare { get; init; }
+
+    /// <summary>Whether the warm-up ended because the JIT had settled (false: it warmed up once, or hit its time bound).</summary>
+    public bool? WarmUpSettled { get; init; }
+
+    /// <summary>Milliseconds the service spent JIT-compiling during the measured part (GET /metrics); null where it did not run.</summary>
+    public double? ServiceJitMs { get; init; }
+
+    /// <summary>Milliseconds this runner (load client or ceiling loop) spent JIT-compiling during the measured part.</summary>
+    public double? LoadClientJitMs { get; init; }
+
     public Dictionary<string, double> Figures { get; init; } = [];
     public string? Preparation { get; init; }
     public List<string> Notes { get; init; } = [];

@@ -52,6 +52,9 @@ internal sealed class IdlePollingScenario : Scenario
 
     public override bool InSmokeTier => true;
 
+    /// <summary>Idle is the point: a few operations, then nothing.</summary>
+    public override bool SettlesJit => false;
+
     public override IReadOnlyList<string> DefinitionFiles => ["docs/examples/signal-roundtrip.json"];
 
     public override int WarmUpOps => 4;

@@ -30,7 +30,13 @@ internal abstract class Scenario
     /// <summary>Runs before the scenario with the service stopped (e.g. seeding history); null when there is nothing to do.</summary>
     public virtual Func<ScenarioContext, Task<string>>? Preparation => null;
 
-    /// <summary>How many unmeasured operations <see cref="WarmUpAsync"/> runs.</summary>
+    /// <summary>
+    /// Whether the runner repeats the warm-up until the JIT has settled (<see cref="WarmUp"/>): true where timing is the
+    /// point; the Smoke and Nightly tiers are correctness checks and warm up once.
+    /// </summary>
+    public virtual bool SettlesJit => TierLabel is not ("Smoke" or "Nightly");
+
+    /// <summary>How many unmeasured operations one <see cref="WarmUpAsync"/> runs.</summary>
     public abstract int WarmUpOps { get; }
 
     /// <summary>Unmeasured operations once the service runs (JIT, connection pools, definition caches).</summary>

@@ -108,14 +108,21 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         try
         {
             var from = DateTimeOffset.UtcNow;
+            WarmUpResult warmUp;
             await using (var warm = new ProgressMeter(name, 0, null))
             {
-                await scenario.WarmUpAsync(Context(backend, client, warm, ct));
+                warmUp = await WarmUp.RunAsync(scenario, Context(backend, client, warm, ct), client);
             }
+
+            Console.WriteLine(FormattableString.Invariant(
+                $"  warm-up: {warmUp.Ops} ops in {warmUp.Duration.TotalSeconds:0.0} s") + (warmUp.LastRoundJitShare is { } share
+                ? FormattableString.Invariant($", {warmUp.Rounds} rounds, JIT {100 * share:0.0} % of the last one ({(warmUp.Settled ? "settled" : "NOT settled")})")
+                : string.Empty));
 
             var deadBefore = client is null ? 0 : await client.TotalAsync("/dead-letters", ct);
             // The node's own counters (conflicts, retries, wake-ups) around the measured part: the warm-up's are not the scenario's.
             var nodeBefore = client is null ? null : await client.GetNodeCountersAsync(ct);
+            var clientJitBefore = System.Runtime.JitInfo.GetCompilationTime();
             var peakReset = service is not null && ResourceProbe.ResetPeak(service.Pid);
             var before = ResourceProbe.Read(service?.Pid);
 
@@ -126,6 +133,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             }
 
             var after = ResourceProbe.Read(service?.Pid);
+            var clientJitMs = (System.Runtime.JitInfo.GetCompilationTime() - clientJitBefore).TotalMilliseconds;
             var node = client is null ? null : (await client.GetNodeCountersAsync(ct)).Minus(nodeBefore!);
             int? deadLettered = client is null ? null : await client.TotalAsync("/dead-letters", ct) - deadBefore;
             int? stuck = client is null ? null : await CountStuckAsync(client, from, ct);
@@ -170,7 +178,13 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
                 MachineBusyCpuSeconds = Math.Round(after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds, 2),
                 OtherLoadPercent = Math.Round(Math.Clamp(100 * otherCpu / (measurement.Duration.TotalSeconds * Environment.ProcessorCount), 0, 100), 1),
                 Counters = countersAfter.ToDictionary(c => c.Key, c => c.Value - countersBefore.GetValueOrDefault(c.Key)),
-                CounterOps = scenario.Ops + scenario.WarmUpOps,
+                CounterOps = scenario.Ops + warmUp.Ops,
+                WarmUpOps = warmUp.Ops,
+                WarmUpSeconds = Math.Round(warmUp.Duration.TotalSeconds, 1),
+                WarmUpJitShare = warmUp.LastRoundJitShare is { } last ? Math.Round(last, 4) : null,
+                WarmUpSettled = warmUp.Settled,
+                ServiceJitMs = node is null ? null : Math.Round(node.JitCompilationMs, 1),
+                LoadClientJitMs = Math.Round(clientJitMs, 1),
                 Figures = measurement.Figures,
                 Preparation = preparation,
                 Notes = notes,

@@ -31,6 +31,9 @@ public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBacke
         var metrics = await api.Http.GetFromJsonAsync<WorkflowService.Api.NodeMetricsView>("/metrics", WorkflowServiceFactory.Json);
         Assert.True(metrics!.SignalsHandled >= 5);
         Assert.True(metrics.WakeUpHealthy);
+        // The runtime's JIT work so far: a node that has served requests has compiled code, and said how long it took.
+        Assert.True(metrics.JitCompiledMethods > 0);
+        Assert.True(metrics.JitCompilationMs > 0);
     }
 
     [Fact]

@@ -2431,7 +2431,7 @@ namespace WorkflowService.Tests.Client.Generated
 
         /// <param name="cancellationToken">A cancellation token that can be used by other objects or threads to receive notice of cancellation.</param>
         /// <summary>
-        /// This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups
+        /// This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work
         /// </summary>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
@@ -3544,6 +3544,12 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("wakeUpsSent")]
         public long WakeUpsSent { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("jitCompiledMethods")]
+        public long JitCompiledMethods { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("jitCompilationMs")]
+        public double JitCompilationMs { get; set; } = default!;
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
