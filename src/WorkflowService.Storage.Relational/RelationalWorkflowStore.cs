@@ -155,24 +155,6 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
             return true;
         }, cancellationToken);
 
-    /// <summary>
-    /// The claim: through group commit where the database takes one writer at a time (SQLite: the shared transaction on the
-    /// long-lived writer connection); elsewhere a statement of its own on a pooled connection, under the provider's bounded
-    /// retry of transient failures (a claim's row locks are best released at once). The work gets the shared transaction,
-    /// or null when it runs alone.
-    /// </summary>
-    private async Task<T> ClaimWriteAsync<T>(Func<WorkflowDbContext, SqlCommandCache?, DbTransaction?, CancellationToken, Task<T>> work,
-        CancellationToken cancellationToken)
-    {
-        if (dialect.SingleWriter)
-        {
-            return await _writer.WriteAsync<T>((db, commands, transaction, _, ct) => work(db, commands, transaction, ct), cancellationToken)
-                .ConfigureAwait(false);
-        }
-
-        return await RetryTransientAsync((db, ct) => work(db, null, null, ct), cancellationToken).ConfigureAwait(false);
-    }
-
     public ValueTask DisposeAsync() => _writer.DisposeAsync();
 
     /// <summary>
@@ -322,7 +304,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
 
     public Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken) =>
         QuerySingleAsync(new SqlStatement(dialect).Sql($"SELECT {Rows.InstanceColumns} FROM wf_instances WHERE id = ").Param(id),
-            Rows.ReadInstance, cancellationToken);
+            static r => Rows.ReadInstance(r), cancellationToken);
 
     public async Task<IReadOnlyList<WorkflowInstance>> GetInstancesAsync(IReadOnlyCollection<Guid> ids, CancellationToken cancellationToken)
     {
@@ -480,56 +462,107 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         }
     }
 
-    public async Task<IReadOnlyList<SignalMessage>> ClaimDueSignalsAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<SignalMessage>> ClaimDueSignalsAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken) =>
+        (await ClaimAsync(owner, max, lease, withInstances: false, cancellationToken).ConfigureAwait(false)).Select(c => c.Signal).ToList();
+
+    public Task<IReadOnlyList<ClaimedSignal>> ClaimDueWorkAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken) =>
+        ClaimAsync(owner, max, lease, withInstances: true, cancellationToken);
+
+    /// <summary>
+    /// The claim. Where the database takes one writer at a time (SQLite) it joins the group commit, and the instances are
+    /// read after it; elsewhere (PostgreSQL) it is one statement on the claim connections, the instances joined in, under a
+    /// bounded retry of transient failures (a claim whose answer was lost only delays its signals until the lease ends).
+    /// </summary>
+    private async Task<IReadOnlyList<ClaimedSignal>> ClaimAsync(string owner, int max, TimeSpan lease, bool withInstances,
+        CancellationToken cancellationToken)
     {
         var now = NowMs();
         var token = Random.Shared.NextInt64(1, long.MaxValue);
         var until = now + (long)lease.TotalMilliseconds;
-        var statement = new SqlStatement(dialect).Sql(dialect.ClaimSql).Bind(owner, token, now, until, max);
-        var claimed = await ClaimWriteAsync(async (db, commands, transaction, ct) =>
+        var joined = withInstances ? dialect.ClaimWithInstancesSql : null;
+        var statement = new SqlStatement(dialect).Sql(joined ?? dialect.ClaimSql).Bind(owner, token, now, until, max);
+        List<ClaimedSignal> claimed;
+        if (!dialect.SingleWriter && dialect.ClaimDataSource is { } source)
         {
-            await db.Database.OpenConnectionAsync(ct).ConfigureAwait(false);
-            var connection = db.Database.GetDbConnection();
-            var owned = true;
-            DbCommand command;
-            if (commands is not null)
+            claimed = await ClaimOnAsync(source, statement, max, joined is not null, cancellationToken).ConfigureAwait(false);
+        }
+        else
+        {
+            claimed = await _writer.WriteAsync(async (db, commands, transaction, _, ct) =>
             {
-                command = commands.Rent(connection, transaction, statement, out owned);
-            }
-            else
-            {
-                command = connection.CreateCommand();
-                statement.ApplyTo(command);
-            }
-
-            try
-            {
-                await using var reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
-                var rows = new List<SignalMessage>(max);
-                while (await reader.ReadAsync(ct).ConfigureAwait(false))
+                var connection = db.Database.GetDbConnection();
+                var owned = true;
+                DbCommand command;
+                if (commands is not null)
                 {
-                    rows.Add(Rows.ReadSignal(reader));
+                    command = commands.Rent(connection, transaction, statement, out owned);
+                }
+                else
+                {
+                    command = connection.CreateCommand();
+                    command.Transaction = transaction;
+                    statement.ApplyTo(command);
                 }
 
-                return rows;
-            }
-            finally
-            {
-                if (owned)
+                try
                 {
-                    await command.DisposeAsync().ConfigureAwait(false);
+                    return await ReadClaimAsync(command, max, joined is not null, ct).ConfigureAwait(false);
                 }
-
-                await db.Database.CloseConnectionAsync().ConfigureAwait(false);
-            }
-        }, cancellationToken).ConfigureAwait(false);
+                finally
+                {
+                    if (owned)
+                    {
+                        await command.DisposeAsync().ConfigureAwait(false);
+                    }
+                }
+            }, cancellationToken).ConfigureAwait(false);
+        }
 
         if (claimed.Count > 1)
         {
-            claimed.Sort(static (a, b) => a.DueAtMs.CompareTo(b.DueAtMs));
+            claimed.Sort(static (a, b) => a.Signal.DueAtMs.CompareTo(b.Signal.DueAtMs));
+        }
+
+        if (withInstances && joined is null && claimed.Count > 0)
+        {
+            var instances = (await GetInstancesAsync(claimed.Select(c => c.Signal.InstanceId).ToHashSet(), cancellationToken)
+                .ConfigureAwait(false)).ToDictionary(i => i.Id);
+            // Each claimed signal gets an instance of its own: a worker changes it as it runs.
+            claimed = claimed.Select(c => c with { Instance = instances.GetValueOrDefault(c.Signal.InstanceId)?.Clone() }).ToList();
         }
 
         return claimed;
+    }
+
+    private async Task<List<ClaimedSignal>> ClaimOnAsync(DbDataSource source, SqlStatement statement, int max, bool joined,
+        CancellationToken cancellationToken)
+    {
+        for (var attempt = 0; ; attempt++)
+        {
+            try
+            {
+                await using var command = source.CreateCommand();
+                statement.ApplyTo(command);
+                return await ReadClaimAsync(command, max, joined, cancellationToken).ConfigureAwait(false);
+            }
+            catch (DbException e) when (attempt < TransientReadRetries && dialect.IsTransient(e))
+            {
+            }
+        }
+    }
+
+    private static async Task<List<ClaimedSignal>> ReadClaimAsync(DbCommand command, int max, bool joined, CancellationToken cancellationToken)
+    {
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
+        var rows = new List<ClaimedSignal>(max);
+        var at = Rows.SignalColumnNames.Length;
+        while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
+        {
+            var signal = Rows.ReadSignal(reader);
+            rows.Add(new ClaimedSignal(signal, joined && !reader.IsDBNull(at) ? Rows.ReadInstance(reader, at) : null));
+        }
+
+        return rows;
     }
 
     public Task<long?> GetNextDueAsync(CancellationToken cancellationToken) =>

@@ -24,51 +24,53 @@ internal static class Rows
     public const string TaskColumns =
         "id, instance_id, definition_name, step_id, title, assignee, role, status, claimed_by, data_json, result_json, created_at, completed_at";
 
-    public static WorkflowInstance ReadInstance(DbDataReader r) => new()
+    /// <summary>An instance from <see cref="InstanceColumns"/> starting at ordinal <paramref name="at"/>.</summary>
+    public static WorkflowInstance ReadInstance(DbDataReader r, int at = 0) => new()
     {
-        Id = r.GetGuid(0),
-        DefinitionName = r.GetString(1),
-        DefinitionVersion = r.GetInt32(2),
-        Status = Enum.Parse<InstanceStatus>(r.GetString(3)),
-        BusinessKey = NullableString(r, 4),
-        IdempotencyKey = NullableString(r, 5),
-        InputJson = NullableString(r, 6),
-        VariablesJson = r.GetString(7),
-        OutputJson = NullableString(r, 8),
-        Error = NullableString(r, 9),
-        WaitKind = r.IsDBNull(10) ? null : Enum.Parse<WaitKind>(r.GetString(10)),
-        WaitStepId = NullableString(r, 11),
-        WaitSignal = NullableString(r, 12),
-        WaitTimerId = NullableGuid(r, 13),
-        WaitTaskId = NullableGuid(r, 14),
-        ParentInstanceId = NullableGuid(r, 15),
-        ParentWaitId = NullableGuid(r, 16),
-        BranchesJson = NullableString(r, 17),
-        ParkedSignals = r.GetInt32(18),
-        Version = r.GetInt32(19),
-        HistoryLength = r.GetInt32(20),
-        CreatedAt = Utc(r.GetDateTime(21)),
-        UpdatedAt = Utc(r.GetDateTime(22)),
-        CompletedAt = r.IsDBNull(23) ? null : Utc(r.GetDateTime(23)),
+        Id = r.GetGuid(at + 0),
+        DefinitionName = r.GetString(at + 1),
+        DefinitionVersion = r.GetInt32(at + 2),
+        Status = Enum.Parse<InstanceStatus>(r.GetString(at + 3)),
+        BusinessKey = NullableString(r, at + 4),
+        IdempotencyKey = NullableString(r, at + 5),
+        InputJson = NullableString(r, at + 6),
+        VariablesJson = r.GetString(at + 7),
+        OutputJson = NullableString(r, at + 8),
+        Error = NullableString(r, at + 9),
+        WaitKind = r.IsDBNull(at + 10) ? null : Enum.Parse<WaitKind>(r.GetString(at + 10)),
+        WaitStepId = NullableString(r, at + 11),
+        WaitSignal = NullableString(r, at + 12),
+        WaitTimerId = NullableGuid(r, at + 13),
+        WaitTaskId = NullableGuid(r, at + 14),
+        ParentInstanceId = NullableGuid(r, at + 15),
+        ParentWaitId = NullableGuid(r, at + 16),
+        BranchesJson = NullableString(r, at + 17),
+        ParkedSignals = r.GetInt32(at + 18),
+        Version = r.GetInt32(at + 19),
+        HistoryLength = r.GetInt32(at + 20),
+        CreatedAt = Utc(r.GetDateTime(at + 21)),
+        UpdatedAt = Utc(r.GetDateTime(at + 22)),
+        CompletedAt = r.IsDBNull(at + 23) ? null : Utc(r.GetDateTime(at + 23)),
     };
 
-    public static SignalMessage ReadSignal(DbDataReader r) => new()
+    /// <summary>A signal from <see cref="SignalColumns"/> starting at ordinal <paramref name="at"/>.</summary>
+    public static SignalMessage ReadSignal(DbDataReader r, int at = 0) => new()
     {
-        Id = r.GetGuid(0),
-        InstanceId = r.GetGuid(1),
-        Name = r.GetString(2),
-        PayloadJson = NullableString(r, 3),
-        Status = Enum.Parse<SignalStatus>(r.GetString(4)),
-        DueAtMs = r.GetInt64(5),
-        Attempts = r.GetInt32(6),
-        LeaseOwner = NullableString(r, 7),
-        LeaseToken = r.GetInt64(8),
-        LeaseUntilMs = r.IsDBNull(9) ? null : r.GetInt64(9),
-        LastError = NullableString(r, 10),
-        IdempotencyKey = NullableString(r, 11),
-        TaskId = NullableGuid(r, 12),
-        CreatedAt = Utc(r.GetDateTime(13)),
-        HandledAt = r.IsDBNull(14) ? null : Utc(r.GetDateTime(14)),
+        Id = r.GetGuid(at + 0),
+        InstanceId = r.GetGuid(at + 1),
+        Name = r.GetString(at + 2),
+        PayloadJson = NullableString(r, at + 3),
+        Status = Enum.Parse<SignalStatus>(r.GetString(at + 4)),
+        DueAtMs = r.GetInt64(at + 5),
+        Attempts = r.GetInt32(at + 6),
+        LeaseOwner = NullableString(r, at + 7),
+        LeaseToken = r.GetInt64(at + 8),
+        LeaseUntilMs = r.IsDBNull(at + 9) ? null : r.GetInt64(at + 9),
+        LastError = NullableString(r, at + 10),
+        IdempotencyKey = NullableString(r, at + 11),
+        TaskId = NullableGuid(r, at + 12),
+        CreatedAt = Utc(r.GetDateTime(at + 13)),
+        HandledAt = r.IsDBNull(at + 14) ? null : Utc(r.GetDateTime(at + 14)),
     };
 
     /// <summary>The values of <see cref="InstanceColumns"/>, in order.</summary>
@@ -140,6 +142,9 @@ internal static class Rows
 
     /// <summary>The signal columns qualified by a table alias (for statements that join).</summary>
     public static string SignalColumnsOf(string alias) => string.Join(", ", SignalColumnNames.Select(c => $"{alias}.{c}"));
+
+    /// <summary>The instance columns qualified by a table alias (for statements that join).</summary>
+    public static string InstanceColumnsOf(string alias) => string.Join(", ", InstanceColumnNames.Select(c => $"{alias}.{c}"));
 
     private static string[] Split(string columns) => columns.Split(',', StringSplitOptions.TrimEntries);
 

@@ -11,6 +11,18 @@ public abstract class SqlDialect
     /// </summary>
     public abstract string ClaimSql { get; }
 
+    /// <summary>
+    /// <see cref="ClaimSql"/> returning, after the signal's columns, its instance's <see cref="Rows.InstanceColumns"/>
+    /// (null columns when the instance is missing), in one statement; null where the claim and the read go separately.
+    /// </summary>
+    public virtual string? ClaimWithInstancesSql => null;
+
+    /// <summary>
+    /// Where claims take their connections, when not from <see cref="DataSource"/>: PostgreSQL claims commit without
+    /// waiting for the WAL flush (a lease lost in a crash is claimed again; the wait point's durable commit flushes it).
+    /// </summary>
+    public virtual System.Data.Common.DbDataSource? ClaimDataSource => DataSource;
+
     /// <summary>True when the exception is a unique-constraint violation (by the provider's error code, never its text).</summary>
     public abstract bool IsUniqueViolation(Exception exception);
 

@@ -40,6 +40,11 @@ public interface IWorkflowStore
     Task<(SignalMessage? Signal, bool Created)> EnqueueSignalIfOpenAsync(SignalMessage signal, CancellationToken cancellationToken);
     /// <summary>Leases up to <paramref name="max"/> due signals to <paramref name="owner"/> (attempts incremented).</summary>
     Task<IReadOnlyList<SignalMessage>> ClaimDueSignalsAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken);
+    /// <summary>
+    /// <see cref="ClaimDueSignalsAsync"/>, with each signal's instance read as of the claim: one round trip where the
+    /// database allows (the workers' claim). In due order.
+    /// </summary>
+    Task<IReadOnlyList<ClaimedSignal>> ClaimDueWorkAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken);
     /// <summary>When the next pending signal becomes claimable (Unix ms), or null when none is pending.</summary>
     Task<long?> GetNextDueAsync(CancellationToken cancellationToken);
     /// <summary>Gives a claimed signal back for a later retry; false when the lease was lost.</summary>

@@ -49,10 +49,11 @@ public sealed partial class SignalDispatcher(
                     free++;
                 }
 
-                IReadOnlyList<SignalMessage> claimed;
+                // The claim reads the batch's instances with it; a worker re-reads its own only after a conflict.
+                IReadOnlyList<ClaimedSignal> claimed;
                 try
                 {
-                    claimed = await store.ClaimDueSignalsAsync(node.Id, free, settings.LeaseDuration, stoppingToken).ConfigureAwait(false);
+                    claimed = await store.ClaimDueWorkAsync(node.Id, free, settings.LeaseDuration, stoppingToken).ConfigureAwait(false);
                 }
                 catch (Exception e) when (e is not OperationCanceledException)
                 {
@@ -67,11 +68,9 @@ public sealed partial class SignalDispatcher(
                     idle.Release(free - claimed.Count);
                 }
 
-                // The instances of the batch in one read; a worker re-reads its own only after a conflict.
-                var instances = await ReadInstancesAsync(claimed, stoppingToken).ConfigureAwait(false);
-                foreach (var signal in claimed)
+                foreach (var work in claimed)
                 {
-                    await queue.Writer.WriteAsync((signal, instances?.GetValueOrDefault(signal.InstanceId)?.Clone()), stoppingToken).ConfigureAwait(false);
+                    await queue.Writer.WriteAsync((work.Signal, work.Instance), stoppingToken).ConfigureAwait(false);
                 }
 
                 if (claimed.Count == free)
@@ -131,26 +130,6 @@ public sealed partial class SignalDispatcher(
             {
                 LogStoreError(logger, e);
             }
-        }
-    }
-
-    /// <summary>The claimed signals' instances, or null when the read failed (each worker then reads its own).</summary>
-    private async Task<Dictionary<Guid, WorkflowInstance>?> ReadInstancesAsync(IReadOnlyList<SignalMessage> claimed, CancellationToken cancellationToken)
-    {
-        if (claimed.Count == 0)
-        {
-            return null;
-        }
-
-        try
-        {
-            var ids = claimed.Select(s => s.InstanceId).ToHashSet();
-            return (await store.GetInstancesAsync(ids, cancellationToken).ConfigureAwait(false)).ToDictionary(i => i.Id);
-        }
-        catch (Exception e) when (e is not OperationCanceledException)
-        {
-            LogStoreError(logger, e);
-            return null;
         }
     }
 

@@ -5,10 +5,43 @@ using Npgsql;
 
 namespace WorkflowService.Storage.Relational.PostgreSql;
 
-/// <summary>PostgreSQL: claims with FOR UPDATE SKIP LOCKED, schema bootstrap under an advisory lock.</summary>
-public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource) : SqlDialect
+/// <summary>
+/// The connections PostgreSQL claims take: the store's connection string with <c>synchronous_commit = off</c> for their
+/// sessions, in a small pool of their own (claims come from one dispatcher loop per node).
+/// </summary>
+public sealed class PostgresClaimDataSource(NpgsqlDataSource source) : IAsyncDisposable
+{
+    public NpgsqlDataSource Source => source;
+
+    /// <summary>The claim pool's connection string: the store's, with asynchronous commit and at most four connections.</summary>
+    public static string ConnectionString(NpgsqlConnectionStringBuilder store)
+    {
+        var claims = new NpgsqlConnectionStringBuilder(store.ConnectionString)
+        {
+            MaxPoolSize = Math.Min(4, store.MaxPoolSize),
+            ApplicationName = string.IsNullOrEmpty(store.ApplicationName) ? "workflow-claims" : store.ApplicationName + "-claims",
+        };
+        claims.Options = string.IsNullOrWhiteSpace(store.Options) ? "-c synchronous_commit=off" : store.Options + " -c synchronous_commit=off";
+        return claims.ConnectionString;
+    }
+
+    public ValueTask DisposeAsync() => source.DisposeAsync();
+}
+
+/// <summary>
+/// PostgreSQL: claims with FOR UPDATE SKIP LOCKED (with their instances, in one statement, committed without waiting for
+/// the WAL flush), schema bootstrap under an advisory lock.
+/// </summary>
+public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaimDataSource claims) : SqlDialect
 {
     public override System.Data.Common.DbDataSource DataSource => dataSource;
+
+    /// <summary>
+    /// A claim only leases: losing one in a crash is harmless (the signal is claimed again once the lease runs out, and the
+    /// wait point's commit checks the lease token). So claims do not wait for the WAL flush; the wait point's durable
+    /// commit, later in the same WAL, flushes the claim with it.
+    /// </summary>
+    public override System.Data.Common.DbDataSource ClaimDataSource => claims.Source;
 
     // Any constant works; it only has to be the same on every node.
     private const long SchemaLockKey = 0x5746_5343_4845_4D41;
@@ -29,6 +62,12 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource) : SqlDialect
         """ + " " + Rows.SignalColumnsOf("s");
 
     public override string ClaimSql => Claim;
+
+    private static readonly string ClaimWithInstances =
+        "WITH claimed AS (" + Claim + ")\n"
+        + $"SELECT {Rows.SignalColumnsOf("c")}, {Rows.InstanceColumnsOf("i")} FROM claimed AS c LEFT JOIN wf_instances AS i ON i.id = c.instance_id";
+
+    public override string ClaimWithInstancesSql => ClaimWithInstances;
 
     public override bool IsTransient(Exception exception) => exception.GetBaseException() is NpgsqlException { IsTransient: true };
 

@@ -65,6 +65,8 @@ public static class BackendRegistration
                 }
 
                 services.AddSingleton(_ => new NpgsqlDataSourceBuilder(connection.ConnectionString).Build());
+                services.AddSingleton(_ => new PostgresClaimDataSource(
+                    new NpgsqlDataSourceBuilder(PostgresClaimDataSource.ConnectionString(connection)).Build()));
                 services.AddSingleton<SqlDialect, PostgreSqlDialect>();
                 services.AddPooledDbContextFactory<WorkflowDbContext>((provider, o) => o
                     .UseNpgsql(provider.GetRequiredService<NpgsqlDataSource>(), npgsql => npgsql

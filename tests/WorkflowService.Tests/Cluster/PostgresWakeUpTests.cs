@@ -89,4 +89,24 @@ public sealed class PostgresConnectionLossTests : ServiceTest<PostgresBackend>
         var done = await api.WaitForAsync(second.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
         Assert.Equal(2, done.Output!.Value.GetProperty("result").GetInt32());
     }
+
+    [Fact]
+    public async Task Claims_commit_without_waiting_for_the_wal_flush_while_every_other_write_waits_for_it()
+    {
+        var (factory, api) = await StartServiceAsync([]);
+        var name = Definitions.Unique("claim-commit");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var started = await api.StartAsync(name);
+        await api.SignalAsync(started.Id, "go", new { value = 3 });
+        await api.WaitForAsync(started.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+
+        async Task<string> SynchronousCommitOf(NpgsqlDataSource source)
+        {
+            await using var command = source.CreateCommand("SHOW synchronous_commit");
+            return (string)(await command.ExecuteScalarAsync(TestContext.Current.CancellationToken))!;
+        }
+
+        Assert.Equal("off", await SynchronousCommitOf(factory.Get<PostgresClaimDataSource>().Source));
+        Assert.Equal("on", await SynchronousCommitOf(factory.Get<NpgsqlDataSource>()));
+    }
 }

@@ -53,6 +53,33 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
     }
 
     [Fact]
+    public async Task The_workers_claim_hands_each_signal_its_instance_as_stored_one_copy_per_signal()
+    {
+        var name = Definitions.Unique("claim-work");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var started = await Api.StartAsync(name);
+        await Api.SignalAsync(started.Id, "go", new { value = 1 });
+        await Api.SignalAsync(started.Id, "go", new { value = 2 });
+        var store = Factory.Store;
+
+        var claimed = await store.ClaimDueWorkAsync("node-a", 10, TimeSpan.FromMinutes(5), Token);
+
+        Assert.Equal(2, claimed.Count);
+        Assert.True(claimed[0].Signal.DueAtMs <= claimed[1].Signal.DueAtMs);
+        var stored = (await store.GetInstanceAsync(started.Id, Token))!;
+        foreach (var work in claimed)
+        {
+            Assert.Equal("node-a", work.Signal.LeaseOwner);
+            Assert.Equal(1, work.Signal.Attempts);
+            Assert.Equivalent(stored, work.Instance, strict: true);
+        }
+
+        // A worker changes its instance as it runs: two signals of one instance must not share one object.
+        Assert.NotSame(claimed[0].Instance, claimed[1].Instance);
+        Assert.Empty(await store.ClaimDueWorkAsync("node-b", 10, TimeSpan.FromMinutes(5), Token));
+    }
+
+    [Fact]
     public async Task A_commit_under_a_lost_lease_is_refused()
     {
         var name = Definitions.Unique("lost");
