@@ -270,8 +270,15 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
 
     public override Task<ICeilingSession> OpenCeilingAsync(int connections, CancellationToken cancellationToken)
     {
-        var builder = new NpgsqlConnectionStringBuilder(_connectionString) { Pooling = true, MaxPoolSize = connections, NoResetOnClose = true };
-        return Task.FromResult<ICeilingSession>(new PostgresCeilingSession(NpgsqlDataSource.Create(builder.ConnectionString)));
+        // The service's connection settings: statements prepared after two uses, no reset on return, and claims on a pool
+        // of at most four connections whose sessions commit without waiting for the WAL flush.
+        var builder = new NpgsqlConnectionStringBuilder(_connectionString)
+        {
+            Pooling = true, MaxPoolSize = connections, NoResetOnClose = true, MaxAutoPrepare = 32, AutoPrepareMinUsages = 2,
+        };
+        var claims = new NpgsqlConnectionStringBuilder(builder.ConnectionString) { MaxPoolSize = Math.Min(4, connections), Options = "-c synchronous_commit=off" };
+        return Task.FromResult<ICeilingSession>(new PostgresCeilingSession(
+            NpgsqlDataSource.Create(builder.ConnectionString), NpgsqlDataSource.Create(claims.ConnectionString)));
     }
 
     public override async ValueTask DisposeAsync()

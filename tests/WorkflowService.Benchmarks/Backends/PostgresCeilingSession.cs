@@ -3,11 +3,17 @@ using NpgsqlTypes;
 
 namespace WorkflowService.Benchmarks.Backends;
 
-/// <summary>The engine's transactions for one workflow on PostgreSQL, as plain Npgsql batches (one round trip each).</summary>
-internal sealed class PostgresCeilingSession(NpgsqlDataSource dataSource) : ICeilingSession
+/// <summary>
+/// The engine's transactions for one workflow on PostgreSQL, as plain Npgsql batches (one round trip each). Like the
+/// service, the claim joins the instance it will run and commits on connections whose sessions do not wait for the WAL
+/// flush (<paramref name="claims"/>); every other transaction waits for it.
+/// </summary>
+internal sealed class PostgresCeilingSession(NpgsqlDataSource dataSource, NpgsqlDataSource claims) : ICeilingSession
 {
-    // The claim statement of src/WorkflowService.Storage.Relational/PostgreSql/PostgreSqlDialect.cs, with a batch of one.
+    // The claim statement of src/WorkflowService.Storage.Relational/PostgreSql/PostgreSqlDialect.cs (ClaimWithInstancesSql),
+    // with a batch of one.
     private const string ClaimSql = """
+        WITH claimed AS (
         UPDATE wf_signals AS s
            SET lease_owner = $1, lease_token = $2, lease_until_ms = $4, attempts = s.attempts + 1
           FROM (SELECT id FROM wf_signals
@@ -17,7 +23,8 @@ internal sealed class PostgresCeilingSession(NpgsqlDataSource dataSource) : ICei
                  LIMIT 1
                  FOR UPDATE SKIP LOCKED) AS due
          WHERE s.id = due.id
-        RETURNING s.*
+        RETURNING s.*)
+        SELECT c.*, i.* FROM claimed AS c LEFT JOIN wf_instances AS i ON i.id = c.instance_id
         """;
 
     public async Task StartAsync(Guid instanceId, CancellationToken cancellationToken)
@@ -64,7 +71,7 @@ internal sealed class PostgresCeilingSession(NpgsqlDataSource dataSource) : ICei
     {
         var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         var token = Random.Shared.NextInt64(1, long.MaxValue);
-        await using var command = dataSource.CreateCommand(ClaimSql);
+        await using var command = claims.CreateCommand(ClaimSql);
         command.Parameters.Add(new NpgsqlParameter { Value = owner });
         command.Parameters.Add(new NpgsqlParameter { Value = token });
         command.Parameters.Add(new NpgsqlParameter { Value = now });
@@ -75,7 +82,10 @@ internal sealed class PostgresCeilingSession(NpgsqlDataSource dataSource) : ICei
             return null;
         }
 
-        return new ClaimedSignal(reader.GetGuid(reader.GetOrdinal("id")), reader.GetGuid(reader.GetOrdinal("instance_id")), token);
+        // The service materialises the signal and its instance: read every column, as it does.
+        var row = new object[reader.FieldCount];
+        reader.GetValues(row);
+        return new ClaimedSignal((Guid)row[reader.GetOrdinal("id")], (Guid)row[reader.GetOrdinal("instance_id")], token);
     }
 
     public async Task CompleteAsync(ClaimedSignal signal, CancellationToken cancellationToken)
@@ -121,7 +131,11 @@ internal sealed class PostgresCeilingSession(NpgsqlDataSource dataSource) : ICei
         await transaction.CommitAsync(cancellationToken);
     }
 
-    public ValueTask DisposeAsync() => dataSource.DisposeAsync();
+    public async ValueTask DisposeAsync()
+    {
+        await claims.DisposeAsync();
+        await dataSource.DisposeAsync();
+    }
 
     private static NpgsqlBatchCommand Command(string sql, params object[] values)
     {
