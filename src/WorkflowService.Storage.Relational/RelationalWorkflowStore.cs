@@ -161,13 +161,6 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     /// Runs a unit of work under the provider's execution strategy: on PostgreSQL a bounded retry of transient failures
     /// (a dropped connection). Every attempt gets the same context, emptied, and opens its own transaction.
     /// </summary>
-    private async Task RetryTransientAsync(Func<WorkflowDbContext, CancellationToken, Task> work, CancellationToken cancellationToken) =>
-        await RetryTransientAsync<bool>(async (db, ct) =>
-        {
-            await work(db, ct).ConfigureAwait(false);
-            return true;
-        }, cancellationToken).ConfigureAwait(false);
-
     private async Task<T> RetryTransientAsync<T>(Func<WorkflowDbContext, CancellationToken, Task<T>> work, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
@@ -340,21 +333,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
     {
         if (dialect.DataSource is { } source)
         {
-            // A read is safe to repeat: a pooled connection the server dropped (a restart, a failover) fails once, then
-            // the pool hands out a new one.
-            for (var attempt = 0; ; attempt++)
-            {
-                try
-                {
-                    await using var command = source.CreateCommand();
-                    statement.ApplyTo(command);
-                    await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
-                    return await read(reader, cancellationToken).ConfigureAwait(false);
-                }
-                catch (DbException e) when (attempt < TransientReadRetries && dialect.IsTransient(e))
-                {
-                }
-            }
+            return await ReadOnAsync(source, statement, read, cancellationToken).ConfigureAwait(false);
         }
 
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
@@ -369,6 +348,29 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         finally
         {
             await db.Database.CloseConnectionAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// Runs a statement that returns rows on a connection straight from <paramref name="source"/>, repeated after a
+    /// transient failure (a pooled connection the server dropped in a restart or a failover fails once, then the pool
+    /// hands out a new one): for reads, and for claims, whose lost answer only delays their signals until the lease ends.
+    /// </summary>
+    private async Task<T> ReadOnAsync<T>(DbDataSource source, SqlStatement statement, Func<DbDataReader, CancellationToken, Task<T>> read,
+        CancellationToken cancellationToken)
+    {
+        for (var attempt = 0; ; attempt++)
+        {
+            try
+            {
+                await using var command = source.CreateCommand();
+                statement.ApplyTo(command);
+                await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
+                return await read(reader, cancellationToken).ConfigureAwait(false);
+            }
+            catch (DbException e) when (attempt < TransientReadRetries && dialect.IsTransient(e))
+            {
+            }
         }
     }
 
@@ -469,9 +471,9 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         ClaimAsync(owner, max, lease, withInstances: true, cancellationToken);
 
     /// <summary>
-    /// The claim. Where the database takes one writer at a time (SQLite) it joins the group commit, and the instances are
-    /// read after it; elsewhere (PostgreSQL) it is one statement on the claim connections, the instances joined in, under a
-    /// bounded retry of transient failures (a claim whose answer was lost only delays its signals until the lease ends).
+    /// The claim. On a database with claim connections (PostgreSQL) it is one statement there, the instances joined in,
+    /// under <see cref="ReadOnAsync"/>'s bounded retry; where the database takes one writer at a time (SQLite) it joins
+    /// the group commit, and the instances are read after it.
     /// </summary>
     private async Task<IReadOnlyList<ClaimedSignal>> ClaimAsync(string owner, int max, TimeSpan lease, bool withInstances,
         CancellationToken cancellationToken)
@@ -479,34 +481,24 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         var now = NowMs();
         var token = Random.Shared.NextInt64(1, long.MaxValue);
         var until = now + (long)lease.TotalMilliseconds;
-        var joined = withInstances ? dialect.ClaimWithInstancesSql : null;
-        var statement = new SqlStatement(dialect).Sql(joined ?? dialect.ClaimSql).Bind(owner, token, now, until, max);
+        var joinedSql = withInstances ? dialect.ClaimWithInstancesSql : null;
+        var joined = joinedSql is not null;
+        var statement = new SqlStatement(dialect).Sql(joinedSql ?? dialect.ClaimSql).Bind(owner, token, now, until, max);
         List<ClaimedSignal> claimed;
-        if (!dialect.SingleWriter && dialect.ClaimDataSource is { } source)
+        if (dialect.ClaimDataSource is { } source)
         {
-            claimed = await ClaimOnAsync(source, statement, max, joined is not null, cancellationToken).ConfigureAwait(false);
+            claimed = await ReadOnAsync(source, statement, (reader, ct) => ReadClaimAsync(reader, max, joined, ct), cancellationToken)
+                .ConfigureAwait(false);
         }
         else
         {
             claimed = await _writer.WriteAsync(async (db, commands, transaction, _, ct) =>
             {
-                var connection = db.Database.GetDbConnection();
-                var owned = true;
-                DbCommand command;
-                if (commands is not null)
-                {
-                    command = commands.Rent(connection, transaction, statement, out owned);
-                }
-                else
-                {
-                    command = connection.CreateCommand();
-                    command.Transaction = transaction;
-                    statement.ApplyTo(command);
-                }
-
+                var command = SqlCommandCache.RentOrCreate(commands, db.Database.GetDbConnection(), transaction, statement, out var owned);
                 try
                 {
-                    return await ReadClaimAsync(command, max, joined is not null, ct).ConfigureAwait(false);
+                    await using var reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
+                    return await ReadClaimAsync(reader, max, joined, ct).ConfigureAwait(false);
                 }
                 finally
                 {
@@ -523,7 +515,7 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
             claimed.Sort(static (a, b) => a.Signal.DueAtMs.CompareTo(b.Signal.DueAtMs));
         }
 
-        if (withInstances && joined is null && claimed.Count > 0)
+        if (withInstances && !joined && claimed.Count > 0)
         {
             var instances = (await GetInstancesAsync(claimed.Select(c => c.Signal.InstanceId).ToHashSet(), cancellationToken)
                 .ConfigureAwait(false)).ToDictionary(i => i.Id);
@@ -534,32 +526,14 @@ public sealed class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext>
         return claimed;
     }
 
-    private async Task<List<ClaimedSignal>> ClaimOnAsync(DbDataSource source, SqlStatement statement, int max, bool joined,
-        CancellationToken cancellationToken)
+    private static async Task<List<ClaimedSignal>> ReadClaimAsync(DbDataReader reader, int max, bool withInstances, CancellationToken cancellationToken)
     {
-        for (var attempt = 0; ; attempt++)
-        {
-            try
-            {
-                await using var command = source.CreateCommand();
-                statement.ApplyTo(command);
-                return await ReadClaimAsync(command, max, joined, cancellationToken).ConfigureAwait(false);
-            }
-            catch (DbException e) when (attempt < TransientReadRetries && dialect.IsTransient(e))
-            {
-            }
-        }
-    }
-
-    private static async Task<List<ClaimedSignal>> ReadClaimAsync(DbCommand command, int max, bool joined, CancellationToken cancellationToken)
-    {
-        await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
         var rows = new List<ClaimedSignal>(max);
         var at = Rows.SignalColumnNames.Length;
         while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
         {
             var signal = Rows.ReadSignal(reader);
-            rows.Add(new ClaimedSignal(signal, joined && !reader.IsDBNull(at) ? Rows.ReadInstance(reader, at) : null));
+            rows.Add(new ClaimedSignal(signal, withInstances && !reader.IsDBNull(at) ? Rows.ReadInstance(reader, at) : null));
         }
 
         return rows;

@@ -248,6 +248,25 @@ internal sealed class SqlCommandCache : IDisposable
     private const int MaxCommands = 128;
     private readonly Dictionary<string, DbCommand> _commands = new(StringComparer.Ordinal);
 
+    /// <summary>
+    /// A command for the statement on this connection, with its values bound: from <paramref name="cache"/> where the
+    /// connection keeps one, else a new one; <paramref name="owned"/> when the caller disposes it.
+    /// </summary>
+    public static DbCommand RentOrCreate(SqlCommandCache? cache, DbConnection connection, DbTransaction? transaction, SqlStatement statement,
+        out bool owned)
+    {
+        if (cache is not null)
+        {
+            return cache.Rent(connection, transaction, statement, out owned);
+        }
+
+        var command = connection.CreateCommand();
+        command.Transaction = transaction;
+        statement.ApplyTo(command);
+        owned = true;
+        return command;
+    }
+
     /// <summary>A command for the statement on this connection, with its values bound; <paramref name="owned"/> when the caller disposes it.</summary>
     public DbCommand Rent(DbConnection connection, DbTransaction? transaction, SqlStatement statement, out bool owned)
     {
@@ -290,28 +309,7 @@ internal static class SqlExecution
         SqlCommandCache? cache, CancellationToken cancellationToken)
     {
         var affected = new int[statements.Count];
-        if (cache is not null)
-        {
-            for (var i = 0; i < statements.Count; i++)
-            {
-                var command = cache.Rent(connection, transaction, statements[i], out var owned);
-                try
-                {
-                    affected[i] = await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
-                }
-                finally
-                {
-                    if (owned)
-                    {
-                        await command.DisposeAsync().ConfigureAwait(false);
-                    }
-                }
-            }
-
-            return affected;
-        }
-
-        if (statements.Count > 1 && connection.CanCreateBatch)
+        if (cache is null && statements.Count > 1 && connection.CanCreateBatch)
         {
             await using var batch = connection.CreateBatch();
             batch.Transaction = transaction;
@@ -331,12 +329,22 @@ internal static class SqlExecution
             return affected;
         }
 
+        // One statement at a time: on a connection that keeps its commands prepared (SQLite's writer), or where the
+        // provider does not batch.
         for (var i = 0; i < statements.Count; i++)
         {
-            await using var command = connection.CreateCommand();
-            command.Transaction = transaction;
-            statements[i].ApplyTo(command);
-            affected[i] = await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+            var command = SqlCommandCache.RentOrCreate(cache, connection, transaction, statements[i], out var owned);
+            try
+            {
+                affected[i] = await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+            }
+            finally
+            {
+                if (owned)
+                {
+                    await command.DisposeAsync().ConfigureAwait(false);
+                }
+            }
         }
 
         return affected;
