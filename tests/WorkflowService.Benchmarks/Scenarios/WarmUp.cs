@@ -9,8 +9,11 @@ namespace WorkflowService.Benchmarks.Scenarios;
 /// <param name="Duration">Its wall-clock time.</param>
 /// <param name="Rounds">Rounds of at least <see cref="WarmUp.Round"/> each (1 where the scenario warms up once).</param>
 /// <param name="LastRoundJitShare">JIT time in the last round over that round's wall-clock time; null where not watched.</param>
-/// <param name="Settled">Whether that share fell to <see cref="WarmUp.SettledShare"/> or below before <see cref="WarmUp.Limit"/>.</param>
-internal sealed record WarmUpResult(int Ops, TimeSpan Duration, int Rounds, double? LastRoundJitShare, bool Settled);
+internal sealed record WarmUpResult(int Ops, TimeSpan Duration, int Rounds, double? LastRoundJitShare)
+{
+    /// <summary>Whether the watched share fell to <see cref="WarmUp.SettledShare"/> or below before <see cref="WarmUp.Limit"/>.</summary>
+    public bool Settled => LastRoundJitShare <= WarmUp.SettledShare;
+}
 
 /// <summary>
 /// The unmeasured warm-up before a scenario's measured part. A fresh .NET process compiles its hot code several times
@@ -39,7 +42,7 @@ internal static class WarmUp
         if (!scenario.SettlesJit)
         {
             await scenario.WarmUpAsync(context);
-            return new WarmUpResult(scenario.WarmUpOps, clock.Elapsed, 1, null, false);
+            return new WarmUpResult(scenario.WarmUpOps, clock.Elapsed, 1, null);
         }
 
         var ops = 0;
@@ -60,12 +63,12 @@ internal static class WarmUp
             share = (await JitMsAsync(client, ct) - jitBefore) / round.Elapsed.TotalMilliseconds;
             if (share <= SettledShare)
             {
-                return new WarmUpResult(ops, clock.Elapsed, rounds, share, true);
+                return new WarmUpResult(ops, clock.Elapsed, rounds, share);
             }
         }
         while (clock.Elapsed < Limit);
 
-        return new WarmUpResult(ops, clock.Elapsed, rounds, share, false);
+        return new WarmUpResult(ops, clock.Elapsed, rounds, share);
     }
 
     /// <summary>JIT milliseconds so far of this runner and, when it runs, the service.</summary>
