@@ -146,9 +146,13 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
     {
         await using var connection = new NpgsqlConnection(Admin(_database));
         await connection.OpenAsync(cancellationToken);
-        await using var vacuum = new NpgsqlCommand("VACUUM ANALYZE", connection) { CommandTimeout = 120 };
+        await using var vacuum = new NpgsqlCommand("VACUUM ANALYZE", connection) { CommandTimeout = 600 };
         await vacuum.ExecuteNonQueryAsync(cancellationToken);
-        return $"VACUUM ANALYZE of {_database} before settling, so that autovacuum finds little to do there";
+        // The dirty pages the vacuum (and the work before it) left are written now rather than by a checkpoint that
+        // would overlap the measurement.
+        await using var checkpoint = new NpgsqlCommand("CHECKPOINT", connection) { CommandTimeout = 600 };
+        await checkpoint.ExecuteNonQueryAsync(cancellationToken);
+        return $"VACUUM ANALYZE and CHECKPOINT of {_database}, so that autovacuum and the checkpointer find little to do there";
     }
 
     public override async Task<string?> WatchQuietWindowAsync(TimeSpan window, CancellationToken cancellationToken)

@@ -89,6 +89,14 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             Console.WriteLine($"  {preparation}");
         }
 
+        // Where timing is the point, every scenario starts from a database with no housekeeping pending: what an earlier
+        // scenario (or the preparation) left for autovacuum and the checkpointer is done now, not in the measured part.
+        var housekeeping = scenario.SettlesJit ? await backend.DoHousekeepingNowAsync(ct) : null;
+        if (housekeeping is not null)
+        {
+            Console.WriteLine($"  {housekeeping}");
+        }
+
         // The backend's counters cover the whole service process (or the whole ceiling loop), warm-up included: a
         // database may publish a session's counters only when the session ends.
         var countersBefore = await backend.ReadCountersOnceWriterStoppedAsync(ct)
@@ -147,6 +155,10 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             var otherCpu = after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds - serviceCpu - databaseCpu
                            - (after.LoadClientCpuSeconds - before.LoadClientCpuSeconds);
             var notes = new List<string>(measurement.Notes);
+            if (housekeeping is not null)
+            {
+                notes.Add("before the service started: " + housekeeping);
+            }
             if (service is not null && !peakReset)
             {
                 notes.Add("peak memory is the service's high-water mark since it started (/proc/<pid>/clear_refs could not reset it)");
