@@ -128,7 +128,9 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
                 : string.Empty));
 
             var deadBefore = client is null ? 0 : await client.TotalAsync("/dead-letters", ct);
-            // The node's own counters (conflicts, retries, wake-ups) around the measured part: the warm-up's are not the scenario's.
+            // The node's own counters (conflicts, retries, wake-ups) around the measured part: the warm-up's are not the
+            // scenario's. Read once the JIT has gone quiet, so that the compile time they report is the measured part's own.
+            await WarmUp.WaitForQuietJitAsync(client, ct);
             var nodeBefore = client is null ? null : await client.GetNodeCountersAsync(ct);
             var clientJitBefore = System.Runtime.JitInfo.GetCompilationTime();
             var peakReset = service is not null && ResourceProbe.ResetPeak(service.Pid);
