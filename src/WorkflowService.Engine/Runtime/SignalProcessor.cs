@@ -91,8 +91,9 @@ public sealed partial class SignalProcessor(
             try
             {
                 await store.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
-                runtime.AfterCommit(commit);
+                // Counted before waiters hear of the commit: a client that saw the instance move sees the count too.
                 metrics.SignalHandled(Stopwatch.GetElapsedTime(started).TotalMilliseconds);
+                runtime.AfterCommit(commit);
                 return;
             }
             catch (ConcurrencyConflictException)
