@@ -9,7 +9,7 @@ namespace WorkflowService.Engine.Runtime;
 
 /// <summary>
 /// The node's signal workers: one loop claims due signals in batches (as many as there are idle workers) and hands
-/// them to the workers; when nothing is due it waits for a wake-up, bounded by the poll interval and the next due time.
+/// them to the workers (the signals of one instance to one worker, in due order); when nothing is due it waits for a wake-up, bounded by the poll interval and the next due time.
 /// Shutdown stops claiming, waits for running work up to a deadline, then releases this node's claims.
 /// </summary>
 public sealed partial class SignalDispatcher(
@@ -34,7 +34,7 @@ public sealed partial class SignalDispatcher(
 
         var workers = settings.SignalWorkers;
         var idle = new SemaphoreSlim(workers, workers);
-        var queue = Channel.CreateBounded<(SignalMessage Signal, WorkflowInstance? Instance)>(new BoundedChannelOptions(workers) { SingleReader = false, SingleWriter = true });
+        var queue = Channel.CreateBounded<IReadOnlyList<ClaimedSignal>>(new BoundedChannelOptions(workers) { SingleReader = false, SingleWriter = true });
         var running = Enumerable.Range(0, workers).Select(_ => Task.Run(() => WorkAsync(queue.Reader, idle))).ToArray();
         LogStarted(logger, node.Id, workers);
 
@@ -68,9 +68,17 @@ public sealed partial class SignalDispatcher(
                     idle.Release(free - claimed.Count);
                 }
 
-                foreach (var work in claimed)
+                // Signals of one instance go to one worker, in due order: run side by side, all but one would lose the
+                // race on the instance's version and run again. Their other workers are free for the next claim.
+                foreach (var group in claimed.GroupBy(work => work.Signal.InstanceId))
                 {
-                    await queue.Writer.WriteAsync((work.Signal, work.Instance), stoppingToken).ConfigureAwait(false);
+                    var signals = group.ToList();
+                    if (signals.Count > 1)
+                    {
+                        idle.Release(signals.Count - 1);
+                    }
+
+                    await queue.Writer.WriteAsync(signals, stoppingToken).ConfigureAwait(false);
                 }
 
                 if (claimed.Count == free)
@@ -133,18 +141,18 @@ public sealed partial class SignalDispatcher(
         }
     }
 
-    private async Task WorkAsync(ChannelReader<(SignalMessage Signal, WorkflowInstance? Instance)> reader, SemaphoreSlim idle)
+    private async Task WorkAsync(ChannelReader<IReadOnlyList<ClaimedSignal>> reader, SemaphoreSlim idle)
     {
-        await foreach (var (signal, instance) in reader.ReadAllAsync().ConfigureAwait(false))
+        await foreach (var signals in reader.ReadAllAsync().ConfigureAwait(false))
         {
             try
             {
-                await processor.ProcessAsync(signal, instance, _abort.Token).ConfigureAwait(false);
-            }
-            catch (Exception e) when (e is not OperationCanceledException || !_abort.IsCancellationRequested)
-            {
-                // The claim stays until its lease expires; another attempt (here or on another node) follows then.
-                LogProcessingError(logger, e, signal.Id);
+                for (var i = 0; i < signals.Count; i++)
+                {
+                    // The claim's read of the instance holds for the first signal; each later one reads what the one
+                    // before it committed.
+                    await ProcessAsync(signals[i].Signal, i == 0 ? signals[i].Instance : null).ConfigureAwait(false);
+                }
             }
             catch (OperationCanceledException)
             {
@@ -153,6 +161,19 @@ public sealed partial class SignalDispatcher(
             {
                 idle.Release();
             }
+        }
+    }
+
+    private async Task ProcessAsync(SignalMessage signal, WorkflowInstance? instance)
+    {
+        try
+        {
+            await processor.ProcessAsync(signal, instance, _abort.Token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is not OperationCanceledException || !_abort.IsCancellationRequested)
+        {
+            // The claim stays until its lease expires; another attempt (here or on another node) follows then.
+            LogProcessingError(logger, e, signal.Id);
         }
     }
 
