@@ -122,7 +122,7 @@ internal sealed class DiagramGraph
             var node = new DiagramNode(nodes.Count, DiagramNodeRole.Step, step.Id, step.Kind, step.Id, Subtitle(step));
             nodes.Add(node);
             byId[step.Id] = node;
-            if (step.Within is { } scope && definition.Step(scope.ParallelStepId).ParallelBranches[^1].Steps[^1] == step)
+            if (step.Within is { } scope && definition.Step(scope.ParallelStepId) is ParallelStep parallel && parallel.ParallelBranches[^1].Steps[^1] == step)
             {
                 joins[scope.ParallelStepId] = AddJoin(scope.ParallelStepId);
             }
@@ -132,7 +132,7 @@ internal sealed class DiagramGraph
         {
             var join = new DiagramNode(nodes.Count, DiagramNodeRole.Join, parallelStepId, null, "join", "")
             {
-                BranchCount = definition.Step(parallelStepId).ParallelBranches.Count,
+                BranchCount = ((ParallelStep)definition.Step(parallelStepId)).ParallelBranches.Count,
             };
             nodes.Add(join);
             return join;
@@ -162,46 +162,47 @@ internal sealed class DiagramGraph
         foreach (var step in definition.Steps.Values)
         {
             var node = byId[step.Id];
-            if (step.Kind == StepKind.Parallel)
+            if (step is ParallelStep parallel)
             {
-                foreach (var branch in step.ParallelBranches)
+                foreach (var branch in parallel.ParallelBranches)
                 {
                     Add(node, branch.Entry, DiagramEdgeKind.Fork, TextMetrics.Shorten(branch.Name, MaxLabelColumns), branch.Name);
                 }
 
                 // The step continues after its join.
-                Add(joins[step.Id], step.Next, DiagramEdgeKind.Next);
+                Add(joins[step.Id], parallel.Next, DiagramEdgeKind.Next);
             }
-            else if (step.Within is { } scope && step.Next is null && IsContinuing(step.Kind))
+            else if (step.Within is { } scope && step is IContinuingStep { Next: null })
             {
                 // The end of a branch: it joins.
                 edges.Add(new DiagramEdge(edges.Count, node, joins[scope.ParallelStepId], DiagramEdgeKind.Join, null, null));
             }
             else
             {
-                Add(node, step.Next, DiagramEdgeKind.Next);
+                Add(node, (step as IContinuingStep)?.Next, DiagramEdgeKind.Next);
             }
 
-            Add(node, step.OnTimeout, DiagramEdgeKind.Timeout, "timeout");
-            for (var i = 0; i < step.Branches.Count; i++)
+            Add(node, (step as WaitForSignalStep)?.Timeout?.Next, DiagramEdgeKind.Timeout, "timeout");
+            if (step is DecisionStep decision)
             {
-                var branch = step.Branches[i];
-                // With several branches the first that holds wins, so their order is part of the meaning.
-                var prefix = step.Branches.Count > 1 ? $"{i + 1}: " : "";
-                Add(node, branch.Next, DiagramEdgeKind.Branch,
-                    prefix + TextMetrics.Shorten(branch.When.Source, MaxLabelColumns - prefix.Length),
-                    prefix + branch.When.Source);
+                for (var i = 0; i < decision.Branches.Count; i++)
+                {
+                    var branch = decision.Branches[i];
+                    // With several branches the first that holds wins, so their order is part of the meaning.
+                    var prefix = decision.Branches.Count > 1 ? $"{i + 1}: " : "";
+                    Add(node, branch.Next, DiagramEdgeKind.Branch,
+                        prefix + TextMetrics.Shorten(branch.When.Source, MaxLabelColumns - prefix.Length),
+                        prefix + branch.When.Source);
+                }
+
+                Add(node, decision.Otherwise, DiagramEdgeKind.Otherwise, "otherwise");
             }
 
-            Add(node, step.Otherwise, DiagramEdgeKind.Otherwise, "otherwise");
-            Add(node, step.OnError, DiagramEdgeKind.Error, "error");
+            Add(node, (step as IErrorHandlingStep)?.OnError?.Next, DiagramEdgeKind.Error, "error");
         }
 
         return new DiagramGraph(definition, nodes, edges);
     }
-
-    private static bool IsContinuing(StepKind kind) =>
-        kind is StepKind.Assign or StepKind.WaitForSignal or StepKind.Delay or StepKind.HumanTask or StepKind.Http or StepKind.SubWorkflow;
 
     public static string KindName(StepKind kind) => kind switch
     {
@@ -222,30 +223,30 @@ internal sealed class DiagramGraph
     private static string Subtitle(CompiledStep step)
     {
         var details = new List<string> { KindName(step.Kind) };
-        switch (step.Kind)
+        switch (step)
         {
-            case StepKind.WaitForSignal:
-                details.Add(step.Signal ?? "");
-                if (step.Timeout is { } timeout)
+            case WaitForSignalStep wait:
+                details.Add(wait.Signal);
+                if (wait.Timeout is { } timeout)
                 {
-                    details.Add("timeout " + Duration(timeout));
+                    details.Add("timeout " + Duration(timeout.After));
                 }
 
                 break;
-            case StepKind.Delay when step.Duration is { } duration:
-                details.Add(Duration(duration));
+            case DelayStep delay:
+                details.Add(Duration(delay.Duration));
                 break;
-            case StepKind.HumanTask when step.Role is { Length: > 0 } role:
+            case HumanTaskStep { Role: { Length: > 0 } role }:
                 details.Add(role);
                 break;
-            case StepKind.Http:
-                details.Add(step.Method ?? "");
+            case HttpStep http:
+                details.Add(http.Method);
                 break;
-            case StepKind.SubWorkflow:
-                details.Add(step.Definition ?? "");
+            case SubWorkflowStep subWorkflow:
+                details.Add(subWorkflow.Definition);
                 break;
-            case StepKind.Parallel:
-                details.Add($"{step.ParallelBranches.Count} branches");
+            case ParallelStep parallel:
+                details.Add($"{parallel.ParallelBranches.Count} branches");
                 break;
         }
 

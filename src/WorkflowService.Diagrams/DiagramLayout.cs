@@ -18,6 +18,9 @@ internal sealed record PlacedEdge(DiagramEdge Edge, IReadOnlyList<DiagramPoint> 
 /// </summary>
 internal sealed class DiagramLayout
 {
+    /// <summary>Where along a route a label may sit, as fractions of its length, nearer the middle first.</summary>
+    private static readonly double[] SideHeights = [0.5, 0.35, 0.65, 0.2, 0.8];
+
     public const double TitleFontSize = 13;
     public const double SubtitleFontSize = 11;
     public const double LabelFontSize = 11;
@@ -508,7 +511,7 @@ internal sealed class DiagramLayout
         }
 
         // Further to the side, at the same heights, nearer first.
-        var heights = new[] { 0.5, 0.35, 0.65, 0.2, 0.8 }.Select(f => PointAt(route, f)).ToArray();
+        var heights = SideHeights.Select(f => PointAt(route, f)).ToArray();
         const double step = 8;
         for (var k = 1; k <= 100; k++)
         {

@@ -77,9 +77,9 @@ public sealed partial class InstanceOverlay
         {
             states[waiting] = StepState.Current;
             // In a parallel step: where each branch that has not joined waits.
-            foreach (var branch in ParallelBranch.Parse(instance.BranchesJson))
+            foreach (var branch in instance.ParallelBranches())
             {
-                if (branch.WaitStepId is { } step && states.ContainsKey(step))
+                if (branch.StepId is { } step && states.ContainsKey(step))
                 {
                     states[step] = StepState.Current;
                 }

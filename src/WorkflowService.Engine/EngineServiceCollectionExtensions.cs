@@ -26,6 +26,8 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<InstanceChangeFeed>();
         services.AddSingleton<EngineMetrics>();
         services.AddSingleton<NodeIdentity>();
+        services.AddSingleton<WaitPointWriter>();
+        services.AddSingleton<InstanceStarter>();
         services.AddSingleton<WorkflowRuntime>();
         services.AddSingleton<TaskInbox>();
         services.AddSingleton<DeadLetterQueue>();

@@ -1,7 +1,8 @@
 using System.Data.Common;
+using System.Diagnostics.CodeAnalysis;
 using System.Threading.Channels;
-using Microsoft.EntityFrameworkCore;
 using Microsoft.EntityFrameworkCore.Storage;
+using Microsoft.EntityFrameworkCore;
 
 namespace WorkflowService.Storage.Relational;
 
@@ -124,6 +125,7 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
     /// <summary>How many times a batch is run again after a transient failure before its commit was sent.</summary>
     private const int TransientRetries = 2;
 
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "Any failure of the batch's transaction is handed to each waiting request, which rethrows it to its caller; only the writer loop survives it.")]
     private async Task WriteBatchAsync(WriterLane lane, List<Request> batch, CancellationToken stopping)
     {
         for (var attempt = 0; ; attempt++)

@@ -1,5 +1,4 @@
 using System.Data.Common;
-using System.Text;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Storage.Relational;
@@ -40,7 +39,7 @@ internal static class Rows
         WaitKind = r.IsDBNull(at + 10) ? null : Enum.Parse<WaitKind>(r.GetString(at + 10)),
         WaitStepId = NullableString(r, at + 11),
         WaitSignal = NullableString(r, at + 12),
-        WaitTimerId = NullableGuid(r, at + 13),
+        WaitSignalId = NullableGuid(r, at + 13),
         WaitTaskId = NullableGuid(r, at + 14),
         ParentInstanceId = NullableGuid(r, at + 15),
         ParentWaitId = NullableGuid(r, at + 16),
@@ -68,7 +67,7 @@ internal static class Rows
         LeaseUntilMs = r.IsDBNull(at + 9) ? null : r.GetInt64(at + 9),
         LastError = NullableString(r, at + 10),
         IdempotencyKey = NullableString(r, at + 11),
-        TaskId = NullableGuid(r, at + 12),
+        SubjectId = NullableGuid(r, at + 12),
         CreatedAt = Utc(r.GetDateTime(at + 13)),
         HandledAt = r.IsDBNull(at + 14) ? null : Utc(r.GetDateTime(at + 14)),
     };
@@ -77,14 +76,14 @@ internal static class Rows
     public static object?[] InstanceValues(WorkflowInstance i) =>
     [
         i.Id, i.DefinitionName, i.DefinitionVersion, i.Status.ToString(), i.BusinessKey, i.IdempotencyKey, i.InputJson, i.VariablesJson,
-        i.OutputJson, i.Error, i.WaitKind?.ToString(), i.WaitStepId, i.WaitSignal, i.WaitTimerId, i.WaitTaskId, i.ParentInstanceId,
+        i.OutputJson, i.Error, i.WaitKind?.ToString(), i.WaitStepId, i.WaitSignal, i.WaitSignalId, i.WaitTaskId, i.ParentInstanceId,
         i.ParentWaitId, i.BranchesJson, i.ParkedSignals, i.Version, i.HistoryLength, i.CreatedAt, i.UpdatedAt, i.CompletedAt,
     ];
 
     public static object?[] SignalValues(SignalMessage m) =>
     [
         m.Id, m.InstanceId, m.Name, m.PayloadJson, m.Status.ToString(), m.DueAtMs, m.Attempts, m.LeaseOwner, m.LeaseToken,
-        m.LeaseUntilMs, m.LastError, m.IdempotencyKey, m.TaskId, m.CreatedAt, m.HandledAt,
+        m.LeaseUntilMs, m.LastError, m.IdempotencyKey, m.SubjectId, m.CreatedAt, m.HandledAt,
     ];
 
     public static object?[] HistoryValues(HistoryEvent h) => [h.InstanceId, h.Sequence, h.At, h.Type, h.StepId, h.DataJson];
@@ -134,6 +133,35 @@ internal static class Rows
         return statement.Sql(" WHERE id = ").Param(instance.Id).Sql(" AND version = ").Param(expectedVersion);
     }
 
+    /// <summary>
+    /// The signal inserted only while its instance is open: INSERT … SELECT … WHERE EXISTS, the instance check and the
+    /// insert in one statement (one round trip). Affects no row when the instance is missing or has ended.
+    /// </summary>
+    public static SqlStatement InsertSignalIfOpen(SqlDialect dialect, SignalMessage signal)
+    {
+        var statement = new SqlStatement(dialect).Sql($"INSERT INTO wf_signals ({SignalColumns}) SELECT ");
+        var values = SignalValues(signal);
+        for (var i = 0; i < values.Length; i++)
+        {
+            statement.Sql(i == 0 ? string.Empty : ", ").Param(values[i]);
+        }
+
+        return statement.Sql(" WHERE EXISTS (SELECT 1 FROM wf_instances WHERE id = ").Param(signal.InstanceId)
+            .Sql(" AND status NOT IN ('Completed', 'Failed', 'Cancelled'))");
+    }
+
+    /// <summary>
+    /// A claimed signal's fate at its wait point's commit: matches only while <paramref name="leaseToken"/> is still the
+    /// row's (affects no row once the lease was lost). The lease owner stays on the row: it tells which node handled it.
+    /// </summary>
+    public static SqlStatement SettleLeasedSignal(SqlDialect dialect, Guid signalId, long leaseToken, SignalStatus status, string? error,
+        DateTime handledAt) =>
+        new SqlStatement(dialect)
+            .Sql("UPDATE wf_signals SET status = ").Param(status.ToString())
+            .Sql(", lease_until_ms = NULL, handled_at = ").Param(handledAt)
+            .Sql(", last_error = COALESCE(").Param(error).Sql(", last_error)")
+            .Sql(" WHERE id = ").Param(signalId).Sql(" AND lease_token = ").Param(leaseToken);
+
     /// <summary>The column names of <see cref="InstanceColumns"/>, in order.</summary>
     public static readonly string[] InstanceColumnNames = Split(InstanceColumns);
     public static readonly string[] SignalColumnNames = Split(SignalColumns);
@@ -153,200 +181,4 @@ internal static class Rows
     private static Guid? NullableGuid(DbDataReader r, int i) => r.IsDBNull(i) ? null : r.GetGuid(i);
 
     private static DateTime Utc(DateTime value) => value.Kind == DateTimeKind.Utc ? value : DateTime.SpecifyKind(value, DateTimeKind.Utc);
-}
-
-/// <summary>
-/// One hand-written statement with its parameters (@p0, @p1, …), values converted the way the dialect stores them.
-/// </summary>
-internal sealed class SqlStatement(SqlDialect dialect)
-{
-    private readonly StringBuilder _text = new(256);
-    private readonly List<object> _values = [];
-
-    public string Text => _text.ToString();
-
-    public IReadOnlyList<object> Parameters => _values;
-
-    public SqlStatement Sql(string text)
-    {
-        _text.Append(text);
-        return this;
-    }
-
-    /// <summary>Appends a parameter placeholder for <paramref name="value"/>.</summary>
-    public SqlStatement Param(object? value)
-    {
-        _text.Append(Name(_values.Count));
-        _values.Add(dialect.ToDatabase(value));
-        return this;
-    }
-
-    /// <summary>Binds values to placeholders already in the text (@p0, @p1, … in order).</summary>
-    public SqlStatement Bind(params object?[] values)
-    {
-        foreach (var value in values)
-        {
-            _values.Add(dialect.ToDatabase(value));
-        }
-
-        return this;
-    }
-
-    /// <summary>Appends "(@pN, @pN+1, …)" for a row of values.</summary>
-    public void Values(object?[] values)
-    {
-        _text.Append('(');
-        for (var i = 0; i < values.Length; i++)
-        {
-            if (i > 0)
-            {
-                _text.Append(", ");
-            }
-
-            Param(values[i]);
-        }
-
-        _text.Append(')');
-    }
-
-    /// <summary>Sets this statement's text and parameters on a command.</summary>
-    public void ApplyTo(DbCommand command)
-    {
-        command.CommandText = Text;
-        AddParameters(command.Parameters, command.CreateParameter);
-    }
-
-    /// <summary>Sets this statement's text and parameters on a command of a batch.</summary>
-    public void ApplyTo(DbBatchCommand command)
-    {
-        command.CommandText = Text;
-        AddParameters(command.Parameters, command.CreateParameter);
-    }
-
-    private void AddParameters(DbParameterCollection parameters, Func<DbParameter> create)
-    {
-        for (var i = 0; i < _values.Count; i++)
-        {
-            var parameter = create();
-            parameter.ParameterName = Name(i);
-            parameter.Value = _values[i];
-            parameters.Add(parameter);
-        }
-    }
-
-    private static readonly string[] Names = Enumerable.Range(0, 512).Select(i => $"@p{i}").ToArray();
-
-    private static string Name(int i) => i < Names.Length ? Names[i] : $"@p{i}";
-}
-
-/// <summary>
-/// The commands of one long-lived connection, kept by their text so that each statement is prepared once (SQLite's
-/// writer connection). Used by one writer at a time; bounded.
-/// </summary>
-internal sealed class SqlCommandCache : IDisposable
-{
-    private const int MaxCommands = 128;
-    private readonly Dictionary<string, DbCommand> _commands = new(StringComparer.Ordinal);
-
-    /// <summary>
-    /// A command for the statement on this connection, with its values bound: from <paramref name="cache"/> where the
-    /// connection keeps one, else a new one; <paramref name="owned"/> when the caller disposes it.
-    /// </summary>
-    public static DbCommand RentOrCreate(SqlCommandCache? cache, DbConnection connection, DbTransaction? transaction, SqlStatement statement,
-        out bool owned)
-    {
-        if (cache is not null)
-        {
-            return cache.Rent(connection, transaction, statement, out owned);
-        }
-
-        var command = connection.CreateCommand();
-        command.Transaction = transaction;
-        statement.ApplyTo(command);
-        owned = true;
-        return command;
-    }
-
-    /// <summary>A command for the statement on this connection, with its values bound; <paramref name="owned"/> when the caller disposes it.</summary>
-    public DbCommand Rent(DbConnection connection, DbTransaction? transaction, SqlStatement statement, out bool owned)
-    {
-        var text = statement.Text;
-        if (_commands.TryGetValue(text, out var command) && command.Parameters.Count == statement.Parameters.Count)
-        {
-            command.Transaction = transaction;
-            for (var i = 0; i < statement.Parameters.Count; i++)
-            {
-                command.Parameters[i].Value = statement.Parameters[i];
-            }
-
-            owned = false;
-            return command;
-        }
-
-        command = connection.CreateCommand();
-        command.Transaction = transaction;
-        statement.ApplyTo(command);
-        owned = _commands.Count >= MaxCommands || !_commands.TryAdd(text, command);
-        return command;
-    }
-
-    public void Dispose()
-    {
-        foreach (var command in _commands.Values)
-        {
-            command.Dispose();
-        }
-
-        _commands.Clear();
-    }
-}
-
-/// <summary>Runs hand-written statements in order, in one round trip where the provider batches (PostgreSQL).</summary>
-internal static class SqlExecution
-{
-    /// <summary>The rows each statement affected.</summary>
-    public static async Task<int[]> ExecuteAsync(DbConnection connection, DbTransaction? transaction, IReadOnlyList<SqlStatement> statements,
-        SqlCommandCache? cache, CancellationToken cancellationToken)
-    {
-        var affected = new int[statements.Count];
-        if (cache is null && statements.Count > 1 && connection.CanCreateBatch)
-        {
-            await using var batch = connection.CreateBatch();
-            batch.Transaction = transaction;
-            foreach (var statement in statements)
-            {
-                var command = batch.CreateBatchCommand();
-                statement.ApplyTo(command);
-                batch.BatchCommands.Add(command);
-            }
-
-            await batch.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
-            for (var i = 0; i < affected.Length; i++)
-            {
-                affected[i] = batch.BatchCommands[i].RecordsAffected;
-            }
-
-            return affected;
-        }
-
-        // One statement at a time: on a connection that keeps its commands prepared (SQLite's writer), or where the
-        // provider does not batch.
-        for (var i = 0; i < statements.Count; i++)
-        {
-            var command = SqlCommandCache.RentOrCreate(cache, connection, transaction, statements[i], out var owned);
-            try
-            {
-                affected[i] = await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
-            }
-            finally
-            {
-                if (owned)
-                {
-                    await command.DisposeAsync().ConfigureAwait(false);
-                }
-            }
-        }
-
-        return affected;
-    }
 }

@@ -1,5 +1,6 @@
 using System.Text;
 using Microsoft.EntityFrameworkCore;
+using Microsoft.EntityFrameworkCore.Metadata;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Storage.Relational;
@@ -35,6 +36,7 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(i => i.IdempotencyKey).HasMaxLength(200);
             e.Property(i => i.WaitStepId).HasMaxLength(100);
             e.Property(i => i.WaitSignal).HasMaxLength(100);
+            e.Property(i => i.WaitSignalId).HasColumnName("wait_timer_id");
             e.Property(i => i.Version).IsConcurrencyToken();
             e.HasIndex(i => i.IdempotencyKey).IsUnique().HasFilter("idempotency_key IS NOT NULL");
             e.HasIndex(i => new { i.DefinitionName, i.BusinessKey }).IsUnique().HasFilter("business_key IS NOT NULL");
@@ -53,6 +55,9 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(s => s.IdempotencyKey).HasMaxLength(200);
             e.Property(s => s.LeaseToken).IsConcurrencyToken();
             e.Ignore(s => s.IsSystem);
+            e.Ignore(s => s.TaskId);
+            e.Ignore(s => s.ParentWaitId);
+            e.Property(s => s.SubjectId).HasColumnName("task_id");
             // The claim query: pending signals in due order.
             e.HasIndex(s => new { s.Status, s.DueAtMs });
             e.HasIndex(s => new { s.InstanceId, s.Status });
@@ -115,7 +120,8 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
         {
             foreach (var property in entity.GetProperties())
             {
-                property.SetColumnName(SnakeCase(property.Name));
+                // A property renamed in code keeps the column it had (HasColumnName) until a schema upgrade renames it.
+                property.SetColumnName(property.FindAnnotation(RelationalAnnotationNames.ColumnName)?.Value as string ?? SnakeCase(property.Name));
             }
 
             foreach (var index in entity.GetIndexes())

@@ -5,25 +5,7 @@ using WorkflowService.Benchmarks.Scenarios;
 
 // The benchmark runner: starts the service (the Release build of src/WorkflowService) on a fresh database, drives it
 // over HTTP like a real client through the scenario set of the issue "The benchmark suite", and writes the reports.
-// See RunnerOptions.Usage, or run with --help.
-if (args.Contains("--help") || args.Contains("-h"))
-{
-    Console.WriteLine(RunnerOptions.Usage);
-    return 0;
-}
-
-RunnerOptions options;
-try
-{
-    options = RunnerOptions.Parse(args);
-}
-catch (ArgumentException e)
-{
-    Console.Error.WriteLine(e.Message);
-    Console.Error.WriteLine(RunnerOptions.Usage);
-    return 2;
-}
-
+// Run with --help for the commands and options (RunnerCommandLine).
 using var interrupted = new CancellationTokenSource();
 Console.CancelKeyPress += (_, e) =>
 {
@@ -31,37 +13,42 @@ Console.CancelKeyPress += (_, e) =>
     interrupted.Cancel();
 };
 
-if (options.Backends.Count > 0 && options.Build)
-{
-    await ServiceBuild.RunAsync(options.RepositoryRoot, interrupted.Token);
-}
+return await RunnerCommandLine.InvokeAsync(args, options => RunAsync(options, interrupted.Token));
 
-var correct = true;
-foreach (var backend in options.Backends)
+static async Task<int> RunAsync(RunnerOptions options, CancellationToken cancellationToken)
 {
-    var report = await new ScenarioRunner(options, backend).RunAsync(interrupted.Token);
-    var (json, markdown) = ReportStore.Save(report, options.OutputDirectory, options.ReportSuffix);
-    Console.WriteLine($"{backend}: wrote {markdown} and {json}");
-    foreach (var failed in report.Scenarios.Where(s => !s.Correct))
+    if (options.Backends.Count > 0 && options.Build)
     {
-        correct = false;
-        Console.WriteLine($"  NOT CORRECT: {failed.Name}: {failed.Failures} failures, {failed.DeadLettered} dead-lettered, {failed.StuckInstances} stuck" +
-                          (failed.FailureSamples.Count > 0 ? $" ({failed.FailureSamples[0]})" : string.Empty));
-    }
-}
-
-if (options.Command is "compare" or "readme")
-{
-    if (!File.Exists(Path.Combine(options.OutputDirectory, PredecessorBaseline.FileName)))
-    {
-        Console.Error.WriteLine($"{PredecessorBaseline.FileName} is missing from {options.OutputDirectory}: the README sets the runs beside it");
-        return 2;
+        await ServiceBuild.RunAsync(options.RepositoryRoot, cancellationToken);
     }
 
-    var readme = Path.Combine(options.OutputDirectory, "README.md");
-    await File.WriteAllTextAsync(readme, ComparisonReadme.Render(
-        ReportStore.LatestFullReports(options.OutputDirectory), PredecessorBaseline.Load(options.OutputDirectory)));
-    Console.WriteLine($"wrote {readme}");
-}
+    var correct = true;
+    foreach (var backend in options.Backends)
+    {
+        var report = await new ScenarioRunner(options, backend).RunAsync(cancellationToken);
+        var (json, markdown) = ReportStore.Save(report, options.OutputDirectory, options.ReportSuffix);
+        Console.WriteLine($"{backend}: wrote {markdown} and {json}");
+        foreach (var failed in report.Scenarios.Where(s => !s.Correct))
+        {
+            correct = false;
+            Console.WriteLine($"  NOT CORRECT: {failed.Name}: {failed.Failures} failures, {failed.DeadLettered} dead-lettered, {failed.StuckInstances} stuck" +
+                              (failed.FailureSamples.Count > 0 ? $" ({failed.FailureSamples[0]})" : string.Empty));
+        }
+    }
 
-return correct ? 0 : 1;
+    if (options.Command is "compare" or "readme")
+    {
+        if (!File.Exists(Path.Combine(options.OutputDirectory, PredecessorBaseline.FileName)))
+        {
+            await Console.Error.WriteLineAsync($"{PredecessorBaseline.FileName} is missing from {options.OutputDirectory}: the README sets the runs beside it");
+            return RunnerCommandLine.UsageError;
+        }
+
+        var readme = Path.Combine(options.OutputDirectory, "README.md");
+        await File.WriteAllTextAsync(readme, ComparisonReadme.Render(
+            ReportStore.LatestFullReports(options.OutputDirectory), PredecessorBaseline.Load(options.OutputDirectory)), cancellationToken);
+        Console.WriteLine($"wrote {readme}");
+    }
+
+    return correct ? 0 : 1;
+}

@@ -1,54 +1,64 @@
+using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Expressions;
 
 namespace WorkflowService.Engine.Definitions;
 
-/// <summary>A validated step with its expressions parsed and its successors resolved to step ids.</summary>
-public sealed class CompiledStep
+/// <summary>
+/// A validated step with its expressions parsed and its successors resolved to step ids. Each step type is a sealed
+/// record of its own that compiles itself from its <see cref="StepDocument"/>, runs itself and writes itself back.
+/// </summary>
+public abstract record CompiledStep
 {
-    public required string Id { get; init; }
-    public required StepKind Kind { get; init; }
+    private protected CompiledStep(StepCompilation source)
+    {
+        Id = source.Id;
+        Description = source.Document.Description;
+        Within = source.Within;
+    }
+
+    public string Id { get; init; }
+    public abstract StepKind Kind { get; }
     public string? Description { get; init; }
-    /// <summary>The step to run next. Null on a step that does not continue, and on a step that ends its parallel branch (it joins).</summary>
-    public string? Next { get; init; }
     /// <summary>The parallel branch this step belongs to; null for a step of the definition's own list.</summary>
     public ParallelScope? Within { get; init; }
 
-    public IReadOnlyList<KeyValuePair<string, CompiledExpression>> Assignments { get; init; } = [];
+    /// <summary>Whether the step stops the run at a wait point (which a cancel path must never reach).</summary>
+    public virtual bool Waits => false;
 
-    public string? Signal { get; init; }
-    public TimeSpan? Timeout { get; init; }
-    public string? OnTimeout { get; init; }
-    public string? Output { get; init; }
-    public TimeSpan? Duration { get; init; }
+    /// <summary>The ids a run can go to from this step, in the order the compiler walks them.</summary>
+    public abstract IEnumerable<string> Successors();
 
-    public IReadOnlyList<CompiledBranch> Branches { get; init; } = [];
-    public string? Otherwise { get; init; }
+    /// <summary>The targets that are set, in their order.</summary>
+    private protected static IEnumerable<string> Targets(params string?[] targets) => targets.OfType<string>();
 
-    /// <summary>A parallel step's branches, in the order they start.</summary>
-    public IReadOnlyList<CompiledParallelBranch> ParallelBranches { get; init; } = [];
+    /// <summary>Writes the fields only this step type has; the decompiler writes the id, type, description, next and error path.</summary>
+    internal abstract void Decompile(StepDocument document);
 
-    public string? Title { get; init; }
-    public CompiledExpression? Assignee { get; init; }
-    public string? Role { get; init; }
-    public CompiledExpression? Data { get; init; }
-
-    public CompiledExpression? Result { get; init; }
-    public CompiledExpression? Reason { get; init; }
-
-    public string? Method { get; init; }
-    public CompiledExpression? Url { get; init; }
-    public CompiledExpression? Body { get; init; }
-    public IReadOnlyList<KeyValuePair<string, CompiledExpression>> Headers { get; init; } = [];
-    public int? Retries { get; init; }
-
-    public string? Definition { get; init; }
-    public int? DefinitionVersion { get; init; }
-    public CompiledExpression? Input { get; init; }
-
-    /// <summary>Where the run continues when one of this step's expressions fails (instead of retrying and faulting).</summary>
-    public string? OnError { get; init; }
-    public string? ErrorOutput { get; init; }
+    /// <summary>Runs the step once: it continues at another step, waits, ends the instance, or forks.</summary>
+    internal abstract ThreadResult Run(RunState run);
 }
+
+/// <summary>A step that continues at <see cref="Next"/> when it is done.</summary>
+public interface IContinuingStep
+{
+    /// <summary>Null on the last step of a parallel branch without 'next': the branch joins there.</summary>
+    string? Next { get; }
+}
+
+/// <summary>A step whose failing expressions can send the run down an error path instead of failing it.</summary>
+public interface IErrorHandlingStep
+{
+    ErrorPath? OnError { get; }
+}
+
+/// <summary>A step whose result (signal payload, task result, response, child outcome) can land in a variable.</summary>
+public interface IOutputStep
+{
+    string? Output { get; }
+}
+
+/// <summary>Where the run continues when one of a step's expressions fails, and the variable that receives the error.</summary>
+public sealed record ErrorPath(string Next, string? Output);
 
 public sealed record CompiledBranch(CompiledExpression When, string Next);
 

@@ -1,6 +1,5 @@
 using System.Text.Json;
 using System.Text.Json.Nodes;
-using System.Xml;
 
 namespace WorkflowService.Engine.Definitions;
 
@@ -25,46 +24,27 @@ public static class DefinitionDecompiler
     }
 
     /// <summary>A list of steps (the definition's own, or a parallel branch's), `next` written only where it does not fall through.</summary>
-    private static List<StepDocument> DecompileList(IReadOnlyList<CompiledStep> steps)
+    internal static List<StepDocument> DecompileList(IReadOnlyList<CompiledStep> steps)
     {
         var list = new List<StepDocument>();
         for (var i = 0; i < steps.Count; i++)
         {
             var step = steps[i];
             var following = i + 1 < steps.Count ? steps[i + 1].Id : null;
-            list.Add(new StepDocument
+            var document = new StepDocument { Id = step.Id, Description = step.Description };
+            if (step is IContinuingStep { Next: { } next } && next != following)
             {
-                Id = step.Id,
-                Type = StepKindNames.ByName.First(k => k.Value == step.Kind).Key,
-                Description = step.Description,
-                Next = step.Next is not null && step.Next != following ? step.Next : null,
-                Set = step.Assignments.Count > 0 ? step.Assignments.ToDictionary(a => a.Key, a => a.Value.Source) : null,
-                Signal = step.Signal,
-                Timeout = step.Timeout is { } timeout ? XmlConvert.ToString(timeout) : null,
-                OnTimeout = step.OnTimeout,
-                Output = step.Output,
-                Duration = step.Duration is { } duration ? XmlConvert.ToString(duration) : null,
-                Branches = step.Branches.Count > 0 ? step.Branches.Select(b => new BranchDocument { When = b.When.Source, Next = b.Next }).ToList()
-                    : step.ParallelBranches.Count > 0 ? step.ParallelBranches.Select(b => new BranchDocument { Name = b.Name, Steps = DecompileList(b.Steps) }).ToList()
-                    : null,
-                Otherwise = step.Otherwise,
-                Title = step.Title,
-                Assignee = step.Assignee?.Source,
-                Role = step.Role,
-                Data = step.Data?.Source,
-                Result = step.Result?.Source,
-                Reason = step.Reason?.Source,
-                OnError = step.OnError,
-                ErrorOutput = step.ErrorOutput,
-                Method = step.Method,
-                Url = step.Url?.Source,
-                Body = step.Body?.Source,
-                Headers = step.Headers.Count > 0 ? step.Headers.ToDictionary(h => h.Key, h => h.Value.Source) : null,
-                Retries = step.Retries,
-                Definition = step.Definition,
-                Version = step.DefinitionVersion,
-                Input = step.Input?.Source,
-            });
+                document.Next = next;
+            }
+
+            if (step is IErrorHandlingStep { OnError: { } onError })
+            {
+                document.OnError = onError.Next;
+                document.ErrorOutput = onError.Output;
+            }
+
+            step.Decompile(document);
+            list.Add(document);
         }
 
         return list;

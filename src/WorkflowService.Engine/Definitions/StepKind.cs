@@ -15,6 +15,7 @@ public enum StepKind
     Parallel,
 }
 
+/// <summary>The names of the step types as a definition document writes them.</summary>
 public static class StepKindNames
 {
     public const string Assign = "assign";
@@ -28,17 +29,4 @@ public static class StepKindNames
     public const string SubWorkflow = "subWorkflow";
     public const string Parallel = "parallel";
 
-    public static readonly IReadOnlyDictionary<string, StepKind> ByName = new Dictionary<string, StepKind>(StringComparer.Ordinal)
-    {
-        [Assign] = StepKind.Assign,
-        [WaitForSignal] = StepKind.WaitForSignal,
-        [Delay] = StepKind.Delay,
-        [Decision] = StepKind.Decision,
-        [HumanTask] = StepKind.HumanTask,
-        [Complete] = StepKind.Complete,
-        [Fail] = StepKind.Fail,
-        [Http] = StepKind.Http,
-        [SubWorkflow] = StepKind.SubWorkflow,
-        [Parallel] = StepKind.Parallel,
-    };
 }

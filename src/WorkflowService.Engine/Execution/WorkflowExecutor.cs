@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Text.Json;
 using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Definitions;
@@ -20,26 +21,26 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     /// <summary>An http step's retries when it names none.</summary>
     public const int DefaultCallOutRetries = 2;
 
-    public RunResult Start(CompiledDefinition definition, WorkflowInstance instance, DateTime now, long nowMs)
+    public RunResult Start(CompiledDefinition definition, WorkflowInstance instance, StoreInstant now)
     {
         var commit = new WaitPointCommit { Instance = instance, ExpectedVersion = -1 };
         Append(commit, now, HistoryEventTypes.InstanceStarted, null,
             new { definition = definition.Name, version = definition.Version, businessKey = instance.BusinessKey });
-        return Run(definition, commit, definition.StartStepId, null, [], now, nowMs);
+        return Run(definition, commit, definition.StartStepId, null, [], now);
     }
 
     /// <summary>Runs the start of an instance whose first run failed and is retried by its $start signal.</summary>
     public RunResult RetryStart(CompiledDefinition definition, WorkflowInstance instance, SignalMessage trigger,
-        IReadOnlyList<SignalMessage> parked, DateTime now, long nowMs)
+        IReadOnlyList<SignalMessage> parked, StoreInstant now)
     {
         var commit = NewCommit(instance, now);
         commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Handled, trigger.LeaseToken));
-        return Run(definition, commit, definition.StartStepId, null, parked, now, nowMs);
+        return Run(definition, commit, definition.StartStepId, null, parked, now);
     }
 
     /// <summary>Applies a claimed signal to the instance: resume its wait, park the signal, or close it as unmatched.</summary>
     public RunResult Resume(CompiledDefinition definition, WorkflowInstance instance, SignalMessage trigger,
-        IReadOnlyList<SignalMessage> parked, DateTime now, long nowMs)
+        IReadOnlyList<SignalMessage> parked, StoreInstant now)
     {
         var commit = NewCommit(instance, now);
         var state = commit.Instance;
@@ -52,7 +53,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
 
         if (trigger.Name == SignalMessage.StartSignal && state.Status == InstanceStatus.Running && state.WaitKind is null)
         {
-            return RetryStart(definition, instance, trigger, parked, now, nowMs);
+            return RetryStart(definition, instance, trigger, parked, now);
         }
 
         var found = state.Status == InstanceStatus.Waiting ? FindWait(state, w => MatchWait(definition, w, trigger) is not null) : null;
@@ -90,7 +91,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
 
                 break;
             case ResumeKind.Timeout:
-                Append(commit, now, HistoryEventTypes.TimedOut, waitStep.Id, new { signal = waitStep.Signal });
+                Append(commit, now, HistoryEventTypes.TimedOut, waitStep.Id, new { signal = (waitStep as WaitForSignalStep)?.Signal });
                 break;
             case ResumeKind.Timer:
                 Append(commit, now, HistoryEventTypes.TimerFired, waitStep.Id, null);
@@ -110,8 +111,8 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                 break;
         }
 
-        var output = resumeAt.How is ResumeKind.Signal or ResumeKind.Task or ResumeKind.CallOut or ResumeKind.Child ? waitStep.Output : null;
-        return Continue(definition, commit, branch, resumeAt.Next, (payload, output), parked, now, nowMs);
+        var output = resumeAt.How is ResumeKind.Signal or ResumeKind.Task or ResumeKind.CallOut or ResumeKind.Child ? (waitStep as IOutputStep)?.Output : null;
+        return Continue(definition, commit, branch, resumeAt.Next, (payload, output), parked, now);
     }
 
     /// <summary>
@@ -119,21 +120,22 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     /// the step's <c>onError</c>. Null when the step has no error path (the failure then counts as a failed run).
     /// </summary>
     public RunResult? ResumeAtErrorPath(CompiledDefinition definition, WorkflowInstance instance, SignalMessage trigger,
-        IReadOnlyList<SignalMessage> parked, string error, DateTime now, long nowMs)
+        IReadOnlyList<SignalMessage> parked, string error, StoreInstant now)
     {
-        var found = FindWait(instance, w => w.Kind == WaitKind.CallOut && w.TimerId == trigger.Id);
-        if (found is not { } match || !definition.Steps.TryGetValue(match.Wait.StepId, out var step) || step.OnError is null)
+        var found = FindWait(instance, w => w.Kind == WaitKind.CallOut && w.CallOutId == trigger.Id);
+        if (found is not { } match || !definition.Steps.TryGetValue(match.Wait.StepId, out var step)
+            || step is not IErrorHandlingStep { OnError: { } onError })
         {
             return null;
         }
 
         var commit = NewCommit(instance, now);
         commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Handled, trigger.LeaseToken, error));
-        Append(commit, now, HistoryEventTypes.StepFailed, step.Id, new { error, next = step.OnError });
-        (string? Payload, string? Output)? problem = step.ErrorOutput is null
+        Append(commit, now, HistoryEventTypes.StepFailed, step.Id, new { error, next = onError.Next });
+        (string? Payload, string? Output)? problem = onError.Output is null
             ? null
-            : (JsonSerializer.Serialize(new { step = step.Id, message = error }, DefinitionCompiler.JsonOptions), step.ErrorOutput);
-        return Continue(definition, commit, match.Branch, step.OnError, problem, parked, now, nowMs);
+            : (JsonSerializer.Serialize(new { step = step.Id, message = error }, EngineJson.Options), onError.Output);
+        return Continue(definition, commit, match.Branch, onError.Next, problem, parked, now);
     }
 
     /// <summary>
@@ -141,10 +143,10 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     /// call-out or a child start), of the instance or of one of its parallel branches; null when no wait is on it.
     /// </summary>
     public static string? StepAwaiting(WorkflowInstance instance, Guid signalId, WaitKind kind) =>
-        instance.Status == InstanceStatus.Waiting ? FindWait(instance, w => w.Kind == kind && w.TimerId == signalId)?.Wait.StepId : null;
+        instance.Status == InstanceStatus.Waiting ? FindWait(instance, w => w.Kind == kind && w.SignalId == signalId)?.Wait.StepId : null;
 
     /// <summary>The commit that faults an instance after its last failed attempt and dead-letters the signal.</summary>
-    public static WaitPointCommit Fault(WorkflowInstance instance, SignalMessage trigger, string error, DateTime now)
+    public static WaitPointCommit Fault(WorkflowInstance instance, SignalMessage trigger, string error, StoreInstant now)
     {
         var commit = NewCommit(instance, now);
         commit.Instance.Status = InstanceStatus.Faulted;
@@ -156,7 +158,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     }
 
     /// <summary>Holds a waiting instance: signals that arrive are parked, timers too, until it is resumed.</summary>
-    public static WaitPointCommit Suspend(WorkflowInstance instance, string? reason, DateTime now)
+    public static WaitPointCommit Suspend(WorkflowInstance instance, string? reason, StoreInstant now)
     {
         var commit = NewCommit(instance, now);
         commit.Instance.Status = InstanceStatus.Suspended;
@@ -165,7 +167,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     }
 
     /// <summary>Releases a suspended instance back to its wait; what arrived meanwhile is queued again and applied in turn.</summary>
-    public static WaitPointCommit Unsuspend(WorkflowInstance instance, DateTime now)
+    public static WaitPointCommit Unsuspend(WorkflowInstance instance, StoreInstant now)
     {
         var commit = NewCommit(instance, now);
         commit.Instance.Status = InstanceStatus.Waiting;
@@ -179,7 +181,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     /// A cooperative cancel: runs the definition's cancel path (which ends without waiting) and ends the instance as
     /// cancelled, with the path's result as output. Without a cancel path it is the same as <see cref="Cancel"/>.
     /// </summary>
-    public RunResult CancelWithPath(CompiledDefinition definition, WorkflowInstance instance, string? reason, DateTime now, long nowMs)
+    public RunResult CancelWithPath(CompiledDefinition definition, WorkflowInstance instance, string? reason, StoreInstant now)
     {
         if (definition.OnCancel is null)
         {
@@ -194,26 +196,27 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                 commit.ClosedTasks.Add(task);
             }
 
-            if (wait.TimerId is { } timer)
+            // Its timer, or a call-out or child start not yet handled: nothing will wait for it again.
+            if (wait.SignalId is { } own)
             {
-                commit.SignalTransitions.Add(new SignalTransition(timer, SignalStatus.Cancelled, null));
+                commit.SignalTransitions.Add(new SignalTransition(own, SignalStatus.Cancelled, null));
             }
         }
 
         Append(commit, now, HistoryEventTypes.CancelPathStarted, definition.OnCancel, new { reason });
         commit.Instance.ClearWait();
-        return Run(definition, commit, definition.OnCancel, null, [], now, nowMs, cancelling: reason ?? "cancelled");
+        return Run(definition, commit, definition.OnCancel, null, [], now, cancelling: reason ?? "cancelled");
     }
 
     /// <summary>The commit that cancels an instance at once: it ends, and its open signals and tasks are closed.</summary>
-    public static WaitPointCommit Cancel(WorkflowInstance instance, string? reason, DateTime now)
+    public static WaitPointCommit Cancel(WorkflowInstance instance, string? reason, StoreInstant now)
     {
         var commit = NewCommit(instance, now);
         var state = commit.Instance;
         commit.ClosedTasks.AddRange(OpenWaits(state).Select(w => w.TaskId).OfType<Guid>());
         state.Status = InstanceStatus.Cancelled;
         state.Error = reason;
-        state.CompletedAt = now;
+        state.CompletedAt = now.UtcDateTime;
         state.ClearWait();
         state.ParkedSignals = 0;
         commit.CloseOpenWork = true;
@@ -222,14 +225,14 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         return commit;
     }
 
-    private static WaitPointCommit NewCommit(WorkflowInstance instance, DateTime now)
+    private static WaitPointCommit NewCommit(WorkflowInstance instance, StoreInstant now)
     {
         var state = instance.Clone();
-        state.UpdatedAt = now;
+        state.UpdatedAt = now.UtcDateTime;
         return new WaitPointCommit { Instance = state, ExpectedVersion = instance.Version };
     }
 
-    private static void CloseUnmatched(WaitPointCommit commit, SignalMessage signal, DateTime now, long? leaseToken)
+    private static void CloseUnmatched(WaitPointCommit commit, SignalMessage signal, StoreInstant now, long? leaseToken)
     {
         if (signal.IsSystem)
         {
@@ -244,30 +247,14 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
 
     private enum ResumeKind { Signal, Timeout, Timer, Task, CallOut, Child }
 
-    /// <summary>A wait as signals are matched against it: the instance's own, or a parallel branch's.</summary>
-    private sealed record WaitPoint(WaitKind Kind, string StepId, string? Signal = null, Guid? TimerId = null, Guid? TaskId = null);
-
-    /// <summary>The wait an instance or a branch is at; none while it runs, has ended or joined (or is in a parallel step: its branches wait).</summary>
-    private static WaitPoint? WaitOf(IWaitState state) =>
-        state.WaitKind is { } kind and not WaitKind.Parallel ? new(kind, state.WaitStepId!, state.WaitSignal, state.WaitTimerId, state.WaitTaskId) : null;
-
-    private static void WaitAt(IWaitState state, WaitPoint wait)
-    {
-        state.WaitKind = wait.Kind;
-        state.WaitStepId = wait.StepId;
-        state.WaitSignal = wait.Signal;
-        state.WaitTimerId = wait.TimerId;
-        state.WaitTaskId = wait.TaskId;
-    }
-
     /// <summary>The instance's own wait, or the waits of the branches of the parallel step it is in.</summary>
     private static IEnumerable<WaitPoint> OpenWaits(WorkflowInstance state) =>
-        WaitOf(state) is { } own ? [own] : ParallelBranch.Parse(state.BranchesJson).Select(WaitOf).OfType<WaitPoint>();
+        WaitPoint.Of(state) is { } own ? [own] : ParallelBranch.Parse(state.BranchesJson).Select(WaitPoint.Of).OfType<WaitPoint>();
 
     /// <summary>The wait that <paramref name="match"/> accepts, with the branch it belongs to (null: the instance's own).</summary>
     private static (WaitPoint Wait, BranchResume? Branch)? FindWait(WorkflowInstance state, Func<WaitPoint, bool> match)
     {
-        if (WaitOf(state) is { } own)
+        if (WaitPoint.Of(state) is { } own)
         {
             return match(own) ? (own, null) : null;
         }
@@ -280,7 +267,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         var branches = ParallelBranch.Parse(state.BranchesJson);
         for (var i = 0; i < branches.Count; i++)
         {
-            if (WaitOf(branches[i]) is { } wait && match(wait))
+            if (WaitPoint.Of(branches[i]) is { } wait && match(wait))
             {
                 return (wait, new BranchResume(state.WaitStepId!, branches, i));
             }
@@ -291,7 +278,8 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
 
     private static (ResumeKind How, string? Next)? MatchWait(CompiledDefinition definition, WaitPoint wait, SignalMessage signal)
     {
-        if (!definition.Steps.TryGetValue(wait.StepId, out var step))
+        // Every step that waits continues after its wait.
+        if (!definition.Steps.TryGetValue(wait.StepId, out var found) || found is not IContinuingStep step)
         {
             return null;
         }
@@ -300,11 +288,12 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         return wait.Kind switch
         {
             WaitKind.Signal when signal.Name == wait.Signal => (ResumeKind.Signal, step.Next),
-            WaitKind.Signal when signal.Name == SignalMessage.TimeoutSignal && signal.Id == wait.TimerId => (ResumeKind.Timeout, step.OnTimeout!),
+            WaitKind.Signal when signal.Name == SignalMessage.TimeoutSignal && signal.Id == wait.TimerId
+                && step is WaitForSignalStep { Timeout: { } timeout } => (ResumeKind.Timeout, timeout.Next),
             WaitKind.Timer when signal.Id == wait.TimerId => (ResumeKind.Timer, step.Next),
             WaitKind.Task when signal.Name == SignalMessage.TaskSignal && signal.TaskId == wait.TaskId => (ResumeKind.Task, step.Next),
-            WaitKind.CallOut when signal.Name == SignalMessage.CallOutSignal && signal.Id == wait.TimerId => (ResumeKind.CallOut, step.Next),
-            WaitKind.SubWorkflow when signal.Name == SignalMessage.ChildEndedSignal && signal.TaskId == wait.TimerId => (ResumeKind.Child, step.Next),
+            WaitKind.CallOut when signal.Name == SignalMessage.CallOutSignal && signal.Id == wait.CallOutId => (ResumeKind.CallOut, step.Next),
+            WaitKind.SubWorkflow when signal.Name == SignalMessage.ChildEndedSignal && signal.ParentWaitId == wait.ChildStartId => (ResumeKind.Child, step.Next),
             _ => null,
         };
     }
@@ -314,7 +303,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
 
     /// <summary>Continues after a wait ended: the instance's own thread, or the branch whose wait it was.</summary>
     private RunResult Continue(CompiledDefinition definition, WaitPointCommit commit, BranchResume? branch, string? next,
-        (string? Payload, string? Output)? received, IReadOnlyList<SignalMessage> parked, DateTime now, long nowMs)
+        (string? Payload, string? Output)? received, IReadOnlyList<SignalMessage> parked, StoreInstant now)
     {
         if (branch is null)
         {
@@ -326,38 +315,18 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         }
 
         commit.Instance.Status = InstanceStatus.Running;
-        return Run(definition, commit, next, received, parked, now, nowMs, branch: branch);
+        return Run(definition, commit, next, received, parked, now, branch: branch);
     }
-
-    /// <summary>What one run carries from step to step, across the instance's own thread and its parallel branches.</summary>
-    private sealed class RunState(CompiledDefinition definition, WaitPointCommit commit, ExpressionScope scope,
-        IReadOnlyList<SignalMessage> parked, DateTime now, long nowMs, string? cancelling)
-    {
-        public CompiledDefinition Definition { get; } = definition;
-        public WaitPointCommit Commit { get; } = commit;
-        public WorkflowInstance State => Commit.Instance;
-        public ExpressionScope Scope { get; } = scope;
-        public IReadOnlyList<SignalMessage> Parked { get; } = parked;
-        public HashSet<Guid> ConsumedParked { get; } = [];
-        public DateTime Now { get; } = now;
-        public long NowMs { get; } = nowMs;
-        public string? Cancelling { get; } = cancelling;
-        public int Executed { get; set; }
-    }
-
-    /// <summary>How a thread of a run (the instance's own, or a parallel branch) stopped.</summary>
-    private enum ThreadEnd { Waits, Ended, Joined, Forks }
-
-    private readonly record struct ThreadResult(ThreadEnd End, WaitPoint? Wait = null, CompiledStep? Parallel = null);
 
     /// <summary>A failed run: nothing of it is stored.</summary>
+    [SuppressMessage("Design", "CA1064:Exceptions should be public", Justification = "Control flow inside one run: Run catches it and returns a failed RunResult; it never leaves the executor.")]
     private sealed class RunFailedException(string? stepId, string message) : Exception(message)
     {
         public string? StepId { get; } = stepId;
     }
 
     private RunResult Run(CompiledDefinition definition, WaitPointCommit commit, string? startAt,
-        (string? Payload, string? Output)? received, IReadOnlyList<SignalMessage> parked, DateTime now, long nowMs,
+        (string? Payload, string? Output)? received, IReadOnlyList<SignalMessage> parked, StoreInstant now,
         string? cancelling = null, BranchResume? branch = null)
     {
         var state = commit.Instance;
@@ -376,7 +345,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
             return RunResult.Failure(startAt, $"could not load the instance variables: {e.Message}");
         }
 
-        var run = new RunState(definition, commit, scope, parked, now, nowMs, cancelling);
+        var run = new RunState(definition, commit, scope, parked, now, cancelling);
         try
         {
             if (branch is null)
@@ -385,10 +354,11 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
             }
             else
             {
-                var parallel = definition.Step(branch.ParallelStepId);
+                var parallel = definition.Step(branch.ParallelStepId) as ParallelStep
+                    ?? throw new InvalidOperationException($"'{branch.ParallelStepId}' of {definition.Name} v{definition.Version} is not a parallel step");
                 if (ContinueBranch(run, parallel, branch.Branches, branch.Index, startAt) && Joined(run, parallel, branch.Branches))
                 {
-                    RunFrom(run, parallel.Next!);
+                    RunFrom(run, parallel.Next);
                 }
             }
         }
@@ -409,20 +379,18 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     {
         while (true)
         {
-            var result = RunThread(run, stepId);
-            switch (result.End)
+            switch (RunThread(run, stepId))
             {
-                case ThreadEnd.Waits:
+                case { End: ThreadEnd.Waits, Wait: { } wait }:
                     var state = run.State;
                     state.Status = InstanceStatus.Waiting;
-                    WaitAt(state, result.Wait!);
+                    wait.StoreIn(state);
                     state.BranchesJson = null;
                     state.Error = null;
                     return;
-                case ThreadEnd.Ended:
+                case { End: ThreadEnd.Ended }:
                     return;
-                case ThreadEnd.Forks:
-                    var parallel = result.Parallel!;
+                case { End: ThreadEnd.Forks, Parallel: { } parallel }:
                     var branches = parallel.ParallelBranches.Select(b => new ParallelBranch { Name = b.Name }).ToList();
                     Append(run.Commit, run.Now, HistoryEventTypes.ParallelStarted, parallel.Id, new { branches = branches.Select(b => b.Name) });
                     for (var i = 0; i < branches.Count; i++)
@@ -438,7 +406,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                         return;
                     }
 
-                    stepId = parallel.Next!;
+                    stepId = parallel.Next;
                     continue;
                 default:
                     throw new InvalidOperationException($"the definition's own steps cannot join (at '{stepId}')");
@@ -447,21 +415,20 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     }
 
     /// <summary>Runs branch <paramref name="index"/> from <paramref name="stepId"/> (null: it joins at once); false when the instance ended.</summary>
-    private bool ContinueBranch(RunState run, CompiledStep parallel, List<ParallelBranch> branches, int index, string? stepId)
+    private bool ContinueBranch(RunState run, ParallelStep parallel, List<ParallelBranch> branches, int index, string? stepId)
     {
         var branch = branches[index];
-        var result = RunThread(run, stepId);
-        switch (result.End)
+        switch (RunThread(run, stepId))
         {
-            case ThreadEnd.Waits:
-                WaitAt(branch, result.Wait!);
+            case { End: ThreadEnd.Waits, Wait: { } wait }:
+                wait.StoreIn(branch);
                 return true;
-            case ThreadEnd.Joined:
+            case { End: ThreadEnd.Joined }:
                 branch.ClearWait();
                 branch.Joined = true;
                 Append(run.Commit, run.Now, HistoryEventTypes.BranchJoined, parallel.Id, new { branch = branch.Name });
                 return true;
-            case ThreadEnd.Ended:
+            case { End: ThreadEnd.Ended }:
                 // A branch ended the instance (fail): the other branches' open tasks close with it (their timers and
                 // pending signals are closed by CloseOpenWork).
                 for (var i = 0; i < branches.Count; i++)
@@ -479,7 +446,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     }
 
     /// <summary>True when every branch has joined (the run goes on after the parallel step); else the instance waits in it.</summary>
-    private static bool Joined(RunState run, CompiledStep parallel, List<ParallelBranch> branches)
+    private static bool Joined(RunState run, ParallelStep parallel, List<ParallelBranch> branches)
     {
         var state = run.State;
         if (branches.TrueForAll(b => b.Joined))
@@ -505,8 +472,6 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     /// </summary>
     private ThreadResult RunThread(RunState run, string? startAt)
     {
-        var (definition, commit, scope, now, nowMs, cancelling) = (run.Definition, run.Commit, run.Scope, run.Now, run.NowMs, run.Cancelling);
-        var state = commit.Instance;
         var stepId = startAt;
         try
         {
@@ -523,147 +488,27 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                         $"the run executed {_options.MaxStepsPerRun} steps without reaching a wait point (Engine:MaxStepsPerRun)");
                 }
 
-                var step = definition.Step(stepId);
+                var step = run.Definition.Step(stepId);
                 try
                 {
-                    switch (step.Kind)
+                    var result = step.Run(run);
+                    if (result.End != ThreadEnd.Continues)
                     {
-                        case StepKind.Assign:
-                            foreach (var (variable, expression) in step.Assignments)
-                            {
-                                scope.Assign(variable, expression);
-                            }
-
-                            Append(commit, now, HistoryEventTypes.StepCompleted, step.Id, null);
-                            stepId = step.Next;
-                            continue;
-
-                        case StepKind.Decision:
-                            string? target = null;
-                            foreach (var branch in step.Branches)
-                            {
-                                if (scope.EvaluateCondition(branch.When))
-                                {
-                                    target = branch.Next;
-                                    break;
-                                }
-                            }
-
-                            target ??= step.Otherwise ?? throw new ExpressionFailedException(
-                                $"no branch of decision '{step.Id}' matched and it has no 'otherwise'");
-                            Append(commit, now, HistoryEventTypes.BranchTaken, step.Id, new { next = target });
-                            stepId = target;
-                            continue;
-
-                        case StepKind.Parallel:
-                            return new ThreadResult(ThreadEnd.Forks, Parallel: step);
-
-                        case StepKind.WaitForSignal:
-                            var early = FindParked(run.Parked, run.ConsumedParked, step.Signal!);
-                            if (early is not null)
-                            {
-                                run.ConsumedParked.Add(early.Id);
-                                state.ParkedSignals = Math.Max(0, state.ParkedSignals - 1);
-                                commit.SignalTransitions.Add(new SignalTransition(early.Id, SignalStatus.Handled, null));
-                                scope.SetSignal(early.PayloadJson);
-                                if (step.Output is not null)
-                                {
-                                    scope.AssignJson(step.Output, early.PayloadJson);
-                                }
-
-                                Append(commit, now, HistoryEventTypes.SignalReceived, step.Id,
-                                    new { signal = early.Name, signalId = early.Id, early = true });
-                                stepId = step.Next;
-                                continue;
-                            }
-
-                            Guid? timeoutTimer = step.Timeout is { } timeout
-                                ? AddOwnSignal(commit, SignalMessage.TimeoutSignal, nowMs + (long)timeout.TotalMilliseconds, now)
-                                : null;
-                            Append(commit, now, HistoryEventTypes.WaitStarted, step.Id, new { signal = step.Signal });
-                            return Waits(new WaitPoint(WaitKind.Signal, step.Id, Signal: step.Signal, TimerId: timeoutTimer));
-
-                        case StepKind.Delay:
-                            var dueAt = nowMs + (long)step.Duration!.Value.TotalMilliseconds;
-                            var delayTimer = AddOwnSignal(commit, SignalMessage.TimerSignal, dueAt, now);
-                            Append(commit, now, HistoryEventTypes.WaitStarted, step.Id,
-                                new { timer = DateTimeOffset.FromUnixTimeMilliseconds(dueAt) });
-                            return Waits(new WaitPoint(WaitKind.Timer, step.Id, TimerId: delayTimer));
-
-                        case StepKind.HumanTask:
-                            var task = new HumanTask
-                            {
-                                Id = Guid.CreateVersion7(),
-                                InstanceId = state.Id,
-                                DefinitionName = state.DefinitionName,
-                                StepId = step.Id,
-                                Title = step.Title!,
-                                Assignee = step.Assignee is null ? null : scope.EvaluateToString(step.Assignee),
-                                Role = step.Role,
-                                DataJson = step.Data is null ? null : scope.EvaluateToJson(step.Data),
-                                Status = HumanTaskStatus.Open,
-                                CreatedAt = now,
-                            };
-                            commit.NewTasks.Add(task);
-                            Append(commit, now, HistoryEventTypes.TaskCreated, step.Id,
-                                new { taskId = task.Id, task.Title, task.Assignee, task.Role });
-                            return Waits(new WaitPoint(WaitKind.Task, step.Id, TaskId: task.Id));
-
-                        case StepKind.Http:
-                            var request = new CallOutRequest(
-                                step.Method!,
-                                scope.EvaluateToString(step.Url!) ?? throw new ExpressionFailedException($"step '{step.Id}': the url is null"),
-                                step.Body is null ? null : scope.EvaluateToJson(step.Body),
-                                step.Headers.Count == 0 ? null : step.Headers.ToDictionary(h => h.Key, h => scope.EvaluateToString(h.Value) ?? string.Empty),
-                                (int)(step.Timeout ?? DefaultCallOutTimeout).TotalMilliseconds,
-                                step.Retries ?? DefaultCallOutRetries);
-                            var callOut = AddOwnSignal(commit, SignalMessage.CallOutSignal, nowMs, now,
-                                JsonSerializer.Serialize(request, DefinitionCompiler.JsonOptions));
-                            Append(commit, now, HistoryEventTypes.CallOutStarted, step.Id, new { request.Method, request.Url });
-                            return Waits(new WaitPoint(WaitKind.CallOut, step.Id, TimerId: callOut));
-
-                        case StepKind.SubWorkflow:
-                            var child = new SubWorkflowRequest(step.Definition!, step.DefinitionVersion,
-                                step.Input is null ? null : scope.EvaluateToJson(step.Input));
-                            var childStart = AddOwnSignal(commit, SignalMessage.SubWorkflowSignal, nowMs, now,
-                                JsonSerializer.Serialize(child, DefinitionCompiler.JsonOptions));
-                            Append(commit, now, HistoryEventTypes.WaitStarted, step.Id, new { subWorkflow = step.Definition });
-                            return Waits(new WaitPoint(WaitKind.SubWorkflow, step.Id, TimerId: childStart));
-
-                        case StepKind.Complete when cancelling is not null:
-                        case StepKind.Fail when cancelling is not null:
-                            // The end of the cancel path: whatever it computed, the instance ends cancelled.
-                            state.OutputJson = step.Result is null ? null : scope.EvaluateToJson(step.Result);
-                            End(commit, run.Parked, run.ConsumedParked, InstanceStatus.Cancelled, cancelling, now);
-                            Append(commit, now, HistoryEventTypes.InstanceCancelled, step.Id, new { reason = cancelling });
-                            return new ThreadResult(ThreadEnd.Ended);
-
-                        case StepKind.Complete:
-                            state.OutputJson = step.Result is null ? null : scope.EvaluateToJson(step.Result);
-                            End(commit, run.Parked, run.ConsumedParked, InstanceStatus.Completed, null, now);
-                            Append(commit, now, HistoryEventTypes.InstanceCompleted, step.Id, null);
-                            return new ThreadResult(ThreadEnd.Ended);
-
-                        case StepKind.Fail:
-                            var reason = scope.EvaluateToString(step.Reason!) ?? "failed";
-                            End(commit, run.Parked, run.ConsumedParked, InstanceStatus.Failed, reason, now);
-                            Append(commit, now, HistoryEventTypes.InstanceFailed, step.Id, new { reason });
-                            return new ThreadResult(ThreadEnd.Ended);
-
-                        default:
-                            throw new InvalidOperationException($"unknown step kind {step.Kind}");
+                        return result;
                     }
+
+                    stepId = result.Next;
                 }
-                catch (ExpressionFailedException e) when (step.OnError is not null)
+                catch (ExpressionFailedException e) when (step is IErrorHandlingStep { OnError: { } onError })
                 {
                     // The step's error path: record the failure and continue there instead of retrying the run.
-                    Append(commit, now, HistoryEventTypes.StepFailed, step.Id, new { error = e.Message, next = step.OnError });
-                    if (step.ErrorOutput is not null)
+                    run.Append(HistoryEventTypes.StepFailed, step.Id, new { error = e.Message, next = onError.Next });
+                    if (onError.Output is not null)
                     {
-                        scope.AssignJson(step.ErrorOutput, JsonSerializer.Serialize(new { step = step.Id, message = e.Message }, DefinitionCompiler.JsonOptions));
+                        run.Scope.AssignJson(onError.Output, JsonSerializer.Serialize(new { step = step.Id, message = e.Message }, EngineJson.Options));
                     }
 
-                    stepId = step.OnError;
+                    stepId = onError.Next;
                 }
             }
         }
@@ -671,25 +516,10 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         {
             throw new RunFailedException(stepId, $"step '{stepId}': {e.Message}");
         }
-
-        static ThreadResult Waits(WaitPoint wait) => new(ThreadEnd.Waits, wait);
-    }
-
-    private static SignalMessage? FindParked(IReadOnlyList<SignalMessage> parked, HashSet<Guid> consumed, string name)
-    {
-        foreach (var signal in parked)
-        {
-            if (signal.Name == name && !consumed.Contains(signal.Id))
-            {
-                return signal;
-            }
-        }
-
-        return null;
     }
 
     /// <summary>Queues a system signal for the instance itself (a timer, a call-out, a child start); returns its id.</summary>
-    private static Guid AddOwnSignal(WaitPointCommit commit, string name, long dueAtMs, DateTime now, string? payloadJson = null)
+    internal static Guid AddOwnSignal(WaitPointCommit commit, string name, long dueAtMs, StoreInstant now, string? payloadJson = null)
     {
         var signal = new SignalMessage
         {
@@ -699,19 +529,19 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
             PayloadJson = payloadJson,
             Status = SignalStatus.Pending,
             DueAtMs = dueAtMs,
-            CreatedAt = now,
+            CreatedAt = now.UtcDateTime,
         };
         commit.NewSignals.Add(signal);
         return signal.Id;
     }
 
-    private static void End(WaitPointCommit commit, IReadOnlyList<SignalMessage> parked, HashSet<Guid> consumed,
-        InstanceStatus status, string? error, DateTime now)
+    internal static void End(WaitPointCommit commit, IReadOnlyList<SignalMessage> parked, HashSet<Guid> consumed,
+        InstanceStatus status, string? error, StoreInstant now)
     {
         var state = commit.Instance;
         state.Status = status;
         state.Error = error;
-        state.CompletedAt = now;
+        state.CompletedAt = now.UtcDateTime;
         state.ClearWait();
         foreach (var signal in parked)
         {
@@ -727,7 +557,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     }
 
     /// <summary>A child instance that ends tells its parent, in the same commit.</summary>
-    private static void NotifyParent(WaitPointCommit commit, DateTime now)
+    private static void NotifyParent(WaitPointCommit commit, StoreInstant now)
     {
         var state = commit.Instance;
         if (state.ParentInstanceId is not { } parent)
@@ -741,18 +571,18 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
             Id = Guid.CreateVersion7(),
             InstanceId = parent,
             Name = SignalMessage.ChildEndedSignal,
-            TaskId = state.ParentWaitId,
+            SubjectId = state.ParentWaitId,
             PayloadJson = JsonSerializer.Serialize(
                 new { instanceId = state.Id, status = state.Status.ToString(), output = output?.RootElement, error = state.Error },
-                DefinitionCompiler.JsonOptions),
+                EngineJson.Options),
             Status = SignalStatus.Pending,
-            DueAtMs = new DateTimeOffset(DateTime.SpecifyKind(now, DateTimeKind.Utc)).ToUnixTimeMilliseconds(),
-            CreatedAt = now,
+            DueAtMs = now.UnixMs,
+            CreatedAt = now.UtcDateTime,
         });
     }
 
     /// <summary>Records on the parent that its child started; the parent keeps waiting for the child's end.</summary>
-    public static WaitPointCommit ChildStarted(WorkflowInstance parent, SignalMessage trigger, Guid childId, DateTime now)
+    public static WaitPointCommit ChildStarted(WorkflowInstance parent, SignalMessage trigger, Guid childId, StoreInstant now)
     {
         var commit = NewCommit(parent, now);
         commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Handled, trigger.LeaseToken));
@@ -766,17 +596,17 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         return RunResult.Success(commit);
     }
 
-    private static void Append(WaitPointCommit commit, DateTime now, string type, string? stepId, object? data)
+    internal static void Append(WaitPointCommit commit, StoreInstant now, string type, string? stepId, object? data)
     {
         var state = commit.Instance;
         commit.History.Add(new HistoryEvent
         {
             InstanceId = state.Id,
             Sequence = state.HistoryLength++,
-            At = now,
+            At = now.UtcDateTime,
             Type = type,
             StepId = stepId,
-            DataJson = data is null ? null : JsonSerializer.Serialize(data, DefinitionCompiler.JsonOptions),
+            DataJson = data is null ? null : JsonSerializer.Serialize(data, EngineJson.Options),
         });
     }
 
@@ -787,5 +617,5 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
             definition = state.DefinitionName,
             version = state.DefinitionVersion,
             businessKey = state.BusinessKey,
-        }, DefinitionCompiler.JsonOptions);
+        }, EngineJson.Options);
 }

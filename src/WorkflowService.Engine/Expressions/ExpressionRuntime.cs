@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using Jint;
 using JsEngine = Jint.Engine;
 using Jint.Native;
@@ -17,6 +18,7 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
     private readonly ClockTimeSystem _clock = new(time);
 
     /// <summary>Parses an expression; throws <see cref="ExpressionSyntaxException"/> with the parser's message.</summary>
+    [SuppressMessage("Performance", "CA1822:Mark members as static", Justification = "Compiling is part of the runtime the container configures and the compilers hold (StepCompilation takes it); a static Compile would leave that dependency unread and split the expression API in two.")]
     public CompiledExpression Compile(string source)
     {
         ArgumentNullException.ThrowIfNull(source);
@@ -42,17 +44,22 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
     /// <summary>Opens a scope for one run of an instance between two wait points.</summary>
     public ExpressionScope OpenScope(string variablesJson, string? inputJson, string? signalJson, string instanceJson)
     {
+        var deadline = new EvaluationDeadline(_options.Timeout);
         var engine = new JsEngine(o =>
         {
             o.Strict();
-            o.TimeoutInterval(_options.Timeout);
+            // Time: checked before every statement (EvaluationDeadline), and inside one regular-expression match, where
+            // no statement check comes, by the regex timeout (Jint's default would be 10 s). The match's
+            // RegexMatchTimeoutException is a TimeoutException, reported below like the deadline's own.
+            o.Constraint(deadline);
+            o.Constraints.RegexTimeout = _options.Timeout;
             o.LimitMemory(_options.MemoryLimitBytes);
             o.LimitRecursion(_options.RecursionLimit);
             o.MaxStatements(_options.MaxStatements);
             o.Interop.Enabled = false;
             o.TimeSystem = _clock;
         });
-        return new ExpressionScope(engine, variablesJson, inputJson, signalJson, instanceJson);
+        return new ExpressionScope(engine, deadline, variablesJson, inputJson, signalJson, instanceJson);
     }
 }
 
@@ -65,13 +72,16 @@ public sealed class ExpressionSyntaxException(string message) : Exception(messag
 public sealed class ExpressionScope
 {
     private readonly JsEngine _engine;
+    private readonly EvaluationDeadline _deadline;
     private readonly JsonParser _parser;
     private readonly JsonSerializer _serializer;
     private readonly JsValue _vars;
 
-    internal ExpressionScope(JsEngine engine, string variablesJson, string? inputJson, string? signalJson, string instanceJson)
+    internal ExpressionScope(
+        JsEngine engine, EvaluationDeadline deadline, string variablesJson, string? inputJson, string? signalJson, string instanceJson)
     {
         _engine = engine;
+        _deadline = deadline;
         _parser = new JsonParser(engine);
         _serializer = new JsonSerializer(engine);
         _vars = _parser.Parse(variablesJson);
@@ -87,11 +97,12 @@ public sealed class ExpressionScope
 
     public JsValue Evaluate(CompiledExpression expression)
     {
+        _deadline.Begin();
         try
         {
             return _engine.Evaluate(expression.Script);
         }
-        catch (TimeoutException)
+        catch (TimeoutException) // also RegexMatchTimeoutException: a match that outlived the regex timeout
         {
             throw new ExpressionFailedException($"expression '{Shorten(expression.Source)}' exceeded its time limit");
         }
@@ -115,6 +126,10 @@ public sealed class ExpressionScope
         {
             throw new ExpressionFailedException($"expression '{Shorten(expression.Source)}' failed: {e.Message}");
         }
+        finally
+        {
+            _deadline.End();
+        }
     }
 
     public bool EvaluateCondition(CompiledExpression expression) => TypeConverter.ToBoolean(Evaluate(expression));
@@ -124,7 +139,25 @@ public sealed class ExpressionScope
     public string? EvaluateToString(CompiledExpression expression)
     {
         var value = Evaluate(expression);
-        return value.IsNull() || value.IsUndefined() ? null : TypeConverter.ToString(value);
+        if (value.IsNull() || value.IsUndefined())
+        {
+            return null;
+        }
+
+        // Converting runs script too (toString), under a budget of its own.
+        _deadline.Begin();
+        try
+        {
+            return TypeConverter.ToString(value);
+        }
+        catch (TimeoutException)
+        {
+            throw new ExpressionFailedException($"expression '{Shorten(expression.Source)}' exceeded its time limit");
+        }
+        finally
+        {
+            _deadline.End();
+        }
     }
 
     public void Assign(string variable, CompiledExpression expression)
@@ -147,14 +180,24 @@ public sealed class ExpressionScope
             return "null";
         }
 
+        // Serialising runs script too (toJSON), under a budget of its own.
+        _deadline.Begin();
         try
         {
             var json = _serializer.Serialize(value);
             return json.IsUndefined() ? "null" : json.ToString();
         }
+        catch (TimeoutException)
+        {
+            throw new ExpressionFailedException($"expression '{Shorten(source)}' exceeded its time limit");
+        }
         catch (JavaScriptException e)
         {
             throw new ExpressionFailedException($"expression '{Shorten(source)}' produced a value that is not JSON: {e.Message}");
+        }
+        finally
+        {
+            _deadline.End();
         }
     }
 

@@ -9,8 +9,11 @@ public interface IWaitState
     WaitKind? WaitKind { get; set; }
     string? WaitStepId { get; set; }
     string? WaitSignal { get; set; }
-    /// <summary>The timer, call-out or child-start signal of the wait.</summary>
-    Guid? WaitTimerId { get; set; }
+    /// <summary>
+    /// The engine's own signal the wait ends on, as stored: a delay's timer, a signal wait's timeout, a call-out's
+    /// request or a child's start, by <see cref="WaitKind"/>. The executor reads it as a typed wait.
+    /// </summary>
+    Guid? WaitSignalId { get; set; }
     Guid? WaitTaskId { get; set; }
 
     /// <summary>Clears the wait fields of <paramref name="state"/> (it runs, has ended or joined).</summary>
@@ -19,7 +22,7 @@ public interface IWaitState
         state.WaitKind = null;
         state.WaitStepId = null;
         state.WaitSignal = null;
-        state.WaitTimerId = null;
+        state.WaitSignalId = null;
         state.WaitTaskId = null;
     }
 }

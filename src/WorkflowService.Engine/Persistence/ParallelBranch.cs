@@ -7,7 +7,7 @@ namespace WorkflowService.Engine.Persistence;
 /// One branch of the parallel step an instance is in: where it waits (the same fields as the instance's own wait), or
 /// that it has joined. The list of them is stored as <see cref="WorkflowInstance.BranchesJson"/>.
 /// </summary>
-public sealed class ParallelBranch : IWaitState
+internal sealed class ParallelBranch : IWaitState
 {
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web)
     {
@@ -21,8 +21,9 @@ public sealed class ParallelBranch : IWaitState
     [JsonPropertyName("waitKind")] public WaitKind? WaitKind { get; set; }
     [JsonPropertyName("waitStepId")] public string? WaitStepId { get; set; }
     [JsonPropertyName("waitSignal")] public string? WaitSignal { get; set; }
-    /// <summary>The timer, call-out or child-start signal of the branch's wait, as on the instance.</summary>
-    [JsonPropertyName("waitTimerId")] public Guid? WaitTimerId { get; set; }
+    /// <inheritdoc cref="IWaitState.WaitSignalId"/>
+    /// <remarks>Stored under its first name, which branch states written by earlier releases carry.</remarks>
+    [JsonPropertyName("waitTimerId")] public Guid? WaitSignalId { get; set; }
     [JsonPropertyName("waitTaskId")] public Guid? WaitTaskId { get; set; }
 
     public void ClearWait()
@@ -32,6 +33,8 @@ public sealed class ParallelBranch : IWaitState
 
     public static List<ParallelBranch> Parse(string? json) =>
         json is null ? [] : JsonSerializer.Deserialize<List<ParallelBranch>>(json, Json) ?? [];
+
+    public BranchWait ToReadModel() => new(Name, Joined, WaitKind, WaitStepId, WaitSignal, WaitSignalId, WaitTaskId);
 
     public static string Serialize(IReadOnlyList<ParallelBranch> branches) => JsonSerializer.Serialize(branches, Json);
 }

@@ -27,8 +27,20 @@ public sealed class SignalMessage
     public long? LeaseUntilMs { get; set; }
     public string? LastError { get; set; }
     public string? IdempotencyKey { get; set; }
-    /// <summary>The human task a $task signal completes, or the task whose wait a timer belongs to.</summary>
-    public Guid? TaskId { get; set; }
+    /// <summary>
+    /// What the signal is about besides its instance, as stored: the human task a $task signal completes, or the parent's
+    /// wait a $child signal ends. Read it as <see cref="TaskId"/> or <see cref="ParentWaitId"/>.
+    /// </summary>
+    public Guid? SubjectId { get; set; }
+
+    /// <summary>The human task this signal completes ($task); null on any other signal.</summary>
+    public Guid? TaskId => Name == TaskSignal ? SubjectId : null;
+
+    /// <summary>
+    /// On a $child signal, the parent's wait it ends (the id of the parent's $subflow signal, which started the child);
+    /// null on any other signal.
+    /// </summary>
+    public Guid? ParentWaitId => Name == ChildEndedSignal ? SubjectId : null;
     public DateTime CreatedAt { get; set; }
     public DateTime? HandledAt { get; set; }
 

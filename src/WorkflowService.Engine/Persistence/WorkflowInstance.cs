@@ -18,8 +18,8 @@ public sealed class WorkflowInstance : IWaitState
     public WaitKind? WaitKind { get; set; }
     public string? WaitStepId { get; set; }
     public string? WaitSignal { get; set; }
-    /// <summary>The timer signal of the current wait (a delay, or a signal wait's timeout).</summary>
-    public Guid? WaitTimerId { get; set; }
+    /// <inheritdoc cref="IWaitState.WaitSignalId"/>
+    public Guid? WaitSignalId { get; set; }
     public Guid? WaitTaskId { get; set; }
 
     /// <summary>The instance that started this one from a subWorkflow step; it is signalled when this one ends.</summary>
@@ -44,6 +44,10 @@ public sealed class WorkflowInstance : IWaitState
     public DateTime CreatedAt { get; set; }
     public DateTime UpdatedAt { get; set; }
     public DateTime? CompletedAt { get; set; }
+
+    /// <summary>Where each branch of the parallel step the instance is in stands; empty outside a parallel step.</summary>
+    public IReadOnlyList<BranchWait> ParallelBranches() =>
+        BranchesJson is null ? [] : ParallelBranch.Parse(BranchesJson).ConvertAll(b => b.ToReadModel());
 
     public WorkflowInstance Clone() => (WorkflowInstance)MemberwiseClone();
 

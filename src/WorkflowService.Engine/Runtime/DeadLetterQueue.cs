@@ -4,10 +4,10 @@ using WorkflowService.Engine.WakeUp;
 namespace WorkflowService.Engine.Runtime;
 
 /// <summary>Signals whose processing failed after every retry, and their replay.</summary>
-public sealed class DeadLetterQueue(IWorkflowStore store, IWakeUpTransport wakeUp, TimeProvider time)
+public sealed class DeadLetterQueue(ISignalQueue signals, IOperatorQueries queries, IStoreClock clock, WaitPointWriter writer)
 {
     public Task<Page<SignalMessage>> ListAsync(int offset, int limit, CancellationToken cancellationToken) =>
-        store.ListDeadLettersAsync(offset, limit, cancellationToken);
+        queries.ListDeadLettersAsync(offset, limit, cancellationToken);
 
     /// <summary>Queues the signal again with fresh attempts; a faulted instance goes back to its wait.</summary>
     public async Task<ReplayOutcome> ReplayAsync(Guid signalId, CancellationToken cancellationToken)
@@ -15,13 +15,13 @@ public sealed class DeadLetterQueue(IWorkflowStore store, IWakeUpTransport wakeU
         var replayed = new HistoryEvent
         {
             Type = HistoryEventTypes.InstanceReplayed,
-            At = time.GetUtcNow().UtcDateTime,
+            At = clock.Now().UtcDateTime,
             DataJson = $"{{\"signalId\":\"{signalId}\"}}",
         };
-        var outcome = await store.ReplayDeadLetterAsync(signalId, replayed, cancellationToken).ConfigureAwait(false);
+        var outcome = await signals.ReplayDeadLetterAsync(signalId, replayed, cancellationToken).ConfigureAwait(false);
         if (outcome == ReplayOutcome.Replayed)
         {
-            wakeUp.Notify(store.NowMs());
+            writer.SignalQueued(clock.NowMs());
         }
 
         return outcome;

@@ -8,13 +8,10 @@ namespace WorkflowService.Engine.Runtime;
 
 /// <summary>Publishes definitions and hands out compiled ones, compiling each stored version once per node.</summary>
 public sealed class DefinitionRegistry(
-    IWorkflowStore store, DefinitionCompiler compiler, TimeProvider time, IOptions<EngineOptions> options)
+    IDefinitionStore store, IStoreClock clock, DefinitionCompiler compiler, TimeProvider time, IOptions<EngineOptions> options)
 {
     private readonly ConcurrentDictionary<(string Name, int Version), CompiledDefinition> _compiled = new();
     private readonly ConcurrentDictionary<string, (int Version, long ExpiresAt)> _latest = new(StringComparer.Ordinal);
-
-    /// <summary>The published definition and its stored record, or the diagnostics that stopped it.</summary>
-    public sealed record PublishResult(CompiledDefinition? Definition, DefinitionRecord? Record, IReadOnlyList<Diagnostic> Diagnostics);
 
     /// <summary>Validates and stores a new version; nothing is written when the definition has problems.</summary>
     public async Task<PublishResult> PublishAsync(DefinitionDocument document, CancellationToken cancellationToken)
@@ -26,7 +23,7 @@ public sealed class DefinitionRegistry(
             return new PublishResult(null, null, diagnostics);
         }
 
-        var now = time.GetUtcNow().UtcDateTime;
+        var now = clock.Now().UtcDateTime;
         var record = await store.PublishDefinitionAsync(probe.Name, version => new DefinitionRecord
         {
             Name = probe.Name,

@@ -24,11 +24,11 @@ public sealed record MigrationResult(MigrationOutcome Outcome, IReadOnlyList<Mig
 /// any instance would be stranded (its wait has no step of the same kind in the target version), nothing moves.
 /// </summary>
 public sealed class InstanceMigrator(
-    IWorkflowStore store,
+    IInstanceStore store,
     DefinitionRegistry definitions,
-    WorkflowRuntime runtime,
+    IStoreClock clock,
+    WaitPointWriter writer,
     EngineMetrics metrics,
-    TimeProvider time,
     IOptions<EngineOptions> options)
 {
     /// <summary>Largest number of instances one bulk migration may move.</summary>
@@ -110,7 +110,7 @@ public sealed class InstanceMigrator(
                 : new MigrationStep(instance.Id, instance.DefinitionVersion, instance.WaitStepId, target.Version, to, true, null);
         }
 
-        return Compatible(instance.WaitKind, instance.WaitSignal, instance.WaitTimerId, step)
+        return Compatible(instance.WaitKind, instance.WaitSignal, instance.WaitSignalId, step)
             ? new MigrationStep(instance.Id, instance.DefinitionVersion, instance.WaitStepId, target.Version, to, true, null)
             : Refuse($"it waits at '{instance.WaitStepId}' ({instance.WaitKind}{(instance.WaitSignal is null ? "" : $" for '{instance.WaitSignal}'")}), "
                      + $"but '{to}' in version {target.Version} is a different wait", to);
@@ -120,9 +120,9 @@ public sealed class InstanceMigrator(
         plan.StepMap is not null && plan.StepMap.TryGetValue(stepId, out var mapped) ? mapped : stepId;
 
     /// <summary>Whether a wait of this kind (for this signal, with or without a timer) can carry over to <paramref name="step"/>.</summary>
-    private static bool Compatible(WaitKind? kind, string? signal, Guid? timer, CompiledStep step) => kind switch
+    private static bool Compatible(WaitKind? kind, string? signal, Guid? timeout, CompiledStep step) => kind switch
     {
-        WaitKind.Signal => step.Kind == StepKind.WaitForSignal && step.Signal == signal && (timer is null) == (step.Timeout is null),
+        WaitKind.Signal => step is WaitForSignalStep wait && wait.Signal == signal && (timeout is null) == (wait.Timeout is null),
         WaitKind.Timer => step.Kind == StepKind.Delay,
         WaitKind.Task => step.Kind == StepKind.HumanTask,
         WaitKind.CallOut => step.Kind == StepKind.Http,
@@ -135,21 +135,21 @@ public sealed class InstanceMigrator(
     /// </summary>
     private static string? CheckParallel(WorkflowInstance instance, CompiledDefinition target, MigrationPlan plan, CompiledStep step)
     {
-        if (step.Kind != StepKind.Parallel)
+        if (step is not ParallelStep parallel)
         {
             return $"it is inside the parallel step '{instance.WaitStepId}', but '{step.Id}' in version {target.Version} is a {step.Kind} step";
         }
 
         var branches = ParallelBranch.Parse(instance.BranchesJson);
         var names = branches.Select(b => b.Name).ToHashSet(StringComparer.Ordinal);
-        if (step.ParallelBranches.FirstOrDefault(b => !names.Contains(b.Name)) is { } extra)
+        if (parallel.ParallelBranches.FirstOrDefault(b => !names.Contains(b.Name)) is { } extra)
         {
             return $"'{step.Id}' in version {target.Version} has the branch '{extra.Name}', which the instance never started";
         }
 
         foreach (var branch in branches)
         {
-            if (!step.ParallelBranches.Any(b => b.Name == branch.Name))
+            if (!parallel.ParallelBranches.Any(b => b.Name == branch.Name))
             {
                 return $"'{step.Id}' in version {target.Version} has no branch '{branch.Name}'";
             }
@@ -166,7 +166,7 @@ public sealed class InstanceMigrator(
                        + $"in branch '{branch.Name}' of '{step.Id}' (map it in stepMap)";
             }
 
-            if (!Compatible(branch.WaitKind, branch.WaitSignal, branch.WaitTimerId, wait))
+            if (!Compatible(branch.WaitKind, branch.WaitSignal, branch.WaitSignalId, wait))
             {
                 return $"its branch '{branch.Name}' waits at '{branch.WaitStepId}' ({branch.WaitKind}"
                        + $"{(branch.WaitSignal is null ? "" : $" for '{branch.WaitSignal}'")}), but '{to}' in version {target.Version} is a different wait";
@@ -189,7 +189,7 @@ public sealed class InstanceMigrator(
                 return step with { Allowed = false, Problem = "the instance moved on while the migration ran; it was left as it is" };
             }
 
-            var now = time.GetUtcNow().UtcDateTime;
+            var now = clock.Now().UtcDateTime;
             var state = instance.Clone();
             state.DefinitionVersion = step.ToVersion;
             state.WaitStepId = step.ToStep;
@@ -215,12 +215,11 @@ public sealed class InstanceMigrator(
                 StepId = step.ToStep,
                 DataJson = JsonSerializer.Serialize(
                     new { fromVersion = step.FromVersion, fromStep = step.FromStep, toVersion = step.ToVersion, toStep = step.ToStep },
-                    DefinitionCompiler.JsonOptions),
+                    EngineJson.Options),
             });
             try
             {
-                await store.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
-                runtime.AfterCommit(commit);
+                await writer.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
                 return step;
             }
             catch (ConcurrencyConflictException) when (attempt < options.Value.MaxConflictRetries)

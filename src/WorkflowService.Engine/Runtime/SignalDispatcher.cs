@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Threading.Channels;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -13,7 +14,8 @@ namespace WorkflowService.Engine.Runtime;
 /// Shutdown stops claiming, waits for running work up to a deadline, then releases this node's claims.
 /// </summary>
 public sealed partial class SignalDispatcher(
-    IWorkflowStore store,
+    ISignalQueue signals,
+    IStoreClock clock,
     SignalProcessor processor,
     IWakeUpTransport wakeUp,
     NodeIdentity node,
@@ -24,6 +26,7 @@ public sealed partial class SignalDispatcher(
 {
     private readonly CancellationTokenSource _abort = new();
 
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "Shutdown must finish: a store failure while this node releases its leases is logged, and the leases expire by themselves.")]
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
         var settings = options.Value;
@@ -33,9 +36,13 @@ public sealed partial class SignalDispatcher(
         }
 
         var workers = settings.SignalWorkers;
+        // Never disposed: a SemaphoreSlim holds nothing to dispose unless its AvailableWaitHandle is read (it is not), and
+        // workers that outlive a timed-out drain may still release it.
+#pragma warning disable CA2000, CA2025 // see above
         var idle = new SemaphoreSlim(workers, workers);
         var queue = Channel.CreateBounded<IReadOnlyList<ClaimedSignal>>(new BoundedChannelOptions(workers) { SingleReader = false, SingleWriter = true });
         var running = Enumerable.Range(0, workers).Select(_ => Task.Run(() => WorkAsync(queue.Reader, idle))).ToArray();
+#pragma warning restore CA2000, CA2025
         LogStarted(logger, node.Id, workers);
 
         try
@@ -44,7 +51,7 @@ public sealed partial class SignalDispatcher(
             {
                 await idle.WaitAsync(stoppingToken).ConfigureAwait(false);
                 var free = 1;
-                while (free < workers && idle.Wait(0))
+                while (free < workers && idle.Wait(0, CancellationToken.None))
                 {
                     free++;
                 }
@@ -53,7 +60,7 @@ public sealed partial class SignalDispatcher(
                 IReadOnlyList<ClaimedSignal> claimed;
                 try
                 {
-                    claimed = await store.ClaimDueWorkAsync(node.Id, free, settings.LeaseDuration, stoppingToken).ConfigureAwait(false);
+                    claimed = await signals.ClaimDueWorkAsync(node.Id, free, settings.LeaseDuration, stoppingToken).ConfigureAwait(false);
                 }
                 catch (Exception e) when (e is not OperationCanceledException)
                 {
@@ -89,12 +96,12 @@ public sealed partial class SignalDispatcher(
                 // Sleep until a wake-up, the next due signal, or the poll interval. After a claim that found work, the next
                 // due time is not looked up: any signal committed meanwhile has already woken the transport (a notification
                 // while the dispatcher works completes its next wait at once), so the lookup would only cost a query per batch.
-                var until = store.NowMs() + (long)settings.PollInterval.TotalMilliseconds;
+                var until = clock.NowMs() + (long)settings.PollInterval.TotalMilliseconds;
                 if (claimed.Count == 0)
                 {
                     try
                     {
-                        var next = await store.GetNextDueAsync(stoppingToken).ConfigureAwait(false);
+                        var next = await signals.GetNextDueAsync(stoppingToken).ConfigureAwait(false);
                         if (next is { } due && due < until)
                         {
                             until = due;
@@ -120,7 +127,8 @@ public sealed partial class SignalDispatcher(
             var drained = Task.WhenAll(running);
             try
             {
-                await drained.WaitAsync(settings.ShutdownTimeout, time).ConfigureAwait(false);
+                // Stopping has been asked for already: the drain is bounded by its own timeout, not by the stopping token.
+                await drained.WaitAsync(settings.ShutdownTimeout, time, CancellationToken.None).ConfigureAwait(false);
             }
             catch (TimeoutException)
             {
@@ -131,7 +139,7 @@ public sealed partial class SignalDispatcher(
             try
             {
                 using var bounded = new CancellationTokenSource(settings.ShutdownTimeout);
-                var released = await store.ReleaseLeasesAsync(node.Id, bounded.Token).ConfigureAwait(false);
+                var released = await signals.ReleaseLeasesAsync(node.Id, bounded.Token).ConfigureAwait(false);
                 LogStopped(logger, node.Id, released);
             }
             catch (Exception e)

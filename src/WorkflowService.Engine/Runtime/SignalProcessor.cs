@@ -8,14 +8,15 @@ namespace WorkflowService.Engine.Runtime;
 
 /// <summary>Applies one claimed signal: load the instance, run it to its next wait point, commit once.</summary>
 public sealed partial class SignalProcessor(
-    IWorkflowStore store,
+    IInstanceStore instances,
+    ISignalQueue signals,
+    IStoreClock clock,
     DefinitionRegistry definitions,
     WorkflowExecutor executor,
-    WorkflowRuntime runtime,
-    WakeUp.IWakeUpTransport wakeUp,
+    InstanceStarter starter,
+    WaitPointWriter writer,
     ICallOutClient callOuts,
     EngineMetrics metrics,
-    TimeProvider time,
     IOptions<EngineOptions> options,
     ILogger<SignalProcessor> logger)
 {
@@ -30,10 +31,10 @@ public sealed partial class SignalProcessor(
         {
             var instance = attempt == 0 && snapshot is not null
                 ? snapshot
-                : await store.GetInstanceAsync(signal.InstanceId, cancellationToken).ConfigureAwait(false);
+                : await instances.GetInstanceAsync(signal.InstanceId, cancellationToken).ConfigureAwait(false);
             if (instance is null)
             {
-                await store.DeadLetterSignalAsync(signal.Id, signal.LeaseToken, $"instance {signal.InstanceId} does not exist", cancellationToken)
+                await signals.DeadLetterSignalAsync(signal.Id, signal.LeaseToken, $"instance {signal.InstanceId} does not exist", cancellationToken)
                     .ConfigureAwait(false);
                 metrics.DeadLettered();
                 return;
@@ -42,16 +43,16 @@ public sealed partial class SignalProcessor(
             var definition = await definitions.GetAsync(instance.DefinitionName, instance.DefinitionVersion, cancellationToken).ConfigureAwait(false);
             if (definition is null)
             {
-                await store.DeadLetterSignalAsync(signal.Id, signal.LeaseToken,
+                await signals.DeadLetterSignalAsync(signal.Id, signal.LeaseToken,
                     $"definition {instance.DefinitionName} v{instance.DefinitionVersion} does not exist", cancellationToken).ConfigureAwait(false);
                 metrics.DeadLettered();
                 return;
             }
 
             var parked = instance.ParkedSignals > 0
-                ? await store.GetParkedSignalsAsync(instance.Id, cancellationToken).ConfigureAwait(false)
+                ? await signals.GetParkedSignalsAsync(instance.Id, cancellationToken).ConfigureAwait(false)
                 : [];
-            var now = time.GetUtcNow().UtcDateTime;
+            var now = clock.Now();
             RunResult run;
             if (IsPendingCallOut(instance, signal))
             {
@@ -64,7 +65,7 @@ public sealed partial class SignalProcessor(
             }
             else
             {
-                run = executor.Resume(definition, instance, signal, parked, now, store.NowMs());
+                run = executor.Resume(definition, instance, signal, parked, now);
             }
 
             WaitPointCommit commit;
@@ -74,10 +75,10 @@ public sealed partial class SignalProcessor(
             }
             else if (signal.Attempts < engine.MaxAttempts)
             {
-                var retryAt = store.NowMs() + (long)engine.BackoffFor(signal.Attempts).TotalMilliseconds;
+                var retryAt = clock.Now().After(engine.BackoffFor(signal.Attempts));
                 LogRetry(logger, signal.Id, instance.Id, signal.Attempts, engine.MaxAttempts, run.Error);
-                await store.ReleaseSignalAsync(signal.Id, signal.LeaseToken, retryAt, run.Error, cancellationToken).ConfigureAwait(false);
-                wakeUp.Notify(retryAt);
+                await signals.ReleaseSignalAsync(signal.Id, signal.LeaseToken, retryAt, run.Error, cancellationToken).ConfigureAwait(false);
+                writer.SignalQueued(retryAt);
                 metrics.Retried();
                 return;
             }
@@ -90,10 +91,9 @@ public sealed partial class SignalProcessor(
 
             try
             {
-                await store.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
                 // Counted before waiters hear of the commit: a client that saw the instance move sees the count too.
-                metrics.SignalHandled(Stopwatch.GetElapsedTime(started).TotalMilliseconds);
-                runtime.AfterCommit(commit);
+                await writer.CommitAsync(commit, static s => s.Metrics.SignalHandled(Stopwatch.GetElapsedTime(s.Started).TotalMilliseconds),
+                    (Metrics: metrics, Started: started), cancellationToken).ConfigureAwait(false);
                 return;
             }
             catch (ConcurrencyConflictException)
@@ -101,7 +101,7 @@ public sealed partial class SignalProcessor(
                 metrics.Conflict();
                 // Run again only while the claim still holds: if the signal was handled meanwhile (another worker after
                 // our lease expired, or our own commit whose acknowledgement was lost), applying it again would repeat it.
-                var current = await store.GetSignalAsync(signal.Id, cancellationToken).ConfigureAwait(false);
+                var current = await signals.GetSignalAsync(signal.Id, cancellationToken).ConfigureAwait(false);
                 if (current is null || current.Status != SignalStatus.Pending || current.LeaseToken != signal.LeaseToken)
                 {
                     return;
@@ -115,16 +115,16 @@ public sealed partial class SignalProcessor(
         }
 
         // Persistent contention: hand the signal back so that it is retried shortly rather than dropped.
-        await store.ReleaseSignalAsync(signal.Id, signal.LeaseToken, store.NowMs() + (long)engine.BackoffFor(1).TotalMilliseconds,
+        await signals.ReleaseSignalAsync(signal.Id, signal.LeaseToken, clock.Now().After(engine.BackoffFor(1)),
             "too many concurrent changes to the instance", cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Starts the child of a subWorkflow step; the parent keeps waiting for the child's end.</summary>
-    private async Task<RunResult> StartChildAsync(WorkflowInstance parent, SignalMessage signal, DateTime now, CancellationToken cancellationToken)
+    private async Task<RunResult> StartChildAsync(WorkflowInstance parent, SignalMessage signal, StoreInstant now, CancellationToken cancellationToken)
     {
-        var request = System.Text.Json.JsonSerializer.Deserialize<SubWorkflowRequest>(signal.PayloadJson!, Definitions.DefinitionCompiler.JsonOptions)!;
+        var request = System.Text.Json.JsonSerializer.Deserialize<SubWorkflowRequest>(signal.PayloadJson!, EngineJson.Options)!;
         // Keyed by the $subflow signal, so a repeated attempt finds the child instead of starting a second one.
-        var child = await runtime.StartAsync(new StartRequest(request.Definition, request.Version, request.InputJson, null,
+        var child = await starter.StartAsync(new StartRequest(request.Definition, request.Version, request.InputJson, null,
             $"subflow-{signal.Id}", parent.Id, signal.Id), cancellationToken).ConfigureAwait(false);
         return child.Instance is { } started
             ? RunResult.Success(WorkflowExecutor.ChildStarted(parent, signal, started.Id, now))
@@ -134,12 +134,12 @@ public sealed partial class SignalProcessor(
 
     /// <summary>Resumes an http step with its response, or takes its error path (else the run fails) when the call failed.</summary>
     private RunResult ResumeAfterCallOut(Definitions.CompiledDefinition definition, WorkflowInstance instance, SignalMessage signal,
-        IReadOnlyList<SignalMessage> parked, (string? Response, string? Error) callOut, DateTime now) =>
+        IReadOnlyList<SignalMessage> parked, (string? Response, string? Error) callOut, StoreInstant now) =>
         callOut.Error is { } failure
-            ? executor.ResumeAtErrorPath(definition, instance, signal, parked, failure, now, store.NowMs())
+            ? executor.ResumeAtErrorPath(definition, instance, signal, parked, failure, now)
               ?? RunResult.Failure(WorkflowExecutor.StepAwaiting(instance, signal.Id, WaitKind.CallOut),
                   $"step '{WorkflowExecutor.StepAwaiting(instance, signal.Id, WaitKind.CallOut)}': {failure}")
-            : executor.Resume(definition, instance, signal.WithPayload(callOut.Response), parked, now, store.NowMs());
+            : executor.Resume(definition, instance, signal.WithPayload(callOut.Response), parked, now);
 
     // The wait may be the instance's own or a parallel branch's.
     private static bool IsPendingSubWorkflow(WorkflowInstance instance, SignalMessage signal) =>
@@ -152,7 +152,7 @@ public sealed partial class SignalProcessor(
     {
         try
         {
-            var request = System.Text.Json.JsonSerializer.Deserialize<CallOutRequest>(signal.PayloadJson!, Definitions.DefinitionCompiler.JsonOptions)!;
+            var request = System.Text.Json.JsonSerializer.Deserialize<CallOutRequest>(signal.PayloadJson!, EngineJson.Options)!;
             return (await callOuts.SendAsync(request, cancellationToken).ConfigureAwait(false), null);
         }
         catch (CallOutFailedException e)

@@ -26,77 +26,24 @@ public enum StateChangeOutcome { Changed, NotFound, NotAllowed }
 public sealed record StateChangeResult(StateChangeOutcome Outcome, WorkflowInstance? Instance);
 
 /// <summary>The application side of the engine: start, signal and cancel instances, and wait for their state.</summary>
-public sealed partial class WorkflowRuntime(
-    IWorkflowStore store,
+public sealed class WorkflowRuntime(
+    IInstanceStore instances,
+    ISignalQueue signals,
+    IOperatorQueries queries,
+    IStoreClock clock,
     DefinitionRegistry definitions,
     WorkflowExecutor executor,
-    IWakeUpTransport wakeUp,
+    InstanceStarter starter,
+    WaitPointWriter writer,
     InstanceChangeFeed changes,
     EngineMetrics metrics,
     TimeProvider time,
     IOptions<EngineOptions> engineOptions,
-    IOptions<WorkerOptions> workerOptions,
-    ILogger<WorkflowRuntime> logger)
+    IOptions<WorkerOptions> workerOptions)
 {
     /// <summary>Runs the new instance to its first wait point in memory and writes it in one transaction.</summary>
-    public async Task<StartResult> StartAsync(StartRequest request, CancellationToken cancellationToken)
-    {
-        if (request.IdempotencyKey is not null || request.BusinessKey is not null)
-        {
-            var existing = await store.FindInstanceAsync(request.IdempotencyKey, request.DefinitionName, request.BusinessKey, cancellationToken)
-                .ConfigureAwait(false);
-            if (existing is not null)
-            {
-                return new StartResult(StartOutcome.Existing, existing);
-            }
-        }
-
-        var definition = await definitions.GetAsync(request.DefinitionName, request.Version, cancellationToken).ConfigureAwait(false);
-        if (definition is null)
-        {
-            return new StartResult(StartOutcome.DefinitionNotFound, null);
-        }
-
-        var now = time.GetUtcNow().UtcDateTime;
-        var nowMs = store.NowMs();
-        var instance = new WorkflowInstance
-        {
-            Id = Guid.CreateVersion7(),
-            DefinitionName = definition.Name,
-            DefinitionVersion = definition.Version,
-            Status = InstanceStatus.Running,
-            BusinessKey = request.BusinessKey,
-            IdempotencyKey = request.IdempotencyKey,
-            InputJson = request.InputJson,
-            VariablesJson = definition.InitialVariablesJson,
-            ParentInstanceId = request.ParentInstanceId,
-            ParentWaitId = request.ParentWaitId,
-            CreatedAt = now,
-            UpdatedAt = now,
-        };
-
-        var run = executor.Start(definition, instance, now, nowMs);
-        var commit = run.Commit ?? RetryLater(instance, run, now, nowMs);
-        try
-        {
-            await store.CreateInstanceAsync(commit, cancellationToken).ConfigureAwait(false);
-        }
-        catch (DuplicateInstanceException)
-        {
-            var existing = await store.FindInstanceAsync(request.IdempotencyKey, request.DefinitionName, request.BusinessKey, cancellationToken)
-                .ConfigureAwait(false);
-            if (existing is not null)
-            {
-                return new StartResult(StartOutcome.Existing, existing);
-            }
-
-            throw;
-        }
-
-        metrics.InstanceStarted();
-        AfterCommit(commit);
-        return new StartResult(StartOutcome.Created, commit.Instance);
-    }
+    public Task<StartResult> StartAsync(StartRequest request, CancellationToken cancellationToken) =>
+        starter.StartAsync(request, cancellationToken);
 
     /// <summary>
     /// Queues a signal for an instance. It is applied by a signal worker, never lost if it comes early. While the instance
@@ -104,7 +51,7 @@ public sealed partial class WorkflowRuntime(
     /// </summary>
     public async Task<SignalResult> SignalAsync(SignalRequest request, CancellationToken cancellationToken)
     {
-        var nowMs = store.NowMs();
+        var now = clock.Now();
         var signal = new SignalMessage
         {
             Id = Guid.CreateVersion7(),
@@ -112,12 +59,12 @@ public sealed partial class WorkflowRuntime(
             Name = request.Name,
             PayloadJson = request.PayloadJson,
             Status = SignalStatus.Pending,
-            DueAtMs = request.DueAt is { } due ? Math.Max(due.ToUnixTimeMilliseconds(), nowMs) : nowMs,
+            DueAtMs = request.DueAt is { } due ? Math.Max(due.ToUnixTimeMilliseconds(), now.UnixMs) : now.UnixMs,
             IdempotencyKey = request.IdempotencyKey,
-            CreatedAt = time.GetUtcNow().UtcDateTime,
+            CreatedAt = now.UtcDateTime,
         };
 
-        var (stored, created) = await store.EnqueueSignalIfOpenAsync(signal, cancellationToken).ConfigureAwait(false);
+        var (stored, created) = await signals.EnqueueSignalIfOpenAsync(signal, cancellationToken).ConfigureAwait(false);
         if (stored is not null)
         {
             if (!created)
@@ -125,11 +72,11 @@ public sealed partial class WorkflowRuntime(
                 return new SignalResult(SignalOutcome.Duplicate, stored, null);
             }
 
-            wakeUp.Notify(stored.DueAtMs);
+            writer.SignalQueued(stored.DueAtMs);
             return new SignalResult(SignalOutcome.Accepted, stored, null);
         }
 
-        var instance = await store.GetInstanceAsync(request.InstanceId, cancellationToken).ConfigureAwait(false);
+        var instance = await instances.GetInstanceAsync(request.InstanceId, cancellationToken).ConfigureAwait(false);
         if (instance is null)
         {
             return new SignalResult(SignalOutcome.InstanceNotFound, null, null);
@@ -138,7 +85,7 @@ public sealed partial class WorkflowRuntime(
         // A repeated delivery of a signal that was accepted before the end is still answered as a duplicate.
         if (request.IdempotencyKey is not null)
         {
-            var earlier = (await store.ListSignalsAsync(instance.Id, cancellationToken).ConfigureAwait(false))
+            var earlier = (await queries.ListSignalsAsync(instance.Id, cancellationToken).ConfigureAwait(false))
                 .FirstOrDefault(s => s.IdempotencyKey == request.IdempotencyKey);
             if (earlier is not null)
             {
@@ -154,7 +101,7 @@ public sealed partial class WorkflowRuntime(
     /// timers, open tasks and unhandled signals are closed with it.
     /// </summary>
     public Task<StateChangeResult> CancelAsync(Guid instanceId, string? reason, CancellationToken cancellationToken) =>
-        ChangeStateAsync(instanceId, cancellationToken, async instance =>
+        ChangeStateAsync(instanceId, async instance =>
         {
             if (instance.Status.IsTerminal())
             {
@@ -162,37 +109,37 @@ public sealed partial class WorkflowRuntime(
             }
 
             var definition = await definitions.GetAsync(instance.DefinitionName, instance.DefinitionVersion, cancellationToken).ConfigureAwait(false);
-            var now = time.GetUtcNow().UtcDateTime;
-            var run = definition is null ? null : executor.CancelWithPath(definition, instance, reason, now, store.NowMs());
+            var now = clock.Now();
+            var run = definition is null ? null : executor.CancelWithPath(definition, instance, reason, now);
             // A cancel path that fails cannot hold the cancel up: the instance is cancelled at once, with the reason.
             return run?.Commit ?? WorkflowExecutor.Cancel(instance, $"{reason} (cancel path failed: {run?.Error})", now);
-        });
+        }, cancellationToken);
 
     /// <summary>Ends an instance at once, without its cancel path.</summary>
     public Task<StateChangeResult> TerminateAsync(Guid instanceId, string? reason, CancellationToken cancellationToken) =>
-        ChangeStateAsync(instanceId, cancellationToken, instance => Task.FromResult(
-            instance.Status.IsTerminal() ? null : WorkflowExecutor.Cancel(instance, reason, time.GetUtcNow().UtcDateTime)));
+        ChangeStateAsync(instanceId, instance => Task.FromResult(
+            instance.Status.IsTerminal() ? null : WorkflowExecutor.Cancel(instance, reason, clock.Now())), cancellationToken);
 
     /// <summary>Holds a waiting instance; nothing it receives is applied until it is resumed.</summary>
     public Task<StateChangeResult> SuspendAsync(Guid instanceId, string? reason, CancellationToken cancellationToken) =>
-        ChangeStateAsync(instanceId, cancellationToken, instance => Task.FromResult(
-            instance.Status == InstanceStatus.Waiting ? WorkflowExecutor.Suspend(instance, reason, time.GetUtcNow().UtcDateTime) : null));
+        ChangeStateAsync(instanceId, instance => Task.FromResult(
+            instance.Status == InstanceStatus.Waiting ? WorkflowExecutor.Suspend(instance, reason, clock.Now()) : null), cancellationToken);
 
     /// <summary>Releases a suspended instance; signals and timers that came meanwhile are applied in turn.</summary>
     public Task<StateChangeResult> ResumeAsync(Guid instanceId, CancellationToken cancellationToken) =>
-        ChangeStateAsync(instanceId, cancellationToken, instance => Task.FromResult(
-            instance.Status == InstanceStatus.Suspended ? WorkflowExecutor.Unsuspend(instance, time.GetUtcNow().UtcDateTime) : null));
+        ChangeStateAsync(instanceId, instance => Task.FromResult(
+            instance.Status == InstanceStatus.Suspended ? WorkflowExecutor.Unsuspend(instance, clock.Now()) : null), cancellationToken);
 
     /// <summary>
     /// Reads the instance, asks <paramref name="change"/> for a commit (null: not allowed in its current state) and
     /// writes it, repeating on a concurrency conflict.
     /// </summary>
-    private async Task<StateChangeResult> ChangeStateAsync(Guid instanceId, CancellationToken cancellationToken,
-        Func<WorkflowInstance, Task<WaitPointCommit?>> change)
+    private async Task<StateChangeResult> ChangeStateAsync(Guid instanceId,
+        Func<WorkflowInstance, Task<WaitPointCommit?>> change, CancellationToken cancellationToken)
     {
         for (var attempt = 0; ; attempt++)
         {
-            var instance = await store.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
+            var instance = await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
             if (instance is null)
             {
                 return new StateChangeResult(StateChangeOutcome.NotFound, null);
@@ -206,12 +153,7 @@ public sealed partial class WorkflowRuntime(
 
             try
             {
-                await store.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
-                AfterCommit(commit);
-                if (commit.RequeueParked)
-                {
-                    wakeUp.Notify(store.NowMs());
-                }
+                await writer.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
 
                 return new StateChangeResult(StateChangeOutcome.Changed, commit.Instance);
             }
@@ -238,7 +180,7 @@ public sealed partial class WorkflowRuntime(
 
         var deadline = time.GetTimestamp() + (long)(timeout.TotalSeconds * time.TimestampFrequency);
         var change = changes.NextChange(instanceId);
-        var instance = await store.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
+        var instance = await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
         while (true)
         {
             if (instance is null || Satisfies(instance, statuses) || time.GetTimestamp() >= deadline)
@@ -256,13 +198,13 @@ public sealed partial class WorkflowRuntime(
                 change = changes.NextChange(instanceId);
                 instance = Satisfies(committed, statuses)
                     ? committed
-                    : await store.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
+                    : await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
             }
             catch (TimeoutException)
             {
                 changes.Forget(instanceId, change);
                 change = changes.NextChange(instanceId);
-                instance = await store.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
+                instance = await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
             }
         }
     }
@@ -270,50 +212,4 @@ public sealed partial class WorkflowRuntime(
     /// <summary>The awaited status, or one the instance cannot leave by itself.</summary>
     private static bool Satisfies(WorkflowInstance instance, IReadOnlySet<InstanceStatus> statuses) =>
         statuses.Contains(instance.Status) || instance.Status.IsTerminal() || instance.Status == InstanceStatus.Faulted;
-
-    internal void AfterCommit(WaitPointCommit commit)
-    {
-        changes.Publish(commit.Instance);
-        if (commit.NewSignals.Count > 0)
-        {
-            wakeUp.Notify(commit.NewSignals.Min(s => s.DueAtMs));
-        }
-    }
-
-    /// <summary>A first run that failed: the instance is stored as running, and a $start signal retries it later.</summary>
-    private WaitPointCommit RetryLater(WorkflowInstance instance, RunResult run, DateTime now, long nowMs)
-    {
-        LogStartFailed(logger, instance.Id, run.Error);
-        metrics.Retried();
-        var fresh = instance.Clone();
-        fresh.HistoryLength = 0;
-        fresh.Status = InstanceStatus.Running;
-        fresh.Error = run.Error;
-        var commit = new WaitPointCommit { Instance = fresh, ExpectedVersion = -1 };
-        commit.History.Add(new HistoryEvent
-        {
-            InstanceId = fresh.Id,
-            Sequence = fresh.HistoryLength++,
-            At = now,
-            Type = HistoryEventTypes.InstanceStarted,
-            DataJson = System.Text.Json.JsonSerializer.Serialize(
-                new { definition = fresh.DefinitionName, version = fresh.DefinitionVersion, businessKey = fresh.BusinessKey, firstRunError = run.Error },
-                DefinitionCompiler.JsonOptions),
-        });
-        commit.NewSignals.Add(new SignalMessage
-        {
-            Id = Guid.CreateVersion7(),
-            InstanceId = fresh.Id,
-            Name = SignalMessage.StartSignal,
-            Status = SignalStatus.Pending,
-            Attempts = 1,
-            LastError = run.Error,
-            DueAtMs = nowMs + (long)engineOptions.Value.BackoffFor(1).TotalMilliseconds,
-            CreatedAt = now,
-        });
-        return commit;
-    }
-
-    [LoggerMessage(Level = LogLevel.Warning, Message = "First run of instance {InstanceId} failed, retrying in the background: {Error}")]
-    private static partial void LogStartFailed(ILogger logger, Guid instanceId, string? error);
 }

@@ -3,7 +3,7 @@ using WorkflowService.Engine.Persistence;
 namespace WorkflowService.Engine.WakeUp;
 
 /// <summary>Wake-ups inside one process: the embedded store's transport, and each node's local fast path.</summary>
-public sealed class InProcessWakeUp(TimeProvider time, IWorkflowStore store) : IWakeUpTransport
+public sealed class InProcessWakeUp(TimeProvider time, IStoreClock store) : IWakeUpTransport
 {
     private TaskCompletionSource _pending = NewPending();
     private long _plannedWakeMs = long.MaxValue;

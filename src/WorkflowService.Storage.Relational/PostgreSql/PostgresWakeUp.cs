@@ -1,9 +1,10 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Npgsql;
-using Polly;
 using Polly.Retry;
+using Polly;
 using WorkflowService.Engine.WakeUp;
 
 namespace WorkflowService.Storage.Relational.PostgreSql;
@@ -99,6 +100,7 @@ public sealed partial class PostgresWakeUp(
         await Task.WhenAll(_listener, _sender).WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "A background listener: whatever ends it is logged and the node falls back to polling; letting it escape would fault an unobserved task.")]
     private async Task ListenAsync(CancellationToken stopping)
     {
         // Reconnects with capped, jittered exponential backoff (Polly). After MaxReconnects failures in a row the
@@ -197,6 +199,7 @@ public sealed partial class PostgresWakeUp(
         }
     }
 
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "A background sender: a lost notification only delays other nodes until their next poll, so any failure is logged and the loop goes on.")]
     private async Task SendAsync(CancellationToken stopping)
     {
         while (!stopping.IsCancellationRequested)

@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using Microsoft.Data.Sqlite;
 using Microsoft.EntityFrameworkCore;
@@ -5,13 +6,14 @@ using Microsoft.EntityFrameworkCore;
 namespace WorkflowService.Storage.Relational.Sqlite;
 
 /// <summary>The embedded default: one SQLite file in WAL mode, written by one writer at a time.</summary>
+[SuppressMessage("Design", "CA1001:Types that own disposable fields should be disposable", Justification = "The SemaphoreSlim allocates nothing to dispose unless its AvailableWaitHandle is read, which this type never does; the dialect lives as long as the store.")]
 public sealed class SqliteDialect : SqlDialect
 {
     private readonly SemaphoreSlim _writer = new(1, 1);
 
     public override string Name => "sqlite";
 
-    private static readonly string Claim = """
+    private const string Claim = """
         UPDATE wf_signals
            SET lease_owner = @p0, lease_token = @p1, lease_until_ms = @p3, attempts = attempts + 1
          WHERE id IN (SELECT id FROM wf_signals

@@ -1,6 +1,8 @@
 using System.Text.Json;
 using Microsoft.AspNetCore.Diagnostics;
+using Microsoft.AspNetCore.Http.Metadata;
 using Microsoft.AspNetCore.Mvc;
+using Microsoft.Extensions.Options;
 
 namespace WorkflowService.Api;
 
@@ -8,22 +10,35 @@ namespace WorkflowService.Api;
 /// Turns request-reading failures into 400/413 answers that say what was wrong, and anything else into a plain 500:
 /// never a stack trace, SQL or configuration in a response.
 /// </summary>
-internal sealed partial class ApiExceptionHandler(IProblemDetailsService problems, ILogger<ApiExceptionHandler> logger) : IExceptionHandler
+internal sealed partial class ApiExceptionHandler(
+    IProblemDetailsService problems, IOptions<Microsoft.AspNetCore.Http.Json.JsonOptions> json, ILogger<ApiExceptionHandler> logger) : IExceptionHandler
 {
     public async ValueTask<bool> TryHandleAsync(HttpContext context, Exception exception, CancellationToken cancellationToken)
     {
         ProblemDetails problem;
-        if (exception is BadHttpRequestException bad)
+        if (exception is BadHttpRequestException { StatusCode: StatusCodes.Status413PayloadTooLarge })
         {
-            var json = bad.InnerException as JsonException;
             problem = new ProblemDetails
             {
-                Status = bad.StatusCode,
-                Title = bad.StatusCode == StatusCodes.Status413PayloadTooLarge ? "Request body too large" : "Bad request",
-                Detail = bad.StatusCode == StatusCodes.Status413PayloadTooLarge
-                    ? "The request body is larger than this service accepts (Api:MaxRequestBodyBytes)."
-                    : json is not null ? $"The request body is not valid JSON for this operation: {json.Message}" : bad.Message,
+                Status = StatusCodes.Status413PayloadTooLarge,
+                Title = "Request body too large",
+                Detail = "The request body is larger than this service accepts (Api:MaxRequestBodyBytes).",
             };
+        }
+        else if (exception is BadHttpRequestException bad)
+        {
+            // The framework's message names .NET types and parameters; the answer speaks of what the client sent instead.
+            // The endpoint and its route values are the failed request's, kept by the exception handler middleware.
+            var options = json.Value.SerializerOptions;
+            var failed = context.Features.Get<IExceptionHandlerFeature>();
+            var endpoint = failed?.Endpoint;
+            problem = bad.InnerException is JsonException invalidJson
+                ? RequestProblems.ForJson(invalidJson, endpoint?.Metadata.GetMetadata<IAcceptsMetadata>()?.RequestType, options)
+                : RequestProblems.ForParameters(context, endpoint, failed?.RouteValues, options)
+                  ?? RequestProblems.ForMissingBody(context, endpoint, options)
+                  ?? new ProblemDetails { Status = bad.StatusCode, Title = "Bad request", Detail = "The request could not be read for this operation." };
+            problem.Status = bad.StatusCode;
+            LogBadRequest(logger, context.Request.Method, context.Request.Path, bad.Message);
         }
         else
         {
@@ -39,6 +54,9 @@ internal sealed partial class ApiExceptionHandler(IProblemDetailsService problem
         context.Response.StatusCode = problem.Status!.Value;
         return await problems.TryWriteAsync(new ProblemDetailsContext { HttpContext = context, ProblemDetails = problem, Exception = exception });
     }
+
+    [LoggerMessage(Level = LogLevel.Debug, Message = "Bad request {Method} {Path}: {Reason}")]
+    private static partial void LogBadRequest(ILogger logger, string method, PathString path, string reason);
 
     [LoggerMessage(Level = LogLevel.Error, Message = "Unhandled error in {Method} {Path}")]
     private static partial void LogUnhandled(ILogger logger, Exception exception, string method, PathString path);

@@ -31,7 +31,7 @@ public static class DeadLetterEndpoints
     }
 
     private static async Task<Results<Accepted<SignalView>, ProblemHttpResult>> Replay(
-        Guid id, DeadLetterQueue deadLetters, IWorkflowStore store, CancellationToken cancellationToken)
+        Guid id, DeadLetterQueue deadLetters, ISignalQueue store, CancellationToken cancellationToken)
     {
         var outcome = await deadLetters.ReplayAsync(id, cancellationToken);
         var signal = outcome == ReplayOutcome.Replayed ? await store.GetSignalAsync(id, cancellationToken) : null;

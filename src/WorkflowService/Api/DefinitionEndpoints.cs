@@ -60,7 +60,7 @@ public static class DefinitionEndpoints
             });
     }
 
-    private static async Task<Ok<IReadOnlyList<DefinitionSummaryView>>> List(IWorkflowStore store, CancellationToken cancellationToken)
+    private static async Task<Ok<IReadOnlyList<DefinitionSummaryView>>> List(IDefinitionStore store, CancellationToken cancellationToken)
     {
         var summaries = await store.ListDefinitionsAsync(cancellationToken);
         return TypedResults.Ok<IReadOnlyList<DefinitionSummaryView>>(
@@ -68,7 +68,7 @@ public static class DefinitionEndpoints
     }
 
     private static async Task<Results<Ok<DefinitionVersionsView>, ProblemHttpResult>> GetVersions(
-        string name, IWorkflowStore store, CancellationToken cancellationToken)
+        string name, IDefinitionStore store, CancellationToken cancellationToken)
     {
         var versions = await store.ListDefinitionVersionsAsync(name, cancellationToken);
         return versions.Count == 0
@@ -77,7 +77,7 @@ public static class DefinitionEndpoints
     }
 
     private static async Task<Results<Ok<DefinitionView>, ProblemHttpResult>> GetVersion(
-        string name, int version, IWorkflowStore store, CancellationToken cancellationToken)
+        string name, int version, IDefinitionStore store, CancellationToken cancellationToken)
     {
         var record = await store.GetDefinitionAsync(name, version, cancellationToken);
         return record is null

@@ -36,7 +36,7 @@ public static class DiagramEndpoints
     }
 
     private static async Task<Results<ContentHttpResult, ProblemHttpResult>> GetInstanceDiagram(
-        Guid id, IWorkflowStore store, DefinitionRegistry registry, DiagramRenderer renderer, CancellationToken cancellationToken)
+        Guid id, IInstanceStore store, DefinitionRegistry registry, DiagramRenderer renderer, CancellationToken cancellationToken)
     {
         var instance = await store.GetInstanceAsync(id, cancellationToken);
         if (instance is null)

@@ -9,15 +9,15 @@ public sealed record StartInstanceRequest(string Definition, int? Version, JsonE
 public sealed record WaitView(WaitKind Kind, string StepId, string? Signal, Guid? TimerId, Guid? TaskId, IReadOnlyList<BranchView>? Branches)
 {
     public static WaitView? From(WorkflowInstance i) => i.WaitKind is { } kind
-        ? new WaitView(kind, i.WaitStepId!, i.WaitSignal, i.WaitTimerId, i.WaitTaskId,
-            kind == WaitKind.Parallel ? ParallelBranch.Parse(i.BranchesJson).Select(BranchView.From).ToList() : null)
+        ? new WaitView(kind, i.WaitStepId!, i.WaitSignal, i.WaitSignalId, i.WaitTaskId,
+            kind == WaitKind.Parallel ? i.ParallelBranches().Select(BranchView.From).ToList() : null)
         : null;
 }
 
 /// <summary>One branch of the parallel step an instance is in: its wait, or joined (it waits for the other branches).</summary>
 public sealed record BranchView(string Name, bool Joined, WaitKind? Kind, string? StepId, string? Signal, Guid? TimerId, Guid? TaskId)
 {
-    public static BranchView From(ParallelBranch b) => new(b.Name, b.Joined, b.WaitKind, b.WaitStepId, b.WaitSignal, b.WaitTimerId, b.WaitTaskId);
+    public static BranchView From(BranchWait b) => new(b.Name, b.Joined, b.Kind, b.StepId, b.Signal, b.SignalId, b.TaskId);
 }
 
 public sealed record InstanceView(

@@ -101,7 +101,7 @@ public static class InstanceEndpoints
     }
 
     private static async Task<Results<Ok<PageView<InstanceSummaryView>>, ValidationProblem>> List(
-        IWorkflowStore store,
+        IOperatorQueries store,
         CancellationToken cancellationToken,
         string? definition = null,
         InstanceStatus? status = null,
@@ -124,7 +124,7 @@ public static class InstanceEndpoints
     private static async Task<Results<Ok<InstanceView>, ValidationProblem, ProblemHttpResult>> Get(
         Guid id,
         WorkflowRuntime runtime,
-        IWorkflowStore store,
+        IInstanceStore store,
         CancellationToken cancellationToken,
         [FromQuery] string? waitFor = null,
         [FromQuery] double? timeout = null)
@@ -141,10 +141,15 @@ public static class InstanceEndpoints
             {
                 if (!Enum.TryParse<InstanceStatus>(part, ignoreCase: true, out var status) || int.TryParse(part, out _))
                 {
-                    return Problems.Invalid("waitFor", $"'{part}' is not a status; use {string.Join(", ", Enum.GetNames<InstanceStatus>())}");
+                    return Problems.Invalid("waitFor", $"waitFor: '{part}' is not one of {string.Join(", ", Enum.GetNames<InstanceStatus>())}");
                 }
 
                 statuses.Add(status);
+            }
+
+            if (statuses.Count == 0)
+            {
+                return Problems.Invalid("waitFor", $"waitFor: expected one or more of {string.Join(", ", Enum.GetNames<InstanceStatus>())}, separated by commas; got none");
             }
 
             if (timeout is not { } seconds || seconds < 0 || double.IsNaN(seconds))
@@ -159,7 +164,7 @@ public static class InstanceEndpoints
     }
 
     private static async Task<Results<Ok<IReadOnlyList<HistoryEventView>>, ProblemHttpResult>> History(
-        Guid id, IWorkflowStore store, CancellationToken cancellationToken)
+        Guid id, IInstanceStore store, CancellationToken cancellationToken)
     {
         var history = await store.GetHistoryAsync(id, cancellationToken);
         if (history.Count == 0 && await store.GetInstanceAsync(id, cancellationToken) is null)
@@ -228,14 +233,14 @@ public static class InstanceEndpoints
     }
 
     private static async Task<Results<Ok<IReadOnlyList<SignalView>>, ProblemHttpResult>> Signals(
-        Guid id, IWorkflowStore store, CancellationToken cancellationToken)
+        Guid id, IInstanceStore store, IOperatorQueries queries, CancellationToken cancellationToken)
     {
         if (await store.GetInstanceAsync(id, cancellationToken) is null)
         {
             return Problems.NotFound($"No instance has the id {id}.");
         }
 
-        var signals = await store.ListSignalsAsync(id, cancellationToken);
+        var signals = await queries.ListSignalsAsync(id, cancellationToken);
         return TypedResults.Ok<IReadOnlyList<SignalView>>(signals.Select(SignalView.From).ToList());
     }
 }

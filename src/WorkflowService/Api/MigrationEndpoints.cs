@@ -39,7 +39,7 @@ public static class MigrationEndpoints
     }
 
     private static async Task<Results<Ok<MigrationReport>, ValidationProblem, ProblemHttpResult>> MigrateMany(
-        MigrateInstancesRequest request, InstanceMigrator migrator, IWorkflowStore store, CancellationToken cancellationToken)
+        MigrateInstancesRequest request, InstanceMigrator migrator, IOperatorQueries store, CancellationToken cancellationToken)
     {
         if (!DefinitionCompiler.IsValidName(request.Definition))
         {

@@ -16,7 +16,7 @@ public static class SignalEndpoints
     }
 
     private static async Task<Results<Ok<PageView<SignalView>>, ValidationProblem>> List(
-        IWorkflowStore store,
+        IOperatorQueries store,
         CancellationToken cancellationToken,
         SignalStatus? status = null,
         string? claimedBy = null,

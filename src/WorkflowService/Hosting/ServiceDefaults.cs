@@ -3,6 +3,8 @@ using System.Text.Json.Serialization;
 using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Http.Json;
 using Microsoft.AspNetCore.OpenApi;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Options;
 using Microsoft.OpenApi;
 using Scalar.AspNetCore;
 using Serilog;
@@ -37,9 +39,8 @@ public static class ServiceDefaults
             o.SerializerOptions.DefaultIgnoreCondition = JsonIgnoreCondition.Never;
         });
         services.AddOptions<ApiOptions>().Bind(builder.Configuration.GetSection(ApiOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
-        builder.WebHost.ConfigureKestrel((context, kestrel) =>
-            kestrel.Limits.MaxRequestBodySize = context.Configuration.GetValue(
-                $"{ApiOptions.Section}:{nameof(ApiOptions.MaxRequestBodyBytes)}", new ApiOptions().MaxRequestBodyBytes));
+        services.AddOptions<KestrelServerOptions>().Configure<IOptions<ApiOptions>>((kestrel, api) =>
+            kestrel.Limits.MaxRequestBodySize = api.Value.MaxRequestBodyBytes);
 
         services.AddOpenApi(o =>
         {

@@ -5,7 +5,7 @@ using WorkflowService.Engine.WakeUp;
 namespace WorkflowService.Hosting;
 
 /// <summary>Ready when the store answers; degraded when wake-ups are down and the node runs on its poll alone.</summary>
-public sealed class StoreHealthCheck(IWorkflowStore store, IWakeUpTransport wakeUp) : IHealthCheck
+public sealed class StoreHealthCheck(ISignalQueue store, IWakeUpTransport wakeUp) : IHealthCheck
 {
     public async Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default)
     {

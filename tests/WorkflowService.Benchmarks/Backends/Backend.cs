@@ -69,7 +69,7 @@ internal abstract class Backend : IAsyncDisposable
     /// <summary>Stores <paramref name="count"/> completed signal-roundtrip instances in the shape the service writes; says how.</summary>
     public abstract Task<string> SeedCompletedInstancesAsync(int count, CancellationToken cancellationToken);
 
-    public abstract Task<ICeilingSession> OpenCeilingAsync(int connections, CancellationToken cancellationToken);
+    public abstract Task<CeilingSession> OpenCeilingAsync(int connections, CancellationToken cancellationToken);
 
     /// <summary>Drops the run's database (unless kept).</summary>
     public abstract ValueTask DisposeAsync();

@@ -1,6 +1,8 @@
 using System.Diagnostics;
 using System.Globalization;
+using Microsoft.EntityFrameworkCore;
 using Npgsql;
+using WorkflowService.Storage.Relational.PostgreSql;
 
 namespace WorkflowService.Benchmarks.Backends;
 
@@ -272,17 +274,19 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
             $"{count:N0} completed signal-roundtrip instances ({count:N0} instance rows, {count * 5L:N0} history rows, {count:N0} handled signals) inserted with INSERT … SELECT generate_series in batches of {SeedBatch:N0} in {inserted.TotalSeconds:F0} s, then VACUUM ANALYZE in {vacuumed.TotalSeconds:F0} s");
     }
 
-    public override Task<ICeilingSession> OpenCeilingAsync(int connections, CancellationToken cancellationToken)
+    public override Task<CeilingSession> OpenCeilingAsync(int connections, CancellationToken cancellationToken)
     {
-        // The service's connection settings: statements prepared after two uses, no reset on return, and claims on a pool
-        // of at most four connections whose sessions commit without waiting for the WAL flush.
-        var builder = new NpgsqlConnectionStringBuilder(_connectionString)
+        // The service's connection settings (PostgreSqlConnectionTuning), with a pool of the ceiling's size; claims on the
+        // store's own claim pool (PostgresClaimDataSource: at most four connections, asynchronous commit).
+        var store = PostgreSqlConnectionTuning.Apply(new NpgsqlConnectionStringBuilder(_connectionString),
+            new PostgreSqlStoreOptions { ConnectionString = _connectionString, MaxPoolSize = connections });
+        var data = NpgsqlDataSource.Create(store);
+        var claims = new PostgresClaimDataSource(NpgsqlDataSource.Create(PostgresClaimDataSource.ConnectionString(store)));
+        return CeilingSession.OpenAsync(new PostgreSqlDialect(data, claims), o => o.UseNpgsql(data), async ct => await data.OpenConnectionAsync(ct), async () =>
         {
-            Pooling = true, MaxPoolSize = connections, NoResetOnClose = true, MaxAutoPrepare = 32, AutoPrepareMinUsages = 2,
-        };
-        var claims = new NpgsqlConnectionStringBuilder(builder.ConnectionString) { MaxPoolSize = Math.Min(4, connections), Options = "-c synchronous_commit=off" };
-        return Task.FromResult<ICeilingSession>(new PostgresCeilingSession(
-            NpgsqlDataSource.Create(builder.ConnectionString), NpgsqlDataSource.Create(claims.ConnectionString)));
+            await claims.DisposeAsync();
+            await data.DisposeAsync();
+        }, cancellationToken);
     }
 
     public override async ValueTask DisposeAsync()

@@ -1,7 +1,9 @@
 using System.Diagnostics;
 using System.Globalization;
 using Microsoft.Data.Sqlite;
+using Microsoft.EntityFrameworkCore;
 using WorkflowService.Benchmarks.Hosting;
+using WorkflowService.Storage.Relational.Sqlite;
 
 namespace WorkflowService.Benchmarks.Backends;
 
@@ -108,11 +110,13 @@ internal sealed class SqliteBackend(bool keep) : Backend
             $"{count:N0} completed signal-roundtrip instances ({count:N0} instance rows, {count * 5L:N0} history rows, {count:N0} handled signals) inserted with INSERT … SELECT over a recursive series in transactions of {SeedBatch:N0} in {clock.Elapsed.TotalSeconds:F0} s, then a WAL checkpoint; no ANALYZE (the service never runs it)");
     }
 
-    public override async Task<ICeilingSession> OpenCeilingAsync(int connections, CancellationToken cancellationToken)
-    {
-        await using var probe = await OpenAsync(cancellationToken);
-        return new SqliteCeilingSession(ConnectionString);
-    }
+    /// <summary>The store's SQLite dialect (its claim statement and writer gate) on connections with the service's pragmas.</summary>
+    public override Task<CeilingSession> OpenCeilingAsync(int connections, CancellationToken cancellationToken) =>
+        CeilingSession.OpenAsync(new SqliteDialect(), o => o.UseSqlite(ConnectionString), async ct => await OpenAsync(ct), () =>
+        {
+            SqliteConnection.ClearAllPools();
+            return ValueTask.CompletedTask;
+        }, cancellationToken);
 
     public override ValueTask DisposeAsync()
     {
@@ -134,7 +138,8 @@ internal sealed class SqliteBackend(bool keep) : Backend
     {
         var connection = new SqliteConnection(ConnectionString);
         await connection.OpenAsync(cancellationToken);
-        await using var pragmas = new SqliteCommand($"PRAGMA synchronous={Synchronous}; PRAGMA busy_timeout=5000;", connection);
+        // The service's per-connection settings (SqlitePragmaInterceptor).
+        await using var pragmas = new SqliteCommand(SqlitePragmaInterceptor.Pragmas(Synchronous), connection);
         await pragmas.ExecuteNonQueryAsync(cancellationToken);
         return connection;
     }

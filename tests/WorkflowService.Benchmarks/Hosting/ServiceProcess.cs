@@ -1,6 +1,7 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Diagnostics;
-using System.Net;
 using System.Net.Sockets;
+using System.Net;
 using System.Runtime.InteropServices;
 
 namespace WorkflowService.Benchmarks.Hosting;
@@ -16,6 +17,7 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
 
     private readonly Process _process;
     private readonly StreamWriter _log;
+    private readonly Lock _logLock = new();
     private readonly TaskCompletionSource _started = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     private ServiceProcess(Process process, Uri address, int signalWorkers, string logPath, StreamWriter log)
@@ -107,7 +109,7 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
         }
 
         _process.Dispose();
-        lock (_log)
+        lock (_logLock)
         {
             _log.Dispose();
         }
@@ -168,7 +170,7 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
             _started.TrySetResult();
         }
 
-        lock (_log)
+        lock (_logLock)
         {
             if (_log.BaseStream is { CanWrite: true })
             {
@@ -186,6 +188,7 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
 
     private const int SigTerm = 15;
 
+    [SuppressMessage("Security", "CA5392:Use DefaultDllImportSearchPaths attribute for P/Invokes", Justification = "libc's kill(2) on Linux, where the attribute's Windows search paths do not apply.")]
     [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]
     private static partial int Kill(int pid, int signal);
 }

@@ -5,7 +5,7 @@ namespace WorkflowService.Benchmarks.Scenarios;
 
 /// <summary>
 /// The physical ceiling on this machine: the database transactions the engine issues per signal-roundtrip workflow
-/// (<see cref="ICeilingSession"/>), issued by a minimal loop of <see cref="Scenario.Concurrency"/> tasks against the
+/// (<see cref="CeilingSession"/>), issued by a minimal loop of <see cref="Scenario.Concurrency"/> tasks against the
 /// run's database — no engine, no HTTP, the service stopped. Each task starts an instance, inserts its signal, claims
 /// one due signal (any instance's, as a worker would) and completes that signal's instance.
 /// </summary>
@@ -40,7 +40,7 @@ internal sealed class CeilingScenario : Scenario
     }
 
     private static async Task<(OperationSample[] Samples, int Misses)> RunAsync(
-        ScenarioContext context, ICeilingSession session, int ops, int concurrency, bool record)
+        ScenarioContext context, CeilingSession session, int ops, int concurrency, bool record)
     {
         var ct = context.Cancellation;
         var samples = new OperationSample[ops];

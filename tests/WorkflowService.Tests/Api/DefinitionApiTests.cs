@@ -9,7 +9,7 @@ using WorkflowService.Tests.Infrastructure;
 
 namespace WorkflowService.Tests.Api;
 
-public abstract class DefinitionApiTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
+public abstract class DefinitionApiTests<TBackend> : SharedServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
 
     [Fact]
@@ -83,7 +83,7 @@ public abstract class DefinitionApiTests<TBackend> : ServiceTest<TBackend> where
         using var response = await Api.Http.PostAsync("/definitions", new StringContent(json, Encoding.UTF8, "application/json"));
 
         var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.UnprocessableEntity);
-        Assert.Contains("reslt", problem["diagnostics"]!.ToJsonString());
+        Assert.Contains("reslt", problem["diagnostics"]!.ToJsonString(), StringComparison.Ordinal);
     }
 
     [Fact]
@@ -92,7 +92,7 @@ public abstract class DefinitionApiTests<TBackend> : ServiceTest<TBackend> where
         using var response = await Api.Http.PostAsync("/definitions", new StringContent("{ \"name\": ", Encoding.UTF8, "application/json"));
 
         var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.BadRequest);
-        Assert.Contains("JSON", (string)problem["detail"]!);
+        Assert.Contains("JSON", (string)problem["detail"]!, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -103,7 +103,7 @@ public abstract class DefinitionApiTests<TBackend> : ServiceTest<TBackend> where
         foreach (var file in examples)
         {
             var published = await Api.PublishExampleAsync(Path.GetFileName(file));
-            Assert.Equal((string)JsonNode.Parse(File.ReadAllText(file))!["name"]!, published.Name);
+            Assert.Equal((string)JsonNode.Parse(await File.ReadAllTextAsync(file))!["name"]!, published.Name);
         }
     }
 

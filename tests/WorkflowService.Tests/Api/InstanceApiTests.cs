@@ -8,7 +8,7 @@ using WorkflowService.Tests.Infrastructure;
 
 namespace WorkflowService.Tests.Api;
 
-public abstract class InstanceApiTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
+public abstract class InstanceApiTests<TBackend> : SharedServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
     protected override Dictionary<string, string?> Settings => new() { ["Api:MaxRequestBodyBytes"] = "4096" };
 
@@ -179,9 +179,9 @@ public abstract class InstanceApiTests<TBackend> : ServiceTest<TBackend> where T
         using var response = await Api.Http.PostAsync("/instances", new StringContent("[1,2", Encoding.UTF8, "application/json"));
         var body = await response.Content.ReadAsStringAsync();
 
-        Assert.DoesNotContain("   at ", body);
+        Assert.DoesNotContain("   at ", body, StringComparison.Ordinal);
         Assert.DoesNotContain("SELECT", body, StringComparison.OrdinalIgnoreCase);
-        Assert.DoesNotContain("Data Source", body);
+        Assert.DoesNotContain("Data Source", body, StringComparison.Ordinal);
     }
 }
 

@@ -8,9 +8,10 @@ namespace WorkflowService.Tests.Api;
 /// The shape of the served OpenAPI document that clients are generated from: an operationId on every operation, typed
 /// success responses, and a problem+json schema for every error response.
 /// </summary>
-public sealed class OpenApiDocumentTests : ServiceTest<SqliteBackend>
+public sealed class OpenApiDocumentTests : SharedServiceTest<SqliteBackend>
 {
     private static readonly string[] HttpMethods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+    private static readonly string[] BodyStatuses = ["400", "413"];
     private static readonly string[] ProblemProperties = ["type", "title", "status", "detail", "instance"];
 
     private JsonObject _document = null!;
@@ -60,7 +61,7 @@ public sealed class OpenApiDocumentTests : ServiceTest<SqliteBackend>
         Assert.NotEmpty(withBody);
         Report(from operation in withBody
                let statuses = Responses(operation).Select(r => r.Status).ToHashSet()
-               from status in new[] { "400", "413" }
+               from status in BodyStatuses
                where !statuses.Contains(status)
                select $"{operation.Name} reads a body but declares no {status}");
     }

@@ -89,7 +89,7 @@ public sealed class GeneratedClientTests : ServiceTest<SqliteBackend>
         Assert.Equal(404, error.StatusCode);
         Assert.Equal(404, error.Result.Status);
         Assert.Equal("Not found", error.Result.Title);
-        Assert.Contains(unknown.ToString(), error.Result.Detail);
+        Assert.Contains(unknown.ToString(), error.Result.Detail, StringComparison.Ordinal);
     }
 
     private static int FirstDifferentLine(string committed, string generated)

@@ -15,6 +15,9 @@ namespace WorkflowService.Tests.Cluster;
 /// </summary>
 public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
+    // The test runs service processes of its own on a database of its own.
+    protected override bool UsesDefaultService => false;
+
     private const int Instances = 2000;
     private const int Concurrency = 24;
     private const int KillAfterStarts = 600;

@@ -11,6 +11,9 @@ namespace WorkflowService.Tests.Cluster;
 /// <summary>LISTEN/NOTIFY across nodes, and what happens when the listening connection dies.</summary>
 public sealed class PostgresWakeUpTests : ServiceTest<PostgresBackend>
 {
+    // Each test starts two nodes of its own on one database of its own.
+    protected override bool UsesDefaultService => false;
+
     [Fact]
     public async Task A_signal_sent_through_another_node_wakes_this_nodes_workers()
     {
@@ -64,6 +67,9 @@ public sealed class PostgresWakeUpTests : ServiceTest<PostgresBackend>
 /// <summary>The store's long-lived and pooled connections after the server dropped them (a restart, a failover).</summary>
 public sealed class PostgresConnectionLossTests : ServiceTest<PostgresBackend>
 {
+    // Each test starts a node of its own on a database of its own, whose connections it kills or inspects.
+    protected override bool UsesDefaultService => false;
+
     [Fact]
     public async Task With_every_connection_of_the_node_killed_the_next_start_signal_and_read_still_succeed()
     {

@@ -21,15 +21,15 @@ public sealed class ParallelCompilerTests
             """, out var diagnostics);
 
         Assert.Empty(diagnostics);
-        var fork = definition!.Step("fork");
+        var fork = Assert.IsType<ParallelStep>(definition!.Step("fork"));
         Assert.Equal(StepKind.Parallel, fork.Kind);
         Assert.Equal("done", fork.Next);
         Assert.Equal(["a", "b"], fork.ParallelBranches.Select(b => b.Name));
         Assert.Equal(["a1", "b1"], fork.ParallelBranches.Select(b => b.Entry));
         Assert.Equal(new ParallelScope("fork", "a"), definition.Step("a2").Within);
         // The last step of a branch has no next: it joins.
-        Assert.Null(definition.Step("a2").Next);
-        Assert.Null(definition.Step("b1").Next);
+        Assert.Null(Assert.IsType<AssignStep>(definition.Step("a2")).Next);
+        Assert.Null(Assert.IsType<HumanTaskStep>(definition.Step("b1")).Next);
         Assert.Equal(["fork", "a1", "a2", "b1", "done"], definition.Steps.Keys);
         Assert.Equal(["fork", "done"], definition.StepOrder.Select(s => s.Id));
     }
@@ -120,7 +120,7 @@ public sealed class ParallelCompilerTests
 
         var problem = Assert.Single(diagnostics);
         Assert.Equal("$.steps[2].branches[1].steps[0]", problem.Path);
-        Assert.Contains("reaches 'ask', which waits", problem.Message);
+        Assert.Contains("reaches 'ask', which waits", problem.Message, StringComparison.Ordinal);
     }
 
     private CompiledDefinition? Compile(string json, out List<Diagnostic> diagnostics)

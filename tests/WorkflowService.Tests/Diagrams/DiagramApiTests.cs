@@ -8,7 +8,7 @@ using WorkflowService.Tests.Infrastructure;
 namespace WorkflowService.Tests.Diagrams;
 
 /// <summary>The diagram endpoints through the real pipeline, with instances driven through the API.</summary>
-public abstract class DiagramApiTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
+public abstract class DiagramApiTests<TBackend> : SharedServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
     protected override Dictionary<string, string?> Settings => new() { ["Engine:RetryBackoff"] = "00:00:00.010", ["Engine:MaxAttempts"] = "2" };
 

@@ -1,4 +1,5 @@
 using WorkflowService.Diagrams;
+using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Tests.Diagrams;
@@ -28,8 +29,8 @@ public sealed class DiagramRenderingTests
     {
         var definition = SvgDiagram.Compile(LargeDefinition.Json($"large-{steps}", steps));
         Assert.Equal(steps, definition.Steps.Count);
-        Assert.Contains(definition.Steps.Values, s => s.OnTimeout is not null);
-        Assert.Contains(definition.Steps.Values, s => s.Branches.Count >= 2);
+        Assert.Contains(definition.Steps.Values, s => s is WaitForSignalStep { Timeout: not null });
+        Assert.Contains(definition.Steps.Values, s => s is DecisionStep { Branches.Count: >= 2 });
 
         var diagram = SvgDiagram.Parse(new DiagramRenderer().RenderDefinition(definition));
 
@@ -70,11 +71,11 @@ public sealed class DiagramRenderingTests
         var svg = new DiagramRenderer().RenderDefinition(definition);
         var diagram = SvgDiagram.Parse(svg);
 
-        Assert.DoesNotContain("<b>", svg);
+        Assert.DoesNotContain("<b>", svg, StringComparison.Ordinal);
         var label = Assert.Single(diagram.Labels, l => l.Kind == "branch");
-        Assert.EndsWith("…", label.Text);
+        Assert.EndsWith("…", label.Text, StringComparison.Ordinal);
         Assert.True(label.Text.Length <= 44);
-        Assert.StartsWith("vars.a < 1 && vars.b !== \"<b>", label.Text);
+        Assert.StartsWith("vars.a < 1 && vars.b !== \"<b>", label.Text, StringComparison.Ordinal);
         var tooltip = diagram.Document.Descendants(SvgDiagram.Svg + "g")
             .Single(g => (string?)g.Attribute("data-label") == label.Text).Element(SvgDiagram.Svg + "title")!.Value;
         Assert.Equal(condition, tooltip);

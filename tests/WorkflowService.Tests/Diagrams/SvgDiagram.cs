@@ -85,7 +85,7 @@ public sealed class SvgDiagram
             .Concat(Joins.Select(j => (Name: $"join of {j.Key}", Box: j.Value)))
             .Concat(Cancel is { } cancel ? [(Name: "cancel marker", Box: cancel)] : [])
             .ToList();
-        foreach (var parallel in definition.Steps.Values.Where(s => s.ParallelBranches.Count > 0))
+        foreach (var parallel in definition.Steps.Values.OfType<ParallelStep>().Where(s => s.ParallelBranches.Count > 0))
         {
             if (!Joins.ContainsKey(parallel.Id))
             {
@@ -127,7 +127,10 @@ public sealed class SvgDiagram
 
         // Every transition that carries a label has it drawn: timeouts, branches, otherwise, error paths, parallel branches.
         var expected = definition.Steps.Values.Sum(s =>
-            (s.OnTimeout is null ? 0 : 1) + s.Branches.Count + (s.Otherwise is null ? 0 : 1) + (s.OnError is null ? 0 : 1) + s.ParallelBranches.Count);
+            (s is WaitForSignalStep { Timeout: not null } ? 1 : 0)
+            + (s is DecisionStep decision ? decision.Branches.Count + (decision.Otherwise is null ? 0 : 1) : 0)
+            + (s is IErrorHandlingStep { OnError: not null } ? 1 : 0)
+            + (s is ParallelStep parallel ? parallel.ParallelBranches.Count : 0));
         if (Labels.Count != expected)
         {
             faults.Add($"{Labels.Count} edge labels drawn, {expected} expected");

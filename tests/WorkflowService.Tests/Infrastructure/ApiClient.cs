@@ -22,8 +22,8 @@ public sealed class ApiClient(HttpClient http)
         return (await response.Content.ReadFromJsonAsync<DefinitionView>(Json))!;
     }
 
-    public Task<DefinitionView> PublishExampleAsync(string file) =>
-        PublishAsync(File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "examples", file)));
+    public async Task<DefinitionView> PublishExampleAsync(string file) =>
+        await PublishAsync(await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "examples", file)));
 
     public async Task<InstanceView> StartAsync(string definition, object? input = null, string? businessKey = null,
         string? idempotencyKey = null, HttpStatusCode expected = HttpStatusCode.Created, int? version = null)

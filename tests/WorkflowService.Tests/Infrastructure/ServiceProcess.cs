@@ -47,8 +47,9 @@ public sealed class ServiceProcess : IAsyncDisposable
 
         var process = Process.Start(start)!;
         var writer = new StreamWriter(log) { AutoFlush = true };
-        process.OutputDataReceived += (_, e) => { if (e.Data is not null) lock (writer) writer.WriteLine(e.Data); };
-        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) lock (writer) writer.WriteLine(e.Data); };
+        var writing = new Lock();
+        process.OutputDataReceived += (_, e) => { if (e.Data is not null) lock (writing) writer.WriteLine(e.Data); };
+        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) lock (writing) writer.WriteLine(e.Data); };
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
 

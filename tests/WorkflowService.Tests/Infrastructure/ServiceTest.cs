@@ -4,19 +4,32 @@ using WorkflowService.Tests.Backends;
 namespace WorkflowService.Tests.Infrastructure;
 
 /// <summary>
-/// Base of the compliance suite: the real service on a fresh database of <typeparamref name="TBackend"/>. A backend is a
-/// subclass of each suite, not a copy of it.
+/// Base of the compliance suite: the real service on a fresh database of <typeparamref name="TBackend"/>, started for
+/// each test. A backend is a subclass of each suite, not a copy of it. A suite whose tests can share one service per
+/// class derives from <see cref="SharedServiceTest{TBackend}"/> instead.
 /// </summary>
 public abstract class ServiceTest<TBackend> : IAsyncLifetime where TBackend : StoreBackend, new()
 {
     private readonly List<IAsyncDisposable> _owned = [];
+    private WorkflowServiceFactory? _factory;
+    private ApiClient? _api;
 
     protected TBackend Backend { get; } = new();
-    protected WorkflowServiceFactory Factory { get; private set; } = null!;
-    protected ApiClient Api { get; private set; } = null!;
+
+    /// <summary>The service this test runs on (unless the suite starts all its services itself).</summary>
+    protected WorkflowServiceFactory Factory => _factory ?? throw NoDefaultService();
+
+    /// <summary>The client of <see cref="Factory"/>.</summary>
+    protected ApiClient Api => _api ?? throw NoDefaultService();
 
     /// <summary>Settings this suite adds on top of the backend's.</summary>
     protected virtual Dictionary<string, string?> Settings => [];
+
+    /// <summary>
+    /// False for a suite whose every test starts the services it needs with <see cref="StartServiceAsync"/>: then no
+    /// service (and no database) is started for <see cref="Api"/> that no test would use.
+    /// </summary>
+    protected virtual bool UsesDefaultService => true;
 
     protected virtual void ConfigureServices(IServiceCollection services)
     {
@@ -24,8 +37,15 @@ public abstract class ServiceTest<TBackend> : IAsyncLifetime where TBackend : St
 
     public virtual async ValueTask InitializeAsync()
     {
-        (Factory, Api) = await StartServiceAsync(Settings, ConfigureServices);
+        if (UsesDefaultService)
+        {
+            var (factory, api) = await StartServiceAsync(Settings, ConfigureServices);
+            UseService(factory, api);
+        }
     }
+
+    /// <summary>Makes <paramref name="factory"/> the service of <see cref="Factory"/> and <see cref="Api"/>.</summary>
+    private protected void UseService(WorkflowServiceFactory factory, ApiClient api) => (_factory, _api) = (factory, api);
 
     /// <summary>Starts another service instance on a database of its own (for tests that need their own settings).</summary>
     protected async Task<(WorkflowServiceFactory Factory, ApiClient Api)> StartServiceAsync(
@@ -62,4 +82,8 @@ public abstract class ServiceTest<TBackend> : IAsyncLifetime where TBackend : St
 
         GC.SuppressFinalize(this);
     }
+
+    private InvalidOperationException NoDefaultService() => new(UsesDefaultService
+        ? "the service is not started yet (InitializeAsync)"
+        : $"{GetType().Name} starts the services its tests use (UsesDefaultService is false)");
 }

@@ -4,7 +4,6 @@ using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Mvc.Testing;
 using Microsoft.AspNetCore.TestHost;
 using Microsoft.Extensions.DependencyInjection;
-using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Tests.Infrastructure;
 
@@ -22,8 +21,6 @@ public sealed class WorkflowServiceFactory(Dictionary<string, string?> settings,
         ["Workers:PollInterval"] = "00:00:00.200",
         ["Serilog:MinimumLevel:Default"] = "Warning",
     };
-
-    public IWorkflowStore Store => Services.GetRequiredService<IWorkflowStore>();
 
     public T Get<T>() where T : notnull => Services.GetRequiredService<T>();
 

@@ -10,7 +10,7 @@ using WorkflowService.Tests.Infrastructure;
 namespace WorkflowService.Tests.Parallel;
 
 /// <summary>Parallel steps through the real HTTP pipeline, real signal workers and a real store.</summary>
-public abstract class ParallelTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
+public abstract class ParallelTests<TBackend> : SharedServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
     protected override Dictionary<string, string?> Settings => new() { ["Engine:RetryBackoff"] = "00:00:00.010", ["Engine:MaxAttempts"] = "2" };
 
@@ -366,7 +366,7 @@ public abstract class ParallelTests<TBackend> : ServiceTest<TBackend> where TBac
         Assert.Equal("not-reached", diagram.StepOf("route").State);
         Assert.Equal("assessor", diagram.Document.Descendants(SvgDiagram.Svg + "g")
             .Single(g => (string?)g.Attribute("data-step") == "wait-assessor-report").Attribute("data-branch")!.Value);
-        Assert.Empty(diagram.ReadabilityFaults(SvgDiagram.Compile(File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "examples", "insurance-claim.json")))));
+        Assert.Empty(diagram.ReadabilityFaults(SvgDiagram.Compile(await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "examples", "insurance-claim.json")))));
 
         await Api.SignalAsync(instance.Id, "assessor-report", new { damage = 800 });
         await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
@@ -384,7 +384,7 @@ public abstract class ParallelTests<TBackend> : ServiceTest<TBackend> where TBac
         await Api.SignalAsync(instance.Id, "assessor-report", new { damage = 40 });
         await Eventually.WaitUntilAsync(async () => (await Api.GetAsync(instance.Id)).Wait!.Branches!.Single(b => b.Name == "assessor").Joined);
         // Version 2 renames the police branch's wait and says which version completed.
-        await Api.PublishAsync(TwoReports(name).Replace("wait-police", "await-police").Replace("atFault: vars.police.atFault", "version: 2"));
+        await Api.PublishAsync(TwoReports(name).Replace("wait-police", "await-police", StringComparison.Ordinal).Replace("atFault: vars.police.atFault", "version: 2", StringComparison.Ordinal));
         var stepMap = new Dictionary<string, string> { ["wait-police"] = "await-police" };
 
         using (var dry = await Api.Http.PostAsJsonAsync($"/instances/{instance.Id}/migrate", new { toVersion = 2, stepMap, dryRun = true }))
@@ -414,13 +414,13 @@ public abstract class ParallelTests<TBackend> : ServiceTest<TBackend> where TBac
         await Api.PublishAsync(TwoReports(name));
         var inParallel = await Api.StartAsync(name);
         // Version 2 has no police branch: the instance's police branch would be stranded.
-        await Api.PublishAsync(TwoReports(name).Replace("\"name\": \"police\"", "\"name\": \"traffic-police\""));
+        await Api.PublishAsync(TwoReports(name).Replace("\"name\": \"police\"", "\"name\": \"traffic-police\"", StringComparison.Ordinal));
 
         using (var response = await Api.Http.PostAsJsonAsync($"/instances/{inParallel.Id}/migrate", new { toVersion = 2, dryRun = false }))
         {
             var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.UnprocessableEntity);
-            Assert.Contains("police", (string)problem["detail"]!);
-            Assert.Contains("never started", (string)problem["detail"]!);
+            Assert.Contains("police", (string)problem["detail"]!, StringComparison.Ordinal);
+            Assert.Contains("never started", (string)problem["detail"]!, StringComparison.Ordinal);
         }
 
         Assert.Equal(1, (await Api.GetAsync(inParallel.Id)).Version);
@@ -441,7 +441,7 @@ public abstract class ParallelTests<TBackend> : ServiceTest<TBackend> where TBac
         using (var response = await Api.Http.PostAsJsonAsync($"/instances/{waiting.Id}/migrate", new { toVersion = 2, dryRun = true }))
         {
             var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.UnprocessableEntity);
-            Assert.Contains("inside branch 'only' of parallel step 'gather'", (string)problem["detail"]!);
+            Assert.Contains("inside branch 'only' of parallel step 'gather'", (string)problem["detail"]!, StringComparison.Ordinal);
         }
     }
 

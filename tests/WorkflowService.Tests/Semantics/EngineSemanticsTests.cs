@@ -10,14 +10,17 @@ using WorkflowService.Tests.Infrastructure;
 namespace WorkflowService.Tests.Semantics;
 
 /// <summary>Engine behaviour through the real HTTP pipeline, real signal workers and a real store.</summary>
-public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
+public abstract class EngineSemanticsTests<TBackend> : SharedServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
     private readonly CommitCounter _commits = new();
 
     protected override Dictionary<string, string?> Settings => new() { ["Engine:RetryBackoff"] = "00:00:00.010", ["Engine:MaxAttempts"] = "3" };
+    // The commit counter goes into the services of the test that counts (its own, below), not into the class's shared one.
     protected override void ConfigureServices(IServiceCollection services) => services.AddSingleton<IInterceptor>(_commits);
 
-    [Fact]
+    // Counts every commit of the service while it runs: on the shared service, a commit finishing the work of an
+    // earlier test (a retry, a dead letter) would be counted too.
+    [Fact, OwnService]
     public async Task Steps_between_two_waits_run_in_memory_and_commit_once_at_the_wait()
     {
         var name = Definitions.Unique("once");
@@ -82,7 +85,7 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
 
         var stray = Assert.Single(await Api.SignalsAsync(instance.Id), s => s.Name == "never-awaited");
         Assert.Equal(SignalStatus.Unmatched, stray.Status);
-        Assert.Contains("never-awaited", stray.LastError);
+        Assert.Contains("never-awaited", stray.LastError, StringComparison.Ordinal);
         Assert.Contains(await Api.HistoryAsync(instance.Id), h => h.Type == "SignalUnmatched");
     }
 
@@ -105,11 +108,11 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
 
         var faulted = await Api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
 
-        Assert.Contains("noSuchFunction", faulted.Error);
+        Assert.Contains("noSuchFunction", faulted.Error, StringComparison.Ordinal);
         var deadLetters = await Api.Http.GetFromJsonAsync<PageView<SignalView>>("/dead-letters?limit=500", WorkflowServiceFactory.Json);
         var dead = Assert.Single(deadLetters!.Items, d => d.Id == signal.Id);
         Assert.Equal(3, dead.Attempts);
-        Assert.Contains("noSuchFunction", dead.LastError);
+        Assert.Contains("noSuchFunction", dead.LastError, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -130,7 +133,7 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
         Assert.Equal(InstanceStatus.Running, instance.Status);
         var faulted = await Api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
 
-        Assert.Contains("limit", faulted.Error);
+        Assert.Contains("limit", faulted.Error, StringComparison.Ordinal);
         using var ready = await Api.Http.GetAsync("/health/ready");
         Assert.True(ready.IsSuccessStatusCode);
         await Api.PublishExampleAsync("signal-roundtrip.json");
@@ -256,7 +259,7 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
 
         Assert.Equal(InstanceStatus.Completed, instance.Status);
         Assert.Equal("risky", instance.Output!.Value.GetProperty("recovered").GetString());
-        Assert.Contains("noSuchFunction", instance.Output!.Value.GetProperty("why").GetString());
+        Assert.Contains("noSuchFunction", instance.Output!.Value.GetProperty("why").GetString(), StringComparison.Ordinal);
         Assert.Contains(await Api.HistoryAsync(instance.Id), h => h.Type == "StepFailed" && h.StepId == "risky");
         Assert.Empty((await Api.SignalsAsync(instance.Id)));
     }
@@ -337,7 +340,7 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
         using var response = await Api.Http.PostAsync("/definitions", new StringContent(json, System.Text.Encoding.UTF8, "application/json"));
 
         var problem = await ApiClient.ProblemAsync(response, System.Net.HttpStatusCode.UnprocessableEntity);
-        Assert.Contains("$.steps[2]", problem["diagnostics"]!.ToJsonString());
+        Assert.Contains("$.steps[2]", problem["diagnostics"]!.ToJsonString(), StringComparison.Ordinal);
     }
 
     [Fact]
@@ -408,7 +411,7 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
         var instance = await Api.StartAsync(name);
         var done = await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
 
-        Assert.Contains("500", done.Output!.Value.GetString());
+        Assert.Contains("500", done.Output!.Value.GetString(), StringComparison.Ordinal);
         Assert.Contains(await Api.HistoryAsync(instance.Id), h => h.Type == "StepFailed" && h.StepId == "call");
     }
 
@@ -462,10 +465,11 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
         var name = Definitions.Unique("lease");
         await Api.PublishAsync(Definitions.SignalRoundtrip(name));
         var instance = await Api.StartAsync(name);
-        var store = Factory.Store;
+        var queue = Factory.Get<ISignalQueue>();
+        var clock = Factory.Get<IStoreClock>();
 
         // A worker on another node claimed the signal and died: its lease runs out 300 ms from now.
-        var now = store.NowMs();
+        var now = clock.NowMs();
         var orphan = new SignalMessage
         {
             Id = Guid.CreateVersion7(),
@@ -480,10 +484,10 @@ public abstract class EngineSemanticsTests<TBackend> : ServiceTest<TBackend> whe
             LeaseUntilMs = now + 300,
             CreatedAt = DateTime.UtcNow,
         };
-        await store.EnqueueSignalAsync(orphan, TestContext.Current.CancellationToken);
+        await queue.EnqueueSignalAsync(orphan, TestContext.Current.CancellationToken);
 
         await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
-        var handled = await store.GetSignalAsync(orphan.Id, TestContext.Current.CancellationToken);
+        var handled = await queue.GetSignalAsync(orphan.Id, TestContext.Current.CancellationToken);
         Assert.Equal(SignalStatus.Handled, handled!.Status);
         Assert.Equal(2, handled.Attempts);
     }

@@ -21,21 +21,21 @@ public sealed class ExpressionSandboxTests
     public void Expressions_cannot_reach_the_clr_files_or_network(string source)
     {
         var error = Assert.Throws<ExpressionFailedException>(() => Scope().Evaluate(Compile(source)));
-        Assert.Contains("threw", error.Message);
+        Assert.Contains("threw", error.Message, StringComparison.Ordinal);
     }
 
     [Fact]
     public void A_runaway_loop_is_stopped_by_the_statement_or_time_limit()
     {
         var error = Assert.Throws<ExpressionFailedException>(() => Scope().Evaluate(Compile("(() => { while (true) {} })()")));
-        Assert.Contains("limit", error.Message);
+        Assert.Contains("limit", error.Message, StringComparison.Ordinal);
     }
 
     [Fact]
     public void Deep_recursion_is_stopped_by_the_recursion_limit()
     {
         var error = Assert.Throws<ExpressionFailedException>(() => Scope().Evaluate(Compile("(function f(n) { return f(n + 1); })(0)")));
-        Assert.Contains("recursion limit", error.Message);
+        Assert.Contains("recursion limit", error.Message, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -44,7 +44,7 @@ public sealed class ExpressionSandboxTests
         var options = new ExpressionOptions { MemoryLimitBytes = 4 * 1024 * 1024, MaxStatements = int.MaxValue, Timeout = TimeSpan.FromSeconds(30) };
         var error = Assert.Throws<ExpressionFailedException>(() =>
             Scope(options).Evaluate(Compile("(() => { let s = 'x'; const keep = []; while (true) { keep.push(s + keep.length); } })()")));
-        Assert.Contains("memory limit", error.Message);
+        Assert.Contains("memory limit", error.Message, StringComparison.Ordinal);
     }
 
     [Fact]

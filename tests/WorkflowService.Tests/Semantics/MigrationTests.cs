@@ -9,7 +9,7 @@ using WorkflowService.Tests.Infrastructure;
 namespace WorkflowService.Tests.Semantics;
 
 /// <summary>Moving waiting instances between versions: a dry run says where each wait lands; a stranding plan is refused.</summary>
-public abstract class MigrationTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
+public abstract class MigrationTests<TBackend> : SharedServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
     private static string Version1(string name) => $$"""
         {
@@ -86,7 +86,7 @@ public abstract class MigrationTests<TBackend> : ServiceTest<TBackend> where TBa
         });
 
         var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.UnprocessableEntity);
-        Assert.Contains(atPayment.Id.ToString(), (string)problem["detail"]!);
+        Assert.Contains(atPayment.Id.ToString(), (string)problem["detail"]!, StringComparison.Ordinal);
         var stranded = Assert.Single(problem["instances"]!.AsArray(), i => !(bool)i!["allowed"]!);
         Assert.Equal(atPayment.Id.ToString(), (string)stranded!["instanceId"]!);
         Assert.Equal(1, (await Api.GetAsync(atApproval.Id)).Version);

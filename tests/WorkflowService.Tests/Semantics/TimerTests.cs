@@ -32,7 +32,7 @@ public abstract class TimerTests<TBackend> : ServiceTest<TBackend> where TBacken
         Assert.Equal(Engine.Persistence.WaitKind.Timer, instance.Wait!.Kind);
 
         await AdvanceAndLetTheWorkersLookAsync(TimeSpan.FromMinutes(59));
-        Assert.Empty(await Factory.Store.ClaimDueSignalsAsync("probe", 10, TimeSpan.FromSeconds(1), TestContext.Current.CancellationToken));
+        Assert.Empty(await Factory.Get<ISignalQueue>().ClaimDueSignalsAsync("probe", 10, TimeSpan.FromSeconds(1), TestContext.Current.CancellationToken));
         Assert.Equal(InstanceStatus.Waiting, (await Api.GetAsync(instance.Id)).Status);
 
         _clock.Advance(TimeSpan.FromMinutes(1));
@@ -74,7 +74,7 @@ public abstract class TimerTests<TBackend> : ServiceTest<TBackend> where TBacken
         var signal = await Api.SignalAsync(instance.Id, "go", new { value = 3 }, dueAt: _clock.GetUtcNow().AddMinutes(10));
         Assert.Equal(SignalStatus.Pending, signal.Status);
         await AdvanceAndLetTheWorkersLookAsync(TimeSpan.FromMinutes(9));
-        Assert.Empty(await Factory.Store.ClaimDueSignalsAsync("probe", 10, TimeSpan.FromSeconds(1), TestContext.Current.CancellationToken));
+        Assert.Empty(await Factory.Get<ISignalQueue>().ClaimDueSignalsAsync("probe", 10, TimeSpan.FromSeconds(1), TestContext.Current.CancellationToken));
         Assert.Equal(InstanceStatus.Waiting, (await Api.GetAsync(instance.Id)).Status);
 
         _clock.Advance(TimeSpan.FromMinutes(1));

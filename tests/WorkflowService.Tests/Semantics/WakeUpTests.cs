@@ -8,6 +8,9 @@ namespace WorkflowService.Tests.Semantics;
 /// <summary>In-process wake-ups deliver signals at once; the bounded poll picks up what no wake-up announced.</summary>
 public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
+    // Each test starts a service with the poll interval it is about and asserts on that node's metrics.
+    protected override bool UsesDefaultService => false;
+
     [Fact]
     public async Task A_signal_wakes_the_workers_at_once_without_waiting_for_the_poll()
     {
@@ -45,13 +48,13 @@ public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBacke
         var instance = await api.StartAsync(name);
 
         // Written straight to the store, as another node would: this process gets no wake-up for it.
-        await factory.Store.EnqueueSignalAsync(new SignalMessage
+        await factory.Get<ISignalQueue>().EnqueueSignalAsync(new SignalMessage
         {
             Id = Guid.CreateVersion7(),
             InstanceId = instance.Id,
             Name = "go",
             PayloadJson = """{"value":9}""",
-            DueAtMs = factory.Store.NowMs(),
+            DueAtMs = factory.Get<IStoreClock>().NowMs(),
             CreatedAt = DateTime.UtcNow,
         }, TestContext.Current.CancellationToken);
 

@@ -22,14 +22,14 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         var name = Definitions.Unique("stale");
         await Api.PublishAsync(Definitions.SignalRoundtrip(name));
         var started = await Api.StartAsync(name);
-        var store = Factory.Store;
-        var snapshot = (await store.GetInstanceAsync(started.Id, Token))!;
+        var instances = Factory.Get<IInstanceStore>();
+        var snapshot = (await instances.GetInstanceAsync(started.Id, Token))!;
 
-        await store.CommitAsync(WorkflowExecutor.Cancel(snapshot, "first writer", DateTime.UtcNow), Token);
+        await instances.CommitAsync(WorkflowExecutor.Cancel(snapshot, "first writer", Factory.Get<IStoreClock>().Now()), Token);
 
         await Assert.ThrowsAsync<ConcurrencyConflictException>(() =>
-            store.CommitAsync(WorkflowExecutor.Cancel(snapshot, "second writer", DateTime.UtcNow), Token));
-        var stored = (await store.GetInstanceAsync(started.Id, Token))!;
+            instances.CommitAsync(WorkflowExecutor.Cancel(snapshot, "second writer", Factory.Get<IStoreClock>().Now()), Token));
+        var stored = (await instances.GetInstanceAsync(started.Id, Token))!;
         Assert.Equal("first writer", stored.Error);
         Assert.Equal(snapshot.Version + 1, stored.Version);
     }
@@ -41,10 +41,10 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         await Api.PublishAsync(Definitions.SignalRoundtrip(name));
         var started = await Api.StartAsync(name);
         await Api.SignalAsync(started.Id, "go");
-        var store = Factory.Store;
+        var queue = Factory.Get<ISignalQueue>();
 
-        var first = await store.ClaimDueSignalsAsync("node-a", 10, TimeSpan.FromMinutes(5), Token);
-        var second = await store.ClaimDueSignalsAsync("node-b", 10, TimeSpan.FromMinutes(5), Token);
+        var first = await queue.ClaimDueSignalsAsync("node-a", 10, TimeSpan.FromMinutes(5), Token);
+        var second = await queue.ClaimDueSignalsAsync("node-b", 10, TimeSpan.FromMinutes(5), Token);
 
         var claimed = Assert.Single(first);
         Assert.Empty(second);
@@ -60,13 +60,14 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         var started = await Api.StartAsync(name);
         await Api.SignalAsync(started.Id, "go", new { value = 1 });
         await Api.SignalAsync(started.Id, "go", new { value = 2 });
-        var store = Factory.Store;
+        var instances = Factory.Get<IInstanceStore>();
+        var queue = Factory.Get<ISignalQueue>();
 
-        var claimed = await store.ClaimDueWorkAsync("node-a", 10, TimeSpan.FromMinutes(5), Token);
+        var claimed = await queue.ClaimDueWorkAsync("node-a", 10, TimeSpan.FromMinutes(5), Token);
 
         Assert.Equal(2, claimed.Count);
         Assert.True(claimed[0].Signal.DueAtMs <= claimed[1].Signal.DueAtMs);
-        var stored = (await store.GetInstanceAsync(started.Id, Token))!;
+        var stored = (await instances.GetInstanceAsync(started.Id, Token))!;
         foreach (var work in claimed)
         {
             Assert.Equal("node-a", work.Signal.LeaseOwner);
@@ -76,7 +77,7 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
 
         // A worker changes its instance as it runs: two signals of one instance must not share one object.
         Assert.NotSame(claimed[0].Instance, claimed[1].Instance);
-        Assert.Empty(await store.ClaimDueWorkAsync("node-b", 10, TimeSpan.FromMinutes(5), Token));
+        Assert.Empty(await queue.ClaimDueWorkAsync("node-b", 10, TimeSpan.FromMinutes(5), Token));
     }
 
     [Fact]
@@ -86,24 +87,26 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         await Api.PublishAsync(Definitions.SignalRoundtrip(name));
         var started = await Api.StartAsync(name);
         await Api.SignalAsync(started.Id, "go");
-        var store = Factory.Store;
-        var claimed = Assert.Single(await store.ClaimDueSignalsAsync("node-a", 10, TimeSpan.FromMilliseconds(1), Token));
+        var instances = Factory.Get<IInstanceStore>();
+        var queue = Factory.Get<ISignalQueue>();
+        var clock = Factory.Get<IStoreClock>();
+        var claimed = Assert.Single(await queue.ClaimDueSignalsAsync("node-a", 10, TimeSpan.FromMilliseconds(1), Token));
         var deadline = DateTime.UtcNow.AddSeconds(10);
         IReadOnlyList<SignalMessage> takenOver;
         do
         {
             // The 1 ms lease ends on the store's clock; node-b takes the signal over.
-            takenOver = await store.ClaimDueSignalsAsync("node-b", 10, TimeSpan.FromMinutes(5), Token);
+            takenOver = await queue.ClaimDueSignalsAsync("node-b", 10, TimeSpan.FromMinutes(5), Token);
             Assert.True(DateTime.UtcNow < deadline);
         }
         while (takenOver.Count == 0);
 
-        var instance = (await store.GetInstanceAsync(started.Id, Token))!;
+        var instance = (await instances.GetInstanceAsync(started.Id, Token))!;
         var definition = (await Factory.Get<DefinitionRegistry>().GetAsync(name, null, Token))!;
-        var late = Factory.Get<WorkflowExecutor>().Resume(definition, instance, claimed, [], DateTime.UtcNow, store.NowMs());
+        var late = Factory.Get<WorkflowExecutor>().Resume(definition, instance, claimed, [], clock.Now());
 
-        await Assert.ThrowsAsync<LeaseLostException>(() => store.CommitAsync(late.Commit!, Token));
-        Assert.Equal(InstanceStatus.Waiting, (await store.GetInstanceAsync(started.Id, Token))!.Status);
+        await Assert.ThrowsAsync<LeaseLostException>(() => instances.CommitAsync(late.Commit!, Token));
+        Assert.Equal(InstanceStatus.Waiting, (await instances.GetInstanceAsync(started.Id, Token))!.Status);
     }
 
     [Fact]
@@ -114,31 +117,32 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         await api.PublishAsync(Definitions.SignalRoundtrip(name));
         var started = await api.StartAsync(name);
         var node = factory.Get<NodeIdentity>().Id;
-        var store = factory.Store;
+        var queue = factory.Get<ISignalQueue>();
+        var clock = factory.Get<IStoreClock>();
         var held = new SignalMessage
         {
             Id = Guid.CreateVersion7(),
             InstanceId = started.Id,
             Name = "go",
             Status = SignalStatus.Pending,
-            DueAtMs = store.NowMs(),
+            DueAtMs = clock.NowMs(),
             Attempts = 1,
             LeaseOwner = node,
             LeaseToken = 99,
-            LeaseUntilMs = store.NowMs() + 3_600_000,
+            LeaseUntilMs = clock.NowMs() + 3_600_000,
             CreatedAt = DateTime.UtcNow,
         };
-        await store.EnqueueSignalAsync(held, Token);
+        await queue.EnqueueSignalAsync(held, Token);
 
         var dispatcher = factory.Services.GetServices<IHostedService>().OfType<SignalDispatcher>().Single();
         using var bounded = new CancellationTokenSource(TimeSpan.FromSeconds(30));
         await dispatcher.StopAsync(bounded.Token);
 
-        var released = (await store.GetSignalAsync(held.Id, Token))!;
+        var released = (await queue.GetSignalAsync(held.Id, Token))!;
         Assert.Null(released.LeaseOwner);
         Assert.Null(released.LeaseUntilMs);
         Assert.Equal(0, released.Attempts);
-        Assert.Single(await store.ClaimDueSignalsAsync("other-node", 10, TimeSpan.FromMinutes(1), Token));
+        Assert.Single(await queue.ClaimDueSignalsAsync("other-node", 10, TimeSpan.FromMinutes(1), Token));
     }
 
     [Fact]
@@ -168,13 +172,14 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         var second = Own(new WorkflowServiceFactory(database.Settings.Concat(new Dictionary<string, string?> { ["Workers:Enabled"] = "false" }).ToDictionary()));
 
         var error = Assert.ThrowsAny<Exception>(() => second.CreateClient());
-        Assert.Contains("schema 99", error.ToString());
+        Assert.Contains("schema 99", error.ToString(), StringComparison.Ordinal);
     }
 
     [Fact]
     public async Task Every_instance_column_written_by_the_hand_written_sql_reads_back_the_same_through_both_paths()
     {
-        var store = Factory.Store;
+        var instances = Factory.Get<IInstanceStore>();
+        var queries = Factory.Get<IOperatorQueries>();
         var created = new DateTime(2026, 11, 22, 10, 11, 12, DateTimeKind.Utc).AddTicks(1234560); // microseconds: PostgreSQL keeps no finer
         var instance = new WorkflowInstance
         {
@@ -191,7 +196,7 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
             WaitKind = WaitKind.Parallel,
             WaitStepId = "gather",
             WaitSignal = "go",
-            WaitTimerId = Guid.NewGuid(),
+            WaitSignalId = Guid.NewGuid(),
             WaitTaskId = Guid.NewGuid(),
             ParentInstanceId = Guid.NewGuid(),
             ParentWaitId = Guid.NewGuid(),
@@ -202,26 +207,28 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
             UpdatedAt = created.AddSeconds(1),
             CompletedAt = created.AddSeconds(2),
         };
-        await store.CreateInstanceAsync(new WaitPointCommit { Instance = instance, ExpectedVersion = -1 }, Token);
+        await instances.CreateInstanceAsync(new WaitPointCommit { Instance = instance, ExpectedVersion = -1 }, Token);
 
-        var raw = (await store.GetInstanceAsync(instance.Id, Token))!;
-        var byEfCore = Assert.Single((await store.QueryInstancesAsync(
+        var raw = (await instances.GetInstanceAsync(instance.Id, Token))!;
+        var byEfCore = Assert.Single((await queries.QueryInstancesAsync(
             new InstanceQuery(DefinitionName: instance.DefinitionName, BusinessKey: instance.BusinessKey, CreatedFrom: created.AddMilliseconds(-1),
                 CreatedTo: created.AddMilliseconds(1)), Token)).Items);
-        var batch = Assert.Single(await store.GetInstancesAsync([instance.Id, Guid.NewGuid()], Token));
+        var batch = Assert.Single(await instances.GetInstancesAsync([instance.Id, Guid.NewGuid()], Token));
         foreach (var read in new[] { raw, byEfCore, batch })
         {
             Assert.Equivalent(instance, read, strict: true);
             Assert.Equal(DateTimeKind.Utc, read.CreatedAt.Kind);
         }
 
-        Assert.Equal(instance.Id, (await store.FindInstanceAsync(instance.IdempotencyKey, instance.DefinitionName, null, Token))!.Id);
+        Assert.Equal(instance.Id, (await instances.FindInstanceAsync(instance.IdempotencyKey, instance.DefinitionName, null, Token))!.Id);
     }
 
     [Fact]
     public async Task A_signal_is_queued_in_one_statement_only_while_its_instance_is_open()
     {
-        var store = Factory.Store;
+        var queue = Factory.Get<ISignalQueue>();
+        var queries = Factory.Get<IOperatorQueries>();
+        var clock = Factory.Get<IStoreClock>();
         var name = Definitions.Unique("if-open");
         await Api.PublishAsync(Definitions.SignalRoundtrip(name));
         var open = await Api.StartAsync(name);
@@ -237,23 +244,23 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
             InstanceId = instanceId,
             Name = "other",
             Status = SignalStatus.Pending,
-            DueAtMs = store.NowMs(),
+            DueAtMs = clock.NowMs(),
             IdempotencyKey = key,
             CreatedAt = DateTime.UtcNow,
         };
 
         var first = Signal(open.Id, "once");
-        var (stored, created) = await store.EnqueueSignalIfOpenAsync(first, Token);
+        var (stored, created) = await queue.EnqueueSignalIfOpenAsync(first, Token);
         Assert.True(created);
         Assert.Equal(first.Id, stored!.Id);
 
-        var (again, createdAgain) = await store.EnqueueSignalIfOpenAsync(Signal(open.Id, "once"), Token);
+        var (again, createdAgain) = await queue.EnqueueSignalIfOpenAsync(Signal(open.Id, "once"), Token);
         Assert.False(createdAgain);
         Assert.Equal(first.Id, again!.Id);
 
-        Assert.Equal((null, false), await store.EnqueueSignalIfOpenAsync(Signal(ended.Id, null), Token));
-        Assert.Equal((null, false), await store.EnqueueSignalIfOpenAsync(Signal(Guid.NewGuid(), null), Token));
-        Assert.DoesNotContain(await store.ListSignalsAsync(ended.Id, Token), s => s.Name == "other");
+        Assert.Equal((null, false), await queue.EnqueueSignalIfOpenAsync(Signal(ended.Id, null), Token));
+        Assert.Equal((null, false), await queue.EnqueueSignalIfOpenAsync(Signal(Guid.NewGuid(), null), Token));
+        Assert.DoesNotContain(await queries.ListSignalsAsync(ended.Id, Token), s => s.Name == "other");
     }
 
     [Fact]
@@ -261,27 +268,27 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
     {
         // Many commits at once share transactions where the store groups them (SQLite): a stale one among them must fail
         // alone, and every other one must stand.
-        var store = Factory.Store;
+        var instances = Factory.Get<IInstanceStore>();
         var name = Definitions.Unique("group");
         await Api.PublishAsync(Definitions.SignalRoundtrip(name));
         var snapshots = new List<WorkflowInstance>();
         for (var i = 0; i < 40; i++)
         {
             var started = await Api.StartAsync(name);
-            snapshots.Add((await store.GetInstanceAsync(started.Id, Token))!);
+            snapshots.Add((await instances.GetInstanceAsync(started.Id, Token))!);
         }
 
         var stale = snapshots.Where((_, i) => i % 2 == 1).ToList();
         foreach (var snapshot in stale)
         {
-            await store.CommitAsync(WorkflowExecutor.Cancel(snapshot.Clone(), "first writer", DateTime.UtcNow), Token);
+            await instances.CommitAsync(WorkflowExecutor.Cancel(snapshot.Clone(), "first writer", Factory.Get<IStoreClock>().Now()), Token);
         }
 
         var outcomes = await Task.WhenAll(snapshots.Select(async snapshot =>
         {
             try
             {
-                await store.CommitAsync(WorkflowExecutor.Cancel(snapshot.Clone(), "second writer", DateTime.UtcNow), Token);
+                await instances.CommitAsync(WorkflowExecutor.Cancel(snapshot.Clone(), "second writer", Factory.Get<IStoreClock>().Now()), Token);
                 return "committed";
             }
             catch (ConcurrencyConflictException)
@@ -292,8 +299,8 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
 
         for (var i = 0; i < snapshots.Count; i++)
         {
-            var stored = (await store.GetInstanceAsync(snapshots[i].Id, Token))!;
-            var history = await store.GetHistoryAsync(snapshots[i].Id, Token);
+            var stored = (await instances.GetInstanceAsync(snapshots[i].Id, Token))!;
+            var history = await instances.GetHistoryAsync(snapshots[i].Id, Token);
             Assert.Equal(i % 2 == 1 ? "conflict" : "committed", outcomes[i]);
             Assert.Equal(i % 2 == 1 ? "first writer" : "second writer", stored.Error);
             Assert.Equal(snapshots[i].Version + 1, stored.Version);

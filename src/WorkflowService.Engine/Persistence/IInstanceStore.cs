@@ -1,0 +1,18 @@
+namespace WorkflowService.Engine.Persistence;
+
+/// <summary>
+/// Workflow instances and their history. The writes of a wait point (<see cref="CommitAsync"/>) are one transaction:
+/// the instance, its history, the signals and tasks it creates and the fate of the signals it consumed.
+/// </summary>
+public interface IInstanceStore
+{
+    /// <summary>Writes a new instance; throws <see cref="DuplicateInstanceException"/> on a repeated idempotency or business key.</summary>
+    Task CreateInstanceAsync(WaitPointCommit commit, CancellationToken cancellationToken);
+    /// <summary>Writes a wait point; throws <see cref="ConcurrencyConflictException"/> or <see cref="LeaseLostException"/>.</summary>
+    Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken);
+    Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken);
+    /// <summary>The instances of these ids that exist, in one read (the instances of a batch of claimed signals).</summary>
+    Task<IReadOnlyList<WorkflowInstance>> GetInstancesAsync(IReadOnlyCollection<Guid> ids, CancellationToken cancellationToken);
+    Task<WorkflowInstance?> FindInstanceAsync(string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken);
+    Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken);
+}

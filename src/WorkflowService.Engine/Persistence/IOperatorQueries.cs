@@ -1,0 +1,12 @@
+namespace WorkflowService.Engine.Persistence;
+
+/// <summary>Operators' views across instances and the signal queue: paged lists and queries, read-only.</summary>
+public interface IOperatorQueries
+{
+    Task<Page<WorkflowInstance>> QueryInstancesAsync(InstanceQuery query, CancellationToken cancellationToken);
+    /// <summary>Every signal of an instance, oldest first.</summary>
+    Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(Guid instanceId, CancellationToken cancellationToken);
+    /// <summary>Signals across instances, e.g. the claims a node holds (operators' view of the queue).</summary>
+    Task<Page<SignalMessage>> QuerySignalsAsync(SignalQuery query, CancellationToken cancellationToken);
+    Task<Page<SignalMessage>> ListDeadLettersAsync(int offset, int limit, CancellationToken cancellationToken);
+}

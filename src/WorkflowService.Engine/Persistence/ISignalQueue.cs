@@ -1,0 +1,37 @@
+namespace WorkflowService.Engine.Persistence;
+
+/// <summary>
+/// The durable signal queue: signals are queued, leased to a worker (claimed), then handled by the wait point's commit
+/// (<see cref="IInstanceStore.CommitAsync"/>), given back for a retry, or dead-lettered; an operator may replay a
+/// dead letter. Due times and leases are on the store's clock (<see cref="IStoreClock"/>).
+/// </summary>
+public interface ISignalQueue
+{
+    /// <summary>Queues a signal; returns the existing one when its idempotency key was used before for the instance.</summary>
+    Task<(SignalMessage Signal, bool Created)> EnqueueSignalAsync(SignalMessage signal, CancellationToken cancellationToken);
+    /// <summary>
+    /// Queues a signal only while its instance exists and has not ended, in one round trip; returns a null signal when the
+    /// instance is missing or ended (the caller reads it to tell which), and the existing signal for a repeated idempotency key.
+    /// </summary>
+    Task<(SignalMessage? Signal, bool Created)> EnqueueSignalIfOpenAsync(SignalMessage signal, CancellationToken cancellationToken);
+    /// <summary>Leases up to <paramref name="max"/> due signals to <paramref name="owner"/> (attempts incremented).</summary>
+    Task<IReadOnlyList<SignalMessage>> ClaimDueSignalsAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken);
+    /// <summary>
+    /// <see cref="ClaimDueSignalsAsync"/>, with each signal's instance read as of the claim: one round trip where the
+    /// database allows (the workers' claim). In due order.
+    /// </summary>
+    Task<IReadOnlyList<ClaimedSignal>> ClaimDueWorkAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken);
+    /// <summary>When the next pending signal becomes claimable (Unix ms), or null when none is pending.</summary>
+    Task<long?> GetNextDueAsync(CancellationToken cancellationToken);
+    /// <summary>Gives a claimed signal back for a later retry; false when the lease was lost.</summary>
+    Task<bool> ReleaseSignalAsync(Guid signalId, long leaseToken, long dueAtMs, string? error, CancellationToken cancellationToken);
+    /// <summary>Dead-letters a claimed signal that cannot be applied to any instance; false when the lease was lost.</summary>
+    Task<bool> DeadLetterSignalAsync(Guid signalId, long leaseToken, string error, CancellationToken cancellationToken);
+    /// <summary>Releases every lease held by <paramref name="owner"/> (graceful shutdown).</summary>
+    Task<int> ReleaseLeasesAsync(string owner, CancellationToken cancellationToken);
+    Task<SignalMessage?> GetSignalAsync(Guid signalId, CancellationToken cancellationToken);
+    /// <summary>The signals parked for an instance (arrived before it waited for them), oldest first.</summary>
+    Task<IReadOnlyList<SignalMessage>> GetParkedSignalsAsync(Guid instanceId, CancellationToken cancellationToken);
+    /// <summary>Makes a dead-lettered signal pending again and a faulted instance waiting again, atomically.</summary>
+    Task<ReplayOutcome> ReplayDeadLetterAsync(Guid signalId, HistoryEvent? replayEvent, CancellationToken cancellationToken);
+}

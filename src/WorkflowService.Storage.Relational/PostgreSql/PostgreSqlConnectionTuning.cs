@@ -1,0 +1,27 @@
+using Npgsql;
+
+namespace WorkflowService.Storage.Relational.PostgreSql;
+
+/// <summary>The store's settings on its PostgreSQL connection string (the claim pool derives its own from the result).</summary>
+internal static class PostgreSqlConnectionTuning
+{
+    /// <summary>Sets <paramref name="options"/>' pool size and command timeout, and the store's connection settings, on <paramref name="connection"/>.</summary>
+    public static NpgsqlConnectionStringBuilder Apply(NpgsqlConnectionStringBuilder connection, PostgreSqlStoreOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(connection);
+        ArgumentNullException.ThrowIfNull(options);
+        connection.MaxPoolSize = options.MaxPoolSize;
+        connection.CommandTimeout = options.CommandTimeoutSeconds;
+        // The store keeps no session state on pooled connections: skip the DISCARD ALL round trip on every return.
+        connection.NoResetOnClose = true;
+        // The hot path repeats a handful of statements: let the server keep their plans (prepared per connection),
+        // unless the connection string chose otherwise.
+        if (connection.MaxAutoPrepare == 0)
+        {
+            connection.MaxAutoPrepare = 32;
+            connection.AutoPrepareMinUsages = 2;
+        }
+
+        return connection;
+    }
+}

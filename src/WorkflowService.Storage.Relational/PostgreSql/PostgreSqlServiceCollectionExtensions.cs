@@ -1,0 +1,54 @@
+using Microsoft.EntityFrameworkCore;
+using Microsoft.EntityFrameworkCore.Diagnostics;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Options;
+using Npgsql;
+using WorkflowService.Engine.WakeUp;
+
+namespace WorkflowService.Storage.Relational.PostgreSql;
+
+public static class PostgreSqlServiceCollectionExtensions
+{
+    /// <summary>
+    /// The PostgreSQL store, configured by <paramref name="section"/> (ConnectionString, MaxPoolSize,
+    /// CommandTimeoutSeconds), checked at start-up: its connection pool, the claims' own small pool, and the store.
+    /// </summary>
+    public static IServiceCollection AddPostgreSqlWorkflowStore(this IServiceCollection services, IConfigurationSection section)
+    {
+        ArgumentNullException.ThrowIfNull(services);
+        ArgumentNullException.ThrowIfNull(section);
+        services.AddStoreOptions<PostgreSqlStoreOptions>(section, "PostgreSql");
+        services.AddSingleton(p => new NpgsqlDataSourceBuilder(Connection(p).ConnectionString).Build());
+        services.AddSingleton(p => new PostgresClaimDataSource(
+            new NpgsqlDataSourceBuilder(PostgresClaimDataSource.ConnectionString(Connection(p))).Build()));
+        services.AddPooledDbContextFactory<WorkflowDbContext>((provider, o) => o
+            .UseNpgsql(provider.GetRequiredService<NpgsqlDataSource>(), npgsql => npgsql
+                // Bounded retries of transient failures (dropped connections, failover); every wait is bounded.
+                .EnableRetryOnFailure(maxRetryCount: 3, maxRetryDelay: TimeSpan.FromSeconds(2), errorCodesToAdd: null))
+            .AddInterceptors(provider.GetServices<IInterceptor>())
+            .ConfigureWarnings(RelationalStoreServices.QuietExpectedFailures));
+        return services.AddRelationalStore<PostgreSqlDialect>();
+    }
+
+    /// <summary>
+    /// Wake-ups across nodes over LISTEN/NOTIFY on the PostgreSQL store's database (register the store too), with this
+    /// node's own signals still waking it in process.
+    /// </summary>
+    public static IServiceCollection AddPostgresNotifyWakeUp(this IServiceCollection services)
+    {
+        ArgumentNullException.ThrowIfNull(services);
+        services.AddSingleton<InProcessWakeUp>();
+        services.AddSingleton<PostgresWakeUp>();
+        services.AddSingleton<IWakeUpTransport>(p => p.GetRequiredService<PostgresWakeUp>());
+        services.AddHostedService(p => p.GetRequiredService<PostgresWakeUp>());
+        return services;
+    }
+
+    /// <summary>The store's connection string, tuned for the store.</summary>
+    private static NpgsqlConnectionStringBuilder Connection(IServiceProvider provider)
+    {
+        var store = provider.GetRequiredService<IOptions<PostgreSqlStoreOptions>>().Value;
+        return PostgreSqlConnectionTuning.Apply(new NpgsqlConnectionStringBuilder(store.ConnectionString), store);
+    }
+}

@@ -1,0 +1,4 @@
+namespace WorkflowService.Storage.Relational.PostgreSql;
+
+/// <summary>The PostgreSQL store's settings (the "Store" section).</summary>
+public sealed class PostgreSqlStoreOptions : RelationalStoreOptions;

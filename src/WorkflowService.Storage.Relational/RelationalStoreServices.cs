@@ -1,0 +1,46 @@
+using Microsoft.EntityFrameworkCore;
+using Microsoft.EntityFrameworkCore.Diagnostics;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Storage.Relational;
+
+/// <summary>What the relational stores register alike: their settings, their dialect and the store itself.</summary>
+internal static class RelationalStoreServices
+{
+    /// <summary>Binds <typeparamref name="TOptions"/> to <paramref name="section"/>, checked at start-up.</summary>
+    public static OptionsBuilder<TOptions> AddStoreOptions<TOptions>(this IServiceCollection services, IConfigurationSection section, string store)
+        where TOptions : RelationalStoreOptions
+    {
+        services.AddSingleton<IValidateOptions<TOptions>>(new RelationalStoreOptionsValidator<TOptions>(section.Path, store));
+        return services.AddOptions<TOptions>().Bind(section).ValidateOnStart();
+    }
+
+    /// <summary>The store on <typeparamref name="TDialect"/>.</summary>
+    public static IServiceCollection AddRelationalStore<TDialect>(this IServiceCollection services) where TDialect : SqlDialect
+    {
+        services.AddSingleton<SqlDialect, TDialect>();
+        // One store serves every facet of the contract.
+        services.AddSingleton<RelationalWorkflowStore>();
+        services.AddSingleton<IStoreClock>(p => p.GetRequiredService<RelationalWorkflowStore>());
+        services.AddSingleton<IStoreSchema>(p => p.GetRequiredService<RelationalWorkflowStore>());
+        services.AddSingleton<IDefinitionStore>(p => p.GetRequiredService<RelationalWorkflowStore>());
+        services.AddSingleton<IInstanceStore>(p => p.GetRequiredService<RelationalWorkflowStore>());
+        services.AddSingleton<ISignalQueue>(p => p.GetRequiredService<RelationalWorkflowStore>());
+        services.AddSingleton<ITaskStore>(p => p.GetRequiredService<RelationalWorkflowStore>());
+        services.AddSingleton<IOperatorQueries>(p => p.GetRequiredService<RelationalWorkflowStore>());
+        return services;
+    }
+
+    /// <summary>
+    /// Unique-key and concurrency failures are expected outcomes (idempotent starts, lost races) that the store turns
+    /// into domain results; EF Core would log each as an error. Unexpected failures still surface as exceptions.
+    /// </summary>
+    public static void QuietExpectedFailures(WarningsConfigurationBuilder warnings) => warnings.Log(
+        (RelationalEventId.CommandError, LogLevel.Debug),
+        (CoreEventId.SaveChangesFailed, LogLevel.Debug),
+        (CoreEventId.OptimisticConcurrencyException, LogLevel.Debug));
+}

@@ -1,0 +1,200 @@
+using System.Data.Common;
+using Microsoft.EntityFrameworkCore;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Storage.Relational;
+
+/// <summary>Instances, their wait-point commits and history (<see cref="IInstanceStore"/>).</summary>
+public sealed partial class RelationalWorkflowStore : IInstanceStore
+{
+    public async Task CreateInstanceAsync(WaitPointCommit commit, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await WriteAsync(commit, cancellationToken).ConfigureAwait(false);
+        }
+        catch (DbException e) when (dialect.IsUniqueViolation(e))
+        {
+            throw new DuplicateInstanceException(commit.Instance.IdempotencyKey is { } key
+                ? $"idempotency key '{key}'"
+                : $"business key '{commit.Instance.BusinessKey}' of '{commit.Instance.DefinitionName}'");
+        }
+    }
+
+    public Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken) => WriteAsync(commit, cancellationToken);
+
+    private Task<bool> WriteAsync(WaitPointCommit commit, CancellationToken cancellationToken) =>
+        _writer.WriteAsync(async (db, commands, transaction, savepoint, ct) =>
+        {
+            await WriteOnceAsync(db, commands, transaction, savepoint, commit, ct).ConfigureAwait(false);
+            return true;
+        }, cancellationToken);
+
+    /// <summary>
+    /// A wait point's writes as hand-written statements in the group commit's transaction (sent as one batch where the
+    /// provider batches):
+    /// the instance row checked against the version read before the run, history, new signals and tasks, and the fate of
+    /// the signals the run consumed.
+    /// </summary>
+    private async Task WriteOnceAsync(WorkflowDbContext db, SqlCommandCache? commands, DbTransaction transaction, SqlStatement? savepoint,
+        WaitPointCommit commit, CancellationToken cancellationToken)
+    {
+        var instance = commit.Instance;
+        instance.Version = commit.IsNew ? 1 : commit.ExpectedVersion + 1;
+        var nowMs = NowMs();
+        var handledAt = Now().UtcDateTime;
+
+        var statements = new List<SqlStatement>(5 + commit.SignalTransitions.Count);
+        // A group commit's savepoint for this write goes in the same round trip, first.
+        if (savepoint is not null)
+        {
+            statements.Add(savepoint);
+        }
+
+        var row = statements.Count;
+        statements.Add(commit.IsNew
+            ? Rows.Insert(dialect, "wf_instances", Rows.InstanceColumns, [instance], Rows.InstanceValues)
+            : Rows.UpdateInstance(dialect, instance, commit.ExpectedVersion));
+        if (commit.History.Count > 0)
+        {
+            statements.Add(Rows.Insert(dialect, "wf_history", Rows.HistoryColumns, commit.History, Rows.HistoryValues));
+        }
+
+        if (commit.NewSignals.Count > 0)
+        {
+            statements.Add(Rows.Insert(dialect, "wf_signals", Rows.SignalColumns, commit.NewSignals, Rows.SignalValues));
+        }
+
+        if (commit.NewTasks.Count > 0)
+        {
+            statements.Add(Rows.Insert(dialect, "wf_tasks", Rows.TaskColumns, commit.NewTasks, Rows.TaskValues));
+        }
+
+        // The claimed signals: each update only matches while our lease token is still the row's.
+        var leased = statements.Count;
+        foreach (var transition in commit.SignalTransitions)
+        {
+            if (transition.LeaseToken is { } token)
+            {
+                statements.Add(Rows.SettleLeasedSignal(dialect, transition.SignalId, token, transition.Status, transition.Error, handledAt));
+            }
+        }
+
+        var leasedEnd = statements.Count;
+        foreach (var transition in commit.SignalTransitions)
+        {
+            if (transition.LeaseToken is null)
+            {
+                // Parked signals consumed by this run, and timers that lost their purpose; never touch a handled one.
+                var from = transition.Status == SignalStatus.Cancelled ? SignalStatus.Pending : SignalStatus.Parked;
+                statements.Add(new SqlStatement(dialect)
+                    .Sql("UPDATE wf_signals SET status = ").Param(transition.Status.ToString())
+                    .Sql(", last_error = COALESCE(").Param(transition.Error).Sql(", last_error), handled_at = ").Param(handledAt)
+                    .Sql(" WHERE id = ").Param(transition.SignalId)
+                    .Sql(" AND status IN (").Param(from.ToString()).Sql(", 'Parked')"));
+            }
+        }
+
+        if (commit.RequeueParked)
+        {
+            statements.Add(new SqlStatement(dialect)
+                .Sql("UPDATE wf_signals SET status = 'Pending', due_at_ms = CASE WHEN due_at_ms < ").Param(nowMs)
+                .Sql(" THEN due_at_ms ELSE ").Param(nowMs).Sql(" END, lease_owner = NULL, lease_until_ms = NULL")
+                .Sql(" WHERE instance_id = ").Param(instance.Id).Sql(" AND status = 'Parked'"));
+        }
+
+        if (commit.CloseOpenWork)
+        {
+            statements.Add(new SqlStatement(dialect)
+                .Sql("UPDATE wf_signals SET status = CASE WHEN name LIKE '$%' THEN 'Cancelled' ELSE 'Unmatched' END, handled_at = ")
+                .Param(handledAt)
+                .Sql(" WHERE instance_id = ").Param(instance.Id).Sql(" AND status IN ('Pending', 'Parked')")
+                .Sql(" AND (lease_until_ms IS NULL OR lease_until_ms < ").Param(nowMs).Sql(")"));
+            foreach (var taskId in commit.ClosedTasks)
+            {
+                statements.Add(new SqlStatement(dialect)
+                    .Sql("UPDATE wf_tasks SET status = 'Cancelled' WHERE id = ").Param(taskId).Sql(" AND status IN ('Open', 'Claimed')"));
+            }
+        }
+
+        int[] affected;
+        try
+        {
+            affected = await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), transaction, statements, commands, cancellationToken)
+                .ConfigureAwait(false);
+        }
+        catch (DbException e) when (!commit.IsNew && dialect.IsUniqueViolation(e))
+        {
+            // Two writers from the same version append history with the same sequence numbers; whichever statement
+            // the database checks first, the loser is the one that read a stale instance.
+            throw new ConcurrencyConflictException(instance.Id);
+        }
+
+        if (affected[row] != 1)
+        {
+            throw new ConcurrencyConflictException(instance.Id);
+        }
+
+        for (var k = leased; k < leasedEnd; k++)
+        {
+            if (affected[k] != 1)
+            {
+                var lost = commit.SignalTransitions.Where(t => t.LeaseToken is not null).ElementAt(k - leased);
+                throw new LeaseLostException(lost.SignalId);
+            }
+        }
+    }
+
+    public Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken) =>
+        QuerySingleAsync(new SqlStatement(dialect).Sql($"SELECT {Rows.InstanceColumns} FROM wf_instances WHERE id = ").Param(id),
+            static r => Rows.ReadInstance(r), cancellationToken);
+
+    public async Task<IReadOnlyList<WorkflowInstance>> GetInstancesAsync(IReadOnlyCollection<Guid> ids, CancellationToken cancellationToken)
+    {
+        if (ids.Count == 0)
+        {
+            return [];
+        }
+
+        var statement = new SqlStatement(dialect).Sql($"SELECT {Rows.InstanceColumns} FROM wf_instances WHERE id IN ");
+        statement.Values([.. ids.Cast<object?>()]);
+        return await ReadAsync(statement, static async (reader, ct) =>
+        {
+            var found = new List<WorkflowInstance>();
+            while (await reader.ReadAsync(ct).ConfigureAwait(false))
+            {
+                found.Add(Rows.ReadInstance(reader));
+            }
+
+            return found;
+        }, cancellationToken).ConfigureAwait(false);
+    }
+
+    public async Task<WorkflowInstance?> FindInstanceAsync(string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        if (idempotencyKey is not null)
+        {
+            var byKey = await db.Instances.AsNoTracking().FirstOrDefaultAsync(i => i.IdempotencyKey == idempotencyKey, cancellationToken).ConfigureAwait(false);
+            if (byKey is not null)
+            {
+                return byKey;
+            }
+        }
+
+        if (businessKey is not null)
+        {
+            return await db.Instances.AsNoTracking()
+                .FirstOrDefaultAsync(i => i.DefinitionName == definitionName && i.BusinessKey == businessKey, cancellationToken).ConfigureAwait(false);
+        }
+
+        return null;
+    }
+
+    public async Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await db.History.AsNoTracking().Where(h => h.InstanceId == instanceId).OrderBy(h => h.Sequence)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+    }
+}

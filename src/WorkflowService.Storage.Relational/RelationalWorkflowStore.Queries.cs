@@ -1,0 +1,47 @@
+using Microsoft.EntityFrameworkCore;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Storage.Relational;
+
+/// <summary>Operators' lists and queries (<see cref="IOperatorQueries"/>).</summary>
+public sealed partial class RelationalWorkflowStore : IOperatorQueries
+{
+    public async Task<Page<WorkflowInstance>> QueryInstancesAsync(InstanceQuery query, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var q = db.Instances.AsNoTracking();
+        if (query.DefinitionName is not null) q = q.Where(i => i.DefinitionName == query.DefinitionName);
+        if (query.DefinitionVersion is { } version) q = q.Where(i => i.DefinitionVersion == version);
+        if (query.Status is { } status) q = q.Where(i => i.Status == status);
+        if (query.BusinessKey is not null) q = q.Where(i => i.BusinessKey == query.BusinessKey);
+        if (query.CreatedFrom is { } from) q = q.Where(i => i.CreatedAt >= from);
+        if (query.CreatedTo is { } to) q = q.Where(i => i.CreatedAt < to);
+        var total = await q.CountAsync(cancellationToken).ConfigureAwait(false);
+        var items = await q.OrderByDescending(i => i.CreatedAt).ThenBy(i => i.Id).Skip(query.Offset).Take(query.Limit)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        return new Page<WorkflowInstance>(items, total, query.Offset, query.Limit);
+    }
+
+    public async Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(Guid instanceId, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await db.Signals.AsNoTracking().Where(s => s.InstanceId == instanceId)
+            .OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).ToListAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    public Task<Page<SignalMessage>> ListDeadLettersAsync(int offset, int limit, CancellationToken cancellationToken) =>
+        QuerySignalsAsync(new SignalQuery(SignalStatus.DeadLettered, Offset: offset, Limit: limit), cancellationToken);
+
+    public async Task<Page<SignalMessage>> QuerySignalsAsync(SignalQuery query, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var q = db.Signals.AsNoTracking();
+        if (query.Status is { } status) q = q.Where(s => s.Status == status);
+        if (query.ClaimedBy is not null) q = q.Where(s => s.LeaseOwner == query.ClaimedBy);
+        if (query.Name is not null) q = q.Where(s => s.Name == query.Name);
+        var total = await q.CountAsync(cancellationToken).ConfigureAwait(false);
+        var items = await q.OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).Skip(query.Offset).Take(query.Limit)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        return new Page<SignalMessage>(items, total, query.Offset, query.Limit);
+    }
+}

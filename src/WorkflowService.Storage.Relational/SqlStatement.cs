@@ -1,0 +1,90 @@
+using System.Data.Common;
+using System.Diagnostics.CodeAnalysis;
+using System.Text;
+
+namespace WorkflowService.Storage.Relational;
+
+/// <summary>
+/// One hand-written statement with its parameters (@p0, @p1, …), values converted the way the dialect stores them.
+/// </summary>
+internal sealed class SqlStatement(SqlDialect dialect)
+{
+    private readonly StringBuilder _text = new(256);
+    private readonly List<object> _values = [];
+
+    public string Text => _text.ToString();
+
+    public IReadOnlyList<object> Parameters => _values;
+
+    public SqlStatement Sql(string text)
+    {
+        _text.Append(text);
+        return this;
+    }
+
+    /// <summary>Appends a parameter placeholder for <paramref name="value"/>.</summary>
+    public SqlStatement Param(object? value)
+    {
+        _text.Append(Name(_values.Count));
+        _values.Add(dialect.ToDatabase(value));
+        return this;
+    }
+
+    /// <summary>Binds values to placeholders already in the text (@p0, @p1, … in order).</summary>
+    public SqlStatement Bind(params object?[] values)
+    {
+        foreach (var value in values)
+        {
+            _values.Add(dialect.ToDatabase(value));
+        }
+
+        return this;
+    }
+
+    /// <summary>Appends "(@pN, @pN+1, …)" for a row of values.</summary>
+    public void Values(object?[] values)
+    {
+        _text.Append('(');
+        for (var i = 0; i < values.Length; i++)
+        {
+            if (i > 0)
+            {
+                _text.Append(", ");
+            }
+
+            Param(values[i]);
+        }
+
+        _text.Append(')');
+    }
+
+    /// <summary>Sets this statement's text and parameters on a command.</summary>
+    [SuppressMessage("Security", "CA2100:Review SQL queries for security vulnerabilities", Justification = "A statement's text is only the dialect's constant SQL and parameter placeholders; every value goes in as a parameter.")]
+    public void ApplyTo(DbCommand command)
+    {
+        command.CommandText = Text;
+        AddParameters(command.Parameters, command.CreateParameter);
+    }
+
+    /// <summary>Sets this statement's text and parameters on a command of a batch.</summary>
+    public void ApplyTo(DbBatchCommand command)
+    {
+        command.CommandText = Text;
+        AddParameters(command.Parameters, command.CreateParameter);
+    }
+
+    private void AddParameters(DbParameterCollection parameters, Func<DbParameter> create)
+    {
+        for (var i = 0; i < _values.Count; i++)
+        {
+            var parameter = create();
+            parameter.ParameterName = Name(i);
+            parameter.Value = _values[i];
+            parameters.Add(parameter);
+        }
+    }
+
+    private static readonly string[] Names = Enumerable.Range(0, 512).Select(i => $"@p{i}").ToArray();
+
+    private static string Name(int i) => i < Names.Length ? Names[i] : $"@p{i}";
+}

@@ -1,0 +1,14 @@
+namespace WorkflowService.Storage.Relational.Sqlite;
+
+/// <summary>The embedded SQLite store's settings (the "Store" section).</summary>
+public sealed class SqliteStoreOptions : RelationalStoreOptions
+{
+    /// <summary>The configuration key of <see cref="Synchronous"/>.</summary>
+    public const string SynchronousKey = "SqliteSynchronous";
+
+    /// <summary>A file created on first run, beside the service.</summary>
+    public SqliteStoreOptions() => ConnectionString = "Data Source=data/workflow.db";
+
+    /// <summary>SQLite's synchronous pragma (key <c>SqliteSynchronous</c>): Normal (the default), Full or Extra.</summary>
+    public SqliteSynchronous Synchronous { get; set; } = SqliteSynchronous.Normal;
+}

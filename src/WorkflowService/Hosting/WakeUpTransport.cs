@@ -1,0 +1,14 @@
+namespace WorkflowService.Hosting;
+
+/// <summary>How a node learns that signals became due (WakeUp:Transport).</summary>
+public enum WakeUpTransport
+{
+    /// <summary>The store's own: InProcess for Sqlite, PostgresNotify for PostgreSql.</summary>
+    Auto,
+
+    /// <summary>Within this process only (one node).</summary>
+    InProcess,
+
+    /// <summary>LISTEN/NOTIFY across nodes; needs the PostgreSql store.</summary>
+    PostgresNotify,
+}

@@ -1,0 +1,135 @@
+using System.Data.Common;
+using System.Diagnostics.CodeAnalysis;
+using Microsoft.EntityFrameworkCore;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Storage.Relational;
+
+namespace WorkflowService.Benchmarks.Backends;
+
+/// <summary>
+/// The database transactions the store issues for one signal-roundtrip workflow, with no engine and no HTTP around
+/// them, in the store's own SQL: its dialect's claim statement and its statement builders (<see cref="Rows"/>,
+/// <see cref="SqlStatement"/>, <see cref="SqlExecution"/>: one batch per transaction where the provider batches). The
+/// start (instance + two history rows), the signal insert, the claim (on the dialect's claim connections, its instance
+/// joined where the dialect joins it) and the completion (instance + signal updated, three history rows), each its own
+/// transaction, written under the dialect's writer gate (SQLite: one writer at a time). Unlike the service it has no
+/// group commit and no prepared-command cache. Thread-safe: every call takes a pooled connection.
+/// </summary>
+internal sealed class CeilingSession(SqlDialect dialect, Func<CancellationToken, Task<DbConnection>> open, Func<ValueTask> dispose)
+    : IAsyncDisposable
+{
+    /// <summary>
+    /// A session on the run's database, whose tables the store creates first where they are missing (as it does at
+    /// start-up), for a run of the ceiling alone, where no service has created them.
+    /// </summary>
+    public static async Task<CeilingSession> OpenAsync(SqlDialect dialect, Action<DbContextOptionsBuilder> provider,
+        Func<CancellationToken, Task<DbConnection>> open, Func<ValueTask> dispose, CancellationToken cancellationToken)
+    {
+        var options = new DbContextOptionsBuilder<WorkflowDbContext>();
+        provider(options);
+        await using (var db = new WorkflowDbContext(options.Options))
+        {
+            await dialect.EnsureSchemaAsync(db, cancellationToken);
+        }
+
+        return new CeilingSession(dialect, open, dispose);
+    }
+
+    public Task StartAsync(Guid instanceId, CancellationToken cancellationToken)
+    {
+        var now = DateTime.UtcNow;
+        var instance = new WorkflowInstance
+        {
+            Id = instanceId, DefinitionName = "ceiling", DefinitionVersion = 1, Status = InstanceStatus.Waiting, WaitKind = WaitKind.Signal,
+            WaitStepId = "wait-go", WaitSignal = "go", Version = 1, HistoryLength = 2, CreatedAt = now, UpdatedAt = now,
+        };
+        return WriteAsync([
+            Rows.Insert(dialect, "wf_instances", Rows.InstanceColumns, [instance], Rows.InstanceValues),
+            History(instanceId, now, (0, "InstanceStarted", null, """{"definition":"ceiling","version":1}"""), (1, "WaitStarted", "wait-go", """{"signal":"go"}""")),
+        ], transactional: true, cancellationToken);
+    }
+
+    public Task EnqueueAsync(Guid signalId, Guid instanceId, CancellationToken cancellationToken)
+    {
+        var now = DateTime.UtcNow;
+        var signal = new SignalMessage
+        {
+            Id = signalId, InstanceId = instanceId, Name = "go", PayloadJson = """{"value":1}""", Status = SignalStatus.Pending,
+            DueAtMs = new DateTimeOffset(now).ToUnixTimeMilliseconds(), CreatedAt = now,
+        };
+
+        // The statement of RelationalWorkflowStore.EnqueueSignalIfOpenAsync.
+        return WriteAsync([Rows.InsertSignalIfOpen(dialect, signal)], transactional: false, cancellationToken);
+    }
+
+    /// <summary>Claims at most one due signal (any instance's, as a worker would); null when none was free.</summary>
+    [SuppressMessage("Performance", "CA1849:Call async methods when in an async method", Justification = "As the store reads a claim: the row is buffered after ReadAsync, so IsDBNull blocks on nothing.")]
+    public async Task<ClaimedSignal?> ClaimAsync(string owner, CancellationToken cancellationToken)
+    {
+        var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        var token = Random.Shared.NextInt64(1, long.MaxValue);
+        var joined = dialect.ClaimWithInstancesSql is not null;
+        var claim = new SqlStatement(dialect).Sql(dialect.ClaimWithInstancesSql ?? dialect.ClaimSql).Bind(owner, token, now, now + 30_000, 1);
+        using var gate = dialect.ClaimDataSource is null ? await dialect.EnterWriteAsync(cancellationToken) : null;
+        await using var connection = dialect.ClaimDataSource is { } claims ? await claims.OpenConnectionAsync(cancellationToken) : await open(cancellationToken);
+        await using var command = connection.CreateCommand();
+        claim.ApplyTo(command);
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+        if (!await reader.ReadAsync(cancellationToken))
+        {
+            return null;
+        }
+
+        // The store materialises the signal and (where the claim joins it) its instance: so does the ceiling.
+        var at = Rows.SignalColumnNames.Length;
+        return new ClaimedSignal(Rows.ReadSignal(reader), joined && !reader.IsDBNull(at) ? Rows.ReadInstance(reader, at) : null);
+    }
+
+    public Task CompleteAsync(ClaimedSignal claimed, CancellationToken cancellationToken)
+    {
+        var now = DateTime.UtcNow;
+        var signal = claimed.Signal;
+        var instance = claimed.Instance ?? new WorkflowInstance { Id = signal.InstanceId, DefinitionName = "ceiling", DefinitionVersion = 1, CreatedAt = now };
+        instance.Status = InstanceStatus.Completed;
+        instance.VariablesJson = """{"go":{"value":1},"result":{"value":1}}""";
+        instance.OutputJson = """{"result":{"value":1}}""";
+        (instance.WaitKind, instance.WaitStepId, instance.WaitSignal) = (null, null, null);
+        (instance.Version, instance.HistoryLength, instance.UpdatedAt, instance.CompletedAt) = (2, 5, now, now);
+
+        return WriteAsync([
+            Rows.UpdateInstance(dialect, instance, expectedVersion: 1),
+            History(instance.Id, now, (2, "SignalReceived", "wait-go", $$"""{"signal":"go","signalId":"{{signal.Id}}"}"""),
+                (3, "StepCompleted", "assign", null), (4, "InstanceCompleted", "done", null)),
+            // The consumed signal's update, as the store's wait-point commit writes it.
+            Rows.SettleLeasedSignal(dialect, signal.Id, signal.LeaseToken, SignalStatus.Handled, error: null, handledAt: now),
+        ], transactional: true, cancellationToken, affected =>
+        {
+            if (affected[0] != 1 || affected[2] != 1)
+            {
+                throw new InvalidOperationException($"the completion of {instance.Id} matched no row (version or lease lost)");
+            }
+        });
+    }
+
+    public ValueTask DisposeAsync() => dispose();
+
+    private SqlStatement History(Guid instanceId, DateTime at, params (int Sequence, string Type, string? StepId, string? Data)[] events) =>
+        Rows.Insert(dialect, "wf_history", Rows.HistoryColumns, events, e => Rows.HistoryValues(new HistoryEvent
+        {
+            InstanceId = instanceId, Sequence = e.Sequence, At = at, Type = e.Type, StepId = e.StepId, DataJson = e.Data,
+        }));
+
+    private async Task WriteAsync(IReadOnlyList<SqlStatement> statements, bool transactional, CancellationToken cancellationToken,
+        Action<int[]>? check = null)
+    {
+        using var gate = await dialect.EnterWriteAsync(cancellationToken);
+        await using var connection = await open(cancellationToken);
+        await using var transaction = transactional ? await connection.BeginTransactionAsync(cancellationToken) : null;
+        var affected = await SqlExecution.ExecuteAsync(connection, transaction, statements, cache: null, cancellationToken);
+        check?.Invoke(affected);
+        if (transaction is not null)
+        {
+            await transaction.CommitAsync(cancellationToken);
+        }
+    }
+}

@@ -1,0 +1,114 @@
+using System.CommandLine;
+using System.Globalization;
+using WorkflowService.Benchmarks.Scenarios;
+
+namespace WorkflowService.Benchmarks.Cli;
+
+/// <summary>
+/// The command line, on System.CommandLine: <c>run</c> is the root command (one backend), <c>compare</c> and <c>readme</c>
+/// are subcommands. An unknown option, command or value is an error (exit code 2) that names what is allowed.
+/// </summary>
+internal static class RunnerCommandLine
+{
+    public const int UsageError = 2;
+
+    /// <summary>Parses <paramref name="args"/> and runs <paramref name="execute"/> with the options; --help prints the usage.</summary>
+    public static async Task<int> InvokeAsync(string[] args, Func<RunnerOptions, Task<int>> execute)
+    {
+        var backend = new Option<string>("--backend") { Description = "The backend to run on.", Required = true }
+            .AcceptOnlyFromAmong("sqlite", "postgres", "postgresql");
+        var tier = new Option<string>("--tier")
+        {
+            Description = "smoke is the correctness check (non-zero exit on any failure, dead letter or stuck instance).",
+            DefaultValueFactory = _ => "all",
+        }.AcceptOnlyFromAmong("smoke", "standard", "all");
+        var only = new Option<string>("--only") { Description = "Run only these scenarios (name[,name...], without the backend prefix).", HelpName = "names" };
+        var known = ScenarioCatalog.All(0).Select(s => s.Name).ToList();
+        only.Validators.Add(result =>
+        {
+            var unknown = Names(result.GetValueOrDefault<string>())?.Where(n => !known.Contains(n)).ToList();
+            if (unknown is { Count: > 0 })
+            {
+                result.AddError($"--only: no scenario is named {string.Join(", ", unknown)}; known: {string.Join(", ", known)}");
+            }
+        });
+        var seed = new Option<int>("--table-growth-seed")
+        {
+            Description = "Completed instances stored before signal-roundtrip-table-growth (a smaller seed is labelled in every report).",
+            DefaultValueFactory = _ => RunnerOptions.FullTableGrowthSeed,
+            HelpName = "N",
+            CustomParser = result =>
+            {
+                if (!int.TryParse(result.Tokens[0].Value, NumberStyles.None, CultureInfo.InvariantCulture, out var n) || n > 100_000_000)
+                {
+                    result.AddError($"--table-growth-seed '{result.Tokens[0].Value}': use a whole number from 0 to 100000000");
+                }
+
+                return n;
+            },
+        };
+        var postgres = new Option<string>("--postgres")
+        {
+            Description = "Admin connection string (default $WORKFLOW_BENCH_POSTGRES, else Host=127.0.0.1;Username=postgres;Password=postgres;SSL Mode=Disable); each run creates and drops its own database.",
+            HelpName = "connection string",
+        };
+        var output = new Option<string>("--output") { Description = "Where reports go (default docs/benchmarks).", HelpName = "DIR" };
+        var noBuild = new Option<bool>("--no-build") { Description = "Do not build the service (Release) before the run." };
+        var keepDatabase = new Option<bool>("--keep-database") { Description = "Do not drop the run's database / delete its SQLite file." };
+
+        var run = new RootCommand("The benchmark runner: starts the service (Release) on a fresh database, drives the scenario set over HTTP and writes docs/benchmarks/<backend>-<yyyy-MM-dd>[-<tier>].md/.json.")
+        {
+            backend, tier, only, seed, postgres, output, noBuild, keepDatabase,
+        };
+        var compare = new Command("compare", "sqlite then postgres (tier all), then regenerates the README of the output directory.")
+        {
+            only, seed, postgres, output, noBuild, keepDatabase,
+        };
+        var readme = new Command("readme", "Only regenerates the README of the output directory from its latest reports.") { output };
+        run.Subcommands.Add(compare);
+        run.Subcommands.Add(readme);
+
+        RunnerOptions Options(ParseResult parse, string command, IReadOnlyList<string> backends)
+        {
+            var root = RunnerOptions.FindRepositoryRoot();
+            return new RunnerOptions
+            {
+                Command = command,
+                Backends = backends,
+                Tier = command == "run" ? Enum.Parse<Tier>(parse.GetValue(tier)!, ignoreCase: true) : Tier.All,
+                Only = command == "readme" ? null : Names(parse.GetValue(only))?.ToHashSet(),
+                TableGrowthSeed = command == "readme" ? RunnerOptions.FullTableGrowthSeed : parse.GetValue(seed),
+                PostgresAdmin = parse.GetValue(postgres) ?? Environment.GetEnvironmentVariable("WORKFLOW_BENCH_POSTGRES")
+                    // Loopback to a server on this machine: no TLS, as between containers of one compose project. The report
+                    // records the connection's SSL mode; pass --postgres with "SSL Mode=Require" to measure with TLS.
+                    ?? "Host=127.0.0.1;Username=postgres;Password=postgres;SSL Mode=Disable",
+                RepositoryRoot = root,
+                OutputDirectory = Path.GetFullPath(parse.GetValue(output) ?? Path.Combine(root, "docs", "benchmarks")),
+                Build = !parse.GetValue(noBuild),
+                KeepDatabase = parse.GetValue(keepDatabase),
+            };
+        }
+
+        run.SetAction(parse => execute(Options(parse, "run", [parse.GetValue(backend) == "sqlite" ? "sqlite" : "postgres"])));
+        compare.SetAction(parse => execute(Options(parse, "compare", ["sqlite", "postgres"])));
+        readme.SetAction(parse => execute(Options(parse, "readme", [])));
+
+        var parsed = run.Parse(args);
+        if (parsed.Errors.Count > 0)
+        {
+            foreach (var error in parsed.Errors)
+            {
+                await Console.Error.WriteLineAsync(error.Message);
+            }
+
+            await Console.Error.WriteLineAsync("See --help for the commands and options.");
+            return UsageError;
+        }
+
+        // The runner handles Ctrl+C itself (the run stops its service and drops its database): no forced exit.
+        return await parsed.InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = null });
+    }
+
+    private static string[]? Names(string? list) =>
+        list?.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+}

@@ -1,0 +1,120 @@
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Options;
+using Npgsql;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.WakeUp;
+using WorkflowService.Hosting;
+using WorkflowService.Storage.Relational.PostgreSql;
+using WorkflowService.Storage.Relational.Sqlite;
+
+namespace WorkflowService.Tests.Hosting;
+
+/// <summary>The store and the wake-up transport as configuration picks them, and the messages of wrong settings.</summary>
+public sealed class BackendConfigurationTests
+{
+    private const string Postgres = "Host=127.0.0.1;Username=postgres;Password=postgres";
+
+    private static IConfiguration Configuration(Dictionary<string, string?> settings) =>
+        new ConfigurationBuilder().AddInMemoryCollection(settings).Build();
+
+    /// <summary>The message a start with these settings ends with, or null when they are right.</summary>
+    private static string? StartupMessage(Dictionary<string, string?> settings)
+    {
+        try
+        {
+            var services = new ServiceCollection().AddLogging().AddSingleton(TimeProvider.System);
+            services.AddWorkflowBackend(Configuration(settings));
+            using var provider = services.BuildServiceProvider();
+            provider.GetRequiredService<IStartupValidator>().Validate();
+            return null;
+        }
+        catch (Exception e) when (StartupFailure.Describe(e) is { } message)
+        {
+            return message;
+        }
+    }
+
+    [Theory]
+    [InlineData("Store:Provider", "Oracle", "Store:Provider 'Oracle' is not supported; allowed values: Sqlite, PostgreSql.")]
+    [InlineData("Store:SqliteSynchronous", "OFF", "Store:SqliteSynchronous 'OFF' is not supported; allowed values: Normal, Full, Extra.")]
+    [InlineData("Store:MaxPoolSize", "1", "Store:MaxPoolSize must be between 2 and 1000 (it is 1).")]
+    [InlineData("Store:ConnectionString", "", "Store:ConnectionString is empty; set it for the Sqlite store.")]
+    [InlineData("WakeUp:Transport", "Kafka", "WakeUp:Transport 'Kafka' is not supported; allowed values: Auto, InProcess, PostgresNotify.")]
+    [InlineData("WakeUp:Transport", "PostgresNotify", "WakeUp:Transport 'PostgresNotify' needs Store:Provider 'PostgreSql' (it is 'Sqlite').")]
+    public void A_wrong_setting_fails_the_start_with_its_key_and_the_allowed_values(string key, string value, string message) =>
+        Assert.Equal(message, StartupMessage(new() { [key] = value }));
+
+    [Fact]
+    public void Every_wrong_setting_of_the_postgresql_store_is_told_at_once()
+    {
+        var message = StartupMessage(new() { ["Store:Provider"] = "PostgreSql", ["Store:MaxPoolSize"] = "1001", ["Store:CommandTimeoutSeconds"] = "0" });
+
+        Assert.Equal("Store:ConnectionString is empty; set it for the PostgreSql store. "
+                     + "Store:CommandTimeoutSeconds must be between 1 and 3600 (it is 0). "
+                     + "Store:MaxPoolSize must be between 2 and 1000 (it is 1001).", message);
+    }
+
+    [Fact]
+    public async Task Choices_are_read_in_any_case_and_the_postgresql_store_brings_its_tuned_pools_and_its_wake_ups()
+    {
+        var services = new ServiceCollection().AddLogging().AddSingleton(TimeProvider.System);
+        services.AddWorkflowBackend(Configuration(new()
+        {
+            ["Store:Provider"] = "postgresql", ["Store:ConnectionString"] = Postgres, ["Store:MaxPoolSize"] = "7", ["WakeUp:Transport"] = "auto",
+        }));
+        await using var provider = services.BuildServiceProvider();
+
+        provider.GetRequiredService<IStartupValidator>().Validate();
+        var pool = new NpgsqlConnectionStringBuilder(provider.GetRequiredService<NpgsqlDataSource>().ConnectionString);
+        Assert.Equal(7, pool.MaxPoolSize);
+        Assert.True(pool.NoResetOnClose);
+        Assert.Equal(32, pool.MaxAutoPrepare);
+        var claims = new NpgsqlConnectionStringBuilder(provider.GetRequiredService<PostgresClaimDataSource>().Source.ConnectionString);
+        Assert.Equal(4, claims.MaxPoolSize);
+        Assert.Contains("synchronous_commit=off", claims.Options, StringComparison.Ordinal);
+        Assert.Single(services, d => d.ServiceType == typeof(IWakeUpTransport));
+        Assert.Contains(services, d => d.ServiceType == typeof(PostgresWakeUp));
+    }
+
+    [Fact]
+    public void The_sqlite_store_takes_its_synchronous_mode_by_name_in_any_case_and_wakes_in_process()
+    {
+        var services = new ServiceCollection().AddLogging().AddSingleton(TimeProvider.System);
+        services.AddWorkflowBackend(Configuration(new() { ["Store:SqliteSynchronous"] = "full", ["WakeUp:Transport"] = "InProcess" }));
+        using var provider = services.BuildServiceProvider();
+
+        Assert.Equal(SqliteSynchronous.Full, provider.GetRequiredService<IOptions<SqliteStoreOptions>>().Value.Synchronous);
+        Assert.Equal(typeof(InProcessWakeUp), Assert.Single(services, d => d.ServiceType == typeof(IWakeUpTransport)).ImplementationType);
+    }
+
+    [Fact]
+    public void Registration_methods_check_their_arguments_at_once()
+    {
+        var section = Configuration([]).GetSection("Store");
+        Assert.Throws<ArgumentNullException>(() => ((IServiceCollection)null!).AddSqliteWorkflowStore(section));
+        Assert.Throws<ArgumentNullException>(() => new ServiceCollection().AddSqliteWorkflowStore(null!));
+        Assert.Throws<ArgumentNullException>(() => ((IServiceCollection)null!).AddPostgreSqlWorkflowStore(section));
+        Assert.Throws<ArgumentNullException>(() => new ServiceCollection().AddPostgreSqlWorkflowStore(null!));
+        Assert.Throws<ArgumentNullException>(() => ((IServiceCollection)null!).AddPostgresNotifyWakeUp());
+        Assert.Throws<ArgumentNullException>(() => new ServiceCollection().AddWorkflowBackend(null!));
+    }
+
+    [Theory]
+    [InlineData("Sqlite")]
+    [InlineData("PostgreSql")]
+    public async Task Every_facet_of_the_store_is_the_one_store(string provider)
+    {
+        var services = new ServiceCollection().AddLogging().AddSingleton(TimeProvider.System);
+        services.AddWorkflowBackend(Configuration(new() { ["Store:Provider"] = provider, ["Store:ConnectionString"] = provider == "Sqlite" ? "Data Source=:memory:" : Postgres }));
+        await using var container = services.BuildServiceProvider();
+
+        var store = container.GetRequiredService<IStoreSchema>();
+        Assert.Same(store, container.GetRequiredService<IStoreClock>());
+        Assert.Same(store, container.GetRequiredService<IDefinitionStore>());
+        Assert.Same(store, container.GetRequiredService<IInstanceStore>());
+        Assert.Same(store, container.GetRequiredService<ISignalQueue>());
+        Assert.Same(store, container.GetRequiredService<ITaskStore>());
+        Assert.Same(store, container.GetRequiredService<IOperatorQueries>());
+    }
+}
