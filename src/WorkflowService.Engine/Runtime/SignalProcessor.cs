@@ -27,6 +27,18 @@ public sealed partial class SignalProcessor(
         var engine = options.Value;
         // A call-out is made once per claim, even when the commit has to be repeated after a conflict.
         (string? Response, string? Error)? callOut = null;
+        if (await ChildStartUnrecordedAsync(signal, cancellationToken).ConfigureAwait(false))
+        {
+            // The child ended before its parent recorded that it started (the worker starting it has not committed yet):
+            // wait for that commit, so that the parent's history reads in the order things happened. Bounded by the
+            // start signal's own lease and attempt limit: once it is handled or dead-lettered, this signal goes ahead.
+            var later = clock.Now().After(engine.BackoffFor(1));
+            await signals.ReleaseSignalAsync(signal.Id, signal.LeaseToken, later, "waiting for the parent to record its child's start",
+                cancellationToken).ConfigureAwait(false);
+            writer.SignalQueued(later);
+            return;
+        }
+
         for (var attempt = 0; attempt <= engine.MaxConflictRetries; attempt++)
         {
             var instance = attempt == 0 && snapshot is not null
@@ -118,6 +130,11 @@ public sealed partial class SignalProcessor(
         await signals.ReleaseSignalAsync(signal.Id, signal.LeaseToken, clock.Now().After(engine.BackoffFor(1)),
             "too many concurrent changes to the instance", cancellationToken).ConfigureAwait(false);
     }
+
+    private async Task<bool> ChildStartUnrecordedAsync(SignalMessage signal, CancellationToken cancellationToken) =>
+        signal.Name == SignalMessage.ChildEndedSignal
+        && signal.ParentWaitId is { } startSignalId
+        && await signals.GetSignalAsync(startSignalId, cancellationToken).ConfigureAwait(false) is { Status: SignalStatus.Pending };
 
     /// <summary>Starts the child of a subWorkflow step; the parent keeps waiting for the child's end.</summary>
     private async Task<RunResult> StartChildAsync(WorkflowInstance parent, SignalMessage signal, StoreInstant now, CancellationToken cancellationToken)
