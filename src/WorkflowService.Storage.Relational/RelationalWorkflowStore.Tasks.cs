@@ -20,6 +20,14 @@ public sealed partial class RelationalWorkflowStore : ITaskStore
         if (query.Assignee is not null) q = q.Where(t => t.Assignee == query.Assignee || t.ClaimedBy == query.Assignee);
         if (query.Role is not null) q = q.Where(t => t.Role == query.Role);
         if (query.InstanceId is { } instanceId) q = q.Where(t => t.InstanceId == instanceId);
+        if (query.CandidateOnly is { } candidate)
+        {
+            var user = candidate.User;
+            var roles = candidate.Roles.ToList();
+            q = q.Where(t => t.Assignee == user || t.ClaimedBy == user || (t.Role != null && roles.Contains(t.Role))
+                             || (t.Assignee == null && t.Role == null));
+        }
+
         var total = await q.CountAsync(cancellationToken).ConfigureAwait(false);
         var items = await q.OrderBy(t => t.CreatedAt).ThenBy(t => t.Id).Skip(query.Offset).Take(query.Limit)
             .ToListAsync(cancellationToken).ConfigureAwait(false);

@@ -18,7 +18,20 @@ public sealed record TaskQuery(
     HumanTaskStatus? Status = null,
     Guid? InstanceId = null,
     int Offset = 0,
-    int Limit = 50);
+    int Limit = 50,
+    TaskCandidate? CandidateOnly = null);
+
+/// <summary>
+/// A user who may work a task: its assignee (or claimant), a holder of its candidate role, or anyone when it names
+/// neither. A query with <see cref="TaskQuery.CandidateOnly"/> returns only such tasks.
+/// </summary>
+public sealed record TaskCandidate(string User, IReadOnlyList<string> Roles)
+{
+    public bool MayWork(HumanTask task) =>
+        task.Assignee == User || task.ClaimedBy == User
+        || (task.Role is not null && Roles.Contains(task.Role, StringComparer.Ordinal))
+        || (task.Assignee is null && task.Role is null);
+}
 
 public sealed record SignalQuery(
     SignalStatus? Status = null,

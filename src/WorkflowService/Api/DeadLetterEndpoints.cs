@@ -1,6 +1,7 @@
 using Microsoft.AspNetCore.Http.HttpResults;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Security;
 
 namespace WorkflowService.Api;
 
@@ -9,7 +10,7 @@ public static class DeadLetterEndpoints
 {
     public static RouteGroupBuilder MapDeadLetterEndpoints(this IEndpointRouteBuilder routes)
     {
-        var group = routes.MapGroup("/dead-letters").WithTags("Dead letters");
+        var group = routes.MapGroup("/dead-letters").WithTags("Dead letters").RequireAuthorization(Policies.Operate);
         group.MapGet("/", List).WithName("ListDeadLetters").WithSummary("Dead-lettered signals with the reason").ProducesValidationProblem();
         group.MapPost("/{id:guid}/replay", Replay).WithName("ReplayDeadLetter")
             .WithSummary("Queue a dead-lettered signal again; a faulted instance resumes from its wait")

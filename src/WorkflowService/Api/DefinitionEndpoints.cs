@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Http.HttpResults;
 using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Security;
 
 namespace WorkflowService.Api;
 
@@ -15,14 +16,18 @@ public static class DefinitionEndpoints
 
         group.MapPost("/", Publish).WithName("PublishDefinition")
             .WithSummary("Publish a definition; the same name again makes a new version")
+            .RequireAuthorization(Policies.PublishDefinitions)
             .Accepts<DefinitionDocument>("application/json")
             .Produces<DefinitionProblemDetails>(StatusCodes.Status422UnprocessableEntity, "application/problem+json")
             .ProducesProblem(StatusCodes.Status400BadRequest)
             .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
-        group.MapGet("/", List).WithName("ListDefinitions").WithSummary("List definitions with their latest version");
+        group.MapGet("/", List).WithName("ListDefinitions").WithSummary("List definitions with their latest version")
+            .RequireAuthorization(Policies.ReadDefinitions);
         group.MapGet("/{name}", GetVersions).WithName("GetDefinition").WithSummary("Every version of a definition")
+            .RequireAuthorization(Policies.ReadDefinitions)
             .ProducesProblem(StatusCodes.Status404NotFound);
         group.MapGet("/{name}/versions/{version:int}", GetVersion).WithName("GetDefinitionVersion")
+            .RequireAuthorization(Policies.ReadDefinitions)
             .WithSummary("One version of a definition, as canonical JSON").ProducesProblem(StatusCodes.Status404NotFound);
         return group;
     }

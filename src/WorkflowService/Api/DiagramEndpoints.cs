@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Http.HttpResults;
 using WorkflowService.Diagrams;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Security;
 
 namespace WorkflowService.Api;
 
@@ -14,12 +15,14 @@ public static class DiagramEndpoints
         routes.MapGet("/definitions/{name}/versions/{version:int}/diagram.svg", GetDefinitionDiagram)
             .WithTags("Definitions")
             .WithName("GetDefinitionDiagram")
+            .RequireAuthorization(Policies.ReadDefinitions)
             .WithSummary("The definition version as an SVG diagram: its steps, transitions and branch conditions")
             .Produces<Stream>(StatusCodes.Status200OK, DiagramRenderer.ContentType)
             .ProducesProblem(StatusCodes.Status404NotFound);
         routes.MapGet("/instances/{id:guid}/diagram.svg", GetInstanceDiagram)
             .WithTags("Instances")
             .WithName("GetInstanceDiagram")
+            .RequireAuthorization(Policies.ReadInstances)
             .WithSummary("The instance's definition as an SVG diagram with its completed, current and failed steps marked")
             .Produces<Stream>(StatusCodes.Status200OK, DiagramRenderer.ContentType)
             .ProducesProblem(StatusCodes.Status404NotFound);

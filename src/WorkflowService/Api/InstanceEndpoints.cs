@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Mvc;
 using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Security;
 
 namespace WorkflowService.Api;
 
@@ -15,38 +16,38 @@ public static class InstanceEndpoints
     {
         var group = routes.MapGroup("/instances").WithTags("Instances");
 
-        group.MapPost("/", Start).WithName("StartInstance")
+        group.MapPost("/", Start).WithName("StartInstance").RequireAuthorization(Policies.RunInstances)
             .WithSummary("Start an instance; a repeated Idempotency-Key or business key returns the existing one")
             .ProducesValidationProblem()
             .ProducesProblem(StatusCodes.Status404NotFound)
             .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
-        group.MapGet("/", List).WithName("ListInstances").WithSummary("List instances by definition, status, business key and creation time")
+        group.MapGet("/", List).WithName("ListInstances").RequireAuthorization(Policies.ReadInstances).WithSummary("List instances by definition, status, business key and creation time")
             .ProducesValidationProblem();
-        group.MapGet("/{id:guid}", Get).WithName("GetInstance")
+        group.MapGet("/{id:guid}", Get).WithName("GetInstance").RequireAuthorization(Policies.ReadInstances)
             .WithSummary("An instance; with waitFor, waits (bounded by timeout) until it reaches one of those statuses or ends")
             .ProducesValidationProblem()
             .ProducesProblem(StatusCodes.Status404NotFound);
-        group.MapGet("/{id:guid}/history", History).WithName("GetInstanceHistory").WithSummary("The instance's history, oldest first")
+        group.MapGet("/{id:guid}/history", History).WithName("GetInstanceHistory").RequireAuthorization(Policies.ReadInstances).WithSummary("The instance's history, oldest first")
             .ProducesProblem(StatusCodes.Status404NotFound);
-        group.MapPost("/{id:guid}/cancel", Cancel).WithName("CancelInstance")
+        group.MapPost("/{id:guid}/cancel", Cancel).WithName("CancelInstance").RequireAuthorization(Policies.Operate)
             .WithSummary("Cancel an instance cooperatively: its definition's cancel path runs, then it ends cancelled")
             .ProducesStateChangeProblems(takesBody: true);
-        group.MapPost("/{id:guid}/terminate", Terminate).WithName("TerminateInstance")
+        group.MapPost("/{id:guid}/terminate", Terminate).WithName("TerminateInstance").RequireAuthorization(Policies.Operate)
             .WithSummary("End an instance at once, without its cancel path")
             .ProducesStateChangeProblems(takesBody: true);
-        group.MapPost("/{id:guid}/suspend", Suspend).WithName("SuspendInstance")
+        group.MapPost("/{id:guid}/suspend", Suspend).WithName("SuspendInstance").RequireAuthorization(Policies.Operate)
             .WithSummary("Hold a waiting instance: signals and timers are kept, not applied, until it is resumed")
             .ProducesStateChangeProblems(takesBody: true);
-        group.MapPost("/{id:guid}/resume", Resume).WithName("ResumeInstance")
+        group.MapPost("/{id:guid}/resume", Resume).WithName("ResumeInstance").RequireAuthorization(Policies.Operate)
             .WithSummary("Release a suspended instance; what arrived meanwhile is applied in turn")
             .ProducesStateChangeProblems(takesBody: false);
-        group.MapPost("/{id:guid}/signals", Signal).WithName("SendSignal")
+        group.MapPost("/{id:guid}/signals", Signal).WithName("SendSignal").RequireAuthorization(Policies.RunInstances)
             .WithSummary("Send a signal (optionally delayed by dueAt); a repeated Idempotency-Key returns the first one")
             .ProducesValidationProblem()
             .ProducesProblem(StatusCodes.Status404NotFound)
             .ProducesProblem(StatusCodes.Status409Conflict)
             .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
-        group.MapGet("/{id:guid}/signals", Signals).WithName("ListInstanceSignals")
+        group.MapGet("/{id:guid}/signals", Signals).WithName("ListInstanceSignals").RequireAuthorization(Policies.ReadInstances)
             .WithSummary("Every signal of the instance with its status (pending, parked, handled, unmatched, ...)")
             .ProducesProblem(StatusCodes.Status404NotFound);
         return group;

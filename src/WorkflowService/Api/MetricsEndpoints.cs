@@ -1,6 +1,7 @@
 using Microsoft.AspNetCore.Http.HttpResults;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.Engine.WakeUp;
+using WorkflowService.Security;
 
 namespace WorkflowService.Api;
 
@@ -27,7 +28,7 @@ public static class MetricsEndpoints
 {
     public static RouteGroupBuilder MapMetricsEndpoints(this IEndpointRouteBuilder routes)
     {
-        var group = routes.MapGroup("/metrics").WithTags("Operations");
+        var group = routes.MapGroup("/metrics").WithTags("Operations").RequireAuthorization(Policies.Operate);
         group.MapGet("/", Get).WithName("GetNodeMetrics")
             .WithSummary("This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work");
         return group;

@@ -2,6 +2,7 @@ using Microsoft.AspNetCore.Http.HttpResults;
 using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Security;
 
 namespace WorkflowService.Api;
 
@@ -10,7 +11,7 @@ public static class MigrationEndpoints
 {
     public static RouteGroupBuilder MapMigrationEndpoints(this IEndpointRouteBuilder routes)
     {
-        var group = routes.MapGroup("/instances").WithTags("Migrations");
+        var group = routes.MapGroup("/instances").WithTags("Migrations").RequireAuthorization(Policies.Operate);
         group.MapPost("/{id:guid}/migrate", MigrateOne).WithName("MigrateInstance")
             .WithSummary("Move a waiting instance to another version (dryRun: only report where its wait lands)")
             .ProducesValidationProblem()

@@ -7,6 +7,8 @@ internal static class Problems
 {
     public static ProblemHttpResult NotFound(string detail) => TypedResults.Problem(detail, statusCode: StatusCodes.Status404NotFound, title: "Not found");
 
+    public static ProblemHttpResult Forbidden(string detail) => TypedResults.Problem(detail, statusCode: StatusCodes.Status403Forbidden, title: "Forbidden");
+
     public static ProblemHttpResult Conflict(string detail) => TypedResults.Problem(detail, statusCode: StatusCodes.Status409Conflict, title: "Conflict");
 
     public static ProblemHttpResult BadRequest(string detail) => TypedResults.Problem(detail, statusCode: StatusCodes.Status400BadRequest, title: "Bad request");

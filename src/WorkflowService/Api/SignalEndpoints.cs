@@ -1,5 +1,6 @@
 using Microsoft.AspNetCore.Http.HttpResults;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Security;
 
 namespace WorkflowService.Api;
 
@@ -8,7 +9,7 @@ public static class SignalEndpoints
 {
     public static RouteGroupBuilder MapSignalEndpoints(this IEndpointRouteBuilder routes)
     {
-        var group = routes.MapGroup("/signals").WithTags("Signals");
+        var group = routes.MapGroup("/signals").WithTags("Signals").RequireAuthorization(Policies.Operate);
         group.MapGet("/", List).WithName("ListSignals")
             .WithSummary("Signals by status, claiming node and name (e.g. the claims a node holds)")
             .ProducesValidationProblem();

@@ -23,6 +23,7 @@ public sealed record TaskView(
         Json.Element(t.DataJson), Json.Element(t.ResultJson), t.CreatedAt, t.CompletedAt);
 }
 
-public sealed record ClaimTaskRequest(string User);
+/// <summary>User: who claims; with authentication on, the caller (a different name is refused), so it may be left out.</summary>
+public sealed record ClaimTaskRequest(string? User);
 
 public sealed record CompleteTaskRequest(string? User, JsonElement? Result);

@@ -1,33 +1,44 @@
+using System.Security.Claims;
 using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Security;
 
 namespace WorkflowService.Api;
 
 /// <summary>The human-task inbox.</summary>
 public static class TaskEndpoints
 {
+    /// <summary>assignee=me: the caller's own user id.</summary>
+    public const string Me = "me";
+
     public static RouteGroupBuilder MapTaskEndpoints(this IEndpointRouteBuilder routes)
     {
-        var group = routes.MapGroup("/tasks").WithTags("Tasks");
-        group.MapGet("/", List).WithName("ListTasks").WithSummary("The inbox: tasks by assignee, role and status").ProducesValidationProblem();
-        group.MapGet("/{id:guid}", Get).WithName("GetTask").ProducesProblem(StatusCodes.Status404NotFound);
-        group.MapPost("/{id:guid}/claim", Claim).WithName("ClaimTask").WithSummary("Claim an open task for a user")
+        var group = routes.MapGroup("/tasks").WithTags("Tasks").RequireAuthorization(Policies.Tasks);
+        group.MapGet("/", List).WithName("ListTasks").WithSummary("The inbox: tasks by assignee (me: the caller), role and status; a task user sees the tasks they may work")
+            .ProducesValidationProblem();
+        group.MapGet("/{id:guid}", Get).WithName("GetTask").ProducesProblem(StatusCodes.Status403Forbidden).ProducesProblem(StatusCodes.Status404NotFound);
+        group.MapPost("/{id:guid}/claim", Claim).WithName("ClaimTask").WithSummary("Claim an open task for the caller (with authentication off, for the user named in the body)")
             .ProducesValidationProblem()
+            .ProducesProblem(StatusCodes.Status403Forbidden)
             .ProducesProblem(StatusCodes.Status404NotFound)
             .ProducesProblem(StatusCodes.Status409Conflict)
             .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
         group.MapPost("/{id:guid}/complete", Complete).WithName("CompleteTask")
             .WithSummary("Complete a task with its result; the waiting instance resumes")
             .ProducesProblem(StatusCodes.Status400BadRequest)
+            .ProducesProblem(StatusCodes.Status403Forbidden)
             .ProducesProblem(StatusCodes.Status404NotFound)
             .ProducesProblem(StatusCodes.Status409Conflict)
             .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
         return group;
     }
 
-    private static async Task<Results<Ok<PageView<TaskView>>, ValidationProblem>> List(
+    private static async Task<Results<Ok<PageView<TaskView>>, ValidationProblem, ProblemHttpResult>> List(
         TaskInbox inbox,
+        ClaimsPrincipal user,
+        IOptions<AuthenticationSettings> authentication,
         CancellationToken cancellationToken,
         string? assignee = null,
         string? role = null,
@@ -41,26 +52,67 @@ public static class TaskEndpoints
             return invalid;
         }
 
-        var page = await inbox.QueryAsync(new TaskQuery(assignee, role, status, instanceId, offset, limit), cancellationToken);
+        var caller = TaskCaller.Of(user, authentication.Value);
+        if (assignee == Me)
+        {
+            if (caller.Candidate is null)
+            {
+                return Problems.Invalid("assignee", caller.IsOpen
+                    ? "assignee=me needs an authenticated caller; authentication is off on this node"
+                    : "assignee=me needs a user id in the token, and this one carries none");
+            }
+
+            assignee = caller.Candidate.User;
+        }
+
+        // Callers who read instances read every task; a task user sees the tasks they may work.
+        var candidateOnly = caller.ReadsEverything ? null : caller.Candidate ?? new TaskCandidate("", []);
+        var page = await inbox.QueryAsync(new TaskQuery(assignee, role, status, instanceId, offset, limit, candidateOnly), cancellationToken);
         return TypedResults.Ok(new PageView<TaskView>(page.Items.Select(TaskView.From).ToList(), page.Total, page.Offset, page.Limit));
     }
 
-    private static async Task<Results<Ok<TaskView>, ProblemHttpResult>> Get(Guid id, TaskInbox inbox, CancellationToken cancellationToken)
+    private static async Task<Results<Ok<TaskView>, ProblemHttpResult>> Get(
+        Guid id, TaskInbox inbox, ClaimsPrincipal user, IOptions<AuthenticationSettings> authentication, CancellationToken cancellationToken)
     {
         var task = await inbox.GetAsync(id, cancellationToken);
-        return task is null ? Problems.NotFound($"No task has the id {id}.") : TypedResults.Ok(TaskView.From(task));
+        if (task is null)
+        {
+            return Problems.NotFound($"No task has the id {id}.");
+        }
+
+        var caller = TaskCaller.Of(user, authentication.Value);
+        return caller.ReadsEverything || caller.MayWork(task) ? TypedResults.Ok(TaskView.From(task)) : Problems.Forbidden(caller.Refusal(task, "read"));
     }
 
     private static async Task<Results<Ok<TaskView>, ValidationProblem, ProblemHttpResult>> Claim(
-        Guid id, ClaimTaskRequest request, TaskInbox inbox, CancellationToken cancellationToken)
+        Guid id, ClaimTaskRequest request, TaskInbox inbox, ClaimsPrincipal user, IOptions<AuthenticationSettings> authentication,
+        CancellationToken cancellationToken)
     {
-        if (string.IsNullOrWhiteSpace(request.User) || request.User.Length > 200)
+        var caller = TaskCaller.Of(user, authentication.Value);
+        var claimant = caller.IsOpen ? request.User : caller.Candidate?.User;
+        if (caller.IsOpen && (string.IsNullOrWhiteSpace(claimant) || claimant.Length > 200))
         {
             return Problems.Invalid("user", "user is required (1 to 200 characters)");
         }
 
-        var outcome = await inbox.ClaimAsync(id, request.User, cancellationToken);
+        if (!caller.IsOpen && request.User is { } named && named != claimant)
+        {
+            return Problems.Forbidden($"A task is claimed for the caller; user '{named}' is not you.");
+        }
+
         var task = await inbox.GetAsync(id, cancellationToken);
+        if (task is null)
+        {
+            return Problems.NotFound($"No task has the id {id}.");
+        }
+
+        if (!caller.MayWork(task))
+        {
+            return Problems.Forbidden(caller.Refusal(task, "claim"));
+        }
+
+        var outcome = await inbox.ClaimAsync(id, claimant!, cancellationToken);
+        task = await inbox.GetAsync(id, cancellationToken);
         return outcome switch
         {
             TaskClaimOutcome.Claimed => TypedResults.Ok(TaskView.From(task!)),
@@ -71,10 +123,29 @@ public static class TaskEndpoints
     }
 
     private static async Task<Results<Ok<TaskView>, ProblemHttpResult>> Complete(
-        Guid id, CompleteTaskRequest request, TaskInbox inbox, CancellationToken cancellationToken)
+        Guid id, CompleteTaskRequest request, TaskInbox inbox, ClaimsPrincipal user, IOptions<AuthenticationSettings> authentication,
+        CancellationToken cancellationToken)
     {
-        var outcome = await inbox.CompleteAsync(id, request.User, Json.Text(request.Result), cancellationToken);
+        var caller = TaskCaller.Of(user, authentication.Value);
+        var completer = caller.IsOpen ? request.User : caller.Candidate?.User;
+        if (!caller.IsOpen && request.User is { } named && named != completer)
+        {
+            return Problems.Forbidden($"A task is completed by the caller; user '{named}' is not you.");
+        }
+
         var task = await inbox.GetAsync(id, cancellationToken);
+        if (task is null)
+        {
+            return Problems.NotFound($"No task has the id {id}.");
+        }
+
+        if (!caller.MayWork(task))
+        {
+            return Problems.Forbidden(caller.Refusal(task, "complete"));
+        }
+
+        var outcome = await inbox.CompleteAsync(id, completer, Json.Text(request.Result), cancellationToken);
+        task = await inbox.GetAsync(id, cancellationToken);
         return outcome switch
         {
             TaskCompletionOutcome.Completed => TypedResults.Ok(TaskView.From(task!)),
@@ -82,5 +153,27 @@ public static class TaskEndpoints
             TaskCompletionOutcome.Closed => Problems.Conflict($"Task {id} is {task!.Status} and can no longer be completed."),
             _ => Problems.NotFound($"No task has the id {id}."),
         };
+    }
+
+    /// <summary>Who calls the inbox: with authentication off there is no identity to check, and the body names the user.</summary>
+    private sealed record TaskCaller(bool IsOpen, TaskCandidate? Candidate, bool ReadsEverything)
+    {
+        public static TaskCaller Of(ClaimsPrincipal user, AuthenticationSettings settings) =>
+            !settings.HasScheme
+                ? new TaskCaller(true, null, true)
+                : new TaskCaller(false, user.Actor() is { } actor ? new TaskCandidate(actor, [.. user.Roles()]) : null,
+                    user.HasServiceRole(Policies.Grants[Policies.ReadInstances]));
+
+        public bool MayWork(HumanTask task) => IsOpen || (Candidate?.MayWork(task) ?? false);
+
+        public string Refusal(HumanTask task, string action) => Candidate is null
+            ? $"Only a caller with a user id may {action} a task; these credentials carry none."
+            : $"You may not {action} task {task.Id}: it is for {(task.Assignee, task.Role) switch
+            {
+                ({ } a, { } r) => $"user '{a}' or role '{r}'",
+                ({ } a, null) => $"user '{a}'",
+                (null, { } r) => $"role '{r}'",
+                _ => "anyone",
+            }}.";
     }
 }

@@ -11,6 +11,7 @@ using Serilog;
 using WorkflowService.Api;
 using WorkflowService.Diagrams;
 using WorkflowService.Engine;
+using WorkflowService.Security;
 
 namespace WorkflowService.Hosting;
 
@@ -60,6 +61,7 @@ public static class ServiceDefaults
 
                 return Task.CompletedTask;
             });
+            o.AddSecurity();
             o.AddDocumentTransformer((document, _, _) =>
             {
                 document.Info.Title = "Workflow Service";
@@ -71,6 +73,7 @@ public static class ServiceDefaults
         services.AddOptions<CallOutOptions>().Bind(builder.Configuration.GetSection(CallOutOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
         services.AddHttpClient(HttpCallOutClient.ClientName, c => c.Timeout = Timeout.InfiniteTimeSpan); // each attempt is bounded by its step's timeout
         services.AddSingleton<WorkflowService.Engine.Execution.ICallOutClient, HttpCallOutClient>();
+        services.AddWorkflowSecurity(builder.Configuration);
         services.AddWorkflowBackend(builder.Configuration);
         services.AddWorkflowEngine(builder.Configuration);
         services.AddSingleton<DiagramRenderer>();
@@ -84,11 +87,14 @@ public static class ServiceDefaults
         app.UseExceptionHandler();
         app.UseStatusCodePages();
         app.UseMiddleware<RequestSizeLimit>();
+        app.UseAuthentication();
+        app.UseAuthorization();
 
         app.MapOpenApi();
-        app.MapScalarApiReference(o => o.WithTitle("Workflow Service API"));
+        app.MapScalarApiReference(o => o.WithTitle("Workflow Service API")
+            .AddPreferredSecuritySchemes(SecurityOpenApi.BearerScheme, ApiKeyHandler.SchemeName));
         app.MapHealthChecks("/health/live", new HealthCheckOptions { Predicate = _ => false });
-        app.MapHealthChecks("/health/ready", new HealthCheckOptions { Predicate = c => c.Tags.Contains("ready") });
+        app.MapHealthChecks("/health/ready", new HealthCheckOptions { Predicate = c => c.Tags.Contains("ready"), ResponseWriter = HealthReport.WriteAsync });
 
         app.MapDefinitionEndpoints();
         app.MapInstanceEndpoints();

@@ -13,8 +13,11 @@ public sealed class ServiceProcess : IAsyncDisposable
     private readonly Process _process;
     private readonly string _log;
 
-    private ServiceProcess(Process process, Uri address, string log)
+    private readonly TestApiKey _apiKey;
+
+    private ServiceProcess(Process process, Uri address, string log, TestApiKey apiKey)
     {
+        _apiKey = apiKey;
         _process = process;
         Address = address;
         _log = log;
@@ -40,7 +43,9 @@ public sealed class ServiceProcess : IAsyncDisposable
         start.Environment["Workers__NodeId"] = nodeId;
         start.Environment["Serilog__MinimumLevel__Default"] = "Warning";
         start.Environment["DOTNET_ENVIRONMENT"] = "Production";
-        foreach (var (key, value) in settings)
+        // Production refuses to start without authentication: the test's clients carry an admin key made for this node.
+        var apiKey = TestApiKey.Create("test-client", "admin");
+        foreach (var (key, value) in TestApiKey.Settings(apiKey).Concat(settings))
         {
             start.Environment[key.Replace(":", "__", StringComparison.Ordinal)] = value;
         }
@@ -53,12 +58,17 @@ public sealed class ServiceProcess : IAsyncDisposable
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
 
-        var node = new ServiceProcess(process, new Uri($"http://127.0.0.1:{port}"), log);
+        var node = new ServiceProcess(process, new Uri($"http://127.0.0.1:{port}"), log, apiKey);
         await node.WaitUntilReadyAsync(TimeSpan.FromSeconds(60));
         return node;
     }
 
-    public HttpClient CreateClient() => new() { BaseAddress = Address, Timeout = TimeSpan.FromSeconds(30) };
+    public HttpClient CreateClient()
+    {
+        var client = new HttpClient { BaseAddress = Address, Timeout = TimeSpan.FromSeconds(30) };
+        client.DefaultRequestHeaders.Add("X-Api-Key", _apiKey.Key);
+        return client;
+    }
 
     /// <summary>SIGSTOP: the process keeps its connections and claims but does nothing until thawed or killed.</summary>
     public void Freeze() => Signal("STOP");

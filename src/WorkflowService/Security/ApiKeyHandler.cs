@@ -1,0 +1,66 @@
+using System.Security.Claims;
+using System.Security.Cryptography;
+using System.Text;
+using System.Text.Encodings.Web;
+using Microsoft.AspNetCore.Authentication;
+using Microsoft.Extensions.Options;
+
+namespace WorkflowService.Security;
+
+public sealed class ApiKeyOptions : AuthenticationSchemeOptions
+{
+    /// <summary>The configured keys with their hashes decoded once.</summary>
+    internal IReadOnlyList<(ApiKeySettings Key, byte[] Hash)> Keys { get; set; } = [];
+}
+
+/// <summary>
+/// Authenticates the X-Api-Key header against the configured SHA-256 hashes. The presented key is hashed and compared
+/// with every configured hash in constant time, so neither timing nor order tells which key came close; the key itself is
+/// never logged or kept.
+/// </summary>
+public sealed class ApiKeyHandler(IOptionsMonitor<ApiKeyOptions> options, ILoggerFactory logger, UrlEncoder encoder)
+    : AuthenticationHandler<ApiKeyOptions>(options, logger, encoder)
+{
+    public const string SchemeName = "ApiKey";
+    public const string HeaderName = "X-Api-Key";
+
+    protected override Task<AuthenticateResult> HandleAuthenticateAsync()
+    {
+        if (!Request.Headers.TryGetValue(HeaderName, out var values))
+        {
+            return Task.FromResult(AuthenticateResult.NoResult());
+        }
+
+        if (values.Count != 1 || string.IsNullOrEmpty(values[0]))
+        {
+            return Task.FromResult(AuthenticateResult.Fail("the X-Api-Key header must carry exactly one key"));
+        }
+
+        var presented = SHA256.HashData(Encoding.UTF8.GetBytes(values[0]!));
+        ApiKeySettings? match = null;
+        foreach (var (key, hash) in Options.Keys)
+        {
+            if (CryptographicOperations.FixedTimeEquals(presented, hash))
+            {
+                match ??= key;
+            }
+        }
+
+        if (match is null)
+        {
+            return Task.FromResult(AuthenticateResult.Fail("the API key is not valid"));
+        }
+
+        var identity = new ClaimsIdentity(SchemeName, WorkflowClaims.ActorType, WorkflowClaims.RoleType);
+        identity.AddClaim(new Claim(WorkflowClaims.ActorType, match.Name));
+        identity.AddClaims(match.Roles.Select(r => new Claim(WorkflowClaims.RoleType, r)));
+        return Task.FromResult(AuthenticateResult.Success(new AuthenticationTicket(new ClaimsPrincipal(identity), SchemeName)));
+    }
+
+    protected override Task HandleChallengeAsync(AuthenticationProperties properties)
+    {
+        Response.StatusCode = StatusCodes.Status401Unauthorized;
+        Response.Headers.Append("WWW-Authenticate", SchemeName);
+        return Task.CompletedTask;
+    }
+}

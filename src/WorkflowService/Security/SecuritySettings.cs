@@ -1,0 +1,71 @@
+namespace WorkflowService.Security;
+
+/// <summary>How callers prove who they are ("Authentication" section).</summary>
+public sealed class AuthenticationSettings
+{
+    public const string Section = "Authentication";
+
+    /// <summary>
+    /// Auto (default): the configured schemes are required; with none configured the service refuses to start outside
+    /// Development, and runs open (with a warning) in Development. None: no authentication at all, said so at start-up
+    /// and on /health/ready; only valid with no scheme configured.
+    /// </summary>
+    public AuthenticationMode Mode { get; set; } = AuthenticationMode.Auto;
+
+    public JwtSettings Jwt { get; set; } = new();
+
+    /// <summary>Keys for service-to-service callers, sent in the X-Api-Key header; only their SHA-256 hashes are configured.</summary>
+    public IList<ApiKeySettings> ApiKeys { get; } = [];
+
+    public bool HasScheme => Jwt.IsConfigured || ApiKeys.Count > 0;
+}
+
+public enum AuthenticationMode
+{
+    Auto,
+    None,
+}
+
+/// <summary>Bearer tokens from an OpenID Connect issuer: keys and issuer come from its discovery document.</summary>
+public sealed class JwtSettings
+{
+    /// <summary>The issuer's base address (its /.well-known/openid-configuration is read); empty: no JWT scheme.</summary>
+    public string? Authority { get; set; }
+
+    /// <summary>The audience tokens must carry (the "aud" claim); required with an authority.</summary>
+    public string? Audience { get; set; }
+
+    /// <summary>Refuse an authority over plain HTTP (default true; false only for a local issuer in development or tests).</summary>
+    public bool RequireHttpsMetadata { get; set; } = true;
+
+    /// <summary>The claim holding the caller's user id (recorded as the actor; matched against task assignees).</summary>
+    public string UserClaim { get; set; } = "sub";
+
+    /// <summary>The claim holding the caller's roles (one claim per role, or a JSON array).</summary>
+    public string RoleClaim { get; set; } = "roles";
+
+    public bool IsConfigured => !string.IsNullOrWhiteSpace(Authority);
+}
+
+/// <summary>One API key: a name (recorded as the actor), the SHA-256 of the key, and its roles.</summary>
+public sealed class ApiKeySettings
+{
+    public string Name { get; set; } = "";
+
+    /// <summary>Lower- or upper-case hex SHA-256 of the key's UTF-8 bytes (64 characters), e.g. from sha256sum.</summary>
+    public string Hash { get; set; } = "";
+
+    public IList<string> Roles { get; } = [];
+}
+
+/// <summary>Which claim roles grant the service's own roles ("Authorization" section).</summary>
+public sealed class AuthorizationSettings
+{
+    public const string Section = "Authorization";
+
+    /// <summary>
+    /// Service role → the role values (from a token's role claim or a key's roles) that grant it. A service role not
+    /// listed is granted by a role of its own name: "operator" grants operator.
+    /// </summary>
+    public IDictionary<string, IList<string>> Roles { get; } = new Dictionary<string, IList<string>>(StringComparer.OrdinalIgnoreCase);
+}
