@@ -1,0 +1,278 @@
+using System.Net;
+using System.Net.Http.Headers;
+using System.Net.Http.Json;
+using System.Security.Cryptography;
+using System.Text.Json.Nodes;
+using Microsoft.AspNetCore.Authorization;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.IdentityModel.Tokens;
+using WorkflowService.Api;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Tests.Backends;
+using WorkflowService.Tests.Infrastructure;
+
+namespace WorkflowService.Tests.Security;
+
+/// <summary>
+/// Who may do what, endpoint by endpoint, through the real authentication handlers: API keys made for the test and
+/// bearer tokens signed by a test issuer whose discovery document and keys the service fetches over HTTP.
+/// </summary>
+public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend> where TBackend : StoreBackend, new()
+{
+    private static readonly TestApiKey Application = TestApiKey.Create("billing-app", "application");
+    private static readonly TestApiKey Operator = TestApiKey.Create("ops-console", "operator");
+    private static readonly TestApiKey Designer = TestApiKey.Create("modeler", "designer");
+    private static readonly TestApiKey Admin = TestApiKey.Create("root", "admin");
+    private static readonly TestApiKey NoServiceRole = TestApiKey.Create("underwriting-frontend", "underwriter");
+
+    private TestIssuer _issuer = null!;
+
+    protected override Dictionary<string, string?> Settings => new(
+        TestApiKey.Settings(Application, Operator, Designer, Admin, NoServiceRole)
+            .Concat(_issuer.Settings)
+            .Append(new("Authorization:Roles:operator:0", "operator"))
+            .Append(new("Authorization:Roles:operator:1", "ops-team")));
+
+    public override async ValueTask InitializeAsync()
+    {
+        _issuer = await TestIssuer.SharedAsync();
+        await base.InitializeAsync();
+    }
+
+    private HttpClient WithKey(TestApiKey key)
+    {
+        var client = Factory.CreateClient();
+        client.DefaultRequestHeaders.Add("X-Api-Key", key.Key);
+        return client;
+    }
+
+    private HttpClient WithToken(string token)
+    {
+        var client = Factory.CreateClient();
+        client.DefaultRequestHeaders.Authorization = new AuthenticationHeaderValue("Bearer", token);
+        return client;
+    }
+
+    /// <summary>Which service roles may call each endpoint: the specification this suite holds the service to.</summary>
+    private static readonly Dictionary<string, string[]> Allowed = new()
+    {
+        ["POST /definitions/"] = ["designer", "admin"],
+        ["GET /definitions/"] = ["application", "designer", "operator", "admin"],
+        ["GET /definitions/{name}"] = ["application", "designer", "operator", "admin"],
+        ["GET /definitions/{name}/versions/{version:int}"] = ["application", "designer", "operator", "admin"],
+        ["GET /definitions/{name}/versions/{version:int}/diagram.svg"] = ["application", "designer", "operator", "admin"],
+        ["POST /instances/"] = ["application", "admin"],
+        ["POST /instances/{id:guid}/signals"] = ["application", "admin"],
+        ["GET /instances/"] = ["application", "operator", "admin"],
+        ["GET /instances/{id:guid}"] = ["application", "operator", "admin"],
+        ["GET /instances/{id:guid}/history"] = ["application", "operator", "admin"],
+        ["GET /instances/{id:guid}/signals"] = ["application", "operator", "admin"],
+        ["GET /instances/{id:guid}/diagram.svg"] = ["application", "operator", "admin"],
+        ["POST /instances/{id:guid}/cancel"] = ["operator", "admin"],
+        ["POST /instances/{id:guid}/terminate"] = ["operator", "admin"],
+        ["POST /instances/{id:guid}/suspend"] = ["operator", "admin"],
+        ["POST /instances/{id:guid}/resume"] = ["operator", "admin"],
+        ["POST /instances/{id:guid}/migrate"] = ["operator", "admin"],
+        ["POST /instances/migrate"] = ["operator", "admin"],
+        ["GET /dead-letters/"] = ["operator", "admin"],
+        ["POST /dead-letters/{id:guid}/replay"] = ["operator", "admin"],
+        ["GET /signals/"] = ["operator", "admin"],
+        ["GET /metrics/"] = ["operator", "admin"],
+        // The inbox takes any caller; each task then checks its assignee and candidate role (tested below).
+        ["GET /tasks/"] = ["application", "designer", "operator", "admin", "none"],
+        ["GET /tasks/{id:guid}"] = ["application", "designer", "operator", "admin", "none"],
+        ["POST /tasks/{id:guid}/claim"] = ["application", "designer", "operator", "admin", "none"],
+        ["POST /tasks/{id:guid}/complete"] = ["application", "designer", "operator", "admin", "none"],
+    };
+
+    /// <summary>What anyone may read: the probes and the API's own description (the document, and Scalar's page and assets).</summary>
+    private static bool IsAnonymous(string endpoint) =>
+        endpoint is "GET /health/live" or "GET /health/ready" or "GET /openapi/{documentName}.json" || endpoint.StartsWith("GET /scalar/", StringComparison.Ordinal);
+
+    private List<(string Method, string Pattern, bool Protected)> Endpoints() =>
+        [.. Factory.Services.GetRequiredService<EndpointDataSource>().Endpoints.OfType<RouteEndpoint>()
+            .SelectMany(e => (e.Metadata.GetMetadata<HttpMethodMetadata>()?.HttpMethods ?? ["GET"]).Select(m =>
+                (m, "/" + e.RoutePattern.RawText!.TrimStart('/'), e.Metadata.GetOrderedMetadata<IAuthorizeData>().Count > 0)))];
+
+    private static HttpRequestMessage Request(string method, string pattern)
+    {
+        var path = pattern.Replace("{id:guid}", Guid.NewGuid().ToString(), StringComparison.Ordinal)
+            .Replace("{name}", "no-such-definition", StringComparison.Ordinal)
+            .Replace("{version:int}", "1", StringComparison.Ordinal);
+        var request = new HttpRequestMessage(new HttpMethod(method), path);
+        if (method == "POST")
+        {
+            request.Content = JsonContent.Create(new JsonObject());
+        }
+
+        return request;
+    }
+
+    [Fact]
+    public async Task Every_endpoint_but_the_probes_and_the_api_description_answers_401_without_valid_credentials()
+    {
+        var endpoints = Endpoints();
+        Assert.All(endpoints.Where(e => !e.Protected), e => Assert.True(IsAnonymous($"{e.Method} {e.Pattern}"), $"{e.Method} {e.Pattern} takes anyone"));
+        Assert.Contains(endpoints, e => !e.Protected && e.Pattern == "/health/ready");
+        var protectedEndpoints = endpoints.Where(e => e.Protected).ToList();
+        Assert.Equal(Allowed.Keys.Order(), protectedEndpoints.Select(e => $"{e.Method} {e.Pattern}").Order());
+
+        var otherIssuerKey = new RsaSecurityKey(RSA.Create(2048)) { KeyId = "not-the-issuers" };
+        var callers = new (string What, HttpClient Client)[]
+        {
+            ("no credentials", Factory.CreateClient()),
+            ("an unknown API key", WithKey(TestApiKey.Create("stranger", "admin"))),
+            ("a token signed by another key", WithToken(_issuer.Token("alice", ["admin"], signedWith: otherIssuerKey))),
+            ("a token for another audience", WithToken(_issuer.Token("alice", ["admin"], audience: "another-service"))),
+            ("an expired token", WithToken(_issuer.Token("alice", ["admin"], lifetime: TimeSpan.FromMinutes(-6)))),
+        };
+        foreach (var (what, client) in callers)
+        {
+            using (client)
+            {
+                foreach (var (method, pattern, _) in protectedEndpoints)
+                {
+                    using var response = await client.SendAsync(Request(method, pattern));
+                    Assert.True(response.StatusCode == HttpStatusCode.Unauthorized, $"{method} {pattern} with {what}: {(int)response.StatusCode}");
+                    Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+                }
+            }
+        }
+    }
+
+    [Fact]
+    public async Task Each_role_reaches_the_endpoints_of_its_group_and_gets_403_elsewhere()
+    {
+        var callers = new (string Role, HttpClient Client)[]
+        {
+            ("application", WithKey(Application)),
+            ("operator", WithKey(Operator)),
+            ("designer", WithKey(Designer)),
+            ("admin", WithKey(Admin)),
+            ("none", WithKey(NoServiceRole)),
+            ("operator", WithToken(_issuer.Token("olga", ["ops-team"]))),
+            ("application", WithToken(_issuer.Token("app-user", ["application"]))),
+            ("none", WithToken(_issuer.Token("bob", ["clerk"]))),
+        };
+        foreach (var (role, client) in callers)
+        {
+            using (client)
+            {
+                foreach (var (endpoint, roles) in Allowed)
+                {
+                    var (method, pattern) = (endpoint[..endpoint.IndexOf(' ', StringComparison.Ordinal)], endpoint[(endpoint.IndexOf(' ', StringComparison.Ordinal) + 1)..]);
+                    using var response = await client.SendAsync(Request(method, pattern));
+                    if (roles.Contains(role))
+                    {
+                        Assert.True(response.StatusCode is not (HttpStatusCode.Unauthorized or HttpStatusCode.Forbidden),
+                            $"{role} should reach {endpoint}: {(int)response.StatusCode}");
+                    }
+                    else
+                    {
+                        var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.Forbidden);
+                        Assert.DoesNotContain("Exception", problem.ToJsonString(), StringComparison.Ordinal);
+                    }
+                }
+            }
+        }
+    }
+
+    [Fact]
+    public async Task A_mapped_claim_role_grants_its_service_role_and_the_plain_name_still_does()
+    {
+        using var mapped = WithToken(_issuer.Token("olga", ["ops-team"]));
+        using var plain = WithToken(_issuer.Token("otto", ["operator"]));
+        using var designerOnly = WithToken(_issuer.Token("dora", ["designer"]));
+
+        Assert.Equal(HttpStatusCode.OK, (await mapped.GetAsync("/dead-letters")).StatusCode);
+        Assert.Equal(HttpStatusCode.OK, (await plain.GetAsync("/dead-letters")).StatusCode);
+        Assert.Equal(HttpStatusCode.Forbidden, (await designerOnly.GetAsync("/dead-letters")).StatusCode);
+    }
+
+    [Fact]
+    public async Task A_task_user_works_only_the_tasks_for_them_and_a_refused_claim_or_completion_changes_nothing()
+    {
+        var name = Definitions.Unique("secured-inbox");
+        using var admin = WithKey(Admin);
+        var adminApi = new ApiClient(admin);
+        await adminApi.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "steps": [
+                { "id": "assess", "type": "humanTask", "title": "Assess", "role": "underwriter", "output": "assessment" },
+                { "id": "sign", "type": "humanTask", "title": "Sign", "assignee": "'alice'", "output": "signature" },
+                { "id": "done", "type": "complete", "result": "({ assessment: vars.assessment, signature: vars.signature })" }
+              ]
+            }
+            """);
+        var instance = await adminApi.StartAsync(name);
+        var assess = await WaitForOpenTaskAsync(admin, instance.Id, "assess");
+
+        using var alice = WithToken(_issuer.Token("alice", ["underwriter"]));
+        using var bob = WithToken(_issuer.Token("bob", ["clerk"]));
+
+        await ApiClient.ProblemAsync(await bob.PostAsJsonAsync($"/tasks/{assess.Id}/claim", new { }), HttpStatusCode.Forbidden);
+        await ApiClient.ProblemAsync(await bob.PostAsJsonAsync($"/tasks/{assess.Id}/complete", new { result = new { ok = false } }),
+            HttpStatusCode.Forbidden);
+        await ApiClient.ProblemAsync(await bob.GetAsync($"/tasks/{assess.Id}"), HttpStatusCode.Forbidden);
+        var untouched = await admin.GetFromJsonAsync<TaskView>($"/tasks/{assess.Id}", WorkflowServiceFactory.Json);
+        Assert.Equal(HumanTaskStatus.Open, untouched!.Status);
+        Assert.Null(untouched.ClaimedBy);
+        Assert.Equal(InstanceStatus.Waiting, (await adminApi.GetAsync(instance.Id)).Status);
+        Assert.DoesNotContain(await InboxAsync(bob, $"instanceId={instance.Id}"), t => t.Id == assess.Id);
+
+        // Alice holds the candidate role: she sees, claims (only for herself) and completes it.
+        Assert.Contains(await InboxAsync(alice, $"instanceId={instance.Id}"), t => t.Id == assess.Id);
+        await ApiClient.ProblemAsync(await alice.PostAsJsonAsync($"/tasks/{assess.Id}/claim", new { user = "bob" }), HttpStatusCode.Forbidden);
+        var claimed = await (await alice.PostAsJsonAsync($"/tasks/{assess.Id}/claim", new { })).Content.ReadFromJsonAsync<TaskView>(WorkflowServiceFactory.Json);
+        Assert.Equal("alice", claimed!.ClaimedBy);
+        Assert.Equal(HttpStatusCode.OK, (await alice.PostAsJsonAsync($"/tasks/{assess.Id}/complete", new { result = new { ok = true } })).StatusCode);
+
+        // The next task is assigned to alice by name: assignee=me finds it from her token; bob's inbox stays empty of it.
+        var sign = await WaitForOpenTaskAsync(admin, instance.Id, "sign");
+        Assert.Contains(await InboxAsync(alice, "assignee=me&status=Open"), t => t.Id == sign.Id);
+        Assert.DoesNotContain(await InboxAsync(bob, "assignee=me"), t => t.Id == sign.Id);
+        await ApiClient.ProblemAsync(await bob.PostAsJsonAsync($"/tasks/{sign.Id}/complete", new { result = "forged" }), HttpStatusCode.Forbidden);
+        Assert.Equal(HttpStatusCode.OK, (await alice.PostAsJsonAsync($"/tasks/{sign.Id}/complete", new { result = "signed" })).StatusCode);
+
+        var done = await adminApi.WaitForAsync(instance.Id, InstanceStatus.Completed);
+        Assert.True(done.Output!.Value.GetProperty("assessment").GetProperty("ok").GetBoolean());
+        Assert.Equal("signed", done.Output!.Value.GetProperty("signature").GetString());
+    }
+
+    [Fact]
+    public async Task The_api_description_declares_both_schemes_and_each_operation_its_requirement()
+    {
+        var document = JsonNode.Parse(await Factory.CreateClient().GetStringAsync("/openapi/v1.json"))!;
+        var schemes = document["components"]!["securitySchemes"]!;
+        Assert.Equal("bearer", (string?)schemes["Bearer"]!["scheme"]);
+        Assert.Equal("X-Api-Key", (string?)schemes["ApiKey"]!["name"]);
+        Assert.Equal("header", (string?)schemes["ApiKey"]!["in"]);
+
+        var start = document["paths"]!["/instances"]!["post"]!;
+        var requirements = start["security"]!.AsArray().SelectMany(r => r!.AsObject().Select(p => p.Key)).Order();
+        Assert.Equal(["ApiKey", "Bearer"], requirements);
+        Assert.NotNull(start["responses"]!["401"]);
+        Assert.NotNull(start["responses"]!["403"]);
+        Assert.Null(document["paths"]!["/health/ready"]?["get"]?["security"]);
+    }
+
+    private static async Task<TaskView> WaitForOpenTaskAsync(HttpClient client, Guid instanceId, string stepId)
+    {
+        TaskView? task = null;
+        await Eventually.WaitUntilAsync(async () =>
+        {
+            task = (await InboxAsync(client, $"instanceId={instanceId}&status=Open")).SingleOrDefault(t => t.StepId == stepId);
+            return task is not null;
+        });
+        return task!;
+    }
+
+    private static async Task<IReadOnlyList<TaskView>> InboxAsync(HttpClient client, string query) =>
+        (await client.GetFromJsonAsync<PageView<TaskView>>($"/tasks?{query}", WorkflowServiceFactory.Json))!.Items;
+}
+
+public sealed class SqliteAccessControlTests : AccessControlTests<SqliteBackend>;
+
+public sealed class PostgresAccessControlTests : AccessControlTests<PostgresBackend>;
