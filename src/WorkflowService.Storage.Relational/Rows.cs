@@ -12,13 +12,13 @@ internal static class Rows
     public const string InstanceColumns =
         "id, definition_name, definition_version, status, business_key, idempotency_key, input_json, variables_json, output_json, "
         + "error, wait_kind, wait_step_id, wait_signal, wait_timer_id, wait_task_id, parent_instance_id, parent_wait_id, branches_json, "
-        + "parked_signals, version, history_length, created_at, updated_at, completed_at";
+        + "parked_signals, version, history_length, created_at, updated_at, completed_at, started_by";
 
     public const string SignalColumns =
         "id, instance_id, name, payload_json, status, due_at_ms, attempts, lease_owner, lease_token, lease_until_ms, last_error, "
-        + "idempotency_key, task_id, created_at, handled_at";
+        + "idempotency_key, task_id, created_at, handled_at, actor";
 
-    public const string HistoryColumns = "instance_id, sequence, at, type, step_id, data_json";
+    public const string HistoryColumns = "instance_id, sequence, at, type, step_id, data_json, actor";
 
     public const string TaskColumns =
         "id, instance_id, definition_name, step_id, title, assignee, role, status, claimed_by, data_json, result_json, created_at, completed_at";
@@ -50,6 +50,7 @@ internal static class Rows
         CreatedAt = Utc(r.GetDateTime(at + 21)),
         UpdatedAt = Utc(r.GetDateTime(at + 22)),
         CompletedAt = r.IsDBNull(at + 23) ? null : Utc(r.GetDateTime(at + 23)),
+        StartedBy = NullableString(r, at + 24),
     };
 
     /// <summary>A signal from <see cref="SignalColumns"/> starting at ordinal <paramref name="at"/>.</summary>
@@ -70,6 +71,7 @@ internal static class Rows
         SubjectId = NullableGuid(r, at + 12),
         CreatedAt = Utc(r.GetDateTime(at + 13)),
         HandledAt = r.IsDBNull(at + 14) ? null : Utc(r.GetDateTime(at + 14)),
+        Actor = NullableString(r, at + 15),
     };
 
     /// <summary>The values of <see cref="InstanceColumns"/>, in order.</summary>
@@ -77,16 +79,16 @@ internal static class Rows
     [
         i.Id, i.DefinitionName, i.DefinitionVersion, i.Status.ToString(), i.BusinessKey, i.IdempotencyKey, i.InputJson, i.VariablesJson,
         i.OutputJson, i.Error, i.WaitKind?.ToString(), i.WaitStepId, i.WaitSignal, i.WaitSignalId, i.WaitTaskId, i.ParentInstanceId,
-        i.ParentWaitId, i.BranchesJson, i.ParkedSignals, i.Version, i.HistoryLength, i.CreatedAt, i.UpdatedAt, i.CompletedAt,
+        i.ParentWaitId, i.BranchesJson, i.ParkedSignals, i.Version, i.HistoryLength, i.CreatedAt, i.UpdatedAt, i.CompletedAt, i.StartedBy,
     ];
 
     public static object?[] SignalValues(SignalMessage m) =>
     [
         m.Id, m.InstanceId, m.Name, m.PayloadJson, m.Status.ToString(), m.DueAtMs, m.Attempts, m.LeaseOwner, m.LeaseToken,
-        m.LeaseUntilMs, m.LastError, m.IdempotencyKey, m.SubjectId, m.CreatedAt, m.HandledAt,
+        m.LeaseUntilMs, m.LastError, m.IdempotencyKey, m.SubjectId, m.CreatedAt, m.HandledAt, m.Actor,
     ];
 
-    public static object?[] HistoryValues(HistoryEvent h) => [h.InstanceId, h.Sequence, h.At, h.Type, h.StepId, h.DataJson];
+    public static object?[] HistoryValues(HistoryEvent h) => [h.InstanceId, h.Sequence, h.At, h.Type, h.StepId, h.DataJson, h.Actor];
 
     public static object?[] TaskValues(HumanTask t) =>
     [

@@ -33,6 +33,7 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(i => i.Status).HasConversion<string>().HasMaxLength(16);
             e.Property(i => i.WaitKind).HasConversion<string>().HasMaxLength(16);
             e.Property(i => i.BusinessKey).HasMaxLength(200);
+            e.Property(i => i.StartedBy).HasMaxLength(200);
             e.Property(i => i.IdempotencyKey).HasMaxLength(200);
             e.Property(i => i.WaitStepId).HasMaxLength(100);
             e.Property(i => i.WaitSignal).HasMaxLength(100);
@@ -53,6 +54,7 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(s => s.Status).HasConversion<string>().HasMaxLength(16);
             e.Property(s => s.LeaseOwner).HasMaxLength(200);
             e.Property(s => s.IdempotencyKey).HasMaxLength(200);
+            e.Property(s => s.Actor).HasMaxLength(200);
             e.Property(s => s.LeaseToken).IsConcurrencyToken();
             e.Ignore(s => s.IsSystem);
             e.Ignore(s => s.TaskId);
@@ -71,6 +73,7 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.HasKey(h => h.Id);
             e.Property(h => h.Type).HasMaxLength(40);
             e.Property(h => h.StepId).HasMaxLength(100);
+            e.Property(h => h.Actor).HasMaxLength(200);
             e.HasIndex(h => new { h.InstanceId, h.Sequence }).IsUnique();
         });
 

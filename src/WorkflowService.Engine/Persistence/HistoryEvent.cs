@@ -10,6 +10,9 @@ public sealed class HistoryEvent
     public required string Type { get; set; }
     public string? StepId { get; set; }
     public string? DataJson { get; set; }
+
+    /// <summary>Who caused it: the API caller (a token's user id or a key's name); null for the engine's own work (timers, retries).</summary>
+    public string? Actor { get; set; }
 }
 
 public static class HistoryEventTypes

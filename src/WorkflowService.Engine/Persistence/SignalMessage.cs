@@ -27,6 +27,8 @@ public sealed class SignalMessage
     public long? LeaseUntilMs { get; set; }
     public string? LastError { get; set; }
     public string? IdempotencyKey { get; set; }
+    /// <summary>Who sent it (for a task's completion: who completed it); the history events it causes record this actor.</summary>
+    public string? Actor { get; set; }
     /// <summary>
     /// What the signal is about besides its instance, as stored: the human task a $task signal completes, or the parent's
     /// wait a $child signal ends. Read it as <see cref="TaskId"/> or <see cref="ParentWaitId"/>.

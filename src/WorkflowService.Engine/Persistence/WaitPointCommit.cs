@@ -21,6 +21,8 @@ public sealed class WaitPointCommit
     public bool CloseOpenWork { get; set; }
     /// <summary>Set on resume after a suspension: every parked signal is queued again, due now, to be applied in turn.</summary>
     public bool RequeueParked { get; set; }
+    /// <summary>Who caused this commit (an API caller); written on each of its history events that names no one else.</summary>
+    public string? Actor { get; set; }
 }
 
 /// <summary>A new status for a signal. With a lease token, the update only applies while that claim still holds.</summary>

@@ -8,6 +8,8 @@ public sealed class WorkflowInstance : IWaitState
     public int DefinitionVersion { get; set; }
     public InstanceStatus Status { get; set; }
     public string? BusinessKey { get; set; }
+    /// <summary>Who started it (a token's user id or a key's name); null when authentication is off or a parent started it.</summary>
+    public string? StartedBy { get; set; }
     public string? IdempotencyKey { get; set; }
     public string? InputJson { get; set; }
     public string VariablesJson { get; set; } = "{}";

@@ -10,10 +10,11 @@ public sealed class DeadLetterQueue(ISignalQueue signals, IOperatorQueries queri
         queries.ListDeadLettersAsync(offset, limit, cancellationToken);
 
     /// <summary>Queues the signal again with fresh attempts; a faulted instance goes back to its wait.</summary>
-    public async Task<ReplayOutcome> ReplayAsync(Guid signalId, CancellationToken cancellationToken)
+    public async Task<ReplayOutcome> ReplayAsync(Guid signalId, string? actor, CancellationToken cancellationToken)
     {
         var replayed = new HistoryEvent
         {
+            Actor = actor,
             Type = HistoryEventTypes.InstanceReplayed,
             At = clock.Now().UtcDateTime,
             DataJson = $"{{\"signalId\":\"{signalId}\"}}",

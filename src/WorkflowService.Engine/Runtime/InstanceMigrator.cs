@@ -9,7 +9,7 @@ namespace WorkflowService.Engine.Runtime;
 /// <summary>A request to move instances to another version of their definition.</summary>
 /// <param name="ToVersion">The target version (of the same definition).</param>
 /// <param name="StepMap">Where a waiting position lands when the target version renamed its step (old id → new id).</param>
-public sealed record MigrationPlan(int ToVersion, IReadOnlyDictionary<string, string>? StepMap);
+public sealed record MigrationPlan(int ToVersion, IReadOnlyDictionary<string, string>? StepMap, string? Actor = null);
 
 /// <summary>Where one instance's waiting position lands; <see cref="Problem"/> says why it would be stranded.</summary>
 public sealed record MigrationStep(
@@ -205,7 +205,7 @@ public sealed class InstanceMigrator(
             }
 
             state.UpdatedAt = now;
-            var commit = new WaitPointCommit { Instance = state, ExpectedVersion = instance.Version };
+            var commit = new WaitPointCommit { Instance = state, ExpectedVersion = instance.Version, Actor = plan.Actor };
             commit.History.Add(new HistoryEvent
             {
                 InstanceId = state.Id,

@@ -51,12 +51,14 @@ public sealed partial class InstanceStarter(
             VariablesJson = definition.InitialVariablesJson,
             ParentInstanceId = request.ParentInstanceId,
             ParentWaitId = request.ParentWaitId,
+            StartedBy = request.Actor,
             CreatedAt = now.UtcDateTime,
             UpdatedAt = now.UtcDateTime,
         };
 
         var run = executor.Start(definition, instance, now);
         var commit = run.Commit ?? RetryLater(instance, run, now);
+        commit.Actor = request.Actor;
         try
         {
             // Counted before waiters hear of the instance, as every commit's counter is.

@@ -101,6 +101,7 @@ public sealed partial class SignalProcessor(
                 metrics.DeadLettered();
             }
 
+            commit.Actor = signal.Actor;
             try
             {
                 // Counted before waiters hear of the commit: a client that saw the instance move sees the count too.

@@ -31,6 +31,7 @@ public sealed class TaskInbox(ITaskStore tasks, IStoreClock clock, WaitPointWrit
             Name = SignalMessage.TaskSignal,
             PayloadJson = resultJson,
             SubjectId = task.Id,
+            Actor = user,
             Status = SignalStatus.Pending,
             DueAtMs = now.UnixMs,
             CreatedAt = now.UtcDateTime,

@@ -17,6 +17,7 @@ public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, Ins
     /// <exception cref="DuplicateInstanceException">Its idempotency or business key is taken.</exception>
     public async Task CreateAsync<TState>(WaitPointCommit commit, Action<TState> committed, TState state, CancellationToken cancellationToken)
     {
+        StampActor(commit);
         await store.CreateInstanceAsync(commit, cancellationToken).ConfigureAwait(false);
         committed(state);
         Published(commit);
@@ -34,9 +35,23 @@ public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, Ins
     /// </summary>
     public async Task CommitAsync<TState>(WaitPointCommit commit, Action<TState> committed, TState state, CancellationToken cancellationToken)
     {
+        StampActor(commit);
         await store.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
         committed(state);
         Published(commit);
+    }
+
+    private static void StampActor(WaitPointCommit commit)
+    {
+        if (commit.Actor is null)
+        {
+            return;
+        }
+
+        foreach (var entry in commit.History)
+        {
+            entry.Actor ??= commit.Actor;
+        }
     }
 
     /// <summary>A signal became due at <paramref name="dueAtMs"/> (store clock) outside a wait-point write.</summary>

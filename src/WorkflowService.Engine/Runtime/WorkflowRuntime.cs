@@ -8,13 +8,14 @@ using WorkflowService.Engine.WakeUp;
 namespace WorkflowService.Engine.Runtime;
 
 public sealed record StartRequest(string DefinitionName, int? Version, string? InputJson, string? BusinessKey, string? IdempotencyKey,
-    Guid? ParentInstanceId = null, Guid? ParentWaitId = null);
+    Guid? ParentInstanceId = null, Guid? ParentWaitId = null, string? Actor = null);
 
 public enum StartOutcome { Created, Existing, DefinitionNotFound }
 
 public sealed record StartResult(StartOutcome Outcome, WorkflowInstance? Instance);
 
-public sealed record SignalRequest(Guid InstanceId, string Name, string? PayloadJson, DateTimeOffset? DueAt, string? IdempotencyKey);
+public sealed record SignalRequest(Guid InstanceId, string Name, string? PayloadJson, DateTimeOffset? DueAt, string? IdempotencyKey,
+    string? Actor = null);
 
 public enum SignalOutcome { Accepted, Duplicate, InstanceNotFound, InstanceEnded }
 
@@ -61,6 +62,7 @@ public sealed class WorkflowRuntime(
             Status = SignalStatus.Pending,
             DueAtMs = request.DueAt is { } due ? Math.Max(due.ToUnixTimeMilliseconds(), now.UnixMs) : now.UnixMs,
             IdempotencyKey = request.IdempotencyKey,
+            Actor = request.Actor,
             CreatedAt = now.UtcDateTime,
         };
 
@@ -100,8 +102,8 @@ public sealed class WorkflowRuntime(
     /// Cancels cooperatively: the definition's cancel path runs (if it has one) and the instance ends cancelled; its
     /// timers, open tasks and unhandled signals are closed with it.
     /// </summary>
-    public Task<StateChangeResult> CancelAsync(Guid instanceId, string? reason, CancellationToken cancellationToken) =>
-        ChangeStateAsync(instanceId, async instance =>
+    public Task<StateChangeResult> CancelAsync(Guid instanceId, string? reason, string? actor, CancellationToken cancellationToken) =>
+        ChangeStateAsync(instanceId, actor, async instance =>
         {
             if (instance.Status.IsTerminal())
             {
@@ -116,25 +118,25 @@ public sealed class WorkflowRuntime(
         }, cancellationToken);
 
     /// <summary>Ends an instance at once, without its cancel path.</summary>
-    public Task<StateChangeResult> TerminateAsync(Guid instanceId, string? reason, CancellationToken cancellationToken) =>
-        ChangeStateAsync(instanceId, instance => Task.FromResult(
+    public Task<StateChangeResult> TerminateAsync(Guid instanceId, string? reason, string? actor, CancellationToken cancellationToken) =>
+        ChangeStateAsync(instanceId, actor, instance => Task.FromResult(
             instance.Status.IsTerminal() ? null : WorkflowExecutor.Cancel(instance, reason, clock.Now())), cancellationToken);
 
     /// <summary>Holds a waiting instance; nothing it receives is applied until it is resumed.</summary>
-    public Task<StateChangeResult> SuspendAsync(Guid instanceId, string? reason, CancellationToken cancellationToken) =>
-        ChangeStateAsync(instanceId, instance => Task.FromResult(
+    public Task<StateChangeResult> SuspendAsync(Guid instanceId, string? reason, string? actor, CancellationToken cancellationToken) =>
+        ChangeStateAsync(instanceId, actor, instance => Task.FromResult(
             instance.Status == InstanceStatus.Waiting ? WorkflowExecutor.Suspend(instance, reason, clock.Now()) : null), cancellationToken);
 
     /// <summary>Releases a suspended instance; signals and timers that came meanwhile are applied in turn.</summary>
-    public Task<StateChangeResult> ResumeAsync(Guid instanceId, CancellationToken cancellationToken) =>
-        ChangeStateAsync(instanceId, instance => Task.FromResult(
+    public Task<StateChangeResult> ResumeAsync(Guid instanceId, string? actor, CancellationToken cancellationToken) =>
+        ChangeStateAsync(instanceId, actor, instance => Task.FromResult(
             instance.Status == InstanceStatus.Suspended ? WorkflowExecutor.Unsuspend(instance, clock.Now()) : null), cancellationToken);
 
     /// <summary>
     /// Reads the instance, asks <paramref name="change"/> for a commit (null: not allowed in its current state) and
     /// writes it, repeating on a concurrency conflict.
     /// </summary>
-    private async Task<StateChangeResult> ChangeStateAsync(Guid instanceId,
+    private async Task<StateChangeResult> ChangeStateAsync(Guid instanceId, string? actor,
         Func<WorkflowInstance, Task<WaitPointCommit?>> change, CancellationToken cancellationToken)
     {
         for (var attempt = 0; ; attempt++)
@@ -151,6 +153,7 @@ public sealed class WorkflowRuntime(
                 return new StateChangeResult(StateChangeOutcome.NotAllowed, instance);
             }
 
+            commit.Actor = actor;
             try
             {
                 await writer.CommitAsync(commit, cancellationToken).ConfigureAwait(false);

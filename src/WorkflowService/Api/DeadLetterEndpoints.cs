@@ -1,3 +1,4 @@
+using System.Security.Claims;
 using Microsoft.AspNetCore.Http.HttpResults;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
@@ -32,9 +33,9 @@ public static class DeadLetterEndpoints
     }
 
     private static async Task<Results<Accepted<SignalView>, ProblemHttpResult>> Replay(
-        Guid id, DeadLetterQueue deadLetters, ISignalQueue store, CancellationToken cancellationToken)
+        Guid id, DeadLetterQueue deadLetters, ISignalQueue store, ClaimsPrincipal user, CancellationToken cancellationToken)
     {
-        var outcome = await deadLetters.ReplayAsync(id, cancellationToken);
+        var outcome = await deadLetters.ReplayAsync(id, user.Actor(), cancellationToken);
         var signal = outcome == ReplayOutcome.Replayed ? await store.GetSignalAsync(id, cancellationToken) : null;
         return outcome switch
         {

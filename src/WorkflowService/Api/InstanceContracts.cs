@@ -34,13 +34,14 @@ public sealed record InstanceView(
     int ParkedSignals,
     DateTime CreatedAt,
     DateTime UpdatedAt,
-    DateTime? CompletedAt)
+    DateTime? CompletedAt,
+    string? StartedBy)
 {
     public static InstanceView From(WorkflowInstance i) => new(
         i.Id, i.DefinitionName, i.DefinitionVersion, i.Status, i.BusinessKey,
         Json.Element(i.InputJson), Json.Element(i.VariablesJson), Json.Element(i.OutputJson), i.Error,
         WaitView.From(i),
-        i.ParkedSignals, i.CreatedAt, i.UpdatedAt, i.CompletedAt);
+        i.ParkedSignals, i.CreatedAt, i.UpdatedAt, i.CompletedAt, i.StartedBy);
 }
 
 public sealed record InstanceSummaryView(
@@ -51,9 +52,10 @@ public sealed record InstanceSummaryView(
         new(i.Id, i.DefinitionName, i.DefinitionVersion, i.Status, i.BusinessKey, i.WaitStepId, i.CreatedAt, i.UpdatedAt, i.CompletedAt);
 }
 
-public sealed record HistoryEventView(int Sequence, DateTime At, string Type, string? StepId, JsonElement? Data)
+/// <summary>Actor: who caused the event through the API (a token's user id or a key's name); null for the engine's own work.</summary>
+public sealed record HistoryEventView(int Sequence, DateTime At, string Type, string? StepId, JsonElement? Data, string? Actor)
 {
-    public static HistoryEventView From(HistoryEvent h) => new(h.Sequence, h.At, h.Type, h.StepId, Json.Element(h.DataJson));
+    public static HistoryEventView From(HistoryEvent h) => new(h.Sequence, h.At, h.Type, h.StepId, Json.Element(h.DataJson), h.Actor);
 }
 
 /// <summary>The body of cancel, terminate and suspend: an optional reason, kept in the history.</summary>

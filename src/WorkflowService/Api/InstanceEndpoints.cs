@@ -1,3 +1,4 @@
+using System.Security.Claims;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Mvc;
 using WorkflowService.Engine.Definitions;
@@ -66,6 +67,7 @@ public static class InstanceEndpoints
         StartInstanceRequest request,
         [FromHeader(Name = IdempotencyHeader)] string? idempotencyKey,
         WorkflowRuntime runtime,
+        ClaimsPrincipal user,
         CancellationToken cancellationToken)
     {
         if (!DefinitionCompiler.IsValidName(request.Definition))
@@ -89,7 +91,7 @@ public static class InstanceEndpoints
         }
 
         var result = await runtime.StartAsync(
-            new StartRequest(request.Definition, request.Version, Json.Text(request.Input), request.BusinessKey, idempotencyKey),
+            new StartRequest(request.Definition, request.Version, Json.Text(request.Input), request.BusinessKey, idempotencyKey, Actor: user.Actor()),
             cancellationToken);
         return result.Outcome switch
         {
@@ -177,20 +179,20 @@ public static class InstanceEndpoints
     }
 
     private static Task<Results<Ok<InstanceView>, ProblemHttpResult>> Cancel(
-        Guid id, InstanceActionRequest? request, WorkflowRuntime runtime, CancellationToken cancellationToken) =>
-        ChangeStateAsync(id, runtime.CancelAsync(id, request?.Reason, cancellationToken), "it already ended");
+        Guid id, InstanceActionRequest? request, WorkflowRuntime runtime, ClaimsPrincipal user, CancellationToken cancellationToken) =>
+        ChangeStateAsync(id, runtime.CancelAsync(id, request?.Reason, user.Actor(), cancellationToken), "it already ended");
 
     private static Task<Results<Ok<InstanceView>, ProblemHttpResult>> Terminate(
-        Guid id, InstanceActionRequest? request, WorkflowRuntime runtime, CancellationToken cancellationToken) =>
-        ChangeStateAsync(id, runtime.TerminateAsync(id, request?.Reason, cancellationToken), "it already ended");
+        Guid id, InstanceActionRequest? request, WorkflowRuntime runtime, ClaimsPrincipal user, CancellationToken cancellationToken) =>
+        ChangeStateAsync(id, runtime.TerminateAsync(id, request?.Reason, user.Actor(), cancellationToken), "it already ended");
 
     private static Task<Results<Ok<InstanceView>, ProblemHttpResult>> Suspend(
-        Guid id, InstanceActionRequest? request, WorkflowRuntime runtime, CancellationToken cancellationToken) =>
-        ChangeStateAsync(id, runtime.SuspendAsync(id, request?.Reason, cancellationToken), "only a waiting instance can be suspended");
+        Guid id, InstanceActionRequest? request, WorkflowRuntime runtime, ClaimsPrincipal user, CancellationToken cancellationToken) =>
+        ChangeStateAsync(id, runtime.SuspendAsync(id, request?.Reason, user.Actor(), cancellationToken), "only a waiting instance can be suspended");
 
     private static Task<Results<Ok<InstanceView>, ProblemHttpResult>> Resume(
-        Guid id, WorkflowRuntime runtime, CancellationToken cancellationToken) =>
-        ChangeStateAsync(id, runtime.ResumeAsync(id, cancellationToken), "only a suspended instance can be resumed");
+        Guid id, WorkflowRuntime runtime, ClaimsPrincipal user, CancellationToken cancellationToken) =>
+        ChangeStateAsync(id, runtime.ResumeAsync(id, user.Actor(), cancellationToken), "only a suspended instance can be resumed");
 
     private static async Task<Results<Ok<InstanceView>, ProblemHttpResult>> ChangeStateAsync(
         Guid id, Task<StateChangeResult> change, string whyNot)
@@ -209,6 +211,7 @@ public static class InstanceEndpoints
         SendSignalRequest request,
         [FromHeader(Name = IdempotencyHeader)] string? idempotencyKey,
         WorkflowRuntime runtime,
+        ClaimsPrincipal user,
         CancellationToken cancellationToken)
     {
         if (!DefinitionCompiler.IsValidName(request.Name))
@@ -223,7 +226,7 @@ public static class InstanceEndpoints
         }
 
         var result = await runtime.SignalAsync(
-            new SignalRequest(id, request.Name, Json.Text(request.Payload), request.DueAt, idempotencyKey), cancellationToken);
+            new SignalRequest(id, request.Name, Json.Text(request.Payload), request.DueAt, idempotencyKey, user.Actor()), cancellationToken);
         return result.Outcome switch
         {
             SignalOutcome.Accepted => TypedResults.Accepted($"/instances/{id}/signals", SignalView.From(result.Signal!)),

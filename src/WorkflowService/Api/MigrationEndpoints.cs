@@ -1,3 +1,4 @@
+using System.Security.Claims;
 using Microsoft.AspNetCore.Http.HttpResults;
 using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Persistence;
@@ -28,19 +29,20 @@ public static class MigrationEndpoints
     }
 
     private static async Task<Results<Ok<MigrationReport>, ValidationProblem, ProblemHttpResult>> MigrateOne(
-        Guid id, MigrateInstanceRequest request, InstanceMigrator migrator, CancellationToken cancellationToken)
+        Guid id, MigrateInstanceRequest request, InstanceMigrator migrator, ClaimsPrincipal user, CancellationToken cancellationToken)
     {
         if (request.ToVersion <= 0)
         {
             return Problems.Invalid("toVersion", "toVersion must be a positive version number");
         }
 
-        var result = await migrator.MigrateAsync([id], new MigrationPlan(request.ToVersion, request.StepMap), request.DryRun, cancellationToken);
+        var result = await migrator.MigrateAsync([id], new MigrationPlan(request.ToVersion, request.StepMap, user.Actor()), request.DryRun, cancellationToken);
         return Answer(result, request.DryRun);
     }
 
     private static async Task<Results<Ok<MigrationReport>, ValidationProblem, ProblemHttpResult>> MigrateMany(
-        MigrateInstancesRequest request, InstanceMigrator migrator, IOperatorQueries store, CancellationToken cancellationToken)
+        MigrateInstancesRequest request, InstanceMigrator migrator, IOperatorQueries store, ClaimsPrincipal user,
+        CancellationToken cancellationToken)
     {
         if (!DefinitionCompiler.IsValidName(request.Definition))
         {
@@ -65,7 +67,7 @@ public static class MigrationEndpoints
             return Problems.Invalid("definition", $"more than {InstanceMigrator.MaxBatch} instances match; narrow the migration with fromVersion");
         }
 
-        var result = await migrator.MigrateAsync(ids, new MigrationPlan(request.ToVersion, request.StepMap), request.DryRun, cancellationToken);
+        var result = await migrator.MigrateAsync(ids, new MigrationPlan(request.ToVersion, request.StepMap, user.Actor()), request.DryRun, cancellationToken);
         return Answer(result, request.DryRun);
     }
 

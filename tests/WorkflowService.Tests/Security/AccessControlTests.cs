@@ -238,7 +238,33 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
 
         var done = await adminApi.WaitForAsync(instance.Id, InstanceStatus.Completed);
         Assert.True(done.Output!.Value.GetProperty("assessment").GetProperty("ok").GetBoolean());
+        Assert.All((await adminApi.HistoryAsync(instance.Id)).Where(h => h.Type == "TaskCompleted"), h => Assert.Equal("alice", h.Actor));
+        Assert.Equal("root", done.StartedBy);
         Assert.Equal("signed", done.Output!.Value.GetProperty("signature").GetString());
+    }
+
+    [Fact]
+    public async Task The_history_names_who_did_what_and_the_instance_who_started_it()
+    {
+        using var app = WithKey(Application);
+        using var admin = WithKey(Admin);
+        using var olga = WithToken(_issuer.Token("olga", ["ops-team"]));
+        var appApi = new ApiClient(app);
+        await new ApiClient(admin).PublishExampleAsync("signal-roundtrip.json");
+
+        var started = await appApi.StartAsync("signal-roundtrip");
+        Assert.Equal("billing-app", started.StartedBy);
+        await appApi.SignalAsync(started.Id, "go", new { value = "paid" });
+        await appApi.WaitForAsync(started.Id, InstanceStatus.Completed);
+        var history = await appApi.HistoryAsync(started.Id);
+        Assert.Equal("billing-app", history.Single(h => h.Type == "InstanceStarted").Actor);
+        Assert.Equal("billing-app", history.Single(h => h.Type == "SignalReceived").Actor);
+
+        var cancelled = await appApi.StartAsync("signal-roundtrip");
+        Assert.Equal(HttpStatusCode.OK, (await olga.PostAsJsonAsync($"/instances/{cancelled.Id}/cancel", new { reason = "duplicate" })).StatusCode);
+        var afterCancel = await appApi.HistoryAsync(cancelled.Id);
+        Assert.Equal("olga", afterCancel.Single(h => h.Type == "InstanceCancelled").Actor);
+        Assert.Equal("billing-app", afterCancel.Single(h => h.Type == "InstanceStarted").Actor);
     }
 
     [Fact]
