@@ -1,4 +1,5 @@
 using System.Text.Json;
+using Microsoft.Extensions.Options;
 using Microsoft.AspNetCore.Http.HttpResults;
 using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Persistence;
@@ -33,13 +34,26 @@ public static class DefinitionEndpoints
     }
 
     private static async Task<Results<Created<DefinitionView>, ProblemHttpResult>> Publish(
-        JsonElement body, DefinitionRegistry registry, CancellationToken cancellationToken)
+        JsonElement body, DefinitionRegistry registry, IOptions<ApiOptions> api, CancellationToken cancellationToken)
     {
+        var raw = body.GetRawText();
+        if (raw.Length > api.Value.MaxDefinitionBytes)
+        {
+            return TypedResults.Problem($"The definition is {raw.Length} bytes; this service accepts at most {api.Value.MaxDefinitionBytes}.",
+                statusCode: StatusCodes.Status413PayloadTooLarge, title: "Definition too large");
+        }
+
         var diagnostics = new List<Diagnostic>();
+        if (CountSteps(body) is var steps && steps > api.Value.MaxDefinitionSteps)
+        {
+            diagnostics.Add(new Diagnostic("$.steps", $"the definition has {steps} steps; this service accepts at most {api.Value.MaxDefinitionSteps}"));
+            body = default;
+        }
+
         var document = body.ValueKind == JsonValueKind.Object
-            ? DefinitionCompiler.Parse(body.GetRawText(), diagnostics)
+            ? DefinitionCompiler.Parse(raw, diagnostics)
             : null;
-        if (body.ValueKind != JsonValueKind.Object)
+        if (body.ValueKind != JsonValueKind.Object && diagnostics.Count == 0)
         {
             diagnostics.Add(new Diagnostic("$", "the definition must be a JSON object"));
         }
@@ -64,6 +78,17 @@ public static class DefinitionEndpoints
                 ["diagnostics"] = diagnostics.Select(d => new DiagnosticView(d.Path, d.Message)).ToList(),
             });
     }
+
+    /// <summary>Every object in a "steps" array, at any depth (parallel branches hold steps of their own).</summary>
+    private static int CountSteps(JsonElement element) => element.ValueKind switch
+    {
+        JsonValueKind.Object => element.EnumerateObject().Sum(p =>
+            p.NameEquals("steps") && p.Value.ValueKind == JsonValueKind.Array
+                ? p.Value.GetArrayLength() + p.Value.EnumerateArray().Sum(CountSteps)
+                : CountSteps(p.Value)),
+        JsonValueKind.Array => element.EnumerateArray().Sum(CountSteps),
+        _ => 0,
+    };
 
     private static async Task<Ok<IReadOnlyList<DefinitionSummaryView>>> List(IDefinitionStore store, CancellationToken cancellationToken)
     {

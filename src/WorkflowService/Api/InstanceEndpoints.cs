@@ -27,6 +27,7 @@ public static class InstanceEndpoints
         group.MapGet("/{id:guid}", Get).WithName("GetInstance").RequireAuthorization(Policies.ReadInstances)
             .WithSummary("An instance; with waitFor, waits (bounded by timeout) until it reaches one of those statuses or ends")
             .ProducesValidationProblem()
+            .ProducesProblem(StatusCodes.Status503ServiceUnavailable)
             .ProducesProblem(StatusCodes.Status404NotFound);
         group.MapGet("/{id:guid}/history", History).WithName("GetInstanceHistory").RequireAuthorization(Policies.ReadInstances).WithSummary("The instance's history, oldest first")
             .ProducesProblem(StatusCodes.Status404NotFound);
@@ -128,6 +129,8 @@ public static class InstanceEndpoints
         Guid id,
         WorkflowRuntime runtime,
         IInstanceStore store,
+        LongPollGate gate,
+        HttpContext http,
         CancellationToken cancellationToken,
         [FromQuery] string? waitFor = null,
         [FromQuery] double? timeout = null)
@@ -158,6 +161,15 @@ public static class InstanceEndpoints
             if (timeout is not { } seconds || seconds < 0 || double.IsNaN(seconds))
             {
                 return Problems.Invalid("timeout", "with waitFor, timeout (seconds, at least 0) is required");
+            }
+
+            using var slot = gate.TryEnter();
+            if (slot is null)
+            {
+                http.Response.Headers.RetryAfter = "1";
+                return TypedResults.Problem(
+                    "This node holds as many waiting requests as it may; retry shortly, or read the instance without waitFor.",
+                    statusCode: StatusCodes.Status503ServiceUnavailable, title: "Too many waiting requests");
             }
 
             instance = await runtime.WaitForStatusAsync(id, statuses, TimeSpan.FromSeconds(Math.Min(seconds, 3600)), cancellationToken);

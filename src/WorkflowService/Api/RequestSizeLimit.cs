@@ -11,6 +11,14 @@ public sealed class ApiOptions
     /// <summary>Largest request body accepted, in bytes; larger ones get 413 (default 1 MiB).</summary>
     [System.ComponentModel.DataAnnotations.Range(1024, 1L << 30)]
     public long MaxRequestBodyBytes { get; set; } = 1 << 20;
+
+    /// <summary>Largest definition accepted for publishing, in bytes of JSON (default 256 KiB).</summary>
+    [System.ComponentModel.DataAnnotations.Range(1024, 1L << 30)]
+    public int MaxDefinitionBytes { get; set; } = 256 * 1024;
+
+    /// <summary>Most steps a definition may have, counting those inside parallel branches (default 1000).</summary>
+    [System.ComponentModel.DataAnnotations.Range(1, 100_000)]
+    public int MaxDefinitionSteps { get; set; } = 1000;
 }
 
 /// <summary>Applies <see cref="ApiOptions.MaxRequestBodyBytes"/> to every request, on any server.</summary>

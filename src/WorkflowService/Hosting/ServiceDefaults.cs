@@ -18,8 +18,15 @@ namespace WorkflowService.Hosting;
 /// <summary>One call wires logging, problem details, OpenAPI, health, the backend and the engine; one maps the API.</summary>
 public static class ServiceDefaults
 {
+    /// <summary>Where mounted secrets live (Docker and Kubernetes secrets): one file per setting, named like Store__ConnectionString.</summary>
+    public const string DefaultSecretsDirectory = "/run/secrets";
+
     public static WebApplicationBuilder AddWorkflowService(this WebApplicationBuilder builder)
     {
+        // Secrets come from the environment or from files mounted here, never from a committed file; a file overrides
+        // the same setting from anywhere else.
+        var secrets = builder.Configuration["Secrets:Directory"] ?? DefaultSecretsDirectory;
+        builder.Configuration.AddKeyPerFile(secrets, optional: true, reloadOnChange: false);
         var services = builder.Services;
         services.AddSerilog((provider, logger) => logger
             .ReadFrom.Configuration(builder.Configuration)
@@ -74,6 +81,8 @@ public static class ServiceDefaults
         services.AddHttpClient(HttpCallOutClient.ClientName, c => c.Timeout = Timeout.InfiniteTimeSpan); // each attempt is bounded by its step's timeout
         services.AddSingleton<WorkflowService.Engine.Execution.ICallOutClient, HttpCallOutClient>();
         services.AddWorkflowSecurity(builder.Configuration);
+        services.AddCallerLimits(builder.Configuration);
+        services.AddHttpHardening(builder.Configuration);
         services.AddWorkflowBackend(builder.Configuration);
         services.AddWorkflowEngine(builder.Configuration);
         services.AddSingleton<DiagramRenderer>();
@@ -86,8 +95,10 @@ public static class ServiceDefaults
         app.UseSerilogRequestLogging();
         app.UseExceptionHandler();
         app.UseStatusCodePages();
+        app.UseHttpHardening();
         app.UseMiddleware<RequestSizeLimit>();
         app.UseAuthentication();
+        app.UseRateLimiter();
         app.UseAuthorization();
 
         app.MapOpenApi();

@@ -50,6 +50,7 @@ internal static class SecurityOpenApi
             operation.Responses ??= [];
             operation.Responses.TryAdd("401", Problem("No credentials, or credentials that are not valid", context.Document));
             operation.Responses.TryAdd("403", Problem("The caller's roles do not allow this operation", context.Document));
+            operation.Responses.TryAdd("429", Problem("The caller sent too many requests; Retry-After says when to try again", context.Document));
             return Task.CompletedTask;
         });
     }

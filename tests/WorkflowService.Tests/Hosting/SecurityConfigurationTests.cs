@@ -92,6 +92,24 @@ public sealed class SecurityConfigurationTests
         Assert.DoesNotContain("   at ", await error + await output, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task The_real_server_sends_no_banner_and_forbids_content_sniffing()
+    {
+        var database = Path.Combine(Directory.CreateTempSubdirectory("workflow-banner-").FullName, "workflow.db");
+        await using var node = await ServiceProcess.StartAsync("banner", new Dictionary<string, string?> { ["Store:ConnectionString"] = $"Data Source={database}" });
+        using var client = node.CreateClient();
+
+        using var probe = await client.GetAsync("/health/live");
+        using var api = await client.GetAsync("/definitions");
+        foreach (var response in new[] { probe, api })
+        {
+            Assert.False(response.Headers.Contains("Server"), string.Join(",", response.Headers.Select(h => h.Key)));
+            Assert.Equal("nosniff", response.Headers.GetValues("X-Content-Type-Options").Single());
+        }
+
+        Assert.Equal(System.Net.HttpStatusCode.OK, api.StatusCode);
+    }
+
     private sealed class Environment(string name) : IHostEnvironment
     {
         public string EnvironmentName { get; set; } = name;

@@ -1,0 +1,119 @@
+using System.ComponentModel.DataAnnotations;
+using System.Globalization;
+using System.Threading.RateLimiting;
+using Microsoft.AspNetCore.RateLimiting;
+using Microsoft.Extensions.Options;
+using WorkflowService.Security;
+
+namespace WorkflowService.Api;
+
+/// <summary>Per-caller request rates and the node's cap on waiting requests ("RateLimiting" section).</summary>
+public sealed class RateLimitingOptions
+{
+    public const string Section = "RateLimiting";
+
+    /// <summary>Off only for a node behind a gateway that limits callers itself.</summary>
+    public bool Enabled { get; set; } = true;
+
+    /// <summary>Requests a caller earns per <see cref="Period"/> (a token bucket per caller: the actor, else the client address).</summary>
+    [Range(1, 1_000_000)]
+    public int PermitsPerPeriod { get; set; } = 500;
+
+    [Range(typeof(TimeSpan), "00:00:00.010", "01:00:00")]
+    public TimeSpan Period { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>Requests a caller may make at once after a quiet spell (the bucket's size).</summary>
+    [Range(1, 10_000_000)]
+    public int Burst { get; set; } = 1000;
+
+    /// <summary>Long-polls (GET /instances/{id}?waitFor=…) one node holds at once; more get 503 with Retry-After.</summary>
+    [Range(1, 100_000)]
+    public int MaxConcurrentLongPolls { get; set; } = 1000;
+}
+
+/// <summary>The node's count of open long-polls, bounded by <see cref="RateLimitingOptions.MaxConcurrentLongPolls"/>.</summary>
+public sealed class LongPollGate(IOptions<RateLimitingOptions> options)
+{
+    private int _inUse;
+
+    public int InUse => Volatile.Read(ref _inUse);
+
+    /// <summary>A slot, or null when the node holds as many long-polls as it may; dispose the slot to give it back.</summary>
+    public IDisposable? TryEnter()
+    {
+        if (Interlocked.Increment(ref _inUse) > options.Value.MaxConcurrentLongPolls)
+        {
+            Interlocked.Decrement(ref _inUse);
+            return null;
+        }
+
+        return new Slot(this);
+    }
+
+    private sealed class Slot(LongPollGate gate) : IDisposable
+    {
+        private int _released;
+
+        public void Dispose()
+        {
+            if (Interlocked.Exchange(ref _released, 1) == 0)
+            {
+                Interlocked.Decrement(ref gate._inUse);
+            }
+        }
+    }
+}
+
+internal static class CallerLimits
+{
+    /// <summary>Probes are never limited: an orchestrator must always learn whether the node is alive.</summary>
+    private static bool IsProbe(HttpContext context) => context.Request.Path.StartsWithSegments("/health", StringComparison.Ordinal);
+
+    public static IServiceCollection AddCallerLimits(this IServiceCollection services, IConfiguration configuration)
+    {
+        services.AddOptions<RateLimitingOptions>().Bind(configuration.GetSection(RateLimitingOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
+        services.AddSingleton<LongPollGate>();
+        services.AddRateLimiter(_ => { });
+        services.AddOptions<RateLimiterOptions>().Configure<IOptions<RateLimitingOptions>>((o, settings) =>
+        {
+            var limits = settings.Value;
+            o.RejectionStatusCode = StatusCodes.Status429TooManyRequests;
+            o.GlobalLimiter = PartitionedRateLimiter.Create<HttpContext, string>(context =>
+                !limits.Enabled || IsProbe(context)
+                    ? RateLimitPartition.GetNoLimiter(string.Empty)
+                    : RateLimitPartition.GetTokenBucketLimiter(CallerKey(context), _ => new TokenBucketRateLimiterOptions
+                    {
+                        TokenLimit = limits.Burst,
+                        TokensPerPeriod = limits.PermitsPerPeriod,
+                        ReplenishmentPeriod = limits.Period,
+                        QueueLimit = 0,
+                        AutoReplenishment = true,
+                    }));
+            o.OnRejected = (rejected, cancellationToken) =>
+            {
+                var retryAfter = rejected.Lease.TryGetMetadata(MetadataName.RetryAfter, out var wait) ? wait : limits.Period;
+                var seconds = Math.Max(1, (int)Math.Ceiling(retryAfter.TotalSeconds));
+                return WriteTooBusyAsync(rejected.HttpContext, StatusCodes.Status429TooManyRequests, "Too many requests",
+                    $"This caller sent more than {limits.PermitsPerPeriod} requests per {limits.Period.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s; retry after {seconds} s.",
+                    seconds);
+            };
+        });
+        return services;
+    }
+
+    /// <summary>Who a limit counts against: the authenticated caller, else the client's address.</summary>
+    private static string CallerKey(HttpContext context) =>
+        context.User.Actor() is { } actor ? $"actor:{actor}" : $"address:{context.Connection.RemoteIpAddress}";
+
+    /// <summary>A 429 or 503 problem with Retry-After, written by the problem-details service like every other answer.</summary>
+    public static async ValueTask WriteTooBusyAsync(HttpContext context, int status, string title, string detail, int retryAfterSeconds)
+    {
+        context.Response.StatusCode = status;
+        context.Response.Headers.RetryAfter = retryAfterSeconds.ToString(CultureInfo.InvariantCulture);
+        await context.RequestServices.GetRequiredService<IProblemDetailsService>().WriteAsync(new ProblemDetailsContext
+        {
+            HttpContext = context,
+            ProblemDetails = { Status = status, Title = title, Detail = detail },
+        }).ConfigureAwait(false);
+    }
+}

@@ -1,0 +1,66 @@
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+
+namespace WorkflowService.Hosting;
+
+/// <summary>Transport and header settings for a node exposed directly, without a gateway in front ("Http" section).</summary>
+public sealed class HttpOptions
+{
+    public const string Section = "Http";
+
+    /// <summary>Redirect plain HTTP to HTTPS (needs an HTTPS endpoint in ASPNETCORE_URLS / Kestrel settings).</summary>
+    public bool HttpsRedirection { get; set; }
+
+    /// <summary>Send Strict-Transport-Security on HTTPS answers (outside Development).</summary>
+    public bool Hsts { get; set; }
+
+    /// <summary>Origins a browser may call from; empty (the default) answers no cross-origin request.</summary>
+    public string[] CorsOrigins { get; set; } = [];
+}
+
+internal static class HttpHardening
+{
+    private const string CorsPolicy = "configured-origins";
+
+    public static IServiceCollection AddHttpHardening(this IServiceCollection services, IConfiguration configuration)
+    {
+        var section = configuration.GetSection(HttpOptions.Section);
+        services.AddOptions<HttpOptions>().Bind(section).ValidateOnStart()
+            .Validate(o => o.CorsOrigins.All(origin => Uri.TryCreate(origin, UriKind.Absolute, out var uri) && uri.AbsolutePath == "/"),
+                "Http:CorsOrigins must list origins such as https://app.example.com (scheme, host and port; no path).");
+        // No "Server: Kestrel" banner on any answer.
+        services.Configure<KestrelServerOptions>(o => o.AddServerHeader = false);
+        services.AddCors(o => o.AddPolicy(CorsPolicy, policy => policy
+            .WithOrigins(section.GetSection(nameof(HttpOptions.CorsOrigins)).Get<string[]>() ?? [])
+            .AllowAnyHeader()
+            .AllowAnyMethod()
+            .WithExposedHeaders("Location", "Retry-After")));
+        services.AddHsts(o => o.MaxAge = TimeSpan.FromDays(365));
+        return services;
+    }
+
+    public static WebApplication UseHttpHardening(this WebApplication app)
+    {
+        var options = app.Configuration.GetSection(HttpOptions.Section).Get<HttpOptions>() ?? new HttpOptions();
+        if (options.Hsts && !app.Environment.IsDevelopment())
+        {
+            app.UseHsts();
+        }
+
+        if (options.HttpsRedirection)
+        {
+            app.UseHttpsRedirection();
+        }
+
+        app.Use((context, next) =>
+        {
+            context.Response.Headers.XContentTypeOptions = "nosniff";
+            return next(context);
+        });
+        if (options.CorsOrigins.Length > 0)
+        {
+            app.UseCors(CorsPolicy);
+        }
+
+        return app;
+    }
+}
