@@ -172,7 +172,8 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         var second = Own(new WorkflowServiceFactory(database.Settings.Concat(new Dictionary<string, string?> { ["Workers:Enabled"] = "false" }).ToDictionary()));
 
         var error = Assert.ThrowsAny<Exception>(() => second.CreateClient());
-        Assert.Contains("schema 99", error.ToString(), StringComparison.Ordinal);
+        // The whole exception on failure: Assert.Contains would show only its first 50 characters, not where it came from.
+        Assert.True(error.ToString().Contains("schema 99", StringComparison.Ordinal), $"start-up failed otherwise: {error}");
     }
 
     [Fact]
