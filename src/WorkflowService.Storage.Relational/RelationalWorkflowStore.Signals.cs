@@ -140,6 +140,19 @@ public sealed partial class RelationalWorkflowStore : ISignalQueue
         return rows == 1;
     }
 
+    public async Task<bool> DeferSignalAsync(Guid signalId, long leaseToken, long dueAtMs, CancellationToken cancellationToken)
+    {
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var rows = await db.Signals.Where(s => s.Id == signalId && s.LeaseToken == leaseToken && s.Status == SignalStatus.Pending)
+            .ExecuteUpdateAsync(u => u
+                .SetProperty(s => s.LeaseOwner, (string?)null)
+                .SetProperty(s => s.LeaseUntilMs, (long?)null)
+                .SetProperty(s => s.DueAtMs, dueAtMs)
+                .SetProperty(s => s.Attempts, s => s.Attempts > 0 ? s.Attempts - 1 : 0), cancellationToken).ConfigureAwait(false);
+        return rows == 1;
+    }
+
     public async Task<bool> DeadLetterSignalAsync(Guid signalId, long leaseToken, string error, CancellationToken cancellationToken)
     {
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);

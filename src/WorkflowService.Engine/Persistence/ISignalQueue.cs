@@ -25,6 +25,11 @@ public interface ISignalQueue
     Task<long?> GetNextDueAsync(CancellationToken cancellationToken);
     /// <summary>Gives a claimed signal back for a later retry; false when the lease was lost.</summary>
     Task<bool> ReleaseSignalAsync(Guid signalId, long leaseToken, long dueAtMs, string? error, CancellationToken cancellationToken);
+    /// <summary>
+    /// Gives a claimed signal back, due at <paramref name="dueAtMs"/>, without counting the claim as an attempt: it was
+    /// not tried, only found early (it waits for another commit). False when the lease was lost.
+    /// </summary>
+    Task<bool> DeferSignalAsync(Guid signalId, long leaseToken, long dueAtMs, CancellationToken cancellationToken);
     /// <summary>Dead-letters a claimed signal that cannot be applied to any instance; false when the lease was lost.</summary>
     Task<bool> DeadLetterSignalAsync(Guid signalId, long leaseToken, string error, CancellationToken cancellationToken);
     /// <summary>Releases every lease held by <paramref name="owner"/> (graceful shutdown).</summary>

@@ -31,10 +31,10 @@ public sealed partial class SignalProcessor(
         {
             // The child ended before its parent recorded that it started (the worker starting it has not committed yet):
             // wait for that commit, so that the parent's history reads in the order things happened. Bounded by the
-            // start signal's own lease and attempt limit: once it is handled or dead-lettered, this signal goes ahead.
+            // start signal's own lease and attempt limit: once it is handled or dead-lettered, this signal goes ahead. The
+            // claim is not counted as an attempt: nothing was tried.
             var later = clock.Now().After(engine.BackoffFor(1));
-            await signals.ReleaseSignalAsync(signal.Id, signal.LeaseToken, later, "waiting for the parent to record its child's start",
-                cancellationToken).ConfigureAwait(false);
+            await signals.DeferSignalAsync(signal.Id, signal.LeaseToken, later, cancellationToken).ConfigureAwait(false);
             writer.SignalQueued(later);
             return;
         }

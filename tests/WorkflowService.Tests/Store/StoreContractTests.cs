@@ -53,6 +53,28 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
     }
 
     [Fact]
+    public async Task A_deferred_signal_is_given_back_unleased_at_its_new_time_without_using_up_an_attempt()
+    {
+        var name = Definitions.Unique("defer");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var started = await Api.StartAsync(name);
+        await Api.SignalAsync(started.Id, "go");
+        var queue = Factory.Get<ISignalQueue>();
+        var claimed = Assert.Single(await queue.ClaimDueSignalsAsync("node-a", 10, TimeSpan.FromMinutes(5), Token));
+        var later = Factory.Get<IStoreClock>().Now().After(TimeSpan.FromMinutes(1));
+
+        Assert.False(await queue.DeferSignalAsync(claimed.Id, claimed.LeaseToken + 1, later, Token));
+        Assert.True(await queue.DeferSignalAsync(claimed.Id, claimed.LeaseToken, later, Token));
+
+        var stored = (await queue.GetSignalAsync(claimed.Id, Token))!;
+        Assert.Equal(SignalStatus.Pending, stored.Status);
+        Assert.Equal(0, stored.Attempts);
+        Assert.Null(stored.LeaseUntilMs);
+        Assert.Equal(later, stored.DueAtMs);
+        Assert.Empty(await queue.ClaimDueSignalsAsync("node-b", 10, TimeSpan.FromMinutes(5), Token));
+    }
+
+    [Fact]
     public async Task The_workers_claim_hands_each_signal_its_instance_as_stored_one_copy_per_signal()
     {
         var name = Definitions.Unique("claim-work");
