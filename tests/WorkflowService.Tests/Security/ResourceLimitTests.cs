@@ -117,6 +117,50 @@ public sealed class ResourceLimitTests : ServiceTest<SqliteBackend>
         Assert.Equal(HttpStatusCode.Unauthorized, (await anonymous.Http.GetAsync("/definitions")).StatusCode);
     }
 
+    [Fact]
+    public async Task An_http_step_to_a_host_outside_the_allowed_list_is_never_called()
+    {
+        await using var target = await CallOutTarget.StartAsync();
+        var (_, api) = await StartServiceAsync(new() { ["CallOuts:AllowedHosts:0"] = "quotes.example.com", ["Engine:MaxAttempts"] = "1" });
+        var name = Definitions.Unique("ssrf");
+        await api.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "steps": [
+                { "id": "probe", "type": "http", "method": "GET", "url": "'{{target.Address}}flaky'", "output": "reply" },
+                { "id": "done", "type": "complete" }
+              ]
+            }
+            """);
+
+        var instance = await api.StartAsync(name);
+        var faulted = await api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
+
+        Assert.Contains("calls to 127.0.0.1 are not allowed", faulted.Error, StringComparison.Ordinal);
+        Assert.Equal(0, target.FlakyCalls);
+    }
+
+    [Fact]
+    public async Task Page_sizes_are_capped_and_a_long_poll_never_waits_longer_than_the_node_allows()
+    {
+        var (factory, api) = await StartServiceAsync(new() { ["Workers:MaxLongPoll"] = "00:00:01" });
+        await api.PublishExampleAsync("signal-roundtrip.json");
+        var instance = await api.StartAsync("signal-roundtrip");
+
+        foreach (var list in new[] { "/instances", "/tasks", "/dead-letters", "/signals" })
+        {
+            var problem = await ApiClient.ProblemAsync(await api.Http.GetAsync($"{list}?limit=501"), HttpStatusCode.BadRequest);
+            Assert.Equal("limit must be between 1 and 500", (string?)problem["detail"]);
+        }
+
+        // Asked to wait an hour, the node answers after its own cap with the instance as it is (still waiting); the
+        // client's 30 s timeout would end the test if it did not.
+        using var client = factory.CreateClient();
+        client.Timeout = TimeSpan.FromSeconds(30);
+        var answered = await client.GetFromJsonAsync<InstanceView>($"/instances/{instance.Id}?waitFor=Completed&timeout=3600", WorkflowServiceFactory.Json);
+        Assert.Equal(InstanceStatus.Waiting, answered!.Status);
+    }
+
     private static HttpRequestMessage Preflight(string origin = "https://console.example.com")
     {
         var request = new HttpRequestMessage(HttpMethod.Options, "/instances");
