@@ -42,6 +42,9 @@ public sealed class ServiceProcess : IAsyncDisposable
         start.Environment["Urls"] = $"http://127.0.0.1:{port}";
         start.Environment["Workers__NodeId"] = nodeId;
         start.Environment["Serilog__MinimumLevel__Default"] = "Warning";
+        // A cluster test drives every node through one key, far above a caller's default rate.
+        start.Environment["RateLimiting__PermitsPerPeriod"] = "1000000";
+        start.Environment["RateLimiting__Burst"] = "10000000";
         start.Environment["DOTNET_ENVIRONMENT"] = "Production";
         // Production refuses to start without authentication: the test's clients carry an admin key made for this node.
         var apiKey = TestApiKey.Create("test-client", "admin");

@@ -20,6 +20,9 @@ public sealed class WorkflowServiceFactory(Dictionary<string, string?> settings,
     {
         ["Workers:PollInterval"] = "00:00:00.200",
         ["Serilog:MinimumLevel:Default"] = "Warning",
+        // Suites drive thousands of requests from one client; the limiter's own tests (ResourceLimitTests) set theirs.
+        ["RateLimiting:PermitsPerPeriod"] = "1000000",
+        ["RateLimiting:Burst"] = "10000000",
     };
 
     public T Get<T>() where T : notnull => Services.GetRequiredService<T>();
