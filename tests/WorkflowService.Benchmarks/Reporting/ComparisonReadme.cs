@@ -30,12 +30,13 @@ internal static class ComparisonReadme
         text.AppendLine("Latest runs:").AppendLine();
         foreach (var run in runs)
         {
-            text.AppendLine(CultureInfo.InvariantCulture, $"- [{run.Backend}-{run.Date}]({run.Backend}-{run.Date}.md) ({run.Database.GetValueOrDefault("server_version") ?? run.Database.GetValueOrDefault("version")}; service {run.Machine.GetValueOrDefault("service commit")}; {run.Machine.GetValueOrDefault("cores")} cores){(run.Notes.Count > 0 ? " — " + string.Join(" ", run.Notes) : string.Empty)}");
+            text.AppendLine(CultureInfo.InvariantCulture, $"- [{run.Backend}-{run.Date}]({run.Backend}-{run.Date}.md) ({run.Database.GetValueOrDefault("server_version") ?? run.Database.GetValueOrDefault("version")}; service {run.Machine.GetValueOrDefault("service commit")}; {run.Machine.GetValueOrDefault("cores")} cores{(run.Authentication is { } auth ? "; auth " + auth : string.Empty)}){(run.Notes.Count > 0 ? " — " + string.Join(" ", run.Notes) : string.Empty)}");
         }
 
         text.AppendLine(CultureInfo.InvariantCulture, $"- predecessor: [{PredecessorBaseline.FileName}]({PredecessorBaseline.FileName}) — {predecessor.Source}").AppendLine();
 
         text.AppendLine("Where the time goes for every missed target, and what would close it: [where-the-time-goes.md](where-the-time-goes.md) (written by hand from these reports and service profiles).").AppendLine();
+        text.AppendLine("What authentication costs per request (API key against Authentication:Mode=None, interleaved pairs): [security-2026-11-23.md](security-2026-11-23.md) (written by hand from runs of `--auth apikey` and `--auth none`).").AppendLine();
         text.AppendLine("## Targets").AppendLine();
         var headlines = runs.Select(r => (r.Backend, Headline: Headline.From(r))).ToList();
         var targets = new MarkdownTable(["figure", "target", ">Oracle (predecessor)", ">MongoDB (predecessor)", .. headlines.Select(h => ">" + h.Backend)]);
