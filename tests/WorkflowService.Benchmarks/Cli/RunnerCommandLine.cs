@@ -55,14 +55,19 @@ internal static class RunnerCommandLine
         var output = new Option<string>("--output") { Description = "Where reports go (default docs/benchmarks).", HelpName = "DIR" };
         var noBuild = new Option<bool>("--no-build") { Description = "Do not build the service (Release) before the run." };
         var keepDatabase = new Option<bool>("--keep-database") { Description = "Do not drop the run's database / delete its SQLite file." };
+        var auth = new Option<string>("--auth")
+        {
+            Description = "apikey: a random API key per run (role admin), its hash given to the service, the key sent in X-Api-Key on every request. none: the service runs with Authentication__Mode=None and no key is sent (to measure what authentication costs; reports get a -noauth suffix).",
+            DefaultValueFactory = _ => "apikey",
+        }.AcceptOnlyFromAmong("apikey", "none");
 
         var run = new RootCommand("The benchmark runner: starts the service (Release) on a fresh database, drives the scenario set over HTTP and writes docs/benchmarks/<backend>-<yyyy-MM-dd>[-<tier>].md/.json.")
         {
-            backend, tier, only, seed, postgres, output, noBuild, keepDatabase,
+            backend, tier, only, seed, postgres, output, noBuild, keepDatabase, auth,
         };
         var compare = new Command("compare", "sqlite then postgres (tier all), then regenerates the README of the output directory.")
         {
-            only, seed, postgres, output, noBuild, keepDatabase,
+            only, seed, postgres, output, noBuild, keepDatabase, auth,
         };
         var readme = new Command("readme", "Only regenerates the README of the output directory from its latest reports.") { output };
         run.Subcommands.Add(compare);
@@ -86,6 +91,7 @@ internal static class RunnerCommandLine
                 OutputDirectory = Path.GetFullPath(parse.GetValue(output) ?? Path.Combine(root, "docs", "benchmarks")),
                 Build = !parse.GetValue(noBuild),
                 KeepDatabase = parse.GetValue(keepDatabase),
+                Auth = command != "readme" && parse.GetValue(auth) == "none" ? AuthMode.None : AuthMode.ApiKey,
             };
         }
 

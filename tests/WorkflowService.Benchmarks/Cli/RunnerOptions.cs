@@ -17,10 +17,20 @@ internal sealed record RunnerOptions
     public bool Build { get; init; } = true;
     public bool KeepDatabase { get; init; }
 
+    /// <summary>apikey (default) or none (--auth).</summary>
+    public AuthMode Auth { get; init; } = AuthMode.ApiKey;
+
+    /// <summary>How reports name the mode: the --auth value.</summary>
+    public string AuthName => Auth == AuthMode.None ? "none" : "apikey";
+
     public string ServiceDll => Path.Combine(RepositoryRoot, "src", "WorkflowService", "bin", "Release", "net10.0", "WorkflowService.dll");
 
-    /// <summary>The report file name's suffix: none for a full run, the tier or "partial" otherwise.</summary>
-    public string ReportSuffix => Only is not null ? "-partial" : Tier == Tier.All ? string.Empty : "-" + Tier.ToString().ToLowerInvariant();
+    /// <summary>
+    /// The report file name's suffix: none for a full run, the tier or "partial" otherwise; "-noauth" after it for a run
+    /// without authentication, so that it never stands in for the day's report (the README reads only unsuffixed ones).
+    /// </summary>
+    public string ReportSuffix => (Only is not null ? "-partial" : Tier == Tier.All ? string.Empty : "-" + Tier.ToString().ToLowerInvariant())
+                                  + (Auth == AuthMode.None ? "-noauth" : string.Empty);
 
     public static string FindRepositoryRoot()
     {

@@ -18,7 +18,8 @@ internal sealed class WorkflowClient : IDisposable
     private const int PageLimit = 500;
     private readonly HttpClient _http;
 
-    public WorkflowClient(Uri address, int concurrency)
+    /// <param name="apiKey">Sent in X-Api-Key on every request (null: no key, for a service without authentication).</param>
+    public WorkflowClient(Uri address, int concurrency, string? apiKey)
     {
         _http = new HttpClient(new SocketsHttpHandler
         {
@@ -29,6 +30,10 @@ internal sealed class WorkflowClient : IDisposable
             BaseAddress = address,
             Timeout = TimeSpan.FromSeconds(LongPollSeconds + 30),
         };
+        if (apiKey is not null)
+        {
+            _http.DefaultRequestHeaders.Add(BenchApiKey.HeaderName, apiKey);
+        }
     }
 
     public async Task PublishAsync(string definitionJson, CancellationToken cancellationToken)

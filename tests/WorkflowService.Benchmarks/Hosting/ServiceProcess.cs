@@ -20,9 +20,12 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
     private readonly Lock _logLock = new();
     private readonly TaskCompletionSource _started = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-    private ServiceProcess(Process process, Uri address, int signalWorkers, string logPath, StreamWriter log)
+    private readonly string? _apiKey;
+
+    private ServiceProcess(Process process, Uri address, int signalWorkers, string logPath, StreamWriter log, string? apiKey)
     {
         _process = process;
+        _apiKey = apiKey;
         Address = address;
         SignalWorkers = signalWorkers;
         LogPath = logPath;
@@ -35,8 +38,10 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
     public int Pid => _process.Id;
     public bool HasExited => _process.HasExited;
 
+    /// <param name="apiKey">The key the readiness probe sends in X-Api-Key (null: none, for a service without authentication).</param>
     public static async Task<ServiceProcess> StartAsync(
-        string serviceDll, IReadOnlyDictionary<string, string> environment, int signalWorkers, string workDirectory, CancellationToken cancellationToken)
+        string serviceDll, IReadOnlyDictionary<string, string> environment, int signalWorkers, string workDirectory, string? apiKey,
+        CancellationToken cancellationToken)
     {
         var port = FreePort();
         Directory.CreateDirectory(workDirectory);
@@ -61,7 +66,7 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
 
         var process = Process.Start(start) ?? throw new InvalidOperationException("dotnet did not start");
         var log = new StreamWriter(logPath) { AutoFlush = true };
-        var service = new ServiceProcess(process, new Uri($"http://127.0.0.1:{port}"), signalWorkers, logPath, log);
+        var service = new ServiceProcess(process, new Uri($"http://127.0.0.1:{port}"), signalWorkers, logPath, log, apiKey);
         process.OutputDataReceived += (_, e) => service.OnOutput(e.Data);
         process.ErrorDataReceived += (_, e) => service.OnOutput(e.Data);
         process.BeginOutputReadLine();
@@ -151,6 +156,11 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
         }
 
         using var http = new HttpClient { BaseAddress = Address, Timeout = TimeSpan.FromSeconds(30) };
+        if (_apiKey is not null)
+        {
+            http.DefaultRequestHeaders.Add(Client.BenchApiKey.HeaderName, _apiKey);
+        }
+
         using var response = await http.GetAsync("/health/ready", deadline.Token);
         if (!response.IsSuccessStatusCode)
         {

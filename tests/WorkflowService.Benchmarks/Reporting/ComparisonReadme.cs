@@ -25,17 +25,18 @@ internal static class ComparisonReadme
         text.AppendLine("# this README only, from the latest reports");
         text.AppendLine("dotnet run -c Release --project tests/WorkflowService.Benchmarks -- readme");
         text.AppendLine("```").AppendLine();
-        text.AppendLine("`--tier smoke` is the correctness check: it exits non-zero on any failure, dead-lettered signal or stuck instance. PostgreSQL runs need a server (`--postgres \"Host=...;Username=...;Password=...\"`, default `Host=127.0.0.1;Username=postgres;Password=postgres;SSL Mode=Disable`, loopback without TLS; each report records the SSL mode); every run creates and drops its own database. `--table-growth-seed N` shrinks the 1,000,000 stored instances of `signal-roundtrip-table-growth`; a report says so in bold when it was used.").AppendLine();
+        text.AppendLine("`--tier smoke` is the correctness check: it exits non-zero on any failure, dead-lettered signal or stuck instance. PostgreSQL runs need a server (`--postgres \"Host=...;Username=...;Password=...\"`, default `Host=127.0.0.1;Username=postgres;Password=postgres;SSL Mode=Disable`, loopback without TLS; each report records the SSL mode); every run creates and drops its own database. `--table-growth-seed N` shrinks the 1,000,000 stored instances of `signal-roundtrip-table-growth`; a report says so in bold when it was used. Every run authenticates: a random API key of its own (role admin), its SHA-256 given to the service, the key sent in X-Api-Key (`--auth apikey`, the default); `--auth none` runs the service with `Authentication__Mode=None` to measure what authentication costs, and its reports get a `-noauth` suffix. Each report says which.").AppendLine();
 
         text.AppendLine("Latest runs:").AppendLine();
         foreach (var run in runs)
         {
-            text.AppendLine(CultureInfo.InvariantCulture, $"- [{run.Backend}-{run.Date}]({run.Backend}-{run.Date}.md) ({run.Database.GetValueOrDefault("server_version") ?? run.Database.GetValueOrDefault("version")}; service {run.Machine.GetValueOrDefault("service commit")}; {run.Machine.GetValueOrDefault("cores")} cores){(run.Notes.Count > 0 ? " — " + string.Join(" ", run.Notes) : string.Empty)}");
+            text.AppendLine(CultureInfo.InvariantCulture, $"- [{run.Backend}-{run.Date}]({run.Backend}-{run.Date}.md) ({run.Database.GetValueOrDefault("server_version") ?? run.Database.GetValueOrDefault("version")}; service {run.Machine.GetValueOrDefault("service commit")}; {run.Machine.GetValueOrDefault("cores")} cores{(run.Authentication is { } auth ? "; auth " + auth : string.Empty)}){(run.Notes.Count > 0 ? " — " + string.Join(" ", run.Notes) : string.Empty)}");
         }
 
         text.AppendLine(CultureInfo.InvariantCulture, $"- predecessor: [{PredecessorBaseline.FileName}]({PredecessorBaseline.FileName}) — {predecessor.Source}").AppendLine();
 
         text.AppendLine("Where the time goes for every missed target, and what would close it: [where-the-time-goes.md](where-the-time-goes.md) (written by hand from these reports and service profiles).").AppendLine();
+        text.AppendLine("What authentication costs per request (API key against Authentication:Mode=None, interleaved pairs): [security-2026-11-23.md](security-2026-11-23.md) (written by hand from runs of `--auth apikey` and `--auth none`).").AppendLine();
         text.AppendLine("## Targets").AppendLine();
         var headlines = runs.Select(r => (r.Backend, Headline: Headline.From(r))).ToList();
         var targets = new MarkdownTable(["figure", "target", ">Oracle (predecessor)", ">MongoDB (predecessor)", .. headlines.Select(h => ">" + h.Backend)]);

@@ -13,6 +13,12 @@ internal sealed record RunReport
     /// <summary>Completed instances stored before signal-roundtrip-table-growth; below 1,000,000 only when asked on the command line.</summary>
     public required int TableGrowthSeed { get; init; }
 
+    /// <summary>
+    /// How the runner authenticated to the service (--auth): "apikey" (a random key per run, role admin, in X-Api-Key on
+    /// every request) or "none" (Authentication__Mode=None); null in reports written before the service had authentication.
+    /// </summary>
+    public string? Authentication { get; init; }
+
     public required Dictionary<string, string> Machine { get; init; }
     public Dictionary<string, string> Database { get; set; } = [];
 

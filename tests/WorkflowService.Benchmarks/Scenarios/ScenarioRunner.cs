@@ -19,6 +19,9 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
 
     private ServiceProcess? _service;
 
+    /// <summary>The run's random API key (--auth apikey), or null (--auth none).</summary>
+    private readonly BenchApiKey? _apiKey = options.Auth == AuthMode.ApiKey ? BenchApiKey.Create() : null;
+
     public async Task<RunReport> RunAsync(CancellationToken cancellationToken)
     {
         var scenarios = ScenarioCatalog.Select(options);
@@ -31,6 +34,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             Tier = options.Only is null ? options.Tier.ToString().ToLowerInvariant() : "only " + string.Join(",", options.Only),
             Command = "dotnet run -c Release --project tests/WorkflowService.Benchmarks -- " + string.Join(' ', Environment.GetCommandLineArgs().Skip(1)),
             TableGrowthSeed = options.TableGrowthSeed,
+            Authentication = options.AuthName,
             Machine = MachineFacts.Read(options.RepositoryRoot),
         };
         if (options.TableGrowthSeed != RunnerOptions.FullTableGrowthSeed && scenarios.Any(s => s.Name == ScenarioCatalog.TableGrowth))
@@ -104,8 +108,8 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         WorkflowClient? client = null;
         if (scenario.NeedsService)
         {
-            _service = await ServiceProcess.StartAsync(options.ServiceDll, backend.ServiceEnvironment, scenario.SignalWorkers, work, ct);
-            client = new WorkflowClient(_service.Address, scenario.Concurrency);
+            _service = await ServiceProcess.StartAsync(options.ServiceDll, ServiceEnvironment(backend), scenario.SignalWorkers, work, _apiKey?.Key, ct);
+            client = new WorkflowClient(_service.Address, scenario.Concurrency, _apiKey?.Key);
             foreach (var file in scenario.DefinitionFiles)
             {
                 await client.PublishAsync(await File.ReadAllTextAsync(Path.Combine(options.RepositoryRoot, file), ct), ct);
@@ -224,6 +228,25 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         {
             client?.Dispose();
         }
+    }
+
+    /// <summary>The backend's settings plus authentication: the run's key hash (apikey) or Authentication__Mode=None.</summary>
+    private Dictionary<string, string> ServiceEnvironment(Backend backend)
+    {
+        var environment = new Dictionary<string, string>(backend.ServiceEnvironment);
+        if (_apiKey is null)
+        {
+            environment["Authentication__Mode"] = "None";
+        }
+        else
+        {
+            foreach (var (key, value) in _apiKey.ServiceEnvironment)
+            {
+                environment[key] = value;
+            }
+        }
+
+        return environment;
     }
 
     private ScenarioContext Context(Backend backend, WorkflowClient? client, ProgressMeter progress, CancellationToken ct) => client is null

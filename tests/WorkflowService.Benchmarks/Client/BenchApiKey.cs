@@ -1,0 +1,30 @@
+using System.Security.Cryptography;
+using System.Text;
+
+namespace WorkflowService.Benchmarks.Client;
+
+/// <summary>
+/// The run's API key: random per run, never written anywhere. The service gets only its SHA-256 (as a deployed node
+/// would, through Authentication__ApiKeys__0__*), the client sends the key in X-Api-Key on every request.
+/// </summary>
+internal sealed record BenchApiKey(string Name, string Key, string Role)
+{
+    public const string HeaderName = "X-Api-Key";
+
+    /// <summary>A fresh key of 32 random bytes (base64) with role admin, which may do everything the scenarios do.</summary>
+    public static BenchApiKey Create() => new("benchmark-runner", Convert.ToBase64String(RandomNumberGenerator.GetBytes(32)), "admin");
+
+    /// <summary>64 lower-case hex characters: SHA-256 over the key's UTF-8 bytes.</summary>
+    public string Hash => Convert.ToHexStringLower(SHA256.HashData(Encoding.UTF8.GetBytes(Key)));
+
+    /// <summary>The service's settings for this key, as environment variables.</summary>
+    public IReadOnlyDictionary<string, string> ServiceEnvironment => new Dictionary<string, string>
+    {
+        ["Authentication__ApiKeys__0__Name"] = Name,
+        ["Authentication__ApiKeys__0__Hash"] = Hash,
+        ["Authentication__ApiKeys__0__Roles__0"] = Role,
+    };
+
+    /// <summary>Never the key itself (a record's generated ToString would print it).</summary>
+    public override string ToString() => $"{Name} (role {Role}, SHA-256 {Hash[..8]}…)";
+}
