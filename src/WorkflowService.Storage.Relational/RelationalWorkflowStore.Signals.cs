@@ -127,29 +127,32 @@ public sealed partial class RelationalWorkflowStore : ISignalQueue
             static async (reader, ct) => await reader.ReadAsync(ct).ConfigureAwait(false) && !reader.IsDBNull(0) ? reader.GetInt64(0) : (long?)null,
             cancellationToken);
 
-    public async Task<bool> ReleaseSignalAsync(Guid signalId, long leaseToken, long dueAtMs, string? error, CancellationToken cancellationToken)
-    {
-        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        var rows = await db.Signals.Where(s => s.Id == signalId && s.LeaseToken == leaseToken && s.Status == SignalStatus.Pending)
-            .ExecuteUpdateAsync(u => u
-                .SetProperty(s => s.LeaseOwner, (string?)null)
-                .SetProperty(s => s.LeaseUntilMs, (long?)null)
-                .SetProperty(s => s.DueAtMs, dueAtMs)
-                .SetProperty(s => s.LastError, s => error ?? s.LastError), cancellationToken).ConfigureAwait(false);
-        return rows == 1;
-    }
+    public Task<bool> ReleaseSignalAsync(Guid signalId, long leaseToken, long dueAtMs, string? error, CancellationToken cancellationToken) =>
+        GiveBackAsync(signalId, leaseToken, dueAtMs, error, refundAttempt: false, cancellationToken);
 
-    public async Task<bool> DeferSignalAsync(Guid signalId, long leaseToken, long dueAtMs, CancellationToken cancellationToken)
+    public Task<bool> DeferSignalAsync(Guid signalId, long leaseToken, long dueAtMs, CancellationToken cancellationToken) =>
+        GiveBackAsync(signalId, leaseToken, dueAtMs, null, refundAttempt: true, cancellationToken);
+
+    /// <summary>Unleases a claimed signal, due at <paramref name="dueAtMs"/>: with its error (a retry), or with its attempt given back (a deferral).</summary>
+    private async Task<bool> GiveBackAsync(Guid signalId, long leaseToken, long dueAtMs, string? error, bool refundAttempt, CancellationToken cancellationToken)
     {
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         var rows = await db.Signals.Where(s => s.Id == signalId && s.LeaseToken == leaseToken && s.Status == SignalStatus.Pending)
-            .ExecuteUpdateAsync(u => u
-                .SetProperty(s => s.LeaseOwner, (string?)null)
-                .SetProperty(s => s.LeaseUntilMs, (long?)null)
-                .SetProperty(s => s.DueAtMs, dueAtMs)
-                .SetProperty(s => s.Attempts, s => s.Attempts > 0 ? s.Attempts - 1 : 0), cancellationToken).ConfigureAwait(false);
+            .ExecuteUpdateAsync(u =>
+            {
+                u.SetProperty(s => s.LeaseOwner, (string?)null)
+                    .SetProperty(s => s.LeaseUntilMs, (long?)null)
+                    .SetProperty(s => s.DueAtMs, dueAtMs);
+                if (refundAttempt)
+                {
+                    u.SetProperty(s => s.Attempts, s => s.Attempts > 0 ? s.Attempts - 1 : 0);
+                }
+                else
+                {
+                    u.SetProperty(s => s.LastError, s => error ?? s.LastError);
+                }
+            }, cancellationToken).ConfigureAwait(false);
         return rows == 1;
     }
 
