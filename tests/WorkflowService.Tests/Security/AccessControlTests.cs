@@ -282,6 +282,10 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
         Assert.NotNull(start["responses"]!["401"]);
         Assert.NotNull(start["responses"]!["403"]);
         Assert.Null(document["paths"]!["/health/ready"]?["get"]?["security"]);
+
+        // Scalar, the reference page for people, offers both schemes for pasting a token or a key.
+        var page = await Factory.CreateClient().GetStringAsync("/scalar/v1");
+        Assert.Contains("\"preferredSecurityScheme\":[\"Bearer\",\"ApiKey\"]", page, StringComparison.Ordinal);
     }
 
     private static async Task<TaskView> WaitForOpenTaskAsync(HttpClient client, Guid instanceId, string stepId)
