@@ -20,8 +20,8 @@ printf %s "$key" > "$dir/api-key"
 printf %s "$key" | sha256sum | cut -d' ' -f1 | tr -d '\n' > "$dir/Authentication__ApiKeys__0__Hash"
 printf %s "$password" > "$dir/postgres-password"
 printf %s "Host=postgres;Port=5432;Database=workflow;Username=workflow;Password=$password" > "$dir/Store__ConnectionString"
-# The container's non-root user (uid 1654) reads the mounted files.
+# The container's non-root user (uid 1654) reads the mounted files; on the host only their owner can reach them.
 chmod 644 "$dir"/*
-chmod 755 "$dir"
+chmod 700 "$dir"
 chmod 600 "$dir/api-key"  # the key itself stays with the operator; only its hash is mounted
 echo "API key (send it as X-Api-Key; also in compose/secrets/api-key): $key"

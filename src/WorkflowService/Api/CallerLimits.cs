@@ -101,9 +101,14 @@ internal static class CallerLimits
         return services;
     }
 
-    /// <summary>Who a limit counts against: the authenticated caller, else the client's address.</summary>
+    /// <summary>
+    /// Who a limit counts against: the authenticated caller (a key and a token user of the same name are two callers),
+    /// else the client's address.
+    /// </summary>
     private static string CallerKey(HttpContext context) =>
-        context.User.Actor() is { } actor ? $"actor:{actor}" : $"address:{context.Connection.RemoteIpAddress}";
+        context.User.Actor() is not { } actor ? $"address:{context.Connection.RemoteIpAddress}"
+        : context.User.Identities.Any(i => i.AuthenticationType == ApiKeyHandler.SchemeName) ? $"key:{actor}"
+        : $"user:{actor}";
 
     /// <summary>A 429 or 503 problem with Retry-After, written by the problem-details service like every other answer.</summary>
     public static async ValueTask WriteTooBusyAsync(HttpContext context, int status, string title, string detail, int retryAfterSeconds)

@@ -166,14 +166,9 @@ public static class TaskEndpoints
 
         public bool MayWork(HumanTask task) => IsOpen || (Candidate?.MayWork(task) ?? false);
 
+        // Says why without telling whom the task is for: a caller who may not work it learns nothing more of it.
         public string Refusal(HumanTask task, string action) => Candidate is null
             ? $"Only a caller with a user id may {action} a task; these credentials carry none."
-            : $"You may not {action} task {task.Id}: it is for {(task.Assignee, task.Role) switch
-            {
-                ({ } a, { } r) => $"user '{a}' or role '{r}'",
-                ({ } a, null) => $"user '{a}'",
-                (null, { } r) => $"role '{r}'",
-                _ => "anyone",
-            }}.";
+            : $"You may not {action} task {task.Id}: it is for another user or role.";
     }
 }

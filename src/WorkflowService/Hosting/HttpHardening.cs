@@ -25,8 +25,9 @@ internal static class HttpHardening
     {
         var section = configuration.GetSection(HttpOptions.Section);
         services.AddOptions<HttpOptions>().Bind(section).ValidateOnStart()
-            .Validate(o => o.CorsOrigins.All(origin => Uri.TryCreate(origin, UriKind.Absolute, out var uri) && uri.AbsolutePath == "/"),
-                "Http:CorsOrigins must list origins such as https://app.example.com (scheme, host and port; no path).");
+            .Validate(o => o.CorsOrigins.All(origin => Uri.TryCreate(origin, UriKind.Absolute, out var uri) && uri.AbsolutePath == "/"
+                                                       && !origin.EndsWith('/') && uri.Scheme is "https" or "http"),
+                "Http:CorsOrigins must list origins such as https://app.example.com (scheme, host and port; no path, no trailing slash).");
         // No "Server: Kestrel" banner on any answer.
         services.Configure<KestrelServerOptions>(o => o.AddServerHeader = false);
         services.AddCors(o => o.AddPolicy(CorsPolicy, policy => policy
@@ -51,9 +52,14 @@ internal static class HttpHardening
             app.UseHttpsRedirection();
         }
 
+        // Set as the answer starts, so that answers the exception handler rewrites (it clears headers) carry it too.
         app.Use((context, next) =>
         {
-            context.Response.Headers.XContentTypeOptions = "nosniff";
+            context.Response.OnStarting(static state =>
+            {
+                ((HttpResponse)state).Headers.XContentTypeOptions = "nosniff";
+                return Task.CompletedTask;
+            }, context.Response);
             return next(context);
         });
         if (options.CorsOrigins.Length > 0)

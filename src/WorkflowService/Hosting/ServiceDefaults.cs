@@ -93,9 +93,9 @@ public static class ServiceDefaults
     public static WebApplication MapWorkflowService(this WebApplication app)
     {
         app.UseSerilogRequestLogging();
+        app.UseHttpHardening();
         app.UseExceptionHandler();
         app.UseStatusCodePages();
-        app.UseHttpHardening();
         app.UseMiddleware<RequestSizeLimit>();
         app.UseAuthentication();
         app.UseRateLimiter();

@@ -99,10 +99,16 @@ public sealed class TestIssuer : IAsyncDisposable
     };
 
     /// <summary>An access token for <paramref name="subject"/> with <paramref name="roles"/>, signed by this issuer's key.</summary>
-    public string Token(string subject, string[] roles, string audience = Audience, TimeSpan? lifetime = null, RsaSecurityKey? signedWith = null)
+    public string Token(string subject, string[] roles, string audience = Audience, TimeSpan? lifetime = null, RsaSecurityKey? signedWith = null,
+        IReadOnlyDictionary<string, object>? extraClaims = null)
     {
         var now = DateTime.UtcNow;
         var claims = new Dictionary<string, object> { ["sub"] = subject, ["roles"] = roles };
+        foreach (var (type, value) in extraClaims ?? new Dictionary<string, object>())
+        {
+            claims[type] = value;
+        }
+
         return new JsonWebTokenHandler().CreateToken(new SecurityTokenDescriptor
         {
             Issuer = Issuer,

@@ -191,6 +191,23 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
     }
 
     [Fact]
+    public async Task A_token_naming_the_services_own_claims_gains_nothing_by_it()
+    {
+        var forged = new Dictionary<string, object>
+        {
+            ["workflow:service-role"] = "admin",
+            ["workflow:actor"] = "root",
+            ["workflow:role"] = "operator",
+        };
+        using var client = WithToken(_issuer.Token("mallory", ["clerk"], extraClaims: forged));
+
+        await ApiClient.ProblemAsync(await client.GetAsync("/dead-letters"), HttpStatusCode.Forbidden);
+        await ApiClient.ProblemAsync(await client.PostAsJsonAsync("/instances", new { definition = "anything" }), HttpStatusCode.Forbidden);
+        var inbox = await client.GetFromJsonAsync<PageView<TaskView>>("/tasks?assignee=me", WorkflowServiceFactory.Json);
+        Assert.All(inbox!.Items, t => Assert.True(t.Assignee is null or "mallory" && t.Role is null or "clerk"));
+    }
+
+    [Fact]
     public async Task A_task_user_works_only_the_tasks_for_them_and_a_refused_claim_or_completion_changes_nothing()
     {
         var name = Definitions.Unique("secured-inbox");

@@ -94,6 +94,10 @@ public sealed class ResourceLimitTests : ServiceTest<SqliteBackend>
         Assert.Equal("nosniff", plain.Headers.GetValues("X-Content-Type-Options").Single());
         Assert.False(plain.Headers.Contains("Server"));
         Assert.False(plain.Headers.Contains("Access-Control-Allow-Origin"));
+        // Answers the exception handler writes (a malformed body here) carry it too.
+        using var malformed = await closed.Http.PostAsync("/instances", new StringContent("{ not json", Encoding.UTF8, "application/json"));
+        await ApiClient.ProblemAsync(malformed, HttpStatusCode.BadRequest);
+        Assert.Equal("nosniff", malformed.Headers.GetValues("X-Content-Type-Options").Single());
 
         var (_, open) = await StartServiceAsync(new() { ["Http:CorsOrigins:0"] = "https://console.example.com" });
         using var allowed = await open.Http.SendAsync(Preflight());
