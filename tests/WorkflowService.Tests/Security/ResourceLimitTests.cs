@@ -107,6 +107,18 @@ public sealed class ResourceLimitTests : ServiceTest<SqliteBackend>
     }
 
     [Fact]
+    public async Task With_https_redirection_on_a_plain_http_call_is_sent_to_https()
+    {
+        var (factory, _) = await StartServiceAsync(new() { ["Http:HttpsRedirection"] = "true", ["https_port"] = "8443" });
+        using var client = factory.CreateClient(new Microsoft.AspNetCore.Mvc.Testing.WebApplicationFactoryClientOptions { AllowAutoRedirect = false });
+
+        using var response = await client.GetAsync("http://workflow.example.com/definitions");
+
+        Assert.Equal(HttpStatusCode.TemporaryRedirect, response.StatusCode);
+        Assert.Equal("https://workflow.example.com:8443/definitions", response.Headers.Location!.ToString());
+    }
+
+    [Fact]
     public async Task Keys_and_connection_strings_can_come_from_mounted_secret_files()
     {
         var key = TestApiKey.Create("from-a-file", "admin");
