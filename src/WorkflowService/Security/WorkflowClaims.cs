@@ -4,7 +4,7 @@ namespace WorkflowService.Security;
 
 /// <summary>
 /// The claims every scheme ends in, whatever the token or key called them: who the caller is (the actor), the roles it
-/// holds (candidate roles of tasks match these) and the service roles they grant.
+/// holds (candidate roles of tasks match these), the service roles they grant, and the tenant whose data it sees.
 /// </summary>
 public static class WorkflowClaims
 {
@@ -12,12 +12,32 @@ public static class WorkflowClaims
     public const string ActorType = "workflow:actor";
     public const string RoleType = "workflow:role";
     public const string ServiceRoleType = "workflow:service-role";
+    public const string TenantType = "workflow:tenant";
+
+    /// <summary>The longest tenant a caller may carry (the stores' tenant columns hold 100 characters).</summary>
+    public const int MaxTenantLength = 100;
 
     /// <summary>Who made the call: a token's user id or a key's name; null when authentication is off.</summary>
     public static string? Actor(this ClaimsPrincipal user) => user.FindFirst(ActorType)?.Value;
 
     /// <summary>The caller's roles as its token or key states them.</summary>
     public static IEnumerable<string> Roles(this ClaimsPrincipal user) => user.FindAll(RoleType).Select(c => c.Value);
+
+    /// <summary>
+    /// The tenant whose definitions, instances, tasks, signals and dead letters the caller sees: a token's tenant claim
+    /// (Authentication:Jwt:TenantClaim) or a key's Tenant; "" (the default tenant) when it carries none, and when
+    /// authentication is off. Only the claims this service's own schemes set count: a token cannot name itself into a
+    /// tenant with a claim of this type.
+    /// </summary>
+    public static string Tenant(this ClaimsPrincipal user) => Tenants(user) is [var first, ..] ? first : "";
+
+    /// <summary>Every distinct tenant the caller's credentials name; more than one is refused (<see cref="ServiceRoleHandler"/>).</summary>
+    public static IReadOnlyList<string> Tenants(this ClaimsPrincipal user) =>
+        [.. user.Identities
+            .Where(i => i.AuthenticationType is AuthenticationType or ApiKeyHandler.SchemeName)
+            .SelectMany(i => i.FindAll(TenantType))
+            .Select(c => c.Value)
+            .Distinct(StringComparer.Ordinal)];
 
     public static bool HasServiceRole(this ClaimsPrincipal user, params string[] roles) =>
         user.FindAll(ServiceRoleType).Any(c => roles.Contains(c.Value, StringComparer.Ordinal));
