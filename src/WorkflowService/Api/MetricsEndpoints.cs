@@ -42,7 +42,7 @@ public static class MetricsEndpoints
         user.Tenant().Length > 0
             ? Problems.Forbidden("The node's metrics count the work of every tenant; only callers of the default tenant (credentials without a tenant) may read them.")
             : TypedResults.Ok(new NodeMetricsView(
-            node.Id, metrics.SignalsHandled, metrics.Conflicts, metrics.Retries, metrics.DeadLetters, metrics.IdlePolls,
-            wakeUp.IsHealthy, wakeUp.NotificationsRequested, wakeUp.NotificationsSent,
-            System.Runtime.JitInfo.GetCompiledMethodCount(), System.Runtime.JitInfo.GetCompilationTime().TotalMilliseconds));
+                node.Id, metrics.SignalsHandled, metrics.Conflicts, metrics.Retries, metrics.DeadLetters, metrics.IdlePolls,
+                wakeUp.IsHealthy, wakeUp.NotificationsRequested, wakeUp.NotificationsSent,
+                System.Runtime.JitInfo.GetCompiledMethodCount(), System.Runtime.JitInfo.GetCompilationTime().TotalMilliseconds));
 }
