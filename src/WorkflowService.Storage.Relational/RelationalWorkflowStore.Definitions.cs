@@ -3,17 +3,18 @@ using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Storage.Relational;
 
-/// <summary>Published definitions (<see cref="IDefinitionStore"/>).</summary>
+/// <summary>Published definitions (<see cref="IDefinitionStore"/>), each query within one tenant.</summary>
 public sealed partial class RelationalWorkflowStore : IDefinitionStore
 {
-    public async Task<DefinitionRecord> PublishDefinitionAsync(string name, Func<int, DefinitionRecord> build, CancellationToken cancellationToken)
+    public async Task<DefinitionRecord> PublishDefinitionAsync(string tenant, string name, Func<int, DefinitionRecord> build, CancellationToken cancellationToken)
     {
         for (var attempt = 0; ; attempt++)
         {
             using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
             await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-            var latest = await db.Definitions.Where(d => d.Name == name).MaxAsync(d => (int?)d.Version, cancellationToken).ConfigureAwait(false);
+            var latest = await db.Definitions.Where(d => d.Tenant == tenant && d.Name == name).MaxAsync(d => (int?)d.Version, cancellationToken).ConfigureAwait(false);
             var record = build((latest ?? 0) + 1);
+            record.Tenant = tenant;
             db.Definitions.Add(record);
             try
             {
@@ -27,18 +28,18 @@ public sealed partial class RelationalWorkflowStore : IDefinitionStore
         }
     }
 
-    public async Task<DefinitionRecord?> GetDefinitionAsync(string name, int? version, CancellationToken cancellationToken)
+    public async Task<DefinitionRecord?> GetDefinitionAsync(string tenant, string name, int? version, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        var query = db.Definitions.AsNoTracking().Where(d => d.Name == name);
+        var query = db.Definitions.AsNoTracking().Where(d => d.Tenant == tenant && d.Name == name);
         query = version is { } v ? query.Where(d => d.Version == v) : query.OrderByDescending(d => d.Version);
         return await query.FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
     }
 
-    public async Task<IReadOnlyList<DefinitionSummary>> ListDefinitionsAsync(CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<DefinitionSummary>> ListDefinitionsAsync(string tenant, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        var rows = await db.Definitions.AsNoTracking()
+        var rows = await db.Definitions.AsNoTracking().Where(d => d.Tenant == tenant)
             .Select(d => new { d.Name, d.Version, d.Description, d.CreatedAt })
             .ToListAsync(cancellationToken).ConfigureAwait(false);
         return rows.GroupBy(r => r.Name)
@@ -48,10 +49,10 @@ public sealed partial class RelationalWorkflowStore : IDefinitionStore
             .ToList();
     }
 
-    public async Task<IReadOnlyList<DefinitionRecord>> ListDefinitionVersionsAsync(string name, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<DefinitionRecord>> ListDefinitionVersionsAsync(string tenant, string name, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        return await db.Definitions.AsNoTracking().Where(d => d.Name == name).OrderBy(d => d.Version)
+        return await db.Definitions.AsNoTracking().Where(d => d.Tenant == tenant && d.Name == name).OrderBy(d => d.Version)
             .ToListAsync(cancellationToken).ConfigureAwait(false);
     }
 }

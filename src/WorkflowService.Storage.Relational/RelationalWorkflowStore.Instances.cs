@@ -170,12 +170,13 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         }, cancellationToken).ConfigureAwait(false);
     }
 
-    public async Task<WorkflowInstance?> FindInstanceAsync(string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken)
+    public async Task<WorkflowInstance?> FindInstanceAsync(string tenant, string? idempotencyKey, string definitionName, string? businessKey,
+        CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         if (idempotencyKey is not null)
         {
-            var byKey = await db.Instances.AsNoTracking().FirstOrDefaultAsync(i => i.IdempotencyKey == idempotencyKey, cancellationToken).ConfigureAwait(false);
+            var byKey = await db.Instances.AsNoTracking().FirstOrDefaultAsync(i => i.Tenant == tenant && i.IdempotencyKey == idempotencyKey, cancellationToken).ConfigureAwait(false);
             if (byKey is not null)
             {
                 return byKey;
@@ -185,7 +186,7 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         if (businessKey is not null)
         {
             return await db.Instances.AsNoTracking()
-                .FirstOrDefaultAsync(i => i.DefinitionName == definitionName && i.BusinessKey == businessKey, cancellationToken).ConfigureAwait(false);
+                .FirstOrDefaultAsync(i => i.Tenant == tenant && i.DefinitionName == definitionName && i.BusinessKey == businessKey, cancellationToken).ConfigureAwait(false);
         }
 
         return null;

@@ -9,7 +9,7 @@ public sealed partial class RelationalWorkflowStore : IOperatorQueries
     public async Task<Page<WorkflowInstance>> QueryInstancesAsync(InstanceQuery query, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        var q = db.Instances.AsNoTracking();
+        var q = db.Instances.AsNoTracking().Where(i => i.Tenant == query.Tenant);
         if (query.DefinitionName is not null) q = q.Where(i => i.DefinitionName == query.DefinitionName);
         if (query.DefinitionVersion is { } version) q = q.Where(i => i.DefinitionVersion == version);
         if (query.Status is { } status) q = q.Where(i => i.Status == status);
@@ -29,13 +29,17 @@ public sealed partial class RelationalWorkflowStore : IOperatorQueries
             .OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).ToListAsync(cancellationToken).ConfigureAwait(false);
     }
 
-    public Task<Page<SignalMessage>> ListDeadLettersAsync(int offset, int limit, CancellationToken cancellationToken) =>
-        QuerySignalsAsync(new SignalQuery(SignalStatus.DeadLettered, Offset: offset, Limit: limit), cancellationToken);
+    public Task<Page<SignalMessage>> ListDeadLettersAsync(string tenant, int offset, int limit, CancellationToken cancellationToken) =>
+        QuerySignalsAsync(new SignalQuery(SignalStatus.DeadLettered, Offset: offset, Limit: limit, Tenant: tenant), cancellationToken);
 
     public async Task<Page<SignalMessage>> QuerySignalsAsync(SignalQuery query, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        var q = db.Signals.AsNoTracking();
+        // A signal is its instance's tenant's; one whose instance does not exist (it can only be dead-lettered) is the
+        // default tenant's to see.
+        var tenant = query.Tenant;
+        var q = db.Signals.AsNoTracking().Where(s => db.Instances.Any(i => i.Id == s.InstanceId && i.Tenant == tenant)
+                                                     || (tenant == "" && !db.Instances.Any(i => i.Id == s.InstanceId)));
         if (query.Status is { } status) q = q.Where(s => s.Status == status);
         if (query.ClaimedBy is not null) q = q.Where(s => s.LeaseOwner == query.ClaimedBy);
         if (query.Name is not null) q = q.Where(s => s.Name == query.Name);

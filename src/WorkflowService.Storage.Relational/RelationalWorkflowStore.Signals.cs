@@ -16,8 +16,8 @@ public sealed partial class RelationalWorkflowStore : ISignalQueue
     }
 
     // INSERT … SELECT … WHERE EXISTS: the instance check and the insert are one statement, one round trip.
-    public Task<(SignalMessage? Signal, bool Created)> EnqueueSignalIfOpenAsync(SignalMessage signal, CancellationToken cancellationToken) =>
-        InsertSignalAsync(signal, Rows.InsertSignalIfOpen(dialect, signal), cancellationToken);
+    public Task<(SignalMessage? Signal, bool Created)> EnqueueSignalIfOpenAsync(SignalMessage signal, string tenant, CancellationToken cancellationToken) =>
+        InsertSignalAsync(signal, Rows.InsertSignalIfOpen(dialect, signal, tenant), cancellationToken);
 
     /// <summary>Runs a signal insert; a repeated idempotency key answers the signal stored first.</summary>
     private async Task<(SignalMessage? Signal, bool Created)> InsertSignalAsync(SignalMessage signal, SqlStatement insert, CancellationToken cancellationToken)
@@ -194,21 +194,24 @@ public sealed partial class RelationalWorkflowStore : ISignalQueue
             .OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).ToListAsync(cancellationToken).ConfigureAwait(false);
     }
 
-    public async Task<ReplayOutcome> ReplayDeadLetterAsync(Guid signalId, HistoryEvent? replayEvent, CancellationToken cancellationToken)
+    public async Task<ReplayOutcome> ReplayDeadLetterAsync(Guid signalId, string tenant, HistoryEvent? replayEvent, CancellationToken cancellationToken)
     {
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-        return await RetryTransientAsync((db, ct) => ReplayOnceAsync(db, signalId, replayEvent, ct), cancellationToken).ConfigureAwait(false);
+        return await RetryTransientAsync((db, ct) => ReplayOnceAsync(db, signalId, tenant, replayEvent, ct), cancellationToken).ConfigureAwait(false);
     }
 
     [SuppressMessage("Security", "CA5394:Do not use insecure randomness", Justification = "A fresh lease token (a fencing value) so an earlier claim's release cannot touch the replayed signal; not a secret.")]
-    private async Task<ReplayOutcome> ReplayOnceAsync(WorkflowDbContext db, Guid signalId, HistoryEvent? replayEvent, CancellationToken cancellationToken)
+    private async Task<ReplayOutcome> ReplayOnceAsync(WorkflowDbContext db, Guid signalId, string tenant, HistoryEvent? replayEvent,
+        CancellationToken cancellationToken)
     {
         for (var attempt = 0; ; attempt++)
         {
             db.ChangeTracker.Clear();
             await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
             var signal = await db.Signals.FirstOrDefaultAsync(s => s.Id == signalId, cancellationToken).ConfigureAwait(false);
-            if (signal is null)
+            // A signal is its instance's tenant's (one without an instance the default tenant's): to another tenant it does not exist.
+            var instance = signal is null ? null : await db.Instances.FirstOrDefaultAsync(i => i.Id == signal.InstanceId, cancellationToken).ConfigureAwait(false);
+            if (signal is null || (instance?.Tenant ?? "") != tenant)
             {
                 return ReplayOutcome.NotFound;
             }
@@ -225,7 +228,6 @@ public sealed partial class RelationalWorkflowStore : ISignalQueue
             signal.LeaseUntilMs = null;
             signal.LeaseToken = Random.Shared.NextInt64(1, long.MaxValue);
 
-            var instance = await db.Instances.FirstOrDefaultAsync(i => i.Id == signal.InstanceId, cancellationToken).ConfigureAwait(false);
             if (instance is { Status: InstanceStatus.Faulted })
             {
                 instance.Status = instance.WaitKind is null ? InstanceStatus.Running : InstanceStatus.Waiting;

@@ -15,7 +15,7 @@ public sealed partial class RelationalWorkflowStore : ITaskStore
     public async Task<Page<HumanTask>> QueryTasksAsync(TaskQuery query, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        var q = db.Tasks.AsNoTracking();
+        var q = db.Tasks.AsNoTracking().Where(t => t.Tenant == query.Tenant);
         if (query.Status is { } status) q = q.Where(t => t.Status == status);
         if (query.Assignee is not null) q = q.Where(t => t.Assignee == query.Assignee || t.ClaimedBy == query.Assignee);
         if (query.Role is not null) q = q.Where(t => t.Role == query.Role);

@@ -12,7 +12,7 @@ internal static class Rows
     public const string InstanceColumns =
         "id, definition_name, definition_version, status, business_key, idempotency_key, input_json, variables_json, output_json, "
         + "error, wait_kind, wait_step_id, wait_signal, wait_timer_id, wait_task_id, parent_instance_id, parent_wait_id, branches_json, "
-        + "parked_signals, version, history_length, created_at, updated_at, completed_at, started_by";
+        + "parked_signals, version, history_length, created_at, updated_at, completed_at, started_by, tenant";
 
     public const string SignalColumns =
         "id, instance_id, name, payload_json, status, due_at_ms, attempts, lease_owner, lease_token, lease_until_ms, last_error, "
@@ -21,7 +21,7 @@ internal static class Rows
     public const string HistoryColumns = "instance_id, sequence, at, type, step_id, data_json, actor";
 
     public const string TaskColumns =
-        "id, instance_id, definition_name, step_id, title, assignee, role, status, claimed_by, data_json, result_json, created_at, completed_at";
+        "id, instance_id, definition_name, step_id, title, assignee, role, status, claimed_by, data_json, result_json, created_at, completed_at, tenant";
 
     /// <summary>An instance from <see cref="InstanceColumns"/> starting at ordinal <paramref name="at"/>.</summary>
     public static WorkflowInstance ReadInstance(DbDataReader r, int at = 0) => new()
@@ -51,6 +51,7 @@ internal static class Rows
         UpdatedAt = Utc(r.GetDateTime(at + 22)),
         CompletedAt = r.IsDBNull(at + 23) ? null : Utc(r.GetDateTime(at + 23)),
         StartedBy = NullableString(r, at + 24),
+        Tenant = r.GetString(at + 25),
     };
 
     /// <summary>A signal from <see cref="SignalColumns"/> starting at ordinal <paramref name="at"/>.</summary>
@@ -80,6 +81,7 @@ internal static class Rows
         i.Id, i.DefinitionName, i.DefinitionVersion, i.Status.ToString(), i.BusinessKey, i.IdempotencyKey, i.InputJson, i.VariablesJson,
         i.OutputJson, i.Error, i.WaitKind?.ToString(), i.WaitStepId, i.WaitSignal, i.WaitSignalId, i.WaitTaskId, i.ParentInstanceId,
         i.ParentWaitId, i.BranchesJson, i.ParkedSignals, i.Version, i.HistoryLength, i.CreatedAt, i.UpdatedAt, i.CompletedAt, i.StartedBy,
+        i.Tenant,
     ];
 
     public static object?[] SignalValues(SignalMessage m) =>
@@ -93,7 +95,7 @@ internal static class Rows
     public static object?[] TaskValues(HumanTask t) =>
     [
         t.Id, t.InstanceId, t.DefinitionName, t.StepId, t.Title, t.Assignee, t.Role, t.Status.ToString(), t.ClaimedBy, t.DataJson,
-        t.ResultJson, t.CreatedAt, t.CompletedAt,
+        t.ResultJson, t.CreatedAt, t.CompletedAt, t.Tenant,
     ];
 
     /// <summary>"INSERT INTO table (columns) VALUES (…), (…)" for one or more rows.</summary>
@@ -123,7 +125,8 @@ internal static class Rows
         var first = true;
         for (var i = 0; i < InstanceColumnNames.Length; i++)
         {
-            if (InstanceColumnNames[i] is "id" or "created_at")
+            // Neither the id, the creation time nor the tenant ever changes.
+            if (InstanceColumnNames[i] is "id" or "created_at" or "tenant")
             {
                 continue;
             }
@@ -137,9 +140,10 @@ internal static class Rows
 
     /// <summary>
     /// The signal inserted only while its instance is open: INSERT … SELECT … WHERE EXISTS, the instance check and the
-    /// insert in one statement (one round trip). Affects no row when the instance is missing or has ended.
+    /// insert in one statement (one round trip). Affects no row when the instance is missing or has ended, or (with
+    /// <paramref name="tenant"/>) belongs to another tenant.
     /// </summary>
-    public static SqlStatement InsertSignalIfOpen(SqlDialect dialect, SignalMessage signal)
+    public static SqlStatement InsertSignalIfOpen(SqlDialect dialect, SignalMessage signal, string? tenant = null)
     {
         var statement = new SqlStatement(dialect).Sql($"INSERT INTO wf_signals ({SignalColumns}) SELECT ");
         var values = SignalValues(signal);
@@ -148,8 +152,13 @@ internal static class Rows
             statement.Sql(i == 0 ? string.Empty : ", ").Param(values[i]);
         }
 
-        return statement.Sql(" WHERE EXISTS (SELECT 1 FROM wf_instances WHERE id = ").Param(signal.InstanceId)
-            .Sql(" AND status NOT IN ('Completed', 'Failed', 'Cancelled'))");
+        statement.Sql(" WHERE EXISTS (SELECT 1 FROM wf_instances WHERE id = ").Param(signal.InstanceId);
+        if (tenant is not null)
+        {
+            statement.Sql(" AND tenant = ").Param(tenant);
+        }
+
+        return statement.Sql(" AND status NOT IN ('Completed', 'Failed', 'Cancelled'))");
     }
 
     /// <summary>

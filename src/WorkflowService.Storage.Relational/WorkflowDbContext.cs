@@ -20,7 +20,9 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
         modelBuilder.Entity<DefinitionRecord>(e =>
         {
             e.ToTable("wf_definitions");
-            e.HasKey(d => new { d.Name, d.Version });
+            // Names and versions are per tenant.
+            e.HasKey(d => new { d.Tenant, d.Name, d.Version });
+            e.Property(d => d.Tenant).HasMaxLength(100).HasDefaultValue("");
             e.Property(d => d.Name).HasMaxLength(100);
         });
 
@@ -30,6 +32,7 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.HasKey(i => i.Id);
             e.Property(i => i.Id).ValueGeneratedNever();
             e.Property(i => i.DefinitionName).HasMaxLength(100);
+            e.Property(i => i.Tenant).HasMaxLength(100).HasDefaultValue("");
             e.Property(i => i.Status).HasConversion<string>().HasMaxLength(16);
             e.Property(i => i.WaitKind).HasConversion<string>().HasMaxLength(16);
             e.Property(i => i.BusinessKey).HasMaxLength(200);
@@ -39,10 +42,11 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(i => i.WaitSignal).HasMaxLength(100);
             e.Property(i => i.WaitSignalId).HasColumnName("wait_timer_id");
             e.Property(i => i.Version).IsConcurrencyToken();
-            e.HasIndex(i => i.IdempotencyKey).IsUnique().HasFilter("idempotency_key IS NOT NULL");
-            e.HasIndex(i => new { i.DefinitionName, i.BusinessKey }).IsUnique().HasFilter("business_key IS NOT NULL");
-            e.HasIndex(i => new { i.Status, i.CreatedAt });
-            e.HasIndex(i => new { i.DefinitionName, i.CreatedAt });
+            // Keys are unique per tenant: two tenants may use the same idempotency or business key.
+            e.HasIndex(i => new { i.Tenant, i.IdempotencyKey }).IsUnique().HasFilter("idempotency_key IS NOT NULL");
+            e.HasIndex(i => new { i.Tenant, i.DefinitionName, i.BusinessKey }).IsUnique().HasFilter("business_key IS NOT NULL");
+            e.HasIndex(i => new { i.Tenant, i.Status, i.CreatedAt });
+            e.HasIndex(i => new { i.Tenant, i.DefinitionName, i.CreatedAt });
         });
 
         modelBuilder.Entity<SignalMessage>(e =>
@@ -91,13 +95,14 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(t => t.Id).ValueGeneratedNever();
             e.Property(t => t.Status).HasConversion<string>().HasMaxLength(16);
             e.Property(t => t.DefinitionName).HasMaxLength(100);
+            e.Property(t => t.Tenant).HasMaxLength(100).HasDefaultValue("");
             e.Property(t => t.StepId).HasMaxLength(100);
             e.Property(t => t.Title).HasMaxLength(400);
             e.Property(t => t.Assignee).HasMaxLength(200);
             e.Property(t => t.Role).HasMaxLength(200);
             e.Property(t => t.ClaimedBy).HasMaxLength(200);
-            e.HasIndex(t => new { t.Status, t.Assignee });
-            e.HasIndex(t => new { t.Status, t.Role });
+            e.HasIndex(t => new { t.Tenant, t.Status, t.Assignee });
+            e.HasIndex(t => new { t.Tenant, t.Status, t.Role });
             e.HasIndex(t => t.InstanceId);
         });
 

@@ -13,6 +13,8 @@ public sealed class HumanTask
 {
     public Guid Id { get; set; }
     public Guid InstanceId { get; set; }
+    /// <summary>Its instance's tenant, copied when the task is created ("" is the default tenant).</summary>
+    public string Tenant { get; set; } = "";
     public required string DefinitionName { get; set; }
     public required string StepId { get; set; }
     public required string Title { get; set; }

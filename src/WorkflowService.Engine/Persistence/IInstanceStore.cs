@@ -13,6 +13,7 @@ public interface IInstanceStore
     Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken);
     /// <summary>The instances of these ids that exist, in one read (the instances of a batch of claimed signals).</summary>
     Task<IReadOnlyList<WorkflowInstance>> GetInstancesAsync(IReadOnlyCollection<Guid> ids, CancellationToken cancellationToken);
-    Task<WorkflowInstance?> FindInstanceAsync(string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken);
+    /// <summary>The instance of <paramref name="tenant"/> with this idempotency key, or else with this definition and business key.</summary>
+    Task<WorkflowInstance?> FindInstanceAsync(string tenant, string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken);
     Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken);
 }

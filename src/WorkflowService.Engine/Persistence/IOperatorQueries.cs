@@ -1,6 +1,9 @@
 namespace WorkflowService.Engine.Persistence;
 
-/// <summary>Operators' views across instances and the signal queue: paged lists and queries, read-only.</summary>
+/// <summary>
+/// Operators' views across instances and the signal queue: paged lists and queries, read-only, each within one tenant
+/// (a signal belongs to its instance's tenant).
+/// </summary>
 public interface IOperatorQueries
 {
     Task<Page<WorkflowInstance>> QueryInstancesAsync(InstanceQuery query, CancellationToken cancellationToken);
@@ -8,5 +11,5 @@ public interface IOperatorQueries
     Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(Guid instanceId, CancellationToken cancellationToken);
     /// <summary>Signals across instances, e.g. the claims a node holds (operators' view of the queue).</summary>
     Task<Page<SignalMessage>> QuerySignalsAsync(SignalQuery query, CancellationToken cancellationToken);
-    Task<Page<SignalMessage>> ListDeadLettersAsync(int offset, int limit, CancellationToken cancellationToken);
+    Task<Page<SignalMessage>> ListDeadLettersAsync(string tenant, int offset, int limit, CancellationToken cancellationToken);
 }

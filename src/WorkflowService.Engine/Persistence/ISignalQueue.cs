@@ -11,9 +11,10 @@ public interface ISignalQueue
     Task<(SignalMessage Signal, bool Created)> EnqueueSignalAsync(SignalMessage signal, CancellationToken cancellationToken);
     /// <summary>
     /// Queues a signal only while its instance exists and has not ended, in one round trip; returns a null signal when the
-    /// instance is missing or ended (the caller reads it to tell which), and the existing signal for a repeated idempotency key.
+    /// instance is missing, of another tenant than <paramref name="tenant"/>, or ended (the caller reads it to tell which), and
+    /// the existing signal for a repeated idempotency key.
     /// </summary>
-    Task<(SignalMessage? Signal, bool Created)> EnqueueSignalIfOpenAsync(SignalMessage signal, CancellationToken cancellationToken);
+    Task<(SignalMessage? Signal, bool Created)> EnqueueSignalIfOpenAsync(SignalMessage signal, string tenant, CancellationToken cancellationToken);
     /// <summary>Leases up to <paramref name="max"/> due signals to <paramref name="owner"/> (attempts incremented).</summary>
     Task<IReadOnlyList<SignalMessage>> ClaimDueSignalsAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken);
     /// <summary>
@@ -37,6 +38,9 @@ public interface ISignalQueue
     Task<SignalMessage?> GetSignalAsync(Guid signalId, CancellationToken cancellationToken);
     /// <summary>The signals parked for an instance (arrived before it waited for them), oldest first.</summary>
     Task<IReadOnlyList<SignalMessage>> GetParkedSignalsAsync(Guid instanceId, CancellationToken cancellationToken);
-    /// <summary>Makes a dead-lettered signal pending again and a faulted instance waiting again, atomically.</summary>
-    Task<ReplayOutcome> ReplayDeadLetterAsync(Guid signalId, HistoryEvent? replayEvent, CancellationToken cancellationToken);
+    /// <summary>
+    /// Makes a dead-lettered signal pending again and a faulted instance waiting again, atomically; NotFound (and nothing
+    /// changes) when the signal's instance is of another tenant than <paramref name="tenant"/>.
+    /// </summary>
+    Task<ReplayOutcome> ReplayDeadLetterAsync(Guid signalId, string tenant, HistoryEvent? replayEvent, CancellationToken cancellationToken);
 }

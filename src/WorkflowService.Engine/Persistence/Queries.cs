@@ -1,5 +1,7 @@
 namespace WorkflowService.Engine.Persistence;
 
+// Every query is within one tenant (Tenant; "" is the default tenant): no list shows another tenant's rows.
+
 public sealed record Page<T>(IReadOnlyList<T> Items, int Total, int Offset, int Limit);
 
 public sealed record InstanceQuery(
@@ -10,7 +12,8 @@ public sealed record InstanceQuery(
     DateTime? CreatedTo = null,
     int Offset = 0,
     int Limit = 50,
-    int? DefinitionVersion = null);
+    int? DefinitionVersion = null,
+    string Tenant = "");
 
 public sealed record TaskQuery(
     string? Assignee = null,
@@ -19,7 +22,8 @@ public sealed record TaskQuery(
     Guid? InstanceId = null,
     int Offset = 0,
     int Limit = 50,
-    TaskCandidate? CandidateOnly = null);
+    TaskCandidate? CandidateOnly = null,
+    string Tenant = "");
 
 /// <summary>
 /// A user who may work a task: its assignee (or claimant), a holder of its candidate role, or anyone when it names
@@ -38,7 +42,8 @@ public sealed record SignalQuery(
     string? ClaimedBy = null,
     string? Name = null,
     int Offset = 0,
-    int Limit = 50);
+    int Limit = 50,
+    string Tenant = "");
 
 public sealed record DefinitionSummary(string Name, int LatestVersion, string? Description, DateTime UpdatedAt);
 

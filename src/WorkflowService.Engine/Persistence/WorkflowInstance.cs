@@ -4,6 +4,11 @@ namespace WorkflowService.Engine.Persistence;
 public sealed class WorkflowInstance : IWaitState
 {
     public Guid Id { get; set; }
+    /// <summary>
+    /// The tenant it belongs to ("" is the default tenant): its definition is looked up there, its children inherit it,
+    /// and callers of another tenant do not see it. Never changes.
+    /// </summary>
+    public string Tenant { get; set; } = "";
     public required string DefinitionName { get; set; }
     public int DefinitionVersion { get; set; }
     public InstanceStatus Status { get; set; }

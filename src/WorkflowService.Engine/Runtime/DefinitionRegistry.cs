@@ -6,15 +6,18 @@ using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Engine.Runtime;
 
-/// <summary>Publishes definitions and hands out compiled ones, compiling each stored version once per node.</summary>
+/// <summary>
+/// Publishes definitions and hands out compiled ones, compiling each stored version once per node. Definitions are per
+/// tenant ("" is the default tenant): every lookup and the cache are keyed by tenant, name and version.
+/// </summary>
 public sealed class DefinitionRegistry(
     IDefinitionStore store, IStoreClock clock, DefinitionCompiler compiler, TimeProvider time, IOptions<EngineOptions> options)
 {
-    private readonly ConcurrentDictionary<(string Name, int Version), CompiledDefinition> _compiled = new();
-    private readonly ConcurrentDictionary<string, (int Version, long ExpiresAt)> _latest = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<(string Tenant, string Name, int Version), CompiledDefinition> _compiled = new();
+    private readonly ConcurrentDictionary<(string Tenant, string Name), (int Version, long ExpiresAt)> _latest = new();
 
     /// <summary>Validates and stores a new version; nothing is written when the definition has problems.</summary>
-    public async Task<PublishResult> PublishAsync(DefinitionDocument document, CancellationToken cancellationToken)
+    public async Task<PublishResult> PublishAsync(string tenant, DefinitionDocument document, CancellationToken cancellationToken)
     {
         var diagnostics = new List<Diagnostic>();
         var probe = compiler.Compile(document, 0, diagnostics);
@@ -24,8 +27,9 @@ public sealed class DefinitionRegistry(
         }
 
         var now = clock.Now().UtcDateTime;
-        var record = await store.PublishDefinitionAsync(probe.Name, version => new DefinitionRecord
+        var record = await store.PublishDefinitionAsync(tenant, probe.Name, version => new DefinitionRecord
         {
+            Tenant = tenant,
             Name = probe.Name,
             Version = version,
             Json = probe.Json,
@@ -34,25 +38,28 @@ public sealed class DefinitionRegistry(
         }, cancellationToken).ConfigureAwait(false);
 
         var compiled = probe.WithVersion(record.Version);
-        _compiled[(compiled.Name, compiled.Version)] = compiled;
-        _latest[compiled.Name] = (compiled.Version, time.GetTimestamp() + CacheTicks());
+        _compiled[(tenant, compiled.Name, compiled.Version)] = compiled;
+        _latest[(tenant, compiled.Name)] = (compiled.Version, time.GetTimestamp() + CacheTicks());
         return new PublishResult(compiled, record, diagnostics);
     }
 
-    /// <summary>The given version, or the latest when <paramref name="version"/> is null; null when there is none.</summary>
-    public async Task<CompiledDefinition?> GetAsync(string name, int? version, CancellationToken cancellationToken)
+    /// <summary>
+    /// The given version of <paramref name="tenant"/>'s definition, or the latest when <paramref name="version"/> is null;
+    /// null when there is none (another tenant's definition of the same name is never found).
+    /// </summary>
+    public async Task<CompiledDefinition?> GetAsync(string tenant, string name, int? version, CancellationToken cancellationToken)
     {
-        if (version is null && _latest.TryGetValue(name, out var latest) && latest.ExpiresAt > time.GetTimestamp())
+        if (version is null && _latest.TryGetValue((tenant, name), out var latest) && latest.ExpiresAt > time.GetTimestamp())
         {
             version = latest.Version;
         }
 
-        if (version is { } v && _compiled.TryGetValue((name, v), out var cached))
+        if (version is { } v && _compiled.TryGetValue((tenant, name, v), out var cached))
         {
             return cached;
         }
 
-        var record = await store.GetDefinitionAsync(name, version, cancellationToken).ConfigureAwait(false);
+        var record = await store.GetDefinitionAsync(tenant, name, version, cancellationToken).ConfigureAwait(false);
         if (record is null)
         {
             return null;
@@ -61,7 +68,7 @@ public sealed class DefinitionRegistry(
         var compiled = Compile(record);
         if (version is null)
         {
-            _latest[name] = (record.Version, time.GetTimestamp() + CacheTicks());
+            _latest[(tenant, name)] = (record.Version, time.GetTimestamp() + CacheTicks());
         }
 
         return compiled;
@@ -69,7 +76,7 @@ public sealed class DefinitionRegistry(
 
     public CompiledDefinition Compile(DefinitionRecord record)
     {
-        if (_compiled.TryGetValue((record.Name, record.Version), out var cached))
+        if (_compiled.TryGetValue((record.Tenant, record.Name, record.Version), out var cached))
         {
             return cached;
         }
@@ -83,7 +90,7 @@ public sealed class DefinitionRegistry(
                 $"stored definition {record.Name} v{record.Version} no longer compiles: {string.Join("; ", diagnostics.Select(d => $"{d.Path}: {d.Message}"))}");
         }
 
-        return _compiled.GetOrAdd((record.Name, record.Version), compiled);
+        return _compiled.GetOrAdd((record.Tenant, record.Name, record.Version), compiled);
     }
 
     private long CacheTicks() => (long)(options.Value.LatestDefinitionCacheTime.TotalSeconds * time.TimestampFrequency);

@@ -9,7 +9,8 @@ namespace WorkflowService.Engine.Runtime;
 /// <summary>A request to move instances to another version of their definition.</summary>
 /// <param name="ToVersion">The target version (of the same definition).</param>
 /// <param name="StepMap">Where a waiting position lands when the target version renamed its step (old id → new id).</param>
-public sealed record MigrationPlan(int ToVersion, IReadOnlyDictionary<string, string>? StepMap, string? Actor = null);
+/// <param name="Tenant">The caller's tenant: an instance of another tenant is not found, and nothing moves.</param>
+public sealed record MigrationPlan(int ToVersion, IReadOnlyDictionary<string, string>? StepMap, string? Actor = null, string Tenant = "");
 
 /// <summary>Where one instance's waiting position lands; <see cref="Problem"/> says why it would be stranded.</summary>
 public sealed record MigrationStep(
@@ -40,7 +41,7 @@ public sealed class InstanceMigrator(
         foreach (var id in instanceIds)
         {
             var instance = await store.GetInstanceAsync(id, cancellationToken).ConfigureAwait(false);
-            if (instance is null)
+            if (instance is null || instance.Tenant != plan.Tenant)
             {
                 return new MigrationResult(MigrationOutcome.InstanceNotFound, [new MigrationStep(id, 0, null, plan.ToVersion, null, false, "no such instance")]);
             }
@@ -51,7 +52,7 @@ public sealed class InstanceMigrator(
         var steps = new List<MigrationStep>();
         foreach (var instance in instances)
         {
-            var target = await definitions.GetAsync(instance.DefinitionName, plan.ToVersion, cancellationToken).ConfigureAwait(false);
+            var target = await definitions.GetAsync(instance.Tenant, instance.DefinitionName, plan.ToVersion, cancellationToken).ConfigureAwait(false);
             if (target is null)
             {
                 return new MigrationResult(MigrationOutcome.DefinitionNotFound,

@@ -24,7 +24,7 @@ public sealed partial class InstanceStarter(
     {
         if (request.IdempotencyKey is not null || request.BusinessKey is not null)
         {
-            var existing = await instances.FindInstanceAsync(request.IdempotencyKey, request.DefinitionName, request.BusinessKey, cancellationToken)
+            var existing = await instances.FindInstanceAsync(request.Tenant, request.IdempotencyKey, request.DefinitionName, request.BusinessKey, cancellationToken)
                 .ConfigureAwait(false);
             if (existing is not null)
             {
@@ -32,7 +32,7 @@ public sealed partial class InstanceStarter(
             }
         }
 
-        var definition = await definitions.GetAsync(request.DefinitionName, request.Version, cancellationToken).ConfigureAwait(false);
+        var definition = await definitions.GetAsync(request.Tenant, request.DefinitionName, request.Version, cancellationToken).ConfigureAwait(false);
         if (definition is null)
         {
             return new StartResult(StartOutcome.DefinitionNotFound, null);
@@ -42,6 +42,7 @@ public sealed partial class InstanceStarter(
         var instance = new WorkflowInstance
         {
             Id = Guid.CreateVersion7(),
+            Tenant = request.Tenant,
             DefinitionName = definition.Name,
             DefinitionVersion = definition.Version,
             Status = InstanceStatus.Running,
@@ -66,7 +67,7 @@ public sealed partial class InstanceStarter(
         }
         catch (DuplicateInstanceException)
         {
-            var existing = await instances.FindInstanceAsync(request.IdempotencyKey, request.DefinitionName, request.BusinessKey, cancellationToken)
+            var existing = await instances.FindInstanceAsync(request.Tenant, request.IdempotencyKey, request.DefinitionName, request.BusinessKey, cancellationToken)
                 .ConfigureAwait(false);
             if (existing is not null)
             {

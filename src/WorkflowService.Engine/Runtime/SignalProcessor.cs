@@ -52,7 +52,7 @@ public sealed partial class SignalProcessor(
                 return;
             }
 
-            var definition = await definitions.GetAsync(instance.DefinitionName, instance.DefinitionVersion, cancellationToken).ConfigureAwait(false);
+            var definition = await definitions.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken).ConfigureAwait(false);
             if (definition is null)
             {
                 await signals.DeadLetterSignalAsync(signal.Id, signal.LeaseToken,
@@ -141,9 +141,10 @@ public sealed partial class SignalProcessor(
     private async Task<RunResult> StartChildAsync(WorkflowInstance parent, SignalMessage signal, StoreInstant now, CancellationToken cancellationToken)
     {
         var request = System.Text.Json.JsonSerializer.Deserialize<SubWorkflowRequest>(signal.PayloadJson!, EngineJson.Options)!;
-        // Keyed by the $subflow signal, so a repeated attempt finds the child instead of starting a second one.
+        // Keyed by the $subflow signal, so a repeated attempt finds the child instead of starting a second one. The child
+        // runs in its parent's tenant, with that tenant's definition.
         var child = await starter.StartAsync(new StartRequest(request.Definition, request.Version, request.InputJson, null,
-            $"subflow-{signal.Id}", parent.Id, signal.Id), cancellationToken).ConfigureAwait(false);
+            $"subflow-{signal.Id}", parent.Id, signal.Id, Tenant: parent.Tenant), cancellationToken).ConfigureAwait(false);
         return child.Instance is { } started
             ? RunResult.Success(WorkflowExecutor.ChildStarted(parent, signal, started.Id, now))
             : RunResult.Failure(WorkflowExecutor.StepAwaiting(parent, signal.Id, WaitKind.SubWorkflow),

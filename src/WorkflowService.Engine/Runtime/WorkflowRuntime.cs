@@ -7,15 +7,17 @@ using WorkflowService.Engine.WakeUp;
 
 namespace WorkflowService.Engine.Runtime;
 
+/// <summary>A request to start an instance of <paramref name="Tenant"/>'s definition ("" is the default tenant).</summary>
 public sealed record StartRequest(string DefinitionName, int? Version, string? InputJson, string? BusinessKey, string? IdempotencyKey,
-    Guid? ParentInstanceId = null, Guid? ParentWaitId = null, string? Actor = null);
+    Guid? ParentInstanceId = null, Guid? ParentWaitId = null, string? Actor = null, string Tenant = "");
 
 public enum StartOutcome { Created, Existing, DefinitionNotFound }
 
 public sealed record StartResult(StartOutcome Outcome, WorkflowInstance? Instance);
 
+/// <summary>A signal for an instance of <paramref name="Tenant"/>; an instance of another tenant is not found.</summary>
 public sealed record SignalRequest(Guid InstanceId, string Name, string? PayloadJson, DateTimeOffset? DueAt, string? IdempotencyKey,
-    string? Actor = null);
+    string? Actor = null, string Tenant = "");
 
 public enum SignalOutcome { Accepted, Duplicate, InstanceNotFound, InstanceEnded }
 
@@ -66,7 +68,7 @@ public sealed class WorkflowRuntime(
             CreatedAt = now.UtcDateTime,
         };
 
-        var (stored, created) = await signals.EnqueueSignalIfOpenAsync(signal, cancellationToken).ConfigureAwait(false);
+        var (stored, created) = await signals.EnqueueSignalIfOpenAsync(signal, request.Tenant, cancellationToken).ConfigureAwait(false);
         if (stored is not null)
         {
             if (!created)
@@ -79,7 +81,7 @@ public sealed class WorkflowRuntime(
         }
 
         var instance = await instances.GetInstanceAsync(request.InstanceId, cancellationToken).ConfigureAwait(false);
-        if (instance is null)
+        if (instance is null || instance.Tenant != request.Tenant)
         {
             return new SignalResult(SignalOutcome.InstanceNotFound, null, null);
         }
@@ -102,15 +104,15 @@ public sealed class WorkflowRuntime(
     /// Cancels cooperatively: the definition's cancel path runs (if it has one) and the instance ends cancelled; its
     /// timers, open tasks and unhandled signals are closed with it.
     /// </summary>
-    public Task<StateChangeResult> CancelAsync(Guid instanceId, string? reason, string? actor, CancellationToken cancellationToken) =>
-        ChangeStateAsync(instanceId, actor, async instance =>
+    public Task<StateChangeResult> CancelAsync(string tenant, Guid instanceId, string? reason, string? actor, CancellationToken cancellationToken) =>
+        ChangeStateAsync(tenant, instanceId, actor, async instance =>
         {
             if (instance.Status.IsTerminal())
             {
                 return null;
             }
 
-            var definition = await definitions.GetAsync(instance.DefinitionName, instance.DefinitionVersion, cancellationToken).ConfigureAwait(false);
+            var definition = await definitions.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken).ConfigureAwait(false);
             var now = clock.Now();
             var run = definition is null ? null : executor.CancelWithPath(definition, instance, reason, now);
             // A cancel path that fails cannot hold the cancel up: the instance is cancelled at once, with the reason.
@@ -118,31 +120,32 @@ public sealed class WorkflowRuntime(
         }, cancellationToken);
 
     /// <summary>Ends an instance at once, without its cancel path.</summary>
-    public Task<StateChangeResult> TerminateAsync(Guid instanceId, string? reason, string? actor, CancellationToken cancellationToken) =>
-        ChangeStateAsync(instanceId, actor, instance => Task.FromResult(
+    public Task<StateChangeResult> TerminateAsync(string tenant, Guid instanceId, string? reason, string? actor, CancellationToken cancellationToken) =>
+        ChangeStateAsync(tenant, instanceId, actor, instance => Task.FromResult(
             instance.Status.IsTerminal() ? null : WorkflowExecutor.Cancel(instance, reason, clock.Now())), cancellationToken);
 
     /// <summary>Holds a waiting instance; nothing it receives is applied until it is resumed.</summary>
-    public Task<StateChangeResult> SuspendAsync(Guid instanceId, string? reason, string? actor, CancellationToken cancellationToken) =>
-        ChangeStateAsync(instanceId, actor, instance => Task.FromResult(
+    public Task<StateChangeResult> SuspendAsync(string tenant, Guid instanceId, string? reason, string? actor, CancellationToken cancellationToken) =>
+        ChangeStateAsync(tenant, instanceId, actor, instance => Task.FromResult(
             instance.Status == InstanceStatus.Waiting ? WorkflowExecutor.Suspend(instance, reason, clock.Now()) : null), cancellationToken);
 
     /// <summary>Releases a suspended instance; signals and timers that came meanwhile are applied in turn.</summary>
-    public Task<StateChangeResult> ResumeAsync(Guid instanceId, string? actor, CancellationToken cancellationToken) =>
-        ChangeStateAsync(instanceId, actor, instance => Task.FromResult(
+    public Task<StateChangeResult> ResumeAsync(string tenant, Guid instanceId, string? actor, CancellationToken cancellationToken) =>
+        ChangeStateAsync(tenant, instanceId, actor, instance => Task.FromResult(
             instance.Status == InstanceStatus.Suspended ? WorkflowExecutor.Unsuspend(instance, clock.Now()) : null), cancellationToken);
 
     /// <summary>
     /// Reads the instance, asks <paramref name="change"/> for a commit (null: not allowed in its current state) and
-    /// writes it, repeating on a concurrency conflict.
+    /// writes it, repeating on a concurrency conflict. An instance of another tenant than <paramref name="tenant"/> is not
+    /// found, and nothing changes.
     /// </summary>
-    private async Task<StateChangeResult> ChangeStateAsync(Guid instanceId, string? actor,
+    private async Task<StateChangeResult> ChangeStateAsync(string tenant, Guid instanceId, string? actor,
         Func<WorkflowInstance, Task<WaitPointCommit?>> change, CancellationToken cancellationToken)
     {
         for (var attempt = 0; ; attempt++)
         {
             var instance = await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
-            if (instance is null)
+            if (instance is null || instance.Tenant != tenant)
             {
                 return new StateChangeResult(StateChangeOutcome.NotFound, null);
             }
@@ -170,9 +173,10 @@ public sealed class WorkflowRuntime(
     /// <summary>
     /// Returns the instance once its status is one of <paramref name="statuses"/> (or it can no longer change by
     /// itself), or when <paramref name="timeout"/> ends. Woken by this node's commits, re-reads the store periodically
-    /// for other nodes' commits.
+    /// for other nodes' commits. Null at once when there is no such instance in <paramref name="tenant"/> (an instance of
+    /// another tenant is neither waited for nor returned).
     /// </summary>
-    public async Task<WorkflowInstance?> WaitForStatusAsync(Guid instanceId, IReadOnlySet<InstanceStatus> statuses,
+    public async Task<WorkflowInstance?> WaitForStatusAsync(string tenant, Guid instanceId, IReadOnlySet<InstanceStatus> statuses,
         TimeSpan timeout, CancellationToken cancellationToken)
     {
         var options = workerOptions.Value;
@@ -184,6 +188,11 @@ public sealed class WorkflowRuntime(
         var deadline = time.GetTimestamp() + (long)(timeout.TotalSeconds * time.TimestampFrequency);
         var change = changes.NextChange(instanceId);
         var instance = await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
+        if (instance is not null && instance.Tenant != tenant)
+        {
+            instance = null;
+        }
+
         while (true)
         {
             if (instance is null || Satisfies(instance, statuses) || time.GetTimestamp() >= deadline)

@@ -6,7 +6,10 @@ using WorkflowService.Security;
 
 namespace WorkflowService.Api;
 
-/// <summary>Signals that failed after every retry, and their replay.</summary>
+/// <summary>
+/// Signals that failed after every retry, and their replay, within the caller's tenant (a signal is its instance's
+/// tenant's): another tenant's signal answers as an unknown id does (404).
+/// </summary>
 public static class DeadLetterEndpoints
 {
     public static RouteGroupBuilder MapDeadLetterEndpoints(this IEndpointRouteBuilder routes)
@@ -21,21 +24,21 @@ public static class DeadLetterEndpoints
     }
 
     private static async Task<Results<Ok<PageView<SignalView>>, ValidationProblem>> List(
-        DeadLetterQueue deadLetters, CancellationToken cancellationToken, int offset = 0, int limit = 50)
+        DeadLetterQueue deadLetters, ClaimsPrincipal user, CancellationToken cancellationToken, int offset = 0, int limit = 50)
     {
         if (Problems.InvalidPage(offset, limit) is { } invalid)
         {
             return invalid;
         }
 
-        var page = await deadLetters.ListAsync(offset, limit, cancellationToken);
+        var page = await deadLetters.ListAsync(user.Tenant(), offset, limit, cancellationToken);
         return TypedResults.Ok(new PageView<SignalView>(page.Items.Select(SignalView.From).ToList(), page.Total, page.Offset, page.Limit));
     }
 
     private static async Task<Results<Accepted<SignalView>, ProblemHttpResult>> Replay(
         Guid id, DeadLetterQueue deadLetters, ISignalQueue store, ClaimsPrincipal user, CancellationToken cancellationToken)
     {
-        var outcome = await deadLetters.ReplayAsync(id, user.Actor(), cancellationToken);
+        var outcome = await deadLetters.ReplayAsync(user.Tenant(), id, user.Actor(), cancellationToken);
         var signal = outcome == ReplayOutcome.Replayed ? await store.GetSignalAsync(id, cancellationToken) : null;
         return outcome switch
         {

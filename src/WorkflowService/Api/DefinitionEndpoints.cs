@@ -1,3 +1,4 @@
+using System.Security.Claims;
 using System.Text.Json;
 using Microsoft.Extensions.Options;
 using Microsoft.AspNetCore.Http.HttpResults;
@@ -8,7 +9,10 @@ using WorkflowService.Security;
 
 namespace WorkflowService.Api;
 
-/// <summary>Publishing and reading workflow definitions.</summary>
+/// <summary>
+/// Publishing and reading workflow definitions, in the caller's tenant: each tenant has its own names and versions, and
+/// another tenant's definition answers as an unknown name does (404).
+/// </summary>
 public static class DefinitionEndpoints
 {
     public static RouteGroupBuilder MapDefinitionEndpoints(this IEndpointRouteBuilder routes)
@@ -34,7 +38,7 @@ public static class DefinitionEndpoints
     }
 
     private static async Task<Results<Created<DefinitionView>, ProblemHttpResult>> Publish(
-        JsonElement body, DefinitionRegistry registry, IOptions<ApiOptions> api, CancellationToken cancellationToken)
+        JsonElement body, DefinitionRegistry registry, IOptions<ApiOptions> api, ClaimsPrincipal user, CancellationToken cancellationToken)
     {
         var raw = body.GetRawText();
         if (raw.Length > api.Value.MaxDefinitionBytes)
@@ -60,7 +64,7 @@ public static class DefinitionEndpoints
 
         if (document is not null)
         {
-            var result = await registry.PublishAsync(document, cancellationToken);
+            var result = await registry.PublishAsync(user.Tenant(), document, cancellationToken);
             if (result.Record is { } record)
             {
                 return TypedResults.Created($"/definitions/{record.Name}/versions/{record.Version}", DefinitionView.From(record));
@@ -90,26 +94,26 @@ public static class DefinitionEndpoints
         _ => 0,
     };
 
-    private static async Task<Ok<IReadOnlyList<DefinitionSummaryView>>> List(IDefinitionStore store, CancellationToken cancellationToken)
+    private static async Task<Ok<IReadOnlyList<DefinitionSummaryView>>> List(IDefinitionStore store, ClaimsPrincipal user, CancellationToken cancellationToken)
     {
-        var summaries = await store.ListDefinitionsAsync(cancellationToken);
+        var summaries = await store.ListDefinitionsAsync(user.Tenant(), cancellationToken);
         return TypedResults.Ok<IReadOnlyList<DefinitionSummaryView>>(
             summaries.Select(s => new DefinitionSummaryView(s.Name, s.LatestVersion, s.Description, s.UpdatedAt)).ToList());
     }
 
     private static async Task<Results<Ok<DefinitionVersionsView>, ProblemHttpResult>> GetVersions(
-        string name, IDefinitionStore store, CancellationToken cancellationToken)
+        string name, IDefinitionStore store, ClaimsPrincipal user, CancellationToken cancellationToken)
     {
-        var versions = await store.ListDefinitionVersionsAsync(name, cancellationToken);
+        var versions = await store.ListDefinitionVersionsAsync(user.Tenant(), name, cancellationToken);
         return versions.Count == 0
             ? Problems.NotFound($"No definition is named '{name}'.")
             : TypedResults.Ok(new DefinitionVersionsView(name, versions.Select(DefinitionView.From).ToList()));
     }
 
     private static async Task<Results<Ok<DefinitionView>, ProblemHttpResult>> GetVersion(
-        string name, int version, IDefinitionStore store, CancellationToken cancellationToken)
+        string name, int version, IDefinitionStore store, ClaimsPrincipal user, CancellationToken cancellationToken)
     {
-        var record = await store.GetDefinitionAsync(name, version, cancellationToken);
+        var record = await store.GetDefinitionAsync(user.Tenant(), name, version, cancellationToken);
         return record is null
             ? Problems.NotFound($"Definition '{name}' has no version {version}.")
             : TypedResults.Ok(DefinitionView.From(record));

@@ -1,3 +1,4 @@
+using System.Security.Claims;
 using System.Text;
 using Microsoft.AspNetCore.Http.HttpResults;
 using WorkflowService.Diagrams;
@@ -30,24 +31,24 @@ public static class DiagramEndpoints
     }
 
     private static async Task<Results<ContentHttpResult, ProblemHttpResult>> GetDefinitionDiagram(
-        string name, int version, DefinitionRegistry registry, DiagramRenderer renderer, CancellationToken cancellationToken)
+        string name, int version, DefinitionRegistry registry, DiagramRenderer renderer, ClaimsPrincipal user, CancellationToken cancellationToken)
     {
-        var definition = await registry.GetAsync(name, version, cancellationToken);
+        var definition = await registry.GetAsync(user.Tenant(), name, version, cancellationToken);
         return definition is null
             ? Problems.NotFound($"Definition '{name}' has no version {version}.")
             : Svg(renderer.RenderDefinition(definition));
     }
 
     private static async Task<Results<ContentHttpResult, ProblemHttpResult>> GetInstanceDiagram(
-        Guid id, IInstanceStore store, DefinitionRegistry registry, DiagramRenderer renderer, CancellationToken cancellationToken)
+        Guid id, IInstanceStore store, DefinitionRegistry registry, DiagramRenderer renderer, ClaimsPrincipal user, CancellationToken cancellationToken)
     {
-        var instance = await store.GetInstanceAsync(id, cancellationToken);
+        var instance = InstanceEndpoints.InTenant(await store.GetInstanceAsync(id, cancellationToken), user.Tenant());
         if (instance is null)
         {
             return Problems.NotFound($"No instance has the id {id}.");
         }
 
-        var definition = await registry.GetAsync(instance.DefinitionName, instance.DefinitionVersion, cancellationToken);
+        var definition = await registry.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken);
         if (definition is null)
         {
             return Problems.NotFound($"Definition '{instance.DefinitionName}' has no version {instance.DefinitionVersion}.");

@@ -8,7 +8,10 @@ using WorkflowService.Security;
 
 namespace WorkflowService.Api;
 
-/// <summary>Starting, reading, waiting for, cancelling and signalling instances.</summary>
+/// <summary>
+/// Starting, reading, waiting for, cancelling and signalling instances, each within the caller's tenant: an instance of
+/// another tenant answers as an unknown id does (404), and nothing changes.
+/// </summary>
 public static class InstanceEndpoints
 {
     public const string IdempotencyHeader = "Idempotency-Key";
@@ -92,7 +95,8 @@ public static class InstanceEndpoints
         }
 
         var result = await runtime.StartAsync(
-            new StartRequest(request.Definition, request.Version, Json.Text(request.Input), request.BusinessKey, idempotencyKey, Actor: user.Actor()),
+            new StartRequest(request.Definition, request.Version, Json.Text(request.Input), request.BusinessKey, idempotencyKey, Actor: user.Actor(),
+                Tenant: user.Tenant()),
             cancellationToken);
         return result.Outcome switch
         {
@@ -106,6 +110,7 @@ public static class InstanceEndpoints
 
     private static async Task<Results<Ok<PageView<InstanceSummaryView>>, ValidationProblem>> List(
         IOperatorQueries store,
+        ClaimsPrincipal user,
         CancellationToken cancellationToken,
         string? definition = null,
         InstanceStatus? status = null,
@@ -121,7 +126,8 @@ public static class InstanceEndpoints
         }
 
         var page = await store.QueryInstancesAsync(
-            new InstanceQuery(definition, status, businessKey, createdFrom?.UtcDateTime, createdTo?.UtcDateTime, offset, limit), cancellationToken);
+            new InstanceQuery(definition, status, businessKey, createdFrom?.UtcDateTime, createdTo?.UtcDateTime, offset, limit, Tenant: user.Tenant()),
+            cancellationToken);
         return TypedResults.Ok(new PageView<InstanceSummaryView>(page.Items.Select(InstanceSummaryView.From).ToList(), page.Total, page.Offset, page.Limit));
     }
 
@@ -131,14 +137,16 @@ public static class InstanceEndpoints
         IInstanceStore store,
         LongPollGate gate,
         HttpContext http,
+        ClaimsPrincipal user,
         CancellationToken cancellationToken,
         [FromQuery] string? waitFor = null,
         [FromQuery] double? timeout = null)
     {
+        var tenant = user.Tenant();
         WorkflowInstance? instance;
         if (waitFor is null)
         {
-            instance = await store.GetInstanceAsync(id, cancellationToken);
+            instance = InTenant(await store.GetInstanceAsync(id, cancellationToken), tenant);
         }
         else
         {
@@ -172,39 +180,42 @@ public static class InstanceEndpoints
                     statusCode: StatusCodes.Status503ServiceUnavailable, title: "Too many waiting requests");
             }
 
-            instance = await runtime.WaitForStatusAsync(id, statuses, TimeSpan.FromSeconds(Math.Min(seconds, 3600)), cancellationToken);
+            instance = await runtime.WaitForStatusAsync(tenant, id, statuses, TimeSpan.FromSeconds(Math.Min(seconds, 3600)), cancellationToken);
         }
 
         return instance is null ? Problems.NotFound($"No instance has the id {id}.") : TypedResults.Ok(InstanceView.From(instance));
     }
 
+    /// <summary>The instance when it is <paramref name="tenant"/>'s; to any other tenant it does not exist.</summary>
+    internal static WorkflowInstance? InTenant(WorkflowInstance? instance, string tenant) => instance?.Tenant == tenant ? instance : null;
+
     private static async Task<Results<Ok<IReadOnlyList<HistoryEventView>>, ProblemHttpResult>> History(
-        Guid id, IInstanceStore store, CancellationToken cancellationToken)
+        Guid id, IInstanceStore store, ClaimsPrincipal user, CancellationToken cancellationToken)
     {
-        var history = await store.GetHistoryAsync(id, cancellationToken);
-        if (history.Count == 0 && await store.GetInstanceAsync(id, cancellationToken) is null)
+        if (InTenant(await store.GetInstanceAsync(id, cancellationToken), user.Tenant()) is null)
         {
             return Problems.NotFound($"No instance has the id {id}.");
         }
 
+        var history = await store.GetHistoryAsync(id, cancellationToken);
         return TypedResults.Ok<IReadOnlyList<HistoryEventView>>(history.Select(HistoryEventView.From).ToList());
     }
 
     private static Task<Results<Ok<InstanceView>, ProblemHttpResult>> Cancel(
         Guid id, InstanceActionRequest? request, WorkflowRuntime runtime, ClaimsPrincipal user, CancellationToken cancellationToken) =>
-        ChangeStateAsync(id, runtime.CancelAsync(id, request?.Reason, user.Actor(), cancellationToken), "it already ended");
+        ChangeStateAsync(id, runtime.CancelAsync(user.Tenant(), id, request?.Reason, user.Actor(), cancellationToken), "it already ended");
 
     private static Task<Results<Ok<InstanceView>, ProblemHttpResult>> Terminate(
         Guid id, InstanceActionRequest? request, WorkflowRuntime runtime, ClaimsPrincipal user, CancellationToken cancellationToken) =>
-        ChangeStateAsync(id, runtime.TerminateAsync(id, request?.Reason, user.Actor(), cancellationToken), "it already ended");
+        ChangeStateAsync(id, runtime.TerminateAsync(user.Tenant(), id, request?.Reason, user.Actor(), cancellationToken), "it already ended");
 
     private static Task<Results<Ok<InstanceView>, ProblemHttpResult>> Suspend(
         Guid id, InstanceActionRequest? request, WorkflowRuntime runtime, ClaimsPrincipal user, CancellationToken cancellationToken) =>
-        ChangeStateAsync(id, runtime.SuspendAsync(id, request?.Reason, user.Actor(), cancellationToken), "only a waiting instance can be suspended");
+        ChangeStateAsync(id, runtime.SuspendAsync(user.Tenant(), id, request?.Reason, user.Actor(), cancellationToken), "only a waiting instance can be suspended");
 
     private static Task<Results<Ok<InstanceView>, ProblemHttpResult>> Resume(
         Guid id, WorkflowRuntime runtime, ClaimsPrincipal user, CancellationToken cancellationToken) =>
-        ChangeStateAsync(id, runtime.ResumeAsync(id, user.Actor(), cancellationToken), "only a suspended instance can be resumed");
+        ChangeStateAsync(id, runtime.ResumeAsync(user.Tenant(), id, user.Actor(), cancellationToken), "only a suspended instance can be resumed");
 
     private static async Task<Results<Ok<InstanceView>, ProblemHttpResult>> ChangeStateAsync(
         Guid id, Task<StateChangeResult> change, string whyNot)
@@ -238,7 +249,8 @@ public static class InstanceEndpoints
         }
 
         var result = await runtime.SignalAsync(
-            new SignalRequest(id, request.Name, Json.Text(request.Payload), request.DueAt, idempotencyKey, user.Actor()), cancellationToken);
+            new SignalRequest(id, request.Name, Json.Text(request.Payload), request.DueAt, idempotencyKey, user.Actor(), user.Tenant()),
+            cancellationToken);
         return result.Outcome switch
         {
             SignalOutcome.Accepted => TypedResults.Accepted($"/instances/{id}/signals", SignalView.From(result.Signal!)),
@@ -249,9 +261,9 @@ public static class InstanceEndpoints
     }
 
     private static async Task<Results<Ok<IReadOnlyList<SignalView>>, ProblemHttpResult>> Signals(
-        Guid id, IInstanceStore store, IOperatorQueries queries, CancellationToken cancellationToken)
+        Guid id, IInstanceStore store, IOperatorQueries queries, ClaimsPrincipal user, CancellationToken cancellationToken)
     {
-        if (await store.GetInstanceAsync(id, cancellationToken) is null)
+        if (InTenant(await store.GetInstanceAsync(id, cancellationToken), user.Tenant()) is null)
         {
             return Problems.NotFound($"No instance has the id {id}.");
         }

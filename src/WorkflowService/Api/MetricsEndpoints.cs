@@ -1,3 +1,4 @@
+using System.Security.Claims;
 using Microsoft.AspNetCore.Http.HttpResults;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.Engine.WakeUp;
@@ -23,7 +24,10 @@ public sealed record NodeMetricsView(
     long JitCompiledMethods,
     double JitCompilationMs);
 
-/// <summary>Operators' view of one node.</summary>
+/// <summary>
+/// Operators' view of one node. Its counters cover every tenant's work, so only callers of the default tenant (no tenant
+/// claim) read them; a tenant's caller gets 403.
+/// </summary>
 public static class MetricsEndpoints
 {
     public static RouteGroupBuilder MapMetricsEndpoints(this IEndpointRouteBuilder routes)
@@ -34,9 +38,11 @@ public static class MetricsEndpoints
         return group;
     }
 
-    private static Ok<NodeMetricsView> Get(EngineMetrics metrics, NodeIdentity node, IWakeUpTransport wakeUp) =>
-        TypedResults.Ok(new NodeMetricsView(
-            node.Id, metrics.SignalsHandled, metrics.Conflicts, metrics.Retries, metrics.DeadLetters, metrics.IdlePolls,
-            wakeUp.IsHealthy, wakeUp.NotificationsRequested, wakeUp.NotificationsSent,
-            System.Runtime.JitInfo.GetCompiledMethodCount(), System.Runtime.JitInfo.GetCompilationTime().TotalMilliseconds));
+    private static Results<Ok<NodeMetricsView>, ProblemHttpResult> Get(EngineMetrics metrics, NodeIdentity node, IWakeUpTransport wakeUp, ClaimsPrincipal user) =>
+        user.Tenant().Length > 0
+            ? Problems.Forbidden("The node's metrics count the work of every tenant; only callers of the default tenant (credentials without a tenant) may read them.")
+            : TypedResults.Ok(new NodeMetricsView(
+                node.Id, metrics.SignalsHandled, metrics.Conflicts, metrics.Retries, metrics.DeadLetters, metrics.IdlePolls,
+                wakeUp.IsHealthy, wakeUp.NotificationsRequested, wakeUp.NotificationsSent,
+                System.Runtime.JitInfo.GetCompiledMethodCount(), System.Runtime.JitInfo.GetCompilationTime().TotalMilliseconds));
 }

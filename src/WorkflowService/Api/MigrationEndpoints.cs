@@ -36,7 +36,7 @@ public static class MigrationEndpoints
             return Problems.Invalid("toVersion", "toVersion must be a positive version number");
         }
 
-        var result = await migrator.MigrateAsync([id], new MigrationPlan(request.ToVersion, request.StepMap, user.Actor()), request.DryRun, cancellationToken);
+        var result = await migrator.MigrateAsync([id], new MigrationPlan(request.ToVersion, request.StepMap, user.Actor(), user.Tenant()), request.DryRun, cancellationToken);
         return Answer(result, request.DryRun);
     }
 
@@ -58,7 +58,8 @@ public static class MigrationEndpoints
         foreach (var status in new[] { InstanceStatus.Waiting, InstanceStatus.Suspended })
         {
             var page = await store.QueryInstancesAsync(
-                new InstanceQuery(request.Definition, status, Limit: InstanceMigrator.MaxBatch + 1, DefinitionVersion: request.FromVersion), cancellationToken);
+                new InstanceQuery(request.Definition, status, Limit: InstanceMigrator.MaxBatch + 1, DefinitionVersion: request.FromVersion,
+                    Tenant: user.Tenant()), cancellationToken);
             ids.AddRange(page.Items.Where(i => i.DefinitionVersion != request.ToVersion).Select(i => i.Id));
         }
 
@@ -67,7 +68,7 @@ public static class MigrationEndpoints
             return Problems.Invalid("definition", $"more than {InstanceMigrator.MaxBatch} instances match; narrow the migration with fromVersion");
         }
 
-        var result = await migrator.MigrateAsync(ids, new MigrationPlan(request.ToVersion, request.StepMap, user.Actor()), request.DryRun, cancellationToken);
+        var result = await migrator.MigrateAsync(ids, new MigrationPlan(request.ToVersion, request.StepMap, user.Actor(), user.Tenant()), request.DryRun, cancellationToken);
         return Answer(result, request.DryRun);
     }
 

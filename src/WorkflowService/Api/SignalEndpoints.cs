@@ -1,10 +1,13 @@
+using System.Security.Claims;
 using Microsoft.AspNetCore.Http.HttpResults;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Security;
 
 namespace WorkflowService.Api;
 
-/// <summary>The signal queue across instances: what is due, parked, or claimed by which node.</summary>
+/// <summary>
+/// The signal queue across the caller's tenant's instances: what is due, parked, or claimed by which node.
+/// </summary>
 public static class SignalEndpoints
 {
     public static RouteGroupBuilder MapSignalEndpoints(this IEndpointRouteBuilder routes)
@@ -18,6 +21,7 @@ public static class SignalEndpoints
 
     private static async Task<Results<Ok<PageView<SignalView>>, ValidationProblem>> List(
         IOperatorQueries store,
+        ClaimsPrincipal user,
         CancellationToken cancellationToken,
         SignalStatus? status = null,
         string? claimedBy = null,
@@ -30,7 +34,7 @@ public static class SignalEndpoints
             return invalid;
         }
 
-        var page = await store.QuerySignalsAsync(new SignalQuery(status, claimedBy, name, offset, limit), cancellationToken);
+        var page = await store.QuerySignalsAsync(new SignalQuery(status, claimedBy, name, offset, limit, user.Tenant()), cancellationToken);
         return TypedResults.Ok(new PageView<SignalView>(page.Items.Select(SignalView.From).ToList(), page.Total, page.Offset, page.Limit));
     }
 }

@@ -7,7 +7,7 @@ using WorkflowService.Security;
 
 namespace WorkflowService.Api;
 
-/// <summary>The human-task inbox.</summary>
+/// <summary>The human-task inbox, within the caller's tenant: another tenant's task answers as an unknown id does (404).</summary>
 public static class TaskEndpoints
 {
     /// <summary>assignee=me: the caller's own user id.</summary>
@@ -67,7 +67,7 @@ public static class TaskEndpoints
 
         // Callers who read instances read every task; a task user sees the tasks they may work.
         var candidateOnly = caller.ReadsEverything ? null : caller.Candidate ?? new TaskCandidate("", []);
-        var page = await inbox.QueryAsync(new TaskQuery(assignee, role, status, instanceId, offset, limit, candidateOnly), cancellationToken);
+        var page = await inbox.QueryAsync(new TaskQuery(assignee, role, status, instanceId, offset, limit, candidateOnly, user.Tenant()), cancellationToken);
         return TypedResults.Ok(new PageView<TaskView>(page.Items.Select(TaskView.From).ToList(), page.Total, page.Offset, page.Limit));
     }
 
@@ -75,7 +75,7 @@ public static class TaskEndpoints
         Guid id, TaskInbox inbox, ClaimsPrincipal user, IOptions<AuthenticationSettings> authentication, CancellationToken cancellationToken)
     {
         var task = await inbox.GetAsync(id, cancellationToken);
-        if (task is null)
+        if (task is null || task.Tenant != user.Tenant())
         {
             return Problems.NotFound($"No task has the id {id}.");
         }
@@ -101,7 +101,7 @@ public static class TaskEndpoints
         }
 
         var task = await inbox.GetAsync(id, cancellationToken);
-        if (task is null)
+        if (task is null || task.Tenant != user.Tenant())
         {
             return Problems.NotFound($"No task has the id {id}.");
         }
@@ -134,7 +134,7 @@ public static class TaskEndpoints
         }
 
         var task = await inbox.GetAsync(id, cancellationToken);
-        if (task is null)
+        if (task is null || task.Tenant != user.Tenant())
         {
             return Problems.NotFound($"No task has the id {id}.");
         }

@@ -54,6 +54,11 @@ public sealed class ApiKeyHandler(IOptionsMonitor<ApiKeyOptions> options, ILogge
         var identity = new ClaimsIdentity(SchemeName, WorkflowClaims.ActorType, WorkflowClaims.RoleType);
         identity.AddClaim(new Claim(WorkflowClaims.ActorType, match.Name));
         identity.AddClaims(match.Roles.Select(r => new Claim(WorkflowClaims.RoleType, r)));
+        if (!string.IsNullOrEmpty(match.Tenant))
+        {
+            identity.AddClaim(new Claim(WorkflowClaims.TenantType, match.Tenant));
+        }
+
         return Task.FromResult(AuthenticateResult.Success(new AuthenticationTicket(new ClaimsPrincipal(identity), SchemeName)));
     }
 

@@ -44,10 +44,16 @@ public sealed class JwtSettings
     /// <summary>The claim holding the caller's roles (one claim per role, or a JSON array).</summary>
     public string RoleClaim { get; set; } = "roles";
 
+    /// <summary>
+    /// The claim holding the caller's tenant (default "tenant"): the caller sees only that tenant's definitions, instances,
+    /// tasks, signals and dead letters. A token without it is in the default tenant.
+    /// </summary>
+    public string TenantClaim { get; set; } = "tenant";
+
     public bool IsConfigured => !string.IsNullOrWhiteSpace(Authority);
 }
 
-/// <summary>One API key: a name (recorded as the actor), the SHA-256 of the key, and its roles.</summary>
+/// <summary>One API key: a name (recorded as the actor), the SHA-256 of the key, its roles, and optionally its tenant.</summary>
 public sealed class ApiKeySettings
 {
     public string Name { get; set; } = "";
@@ -56,6 +62,9 @@ public sealed class ApiKeySettings
     public string Hash { get; set; } = "";
 
     public IList<string> Roles { get; } = [];
+
+    /// <summary>The tenant the key's caller sees (1 to 100 characters); none: the default tenant.</summary>
+    public string? Tenant { get; set; }
 }
 
 /// <summary>Which claim roles grant the service's own roles ("Authorization" section).</summary>

@@ -48,6 +48,11 @@ public sealed class AuthenticationSettingsValidator(IHostEnvironment environment
             failures.Add("Authentication:Jwt:RoleClaim must name the claim holding the roles (default 'roles').");
         }
 
+        if (string.IsNullOrWhiteSpace(jwt.TenantClaim))
+        {
+            failures.Add("Authentication:Jwt:TenantClaim must name the claim holding the caller's tenant (default 'tenant').");
+        }
+
         var names = new HashSet<string>(StringComparer.Ordinal);
         for (var i = 0; i < options.ApiKeys.Count; i++)
         {
@@ -59,6 +64,12 @@ public sealed class AuthenticationSettingsValidator(IHostEnvironment environment
             else if (!names.Add(key.Name))
             {
                 failures.Add($"Authentication:ApiKeys:{i}:Name '{key.Name}' is used by another key; names must be unique.");
+            }
+
+            if (key.Tenant is { } tenant && (string.IsNullOrWhiteSpace(tenant) || tenant.Length > WorkflowClaims.MaxTenantLength))
+            {
+                failures.Add($"Authentication:ApiKeys:{i}:Tenant must be 1 to {WorkflowClaims.MaxTenantLength} characters, or left out for the "
+                    + "default tenant.");
             }
 
             if (key.Hash.Length != 64 || !key.Hash.All(char.IsAsciiHexDigit))

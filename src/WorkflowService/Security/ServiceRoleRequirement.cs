@@ -8,7 +8,9 @@ public sealed record ServiceRoleRequirement(IReadOnlyList<string> Roles) : IAuth
 
 /// <summary>
 /// Grants <see cref="ServiceRoleRequirement"/> by the caller's service roles. With authentication off (no scheme: Mode=None,
-/// or Development with nothing configured) every requirement is met: there is no identity to check.
+/// or Development with nothing configured) every requirement is met: there is no identity to check. Credentials naming
+/// more than one tenant, or a tenant longer than <see cref="WorkflowClaims.MaxTenantLength"/>, meet none: which tenant's
+/// data they see would be a guess.
 /// </summary>
 public sealed class ServiceRoleHandler(IOptions<AuthenticationSettings> authentication) : AuthorizationHandler<ServiceRoleRequirement>
 {
@@ -16,6 +18,7 @@ public sealed class ServiceRoleHandler(IOptions<AuthenticationSettings> authenti
     {
         if (!authentication.Value.HasScheme
             || (context.User.Identity is { IsAuthenticated: true }
+                && context.User.Tenants() is { Count: <= 1 } tenants && tenants.All(t => t.Length <= WorkflowClaims.MaxTenantLength)
                 && (requirement.Roles.Count == 0 || context.User.HasServiceRole([.. requirement.Roles]))))
         {
             context.Succeed(requirement);

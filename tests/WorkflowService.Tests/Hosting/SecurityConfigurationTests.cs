@@ -49,6 +49,10 @@ public sealed class SecurityConfigurationTests
         "Authentication:ApiKeys:0:Hash must be the SHA-256 of the key as 64 hex characters (printf %s \"$KEY\" | sha256sum); the key itself is never configured.")]
     [InlineData("Authentication:ApiKeys:0:Name", "",
         "Authentication:ApiKeys:0:Name is required (1 to 200 characters): it is recorded as the actor.")]
+    [InlineData("Authentication:ApiKeys:0:Tenant", " ",
+        "Authentication:ApiKeys:0:Tenant must be 1 to 100 characters, or left out for the default tenant.")]
+    [InlineData("Authentication:Jwt:TenantClaim", "",
+        "Authentication:Jwt:TenantClaim must name the claim holding the caller's tenant (default 'tenant').")]
     [InlineData("Authentication:Mode", "None",
         "Authentication:Mode=None turns authentication off, but a scheme is configured (Authentication:Jwt:Authority or Authentication:ApiKeys): remove one of them.")]
     [InlineData("Authorization:Roles:superuser:0", "root",

@@ -98,22 +98,25 @@ public sealed class TestIssuer : IAsyncDisposable
         ["Authentication:Jwt:RequireHttpsMetadata"] = "false",
     };
 
-    /// <summary>An access token for <paramref name="subject"/> with <paramref name="roles"/>, signed by this issuer's key.</summary>
+    /// <summary>
+    /// An access token for <paramref name="subject"/> with <paramref name="roles"/> (and any <paramref name="claims"/>
+    /// besides), signed by this issuer's key.
+    /// </summary>
     public string Token(string subject, string[] roles, string audience = Audience, TimeSpan? lifetime = null, RsaSecurityKey? signedWith = null,
-        IReadOnlyDictionary<string, object>? extraClaims = null)
+        IReadOnlyDictionary<string, object>? claims = null)
     {
         var now = DateTime.UtcNow;
-        var claims = new Dictionary<string, object> { ["sub"] = subject, ["roles"] = roles };
-        foreach (var (type, value) in extraClaims ?? new Dictionary<string, object>())
+        var all = new Dictionary<string, object> { ["sub"] = subject, ["roles"] = roles };
+        foreach (var (type, value) in claims ?? new Dictionary<string, object>())
         {
-            claims[type] = value;
+            all[type] = value;
         }
 
         return new JsonWebTokenHandler().CreateToken(new SecurityTokenDescriptor
         {
             Issuer = Issuer,
             Audience = audience,
-            Claims = claims,
+            Claims = all,
             IssuedAt = now.AddMinutes(-10),
             NotBefore = now.AddMinutes(-10),
             Expires = now + (lifetime ?? TimeSpan.FromMinutes(10)),

@@ -199,7 +199,7 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
             ["workflow:actor"] = "root",
             ["workflow:role"] = "operator",
         };
-        using var client = WithToken(_issuer.Token("mallory", ["clerk"], extraClaims: forged));
+        using var client = WithToken(_issuer.Token("mallory", ["clerk"], claims: forged));
 
         await ApiClient.ProblemAsync(await client.GetAsync("/dead-letters"), HttpStatusCode.Forbidden);
         await ApiClient.ProblemAsync(await client.PostAsJsonAsync("/instances", new { definition = "anything" }), HttpStatusCode.Forbidden);

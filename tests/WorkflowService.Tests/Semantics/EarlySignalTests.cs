@@ -7,6 +7,10 @@ namespace WorkflowService.Tests.Semantics;
 /// <summary>Signals racing the instance to its wait: each one is kept and matched, none lost.</summary>
 public abstract class EarlySignalTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
+    // Some 5,000 requests from one caller in seconds: the per-caller rate limit (tested in ResourceLimitTests) would
+    // answer some with 429 when the machine is busy, and this suite is about signals racing waits, not about limits.
+    protected override Dictionary<string, string?> Settings => new() { ["RateLimiting:Enabled"] = "false" };
+
     [Fact]
     public async Task A_thousand_start_then_signal_pairs_with_the_second_signal_0_to_50_ms_behind_all_complete()
     {

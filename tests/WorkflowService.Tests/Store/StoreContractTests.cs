@@ -124,7 +124,7 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         while (takenOver.Count == 0);
 
         var instance = (await instances.GetInstanceAsync(started.Id, Token))!;
-        var definition = (await Factory.Get<DefinitionRegistry>().GetAsync(name, null, Token))!;
+        var definition = (await Factory.Get<DefinitionRegistry>().GetAsync("", name, null, Token))!;
         var late = Factory.Get<WorkflowExecutor>().Resume(definition, instance, claimed, [], clock.Now());
 
         await Assert.ThrowsAsync<LeaseLostException>(() => instances.CommitAsync(late.Commit!, Token));
@@ -207,6 +207,7 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         var instance = new WorkflowInstance
         {
             Id = Guid.CreateVersion7(),
+            Tenant = "columns-tenant",
             DefinitionName = Definitions.Unique("columns"),
             DefinitionVersion = 3,
             Status = InstanceStatus.Waiting,
@@ -235,7 +236,7 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         var raw = (await instances.GetInstanceAsync(instance.Id, Token))!;
         var byEfCore = Assert.Single((await queries.QueryInstancesAsync(
             new InstanceQuery(DefinitionName: instance.DefinitionName, BusinessKey: instance.BusinessKey, CreatedFrom: created.AddMilliseconds(-1),
-                CreatedTo: created.AddMilliseconds(1)), Token)).Items);
+                CreatedTo: created.AddMilliseconds(1), Tenant: instance.Tenant), Token)).Items);
         var batch = Assert.Single(await instances.GetInstancesAsync([instance.Id, Guid.NewGuid()], Token));
         foreach (var read in new[] { raw, byEfCore, batch })
         {
@@ -243,7 +244,14 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
             Assert.Equal(DateTimeKind.Utc, read.CreatedAt.Kind);
         }
 
-        Assert.Equal(instance.Id, (await instances.FindInstanceAsync(instance.IdempotencyKey, instance.DefinitionName, null, Token))!.Id);
+        Assert.Equal(instance.Id, (await instances.FindInstanceAsync(instance.Tenant, instance.IdempotencyKey, instance.DefinitionName, null, Token))!.Id);
+        Assert.Equal(instance.Id, (await instances.FindInstanceAsync(instance.Tenant, null, instance.DefinitionName, instance.BusinessKey, Token))!.Id);
+
+        // The default tenant (and any other) neither lists nor finds it by its keys.
+        Assert.Empty((await queries.QueryInstancesAsync(new InstanceQuery(DefinitionName: instance.DefinitionName), Token)).Items);
+        Assert.Empty((await queries.QueryInstancesAsync(new InstanceQuery(DefinitionName: instance.DefinitionName, Tenant: "other"), Token)).Items);
+        Assert.Null(await instances.FindInstanceAsync("", instance.IdempotencyKey, instance.DefinitionName, null, Token));
+        Assert.Null(await instances.FindInstanceAsync("", null, instance.DefinitionName, instance.BusinessKey, Token));
     }
 
     [Fact]
@@ -273,16 +281,18 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         };
 
         var first = Signal(open.Id, "once");
-        var (stored, created) = await queue.EnqueueSignalIfOpenAsync(first, Token);
+        // An instance of the default tenant takes no signal sent in another tenant's name.
+        Assert.Equal((null, false), await queue.EnqueueSignalIfOpenAsync(Signal(open.Id, null), "acme", Token));
+        var (stored, created) = await queue.EnqueueSignalIfOpenAsync(first, "", Token);
         Assert.True(created);
         Assert.Equal(first.Id, stored!.Id);
 
-        var (again, createdAgain) = await queue.EnqueueSignalIfOpenAsync(Signal(open.Id, "once"), Token);
+        var (again, createdAgain) = await queue.EnqueueSignalIfOpenAsync(Signal(open.Id, "once"), "", Token);
         Assert.False(createdAgain);
         Assert.Equal(first.Id, again!.Id);
 
-        Assert.Equal((null, false), await queue.EnqueueSignalIfOpenAsync(Signal(ended.Id, null), Token));
-        Assert.Equal((null, false), await queue.EnqueueSignalIfOpenAsync(Signal(Guid.NewGuid(), null), Token));
+        Assert.Equal((null, false), await queue.EnqueueSignalIfOpenAsync(Signal(ended.Id, null), "", Token));
+        Assert.Equal((null, false), await queue.EnqueueSignalIfOpenAsync(Signal(Guid.NewGuid(), null), "", Token));
         Assert.DoesNotContain(await queries.ListSignalsAsync(ended.Id, Token), s => s.Name == "other");
     }
 

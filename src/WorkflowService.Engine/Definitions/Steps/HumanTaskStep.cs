@@ -67,6 +67,7 @@ public sealed record HumanTaskStep : CompiledStep, IContinuingStep, IOutputStep,
         {
             Id = Guid.CreateVersion7(),
             InstanceId = state.Id,
+            Tenant = state.Tenant,
             DefinitionName = state.DefinitionName,
             StepId = Id,
             Title = Title,
