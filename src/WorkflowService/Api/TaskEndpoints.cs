@@ -74,14 +74,8 @@ public static class TaskEndpoints
     private static async Task<Results<Ok<TaskView>, ProblemHttpResult>> Get(
         Guid id, TaskInbox inbox, ClaimsPrincipal user, IOptions<AuthenticationSettings> authentication, CancellationToken cancellationToken)
     {
-        var task = await inbox.GetAsync(id, cancellationToken);
-        if (task is null || task.Tenant != user.Tenant())
-        {
-            return Problems.NotFound($"No task has the id {id}.");
-        }
-
-        var caller = TaskCaller.Of(user, authentication.Value);
-        return caller.ReadsEverything || caller.MayWork(task) ? TypedResults.Ok(TaskView.From(task)) : Problems.Forbidden(caller.Refusal(task, "read"));
+        var (task, refused) = await FindAsync(id, inbox, TaskCaller.Of(user, authentication.Value), "read", cancellationToken);
+        return task is null ? refused! : TypedResults.Ok(TaskView.From(task));
     }
 
     private static async Task<Results<Ok<TaskView>, ValidationProblem, ProblemHttpResult>> Claim(
@@ -100,19 +94,13 @@ public static class TaskEndpoints
             return Problems.Forbidden($"A task is claimed for the caller; user '{named}' is not you.");
         }
 
-        var task = await inbox.GetAsync(id, cancellationToken);
-        if (task is null || task.Tenant != user.Tenant())
+        if ((await FindAsync(id, inbox, caller, "claim", cancellationToken)).Refused is { } refused)
         {
-            return Problems.NotFound($"No task has the id {id}.");
-        }
-
-        if (!caller.MayWork(task))
-        {
-            return Problems.Forbidden(caller.Refusal(task, "claim"));
+            return refused;
         }
 
         var outcome = await inbox.ClaimAsync(id, claimant!, cancellationToken);
-        task = await inbox.GetAsync(id, cancellationToken);
+        var task = await inbox.GetAsync(id, cancellationToken);
         return outcome switch
         {
             TaskClaimOutcome.Claimed => TypedResults.Ok(TaskView.From(task!)),
@@ -133,19 +121,13 @@ public static class TaskEndpoints
             return Problems.Forbidden($"A task is completed by the caller; user '{named}' is not you.");
         }
 
-        var task = await inbox.GetAsync(id, cancellationToken);
-        if (task is null || task.Tenant != user.Tenant())
+        if ((await FindAsync(id, inbox, caller, "complete", cancellationToken)).Refused is { } refused)
         {
-            return Problems.NotFound($"No task has the id {id}.");
-        }
-
-        if (!caller.MayWork(task))
-        {
-            return Problems.Forbidden(caller.Refusal(task, "complete"));
+            return refused;
         }
 
         var outcome = await inbox.CompleteAsync(id, completer, Json.Text(request.Result), cancellationToken);
-        task = await inbox.GetAsync(id, cancellationToken);
+        var task = await inbox.GetAsync(id, cancellationToken);
         return outcome switch
         {
             TaskCompletionOutcome.Completed => TypedResults.Ok(TaskView.From(task!)),
@@ -155,14 +137,33 @@ public static class TaskEndpoints
         };
     }
 
+    /// <summary>
+    /// The task <paramref name="action"/> is asked for, or the answer why not: 404 when the caller's tenant has no such task
+    /// (another tenant's is as unknown), 403 when it is not the caller's to work (reading it is also open to callers who
+    /// read everything).
+    /// </summary>
+    private static async Task<(HumanTask? Task, ProblemHttpResult? Refused)> FindAsync(
+        Guid id, TaskInbox inbox, TaskCaller caller, string action, CancellationToken cancellationToken)
+    {
+        var task = await inbox.GetAsync(id, cancellationToken);
+        if (task is null || task.Tenant != caller.Tenant)
+        {
+            return (null, Problems.NotFound($"No task has the id {id}."));
+        }
+
+        return caller.MayWork(task) || (action == "read" && caller.ReadsEverything)
+            ? (task, null)
+            : (null, Problems.Forbidden(caller.Refusal(task, action)));
+    }
+
     /// <summary>Who calls the inbox: with authentication off there is no identity to check, and the body names the user.</summary>
-    private sealed record TaskCaller(bool IsOpen, TaskCandidate? Candidate, bool ReadsEverything)
+    private sealed record TaskCaller(bool IsOpen, TaskCandidate? Candidate, bool ReadsEverything, string Tenant)
     {
         public static TaskCaller Of(ClaimsPrincipal user, AuthenticationSettings settings) =>
             !settings.HasScheme
-                ? new TaskCaller(true, null, true)
+                ? new TaskCaller(true, null, true, user.Tenant())
                 : new TaskCaller(false, user.Actor() is { } actor ? new TaskCandidate(actor, [.. user.Roles()]) : null,
-                    user.HasServiceRole(Policies.Grants[Policies.ReadInstances]));
+                    user.HasServiceRole(Policies.Grants[Policies.ReadInstances]), user.Tenant());
 
         public bool MayWork(HumanTask task) => IsOpen || (Candidate?.MayWork(task) ?? false);
 
