@@ -1,4 +1,6 @@
+using Microsoft.AspNetCore.Cors.Infrastructure;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Options;
 
 namespace WorkflowService.Hosting;
 
@@ -23,15 +25,15 @@ internal static class HttpHardening
 
     public static IServiceCollection AddHttpHardening(this IServiceCollection services, IConfiguration configuration)
     {
-        var section = configuration.GetSection(HttpOptions.Section);
-        services.AddOptions<HttpOptions>().Bind(section).ValidateOnStart()
+        services.AddOptions<HttpOptions>().Bind(configuration.GetSection(HttpOptions.Section)).ValidateOnStart()
             .Validate(o => o.CorsOrigins.All(origin => Uri.TryCreate(origin, UriKind.Absolute, out var uri) && uri.AbsolutePath == "/"
                                                        && !origin.EndsWith('/') && uri.Scheme is "https" or "http"),
                 "Http:CorsOrigins must list origins such as https://app.example.com (scheme, host and port; no path, no trailing slash).");
         // No "Server: Kestrel" banner on any answer.
         services.Configure<KestrelServerOptions>(o => o.AddServerHeader = false);
-        services.AddCors(o => o.AddPolicy(CorsPolicy, policy => policy
-            .WithOrigins(section.GetSection(nameof(HttpOptions.CorsOrigins)).Get<string[]>() ?? [])
+        services.AddCors();
+        services.AddOptions<CorsOptions>().Configure<IOptions<HttpOptions>>((cors, http) => cors.AddPolicy(CorsPolicy, policy => policy
+            .WithOrigins(http.Value.CorsOrigins)
             .AllowAnyHeader()
             .AllowAnyMethod()
             .WithExposedHeaders("Location", "Retry-After")));
@@ -41,7 +43,7 @@ internal static class HttpHardening
 
     public static WebApplication UseHttpHardening(this WebApplication app)
     {
-        var options = app.Configuration.GetSection(HttpOptions.Section).Get<HttpOptions>() ?? new HttpOptions();
+        var options = app.Services.GetRequiredService<IOptions<HttpOptions>>().Value;
         if (options.Hsts && !app.Environment.IsDevelopment())
         {
             app.UseHsts();
