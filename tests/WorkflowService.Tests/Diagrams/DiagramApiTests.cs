@@ -151,7 +151,7 @@ public sealed class ExampleDiagramTests : ServiceTest<SqliteBackend>
     [Fact]
     public async Task The_committed_example_diagrams_are_what_the_service_draws()
     {
-        var examples = Path.Combine(RepositoryRoot(), "docs", "examples");
+        var examples = Repository.Path("docs", "examples");
         var update = Environment.GetEnvironmentVariable(UpdateVariable) is "1" or "true";
         var stale = new List<string>();
         foreach (var json in Directory.GetFiles(examples, "*.json").Order())
@@ -178,18 +178,5 @@ public sealed class ExampleDiagramTests : ServiceTest<SqliteBackend>
             $"{string.Join(", ", stale)} in docs/examples differ from what the service draws. Refresh them with " +
             $"`{UpdateVariable}=1 dotnet test --project tests/WorkflowService.Tests --filter-class {typeof(ExampleDiagramTests).FullName}` " +
             "from the repository root, look at them and commit them.");
-    }
-
-    private static string RepositoryRoot()
-    {
-        for (var directory = new DirectoryInfo(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
-        {
-            if (File.Exists(Path.Combine(directory.FullName, "WorkflowService.slnx")))
-            {
-                return directory.FullName;
-            }
-        }
-
-        throw new InvalidOperationException($"WorkflowService.slnx is not in {AppContext.BaseDirectory} or any folder above it.");
     }
 }
