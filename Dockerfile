@@ -1,13 +1,13 @@
 # Workflow Service container image (embedded SQLite store by default).
 #
-#   docker build -t workflow-service .
-#   docker run -p 8080:8080 -v workflow-data:/data workflow-service
+#   docker build -t workflow-service:$(dotnet msbuild src/WorkflowService -getProperty:Version) .   # e.g. :0.13.0
+#   docker run -p 8080:8080 -v workflow-data:/data workflow-service:0.13.0
 #
 # Health: the aspnet runtime image has no curl/wget, so there is deliberately no HEALTHCHECK here (installing curl only
 # for that would grow the image and its attack surface). Orchestrators probe the HTTP endpoints instead:
 #   liveness  GET /health/live   (the process answers)
 #   readiness GET /health/ready  (the store answers; 503 when it does not)
-# See deploy/kubernetes/workflow-service.yaml and compose/README.md.
+# See deploy/README.md and compose/README.md.
 
 # ---------------------------------------------------------------------------------------------------------------- build
 FROM mcr.microsoft.com/dotnet/sdk:10.0 AS build
