@@ -226,7 +226,13 @@ async function checkUnknownFields(typed) {
       const members = contextual
         ? (contextual.isUnion() ? contextual.types : [contextual]).filter(t => !(t.flags & ts.TypeFlags.Nullable))
         : [];
-      const open = members.length === 0 || members.some(t => checker.getIndexInfosOfType(t).length > 0);
+      // Open where the declarations accept anything: no contextual type; any, unknown or object; an index signature (maps
+      // such as labels); or an interface that declares no field at all, which is how the models write the free-form
+      // values of the schemas (x-kubernetes-preserve-unknown-fields: RawExtension, apiextensions' JSON).
+      const open = members.length === 0 || members.some(t =>
+        t.flags & (ts.TypeFlags.Any | ts.TypeFlags.Unknown | ts.TypeFlags.NonPrimitive)
+        || checker.getIndexInfosOfType(t).length > 0
+        || checker.getPropertiesOfType(t).length === 0);
       if (!open) {
         const known = new Set(members.flatMap(t => checker.getPropertiesOfType(t).map(p => p.getName())));
         for (const property of node.properties) {
