@@ -158,6 +158,7 @@ internal sealed class DiagramLayout
         var centers = layoutGraph.Vertices.ToDictionary(n => n, n =>
             algorithm.VerticesPositions.TryGetValue(n, out var p) ? new DiagramPoint(p.X, p.Y) : default);
         var bends = algorithm.EdgeRoutes.ToDictionary(r => r.Key, r => r.Value.Select(p => new DiagramPoint(p.X, p.Y)).ToArray());
+        var bands = CentreInLayers(centers, sizes, bends);
         SeparateWithinLayers(centers, layoutSizes.ToDictionary(s => s.Key, s => s.Value.Width), bends);
 
         var boxes = layoutGraph.Vertices.ToDictionary(n => n, n =>
@@ -165,7 +166,6 @@ internal sealed class DiagramLayout
             var (width, height) = sizes[n];
             return DiagramBox.Around(centers[n], width, height);
         });
-        var halfHeights = LayerHalfHeights(boxes.Values);
 
         var routes = new Dictionary<DiagramEdge, List<DiagramPoint>>();
         var labels = new Dictionary<DiagramEdge, DiagramBox>();
@@ -177,12 +177,16 @@ internal sealed class DiagramLayout
             }
             else if (labelNodes.TryGetValue(edge, out var label))
             {
-                // Into the label's middle and on from there: the label's opaque background covers the line inside it.
+                // Straight through the label's layer at the label's middle, as through a bend: the label's opaque
+                // background covers the line inside it.
                 var box = boxes[label.Node];
                 var points = new List<DiagramPoint> { boxes[edge.Source].Center };
-                points.AddRange(Bends(label.Into, points[^1], bends, halfHeights));
-                points.Add(box.Center);
-                points.AddRange(Bends(label.OutOf, points[^1], bends, halfHeights));
+                points.AddRange(Bends(label.Into, points[^1], bends, bands));
+                var half = bands.GetValueOrDefault(box.Center.Y, box.Height / 2);
+                var down = points[^1].Y < box.Center.Y;
+                points.Add(box.Center.Offset(0, down ? -half : half));
+                points.Add(box.Center.Offset(0, down ? half : -half));
+                points.AddRange(Bends(label.OutOf, points[^1], bends, bands));
                 points.Add(boxes[edge.Target].Center);
                 routes[edge] = Connect(points, edge, boxes[edge.Source], boxes[edge.Target]);
                 labels[edge] = box;
@@ -190,7 +194,7 @@ internal sealed class DiagramLayout
             else
             {
                 var points = new List<DiagramPoint> { boxes[edge.Source].Center };
-                points.AddRange(Bends(edge, points[^1], bends, halfHeights));
+                points.AddRange(Bends(edge, points[^1], bends, bands));
                 points.Add(boxes[edge.Target].Center);
                 routes[edge] = Connect(points, edge, boxes[edge.Source], boxes[edge.Target]);
             }
@@ -339,11 +343,12 @@ internal sealed class DiagramLayout
 
     /// <summary>
     /// The points an edge of the layout passes through between its ends, from <paramref name="from"/> on. A bend point
-    /// sits in the middle of a layer: the route crosses that layer straight down (or up) at the point's x, where the
-    /// layout left room, so slanted stretches stay in the gaps between layers, where there are no boxes.
+    /// sits in the middle of a layer: the route crosses that layer straight down (or up) at the point's x, over the
+    /// layer's whole height, where the layout left room, so slanted stretches stay in the gaps between layers, where
+    /// there are no boxes and no labels.
     /// </summary>
     private static IEnumerable<DiagramPoint> Bends(
-        DiagramEdge edge, DiagramPoint from, Dictionary<DiagramEdge, DiagramPoint[]> bends, List<(double Y, double Half)> halfHeights)
+        DiagramEdge edge, DiagramPoint from, Dictionary<DiagramEdge, DiagramPoint[]> bends, Dictionary<double, double> bands)
     {
         if (!bends.TryGetValue(edge, out var inner))
         {
@@ -353,7 +358,7 @@ internal sealed class DiagramLayout
         var last = from;
         foreach (var bend in inner)
         {
-            var half = HalfHeightAt(halfHeights, bend.Y);
+            var half = bands.GetValueOrDefault(bend.Y, LabelHeight / 2);
             var down = last.Y < bend.Y;
             yield return bend with { Y = bend.Y + (down ? -half : half) };
             last = bend with { Y = bend.Y + (down ? half : -half) };
@@ -361,38 +366,49 @@ internal sealed class DiagramLayout
         }
     }
 
-    /// <summary>The middle and half the height of every layer (its tallest box), from the boxes.</summary>
-    private static List<(double Y, double Half)> LayerHalfHeights(IEnumerable<DiagramBox> boxes)
+    /// <summary>
+    /// GraphShape aligns the boxes of a layer at their tops; this centres every box and bend point of a layer on the
+    /// layer's middle (a label beside a step is then level with the step's middle) and returns each layer's middle
+    /// with half its height (its tallest box).
+    /// </summary>
+    private static Dictionary<double, double> CentreInLayers(
+        Dictionary<DiagramNode, DiagramPoint> centers, Dictionary<DiagramNode, (double Width, double Height)> sizes,
+        Dictionary<DiagramEdge, DiagramPoint[]> bends)
     {
-        var layers = new List<(double Y, double Half)>();
-        foreach (var box in boxes.OrderBy(b => b.Center.Y))
+        var layers = new List<(double Top, double Bottom)>();
+        foreach (var (node, center) in centers.OrderBy(c => c.Value.Y - (sizes[c.Key].Height / 2)).ThenBy(c => c.Key.Index))
         {
-            if (layers.Count > 0 && Math.Abs(box.Center.Y - layers[^1].Y) <= 2)
+            var top = center.Y - (sizes[node].Height / 2);
+            if (layers.Count > 0 && top - layers[^1].Top <= 1)
             {
-                layers[^1] = (layers[^1].Y, Math.Max(layers[^1].Half, box.Height / 2));
+                layers[^1] = (layers[^1].Top, Math.Max(layers[^1].Bottom, top + sizes[node].Height));
             }
             else
             {
-                layers.Add((box.Center.Y, box.Height / 2));
+                layers.Add((top, top + sizes[node].Height));
             }
         }
 
-        return layers;
-    }
-
-    /// <summary>Half the height of the layer a bend point lies in (a layer of only bends: half a label's height).</summary>
-    private static double HalfHeightAt(List<(double Y, double Half)> layers, double y)
-    {
-        var half = LabelHeight / 2;
-        foreach (var layer in layers)
+        double Middle(double y)
         {
-            if (Math.Abs(layer.Y - y) <= 2)
+            var (top, bottom) = layers.MinBy(l => y >= l.Top - 1 && y <= l.Bottom + 1 ? 0 : Math.Abs(((l.Top + l.Bottom) / 2) - y));
+            return (top + bottom) / 2;
+        }
+
+        foreach (var node in centers.Keys.ToList())
+        {
+            centers[node] = centers[node] with { Y = Middle(centers[node].Y) };
+        }
+
+        foreach (var points in bends.Values)
+        {
+            for (var i = 0; i < points.Length; i++)
             {
-                half = Math.Max(half, layer.Half);
+                points[i] = points[i] with { Y = Middle(points[i].Y) };
             }
         }
 
-        return half;
+        return layers.ToDictionary(l => (l.Top + l.Bottom) / 2, l => (l.Bottom - l.Top) / 2);
     }
 
     /// <summary>Replaces the first and last points (centres) with the ports on the source's and target's borders.</summary>

@@ -38,6 +38,8 @@ public sealed partial class InstanceOverlay
         HistoryEventTypes.ParallelJoined,
         HistoryEventTypes.CallOutCompleted,
         HistoryEventTypes.SubWorkflowEnded,
+        // With a step: the end of the cancel path (a complete or fail step there ends the instance cancelled).
+        HistoryEventTypes.InstanceCancelled,
     };
 
     /// <summary>History events that mean an instance began to wait at their step (a cancel then leaves from there).</summary>

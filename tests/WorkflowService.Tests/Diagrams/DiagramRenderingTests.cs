@@ -21,6 +21,74 @@ public sealed class DiagramRenderingTests
         Assert.Empty(diagram.ReadabilityFaults(definition));
     }
 
+    /// <summary>Every example, the large definition in three sizes, and parallel edges with labels and a labelled self-loop.</summary>
+    public static TheoryData<string> Definitions()
+    {
+        var data = new TheoryData<string>();
+        foreach (var example in Directory.GetFiles(Path.Combine(AppContext.BaseDirectory, "examples"), "*.json").Select(Path.GetFileName).Order())
+        {
+            data.Add(example!);
+        }
+
+        data.Add("large-25");
+        data.Add("large-40");
+        data.Add("large-100");
+        data.Add("loops");
+        return data;
+    }
+
+    private static CompiledDefinition DefinitionNamed(string name) => name switch
+    {
+        _ when name.StartsWith("large-", StringComparison.Ordinal) =>
+            SvgDiagram.Compile(LargeDefinition.Json(name, int.Parse(name["large-".Length..], System.Globalization.CultureInfo.InvariantCulture))),
+        "loops" => SvgDiagram.Compile(Loops),
+        _ => SvgDiagram.Compile(File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "examples", name))),
+    };
+
+    [Theory]
+    [MemberData(nameof(Definitions))]
+    public void Every_label_sits_on_its_own_edge_nearer_it_than_any_other_and_clear_of_boxes_and_labels(string name)
+    {
+        var definition = DefinitionNamed(name);
+
+        var svgText = new DiagramRenderer().RenderDefinition(definition);
+        if (Environment.GetEnvironmentVariable("TMP_DUMP") is { } dump) File.WriteAllText(Path.Combine(dump, name + ".svg"), svgText); // TEMP
+        var diagram = SvgDiagram.Parse(svgText);
+
+        var faults = diagram.LabelOwnershipFaults();
+        Assert.True(faults.Count == 0, string.Join(Environment.NewLine, faults));
+        // Labels overlap no box and no other label, and every labelled transition has its label.
+        Assert.Empty(diagram.ReadabilityFaults(definition));
+    }
+
+    [Theory]
+    [MemberData(nameof(Definitions))]
+    public void Every_box_but_the_start_has_an_edge_into_it_and_every_edge_reaches_both_its_ends(string name)
+    {
+        var definition = DefinitionNamed(name);
+
+        var diagram = SvgDiagram.Parse(new DiagramRenderer().RenderDefinition(definition));
+
+        var faults = diagram.ConnectionFaults(definition);
+        Assert.True(faults.Count == 0, string.Join(Environment.NewLine, faults));
+    }
+
+    [Fact]
+    public void The_cancel_path_is_entered_from_every_step_that_waits()
+    {
+        var definition = DefinitionNamed("insurance-claim.json");
+
+        var diagram = SvgDiagram.Parse(new DiagramRenderer().RenderDefinition(definition));
+
+        Assert.NotNull(diagram.Cancel);
+        Assert.Contains(diagram.Edges, e => e is { Kind: "cancel", To: "withdrawn" });
+        Assert.Equal(
+            ["claims-review", "desk-assessment", "wait-assessor-report", "wait-police-report"],
+            diagram.Edges.Where(e => e.Kind == "interrupt").Select(e => e.From).Order(StringComparer.Ordinal));
+        Assert.DoesNotContain(SvgDiagram.Parse(new DiagramRenderer().RenderDefinition(DefinitionNamed("insurance-quotation.json"))).Edges,
+            e => e.Kind is "interrupt" or "cancel");
+    }
+
     [Theory]
     [InlineData(40)]
     [InlineData(25)]
@@ -82,21 +150,23 @@ public sealed class DiagramRenderingTests
         Assert.Empty(diagram.ReadabilityFaults(definition));
     }
 
+    private const string Loops = """
+        {
+          "name": "loops",
+          "steps": [
+            { "id": "wait", "type": "waitForSignal", "signal": "go", "timeout": "PT1M", "onTimeout": "wait", "output": "go" },
+            { "id": "route", "type": "decision",
+              "branches": [ { "when": "vars.go === 1", "next": "done" }, { "when": "vars.go === 2", "next": "done" } ],
+              "otherwise": "done" },
+            { "id": "done", "type": "complete" }
+          ]
+        }
+        """;
+
     [Fact]
     public void Self_loops_and_parallel_edges_get_their_own_labels()
     {
-        var definition = SvgDiagram.Compile("""
-            {
-              "name": "loops",
-              "steps": [
-                { "id": "wait", "type": "waitForSignal", "signal": "go", "timeout": "PT1M", "onTimeout": "wait", "output": "go" },
-                { "id": "route", "type": "decision",
-                  "branches": [ { "when": "vars.go === 1", "next": "done" }, { "when": "vars.go === 2", "next": "done" } ],
-                  "otherwise": "done" },
-                { "id": "done", "type": "complete" }
-              ]
-            }
-            """);
+        var definition = SvgDiagram.Compile(Loops);
 
         var diagram = SvgDiagram.Parse(new DiagramRenderer().RenderDefinition(definition));
 
