@@ -12,9 +12,10 @@ internal sealed record PlacedEdge(DiagramEdge Edge, IReadOnlyList<DiagramPoint> 
 
 /// <summary>
 /// Where everything goes. GraphShape's layered (Sugiyama) layout places the boxes top to bottom, sized from their text,
-/// and routes long edges through the layers; this class clips the routes to the boxes, separates parallel edges, draws
-/// self-loops beside their box, and places each edge label near its edge's middle where it covers no box, no arrowhead
-/// and no other label. Coordinates start at (0, 0).
+/// and the label of every edge between two boxes as a box of its own in the middle of its edge, and routes long edges
+/// through the layers; this class centres each layer, clips the routes to the boxes, draws each labelled edge straight
+/// through its label (so a label cannot be read as another edge's), separates parallel edges, and draws self-loops
+/// beside their box with their label beside the loop. Coordinates start at (0, 0).
 /// </summary>
 internal sealed class DiagramLayout
 {

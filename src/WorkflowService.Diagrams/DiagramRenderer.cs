@@ -7,7 +7,8 @@ namespace WorkflowService.Diagrams;
 /// <summary>
 /// Draws a definition as an SVG diagram (steps as boxes labelled with their id and type, transitions as arrows labelled
 /// "timeout", "otherwise" or the branch condition), laid out top to bottom by GraphShape's layered layout; an instance
-/// diagram is the same drawing with the completed, current and failed steps coloured and a legend.
+/// diagram is the same drawing with the completed, current and failed steps coloured, the edges the instance took
+/// highlighted, and a legend.
 /// </summary>
 public sealed class DiagramRenderer
 {

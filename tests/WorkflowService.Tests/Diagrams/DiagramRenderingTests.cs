@@ -51,9 +51,7 @@ public sealed class DiagramRenderingTests
     {
         var definition = DefinitionNamed(name);
 
-        var svgText = new DiagramRenderer().RenderDefinition(definition);
-        if (Environment.GetEnvironmentVariable("TMP_DUMP") is { } dump) File.WriteAllText(Path.Combine(dump, name + ".svg"), svgText); // TEMP
-        var diagram = SvgDiagram.Parse(svgText);
+        var diagram = SvgDiagram.Parse(new DiagramRenderer().RenderDefinition(definition));
 
         var faults = diagram.LabelOwnershipFaults();
         Assert.True(faults.Count == 0, string.Join(Environment.NewLine, faults));
@@ -191,13 +189,14 @@ public sealed class DiagramRenderingTests
             Status = InstanceStatus.Waiting,
             WaitStepId = "customer-decision",
         };
-        HistoryEvent Event(int sequence, string type, string step) => new() { Sequence = sequence, Type = type, StepId = step };
+        HistoryEvent Event(int sequence, string type, string? step) => new() { Sequence = sequence, Type = type, StepId = step };
         var history = new[]
         {
+            Event(-1, HistoryEventTypes.InstanceStarted, null),
             Event(0, HistoryEventTypes.StepCompleted, "quote"),
             Event(1, HistoryEventTypes.WaitStarted, "customer-decision"),
             Event(2, HistoryEventTypes.SignalReceived, "customer-decision"),
-            Event(3, HistoryEventTypes.BranchTaken, "route"),
+            new HistoryEvent { Sequence = 3, Type = HistoryEventTypes.BranchTaken, StepId = "route", DataJson = """{"next":"customer-decision"}""" },
             Event(4, HistoryEventTypes.WaitStarted, "customer-decision"),
         };
 
@@ -209,6 +208,10 @@ public sealed class DiagramRenderingTests
         Assert.Equal("not-reached", waiting.StepOf("converted").State);
         Assert.Equal(4, waiting.Document.Descendants(SvgDiagram.Svg + "rect").Count(r => r.Attribute("data-legend") is not null));
         Assert.Empty(waiting.ReadabilityFaults(definition));
+        // The edges taken: from the start to the signal, the signal on to the decision, and its otherwise back.
+        Assert.Equal(
+            [">quote (start)", "customer-decision>route (next)", "quote>customer-decision (next)", "route>customer-decision (otherwise)"],
+            waiting.Routes.Where(r => r.Classes.Contains("taken")).Select(r => $"{r.From}>{r.To} ({r.Kind})").Order(StringComparer.Ordinal));
 
         instance.Status = InstanceStatus.Faulted;
         instance.Error = "step 'route': TypeError: boom";
