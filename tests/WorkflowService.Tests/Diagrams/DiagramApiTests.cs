@@ -231,6 +231,8 @@ public abstract class DiagramApiTests<TBackend> : SharedServiceTest<TBackend> wh
 
 public sealed class SqliteDiagramApiTests : DiagramApiTests<SqliteBackend>;
 
+public sealed class PostgresDiagramApiTests : DiagramApiTests<PostgresBackend>;
+
 /// <summary>
 /// docs/examples/*.svg are the diagrams the service draws for docs/examples/*.json. Refresh them with
 /// <c>UPDATE_EXAMPLE_DIAGRAMS=1 dotnet test --project tests/WorkflowService.Tests --filter-class WorkflowService.Tests.Diagrams.ExampleDiagramTests</c>
