@@ -25,6 +25,11 @@ public enum DiagramEdgeKind
     Join,
     /// <summary>From the cancel marker to the definition's <c>onCancel</c> step: where a cancel continues.</summary>
     Cancel,
+    /// <summary>
+    /// From a step an instance can wait at (a signal, timer, task, call-out or child workflow) to the cancel marker: a
+    /// cancel that arrives while the instance waits there leaves it along this edge for the cancel path.
+    /// </summary>
+    Interrupt,
 }
 
 /// <summary>What a box of the diagram stands for.</summary>
@@ -37,6 +42,11 @@ internal enum DiagramNodeRole
     Join,
     /// <summary>The cancel marker, where the cancel path begins.</summary>
     Cancel,
+    /// <summary>
+    /// Only in the layout, never drawn as a box: an edge label, placed by the layered layout like a box in the middle
+    /// of its edge, so that the edge runs through its own label and nothing else comes near it.
+    /// </summary>
+    Label,
 }
 
 /// <summary>A box of the diagram: a step, a parallel step's join bar, or the start or cancel marker.</summary>
@@ -70,7 +80,8 @@ internal sealed class DiagramNode(int index, DiagramNodeRole role, string? stepI
 }
 
 /// <summary>A transition between two boxes.</summary>
-internal sealed class DiagramEdge(int index, DiagramNode source, DiagramNode target, DiagramEdgeKind kind, string? label, string? fullLabel)
+internal sealed class DiagramEdge(int index, DiagramNode source, DiagramNode target, DiagramEdgeKind kind, string? label, string? fullLabel,
+    int? branch = null)
     : IEdge<DiagramNode>
 {
     public int Index { get; } = index;
@@ -82,6 +93,8 @@ internal sealed class DiagramEdge(int index, DiagramNode source, DiagramNode tar
     /// <summary>The whole text, shown as a tooltip.</summary>
     public string? FullLabel { get; } = fullLabel;
     public bool IsSelfLoop => ReferenceEquals(Source, Target);
+    /// <summary>For a decision branch: its index in the decision's list of branches.</summary>
+    public int? Branch { get; } = branch;
 
     public override int GetHashCode() => Index;
 
@@ -145,11 +158,11 @@ internal sealed class DiagramGraph
         }
 
         var edges = new List<DiagramEdge>();
-        void Add(DiagramNode source, string? target, DiagramEdgeKind kind, string? label = null, string? fullLabel = null)
+        void Add(DiagramNode source, string? target, DiagramEdgeKind kind, string? label = null, string? fullLabel = null, int? branch = null)
         {
             if (target is not null && byId.TryGetValue(target, out var to))
             {
-                edges.Add(new DiagramEdge(edges.Count, source, to, kind, label, fullLabel ?? label));
+                edges.Add(new DiagramEdge(edges.Count, source, to, kind, label, fullLabel ?? label, branch));
             }
         }
 
@@ -192,13 +205,23 @@ internal sealed class DiagramGraph
                     var prefix = decision.Branches.Count > 1 ? $"{i + 1}: " : "";
                     Add(node, branch.Next, DiagramEdgeKind.Branch,
                         prefix + TextMetrics.Shorten(branch.When.Source, MaxLabelColumns - prefix.Length),
-                        prefix + branch.When.Source);
+                        prefix + branch.When.Source, i);
                 }
 
                 Add(node, decision.Otherwise, DiagramEdgeKind.Otherwise, "otherwise");
             }
 
             Add(node, (step as IErrorHandlingStep)?.OnError?.Next, DiagramEdgeKind.Error, "error");
+        }
+
+        // The cancel path is entered from wherever the instance waits when the cancel arrives: every step that waits
+        // leads to the cancel marker (the compiler keeps waits off the cancel path itself).
+        if (cancel is not null)
+        {
+            foreach (var step in definition.Steps.Values.Where(s => s.Waits))
+            {
+                edges.Add(new DiagramEdge(edges.Count, byId[step.Id], cancel, DiagramEdgeKind.Interrupt, null, null));
+            }
         }
 
         return new DiagramGraph(definition, nodes, edges);

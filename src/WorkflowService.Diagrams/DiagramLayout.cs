@@ -12,9 +12,10 @@ internal sealed record PlacedEdge(DiagramEdge Edge, IReadOnlyList<DiagramPoint> 
 
 /// <summary>
 /// Where everything goes. GraphShape's layered (Sugiyama) layout places the boxes top to bottom, sized from their text,
-/// and routes long edges through the layers; this class clips the routes to the boxes, separates parallel edges, draws
-/// self-loops beside their box, and places each edge label near its edge's middle where it covers no box, no arrowhead
-/// and no other label. Coordinates start at (0, 0).
+/// and the label of every edge between two boxes as a box of its own in the middle of its edge, and routes long edges
+/// through the layers; this class centres each layer, clips the routes to the boxes, draws each labelled edge straight
+/// through its label (so a label cannot be read as another edge's), separates parallel edges, and draws self-loops
+/// beside their box with their label beside the loop. Coordinates start at (0, 0).
 /// </summary>
 internal sealed class DiagramLayout
 {
@@ -35,16 +36,18 @@ internal sealed class DiagramLayout
     private const double NodePaddingX = 14;
     private const double MinNodeWidth = 96;
     private const double LabelPaddingX = 5;
-    /// <summary>Vertical room between layers: enough for a row of edge labels.</summary>
-    private const double LayerGap = 62;
+    /// <summary>Vertical room between layers (edge labels have layers of their own).</summary>
+    private const double LayerGap = 40;
     private const double SliceGap = 40;
     private const double ParallelEdgeSpacing = 16;
     private const double SelfLoopReach = 26;
     private const double SelfLoopSpacing = 12;
     /// <summary>Clear space kept between a label and a box, an arrowhead or another label.</summary>
     private const double LabelClearance = 3;
-    /// <summary>How many free label positions that cover another edge are passed over in search of one that does not.</summary>
+    /// <summary>How many free label positions that are not clearly their edge's are passed over in search of one that is.</summary>
     private const int CrossingSearchBudget = 400;
+    /// <summary>How much nearer its own edge than any other a label placed beside its edge must be.</summary>
+    private const double OwnershipMargin = 8;
 
     private DiagramLayout(DiagramGraph graph, IReadOnlyList<PlacedNode> nodes, IReadOnlyList<PlacedEdge> edges, DiagramBox bounds)
     {
@@ -108,9 +111,32 @@ internal sealed class DiagramLayout
             return new Size(width, height);
         });
 
+        // Every labelled edge between two boxes runs through a vertex of its label's size (as in Graphviz's dot): the
+        // layered layout then gives each label its own place in the middle of its edge, kept apart from every box, label
+        // and other edge like a box is, and the edge is drawn through its label, so no label can be read as another's.
         var layoutGraph = new BidirectionalGraph<DiagramNode, DiagramEdge>(allowParallelEdges: true);
         layoutGraph.AddVertexRange(graph.Nodes);
-        layoutGraph.AddEdgeRange(graph.Edges);
+        var labelNodes = new Dictionary<DiagramEdge, (DiagramNode Node, DiagramEdge Into, DiagramEdge OutOf)>();
+        foreach (var edge in graph.Edges)
+        {
+            if (edge.Label is null || edge.IsSelfLoop)
+            {
+                layoutGraph.AddEdge(edge);
+                continue;
+            }
+
+            var node = new DiagramNode(graph.Nodes.Count + labelNodes.Count, DiagramNodeRole.Label, null, null, edge.Label, "");
+            var into = new DiagramEdge(graph.Edges.Count + (2 * labelNodes.Count), edge.Source, node, edge.Kind, null, null);
+            var outOf = new DiagramEdge(graph.Edges.Count + (2 * labelNodes.Count) + 1, node, edge.Target, edge.Kind, null, null);
+            labelNodes[edge] = (node, into, outOf);
+            var (width, height) = LabelSize(edge.Label);
+            sizes[node] = (width, height);
+            layoutSizes[node] = new Size(width, height);
+            layoutGraph.AddVertex(node);
+            layoutGraph.AddEdge(into);
+            layoutGraph.AddEdge(outOf);
+        }
+
         var algorithm = new SugiyamaLayoutAlgorithm<DiagramNode, DiagramEdge, BidirectionalGraph<DiagramNode, DiagramEdge>>(
             layoutGraph,
             layoutSizes,
@@ -130,28 +156,63 @@ internal sealed class DiagramLayout
         algorithm.Compute();
 
         // GraphShape gives box centres, and bend points for the edges that cross layers.
-        var centers = graph.Nodes.ToDictionary(n => n, n =>
+        var centers = layoutGraph.Vertices.ToDictionary(n => n, n =>
             algorithm.VerticesPositions.TryGetValue(n, out var p) ? new DiagramPoint(p.X, p.Y) : default);
         var bends = algorithm.EdgeRoutes.ToDictionary(r => r.Key, r => r.Value.Select(p => new DiagramPoint(p.X, p.Y)).ToArray());
+        var bands = CentreInLayers(centers, sizes, bends);
         SeparateWithinLayers(centers, layoutSizes.ToDictionary(s => s.Key, s => s.Value.Width), bends);
 
-        var boxes = graph.Nodes.ToDictionary(n => n, n =>
+        var boxes = layoutGraph.Vertices.ToDictionary(n => n, n =>
         {
             var (width, height) = sizes[n];
             return DiagramBox.Around(centers[n], width, height);
         });
 
         var routes = new Dictionary<DiagramEdge, List<DiagramPoint>>();
+        var labels = new Dictionary<DiagramEdge, DiagramBox>();
         foreach (var edge in graph.Edges)
         {
-            routes[edge] = edge.IsSelfLoop
-                ? SelfLoop(boxes[edge.Source], selfLoops[edge.Source].IndexOf(edge))
-                : Route(edge, boxes, bends);
+            if (edge.IsSelfLoop)
+            {
+                routes[edge] = SelfLoop(boxes[edge.Source], selfLoops[edge.Source].IndexOf(edge));
+            }
+            else if (labelNodes.TryGetValue(edge, out var label))
+            {
+                // Straight through the label's layer at the label's middle, as through a bend: the label's opaque
+                // background covers the line inside it.
+                var box = boxes[label.Node];
+                var points = new List<DiagramPoint> { boxes[edge.Source].Center };
+                points.AddRange(Bends(label.Into, points[^1], bends, bands));
+                var half = bands.GetValueOrDefault(box.Center.Y, box.Height / 2);
+                var down = points[^1].Y < box.Center.Y;
+                points.Add(box.Center.Offset(0, down ? -half : half));
+                points.Add(box.Center.Offset(0, down ? half : -half));
+                points.AddRange(Bends(label.OutOf, points[^1], bends, bands));
+                points.Add(boxes[edge.Target].Center);
+                routes[edge] = Connect(points, edge, boxes[edge.Source], boxes[edge.Target]);
+                labels[edge] = box;
+            }
+            else
+            {
+                var points = new List<DiagramPoint> { boxes[edge.Source].Center };
+                points.AddRange(Bends(edge, points[^1], bends, bands));
+                points.Add(boxes[edge.Target].Center);
+                routes[edge] = Connect(points, edge, boxes[edge.Source], boxes[edge.Target]);
+            }
         }
 
         SeparateParallelEdges(graph, boxes, routes);
 
-        var labels = PlaceLabels(graph, boxes, routes);
+        foreach (var (edge, box) in PlaceSelfLoopLabels(graph, boxes, routes, labels))
+        {
+            labels[edge] = box;
+        }
+
+        // Only the boxes of the diagram's own nodes are drawn as boxes; the label vertices are drawn as labels.
+        foreach (var label in labelNodes.Values)
+        {
+            boxes.Remove(label.Node);
+        }
 
         // Move everything so the drawing starts at (0, 0).
         var bounds = boxes.Values.Aggregate((a, b) => a.Union(b));
@@ -282,29 +343,73 @@ internal sealed class DiagramLayout
     }
 
     /// <summary>
-    /// From the source's bottom (or top, for an edge drawn upwards) through the layout's bend points to the target's top
-    /// (or bottom). A bend point sits in the middle of a layer: the route crosses that layer straight down (or up) at the
-    /// point's x, where the layout left room, so slanted stretches stay in the gaps between layers, where there are no
-    /// boxes.
+    /// The points an edge of the layout passes through between its ends, from <paramref name="from"/> on. A bend point
+    /// sits in the middle of a layer: the route crosses that layer straight down (or up) at the point's x, over the
+    /// layer's whole height, where the layout left room, so slanted stretches stay in the gaps between layers, where
+    /// there are no boxes and no labels.
     /// </summary>
-    private static List<DiagramPoint> Route(DiagramEdge edge, Dictionary<DiagramNode, DiagramBox> boxes, Dictionary<DiagramEdge, DiagramPoint[]> bends)
+    private static IEnumerable<DiagramPoint> Bends(
+        DiagramEdge edge, DiagramPoint from, Dictionary<DiagramEdge, DiagramPoint[]> bends, Dictionary<double, double> bands)
     {
-        var source = boxes[edge.Source];
-        var target = boxes[edge.Target];
-        var points = new List<DiagramPoint> { source.Center };
-        if (bends.TryGetValue(edge, out var inner))
+        if (!bends.TryGetValue(edge, out var inner))
         {
-            var half = NodeHeight / 2;
-            foreach (var bend in inner)
+            yield break;
+        }
+
+        var last = from;
+        foreach (var bend in inner)
+        {
+            var half = bands.GetValueOrDefault(bend.Y, LabelHeight / 2);
+            var down = last.Y < bend.Y;
+            yield return bend with { Y = bend.Y + (down ? -half : half) };
+            last = bend with { Y = bend.Y + (down ? half : -half) };
+            yield return last;
+        }
+    }
+
+    /// <summary>
+    /// GraphShape aligns the boxes of a layer at their tops; this centres every box and bend point of a layer on the
+    /// layer's middle (a label beside a step is then level with the step's middle) and returns each layer's middle
+    /// with half its height (its tallest box).
+    /// </summary>
+    private static Dictionary<double, double> CentreInLayers(
+        Dictionary<DiagramNode, DiagramPoint> centers, Dictionary<DiagramNode, (double Width, double Height)> sizes,
+        Dictionary<DiagramEdge, DiagramPoint[]> bends)
+    {
+        var layers = new List<(double Top, double Bottom)>();
+        foreach (var (node, center) in centers.OrderBy(c => c.Value.Y - (sizes[c.Key].Height / 2)).ThenBy(c => c.Key.Index))
+        {
+            var top = center.Y - (sizes[node].Height / 2);
+            if (layers.Count > 0 && top - layers[^1].Top <= 1)
             {
-                var down = points[^1].Y < bend.Y;
-                points.Add(bend with { Y = bend.Y + (down ? -half : half) });
-                points.Add(bend with { Y = bend.Y + (down ? half : -half) });
+                layers[^1] = (layers[^1].Top, Math.Max(layers[^1].Bottom, top + sizes[node].Height));
+            }
+            else
+            {
+                layers.Add((top, top + sizes[node].Height));
             }
         }
 
-        points.Add(target.Center);
-        return Connect(points, edge, source, target);
+        double Middle(double y)
+        {
+            var (top, bottom) = layers.MinBy(l => y >= l.Top - 1 && y <= l.Bottom + 1 ? 0 : Math.Abs(((l.Top + l.Bottom) / 2) - y));
+            return (top + bottom) / 2;
+        }
+
+        foreach (var node in centers.Keys.ToList())
+        {
+            centers[node] = centers[node] with { Y = Middle(centers[node].Y) };
+        }
+
+        foreach (var points in bends.Values)
+        {
+            for (var i = 0; i < points.Length; i++)
+            {
+                points[i] = points[i] with { Y = Middle(points[i].Y) };
+            }
+        }
+
+        return layers.ToDictionary(l => (l.Top + l.Bottom) / 2, l => (l.Bottom - l.Top) / 2);
     }
 
     /// <summary>Replaces the first and last points (centres) with the ports on the source's and target's borders.</summary>
@@ -383,51 +488,51 @@ internal sealed class DiagramLayout
         }
     }
 
-    private static Dictionary<DiagramEdge, DiagramBox> PlaceLabels(
-        DiagramGraph graph, Dictionary<DiagramNode, DiagramBox> boxes, Dictionary<DiagramEdge, List<DiagramPoint>> routes)
+    /// <summary>
+    /// The labels of self-loops (the layout placed every other label), beside their loop: the first position that
+    /// covers no box, arrowhead or label and is nearer its own loop than any other edge by a clear margin; failing that
+    /// (within a search budget), the free position most clearly its loop's; failing that, a place beyond everything.
+    /// </summary>
+    private static Dictionary<DiagramEdge, DiagramBox> PlaceSelfLoopLabels(
+        DiagramGraph graph, Dictionary<DiagramNode, DiagramBox> boxes, Dictionary<DiagramEdge, List<DiagramPoint>> routes,
+        Dictionary<DiagramEdge, DiagramBox> labels)
     {
-        // Obstacles: every box, and a little square at every arrowhead.
+        // Obstacles: every box, every label placed, and a little square at every arrowhead.
         var obstacles = boxes.Values.Select(b => b.Inflate(LabelClearance)).ToList();
+        obstacles.AddRange(labels.Values.Select(b => b.Inflate(LabelClearance)));
         obstacles.AddRange(routes.Values.Select(r => DiagramBox.Around(r[^1], 12, 12)));
         var placed = new Dictionary<DiagramEdge, DiagramBox>();
-        var segments = routes.SelectMany(r => r.Value.Skip(1).Select((to, i) =>
-        {
-            var from = r.Value[i];
-            var bounds = new DiagramBox(Math.Min(from.X, to.X), Math.Min(from.Y, to.Y), Math.Abs(to.X - from.X) + 0.01, Math.Abs(to.Y - from.Y) + 0.01);
-            return (Edge: r.Key, From: from, To: to, Bounds: bounds);
-        })).ToList();
         var extent = boxes.Values.Aggregate((a, b) => a.Union(b));
 
-        foreach (var edge in graph.Edges.Where(e => e.Label is not null))
+        foreach (var edge in graph.Edges.Where(e => e.Label is not null && e.IsSelfLoop))
         {
             var (width, height) = LabelSize(edge.Label!);
             var route = routes[edge];
-            // The first free position that covers no other edge's line; failing that (within a search budget), the
-            // first free one; failing that, a place beyond everything.
-            DiagramBox? firstFree = null;
-            DiagramBox? clear = null;
+            DiagramBox? best = null;
+            var bestMargin = double.NegativeInfinity;
             var budget = CrossingSearchBudget;
-            foreach (var candidate in Candidates(route, width, height, edge.IsSelfLoop))
+            foreach (var candidate in Candidates(route, width, height, selfLoop: true))
             {
                 if (!Free(candidate))
                 {
                     continue;
                 }
 
-                if (!CrossesOtherEdges(candidate, edge))
+                var own = DistanceToRoute(candidate, route);
+                var margin = routes.Where(r => !ReferenceEquals(r.Key, edge)).Select(r => DistanceToRoute(candidate, r.Value))
+                    .DefaultIfEmpty(double.PositiveInfinity).Min() - own;
+                if (margin > bestMargin)
                 {
-                    clear = candidate;
-                    break;
+                    (best, bestMargin) = (candidate, margin);
                 }
 
-                firstFree ??= candidate;
-                if (--budget == 0)
+                if (margin >= OwnershipMargin || --budget == 0)
                 {
                     break;
                 }
             }
 
-            var box = clear ?? firstFree ?? FarRight(route, width, height);
+            var box = best ?? FarRight(route, width, height);
             placed[edge] = box;
             obstacles.Add(box.Inflate(LabelClearance));
         }
@@ -435,19 +540,6 @@ internal sealed class DiagramLayout
         return placed;
 
         bool Free(DiagramBox candidate) => obstacles.TrueForAll(o => !o.Overlaps(candidate));
-
-        bool CrossesOtherEdges(DiagramBox box, DiagramEdge edge)
-        {
-            foreach (var segment in segments)
-            {
-                if (!ReferenceEquals(segment.Edge, edge) && segment.Bounds.Overlaps(box) && SegmentCrosses(box, segment.From, segment.To))
-                {
-                    return true;
-                }
-            }
-
-            return false;
-        }
 
         // Beyond everything on the right, at the edge's height, below any label already put there.
         DiagramBox FarRight(List<DiagramPoint> route, double width, double height)
@@ -461,6 +553,45 @@ internal sealed class DiagramLayout
 
             return box;
         }
+    }
+
+    /// <summary>The least distance between a box and a route (0 when the route touches or crosses the box).</summary>
+    internal static double DistanceToRoute(DiagramBox box, IReadOnlyList<DiagramPoint> route)
+    {
+        var least = double.PositiveInfinity;
+        for (var i = 1; i < route.Count; i++)
+        {
+            least = Math.Min(least, DistanceToSegment(box, route[i - 1], route[i]));
+        }
+
+        return least;
+    }
+
+    private static double DistanceToSegment(DiagramBox box, DiagramPoint a, DiagramPoint b)
+    {
+        if (SegmentCrosses(box, a, b))
+        {
+            return 0;
+        }
+
+        // Apart, the nearest points are an end of the segment and the box, or a corner of the box and the segment.
+        DiagramPoint[] corners = [new(box.X, box.Y), new(box.Right, box.Y), new(box.X, box.Bottom), new(box.Right, box.Bottom)];
+        return Math.Min(Math.Min(PointToBox(a), PointToBox(b)), corners.Min(c => PointToSegment(c, a, b)));
+
+        double PointToBox(DiagramPoint p)
+        {
+            var dx = Math.Max(Math.Max(box.X - p.X, 0), p.X - box.Right);
+            var dy = Math.Max(Math.Max(box.Y - p.Y, 0), p.Y - box.Bottom);
+            return Math.Sqrt((dx * dx) + (dy * dy));
+        }
+    }
+
+    private static double PointToSegment(DiagramPoint p, DiagramPoint a, DiagramPoint b)
+    {
+        var (dx, dy) = (b.X - a.X, b.Y - a.Y);
+        var length = (dx * dx) + (dy * dy);
+        var t = length == 0 ? 0 : Math.Clamp((((p.X - a.X) * dx) + ((p.Y - a.Y) * dy)) / length, 0, 1);
+        return DiagramPoint.Distance(p, new DiagramPoint(a.X + (t * dx), a.Y + (t * dy)));
     }
 
     /// <summary>Whether the segment passes through the box (Liang-Barsky clipping).</summary>

@@ -18,6 +18,11 @@ internal static class SvgDiagramWriter
     private const double HeaderFontSize = 14;
     private const double LineHeight = 20;
     private const double LegendSwatch = 14;
+    private const string CancelStroke = "#8a3b3b";
+    /// <summary>The colour of an edge an instance took: the completed steps' stroke.</summary>
+    private const string TakenStroke = "#2e7d32";
+    private const string TakenName = "taken";
+    private const double TakenSwatch = 26;
 
     private sealed record Palette(string Fill, string Stroke, string Text, double StrokeWidth);
 
@@ -68,7 +73,8 @@ internal static class SvgDiagramWriter
             header.Add($"instance {overlay.Instance.Id} · {overlay.Instance.Status}");
         }
 
-        var legendWidth = overlay is null ? 0 : Legend.Sum(l => LegendSwatch + 6 + TextMetrics.Width(l.Name, LabelFontSize) + 18);
+        var legendWidth = overlay is null ? 0 : Legend.Sum(l => LegendSwatch + 6 + TextMetrics.Width(l.Name, LabelFontSize) + 18)
+            + TakenSwatch + 6 + TextMetrics.Width(TakenName, LabelFontSize);
         var headerHeight = (header.Count * LineHeight) + (overlay is null ? 0 : LineHeight + 4) + 10;
         var width = Math.Ceiling(Math.Max(layout.Bounds.Width, Math.Max(legendWidth, header.Max(h => TextMetrics.Width(h, HeaderFontSize))))
             + (2 * Margin));
@@ -107,7 +113,7 @@ internal static class SvgDiagramWriter
             xml.WriteAttributeString("class", "edges");
             foreach (var edge in layout.Edges)
             {
-                WriteEdge(xml, edge, ox, oy);
+                WriteEdge(xml, edge, overlay?.Took(edge.Edge) == true, ox, oy);
             }
 
             xml.WriteEndElement();
@@ -140,19 +146,26 @@ internal static class SvgDiagramWriter
     private static void WriteDefs(XmlWriter xml)
     {
         xml.WriteStartElement("defs");
+        Arrow(xml, "arrow", "#555555", 10);
+        Arrow(xml, "arrow-cancel", CancelStroke, 8);
+        Arrow(xml, "arrow-taken", TakenStroke, 12);
+        xml.WriteEndElement();
+    }
+
+    private static void Arrow(XmlWriter xml, string id, string fill, double size)
+    {
         xml.WriteStartElement("marker");
-        xml.WriteAttributeString("id", "arrow");
+        xml.WriteAttributeString("id", id);
         xml.WriteAttributeString("viewBox", "0 0 10 10");
         xml.WriteAttributeString("refX", "10");
         xml.WriteAttributeString("refY", "5");
         xml.WriteAttributeString("markerUnits", "userSpaceOnUse");
-        xml.WriteAttributeString("markerWidth", "10");
-        xml.WriteAttributeString("markerHeight", "10");
+        Attr(xml, "markerWidth", size);
+        Attr(xml, "markerHeight", size);
         xml.WriteAttributeString("orient", "auto");
         xml.WriteStartElement("path");
         xml.WriteAttributeString("d", "M0,1 L10,5 L0,9 z");
-        xml.WriteAttributeString("fill", "#555555");
-        xml.WriteEndElement();
+        xml.WriteAttributeString("fill", fill);
         xml.WriteEndElement();
         xml.WriteEndElement();
     }
@@ -191,17 +204,29 @@ internal static class SvgDiagramWriter
                 x += LegendSwatch + 6 + TextMetrics.Width(name, LabelFontSize) + 18;
             }
 
+            // A taken edge: an arrow in the taken edges' style.
+            xml.WriteStartElement("path");
+            xml.WriteAttributeString("data-legend", TakenName);
+            xml.WriteAttributeString("d", $"M{Number.Format(x)},{Number.Format(y + (LegendSwatch / 2))} L{Number.Format(x + TakenSwatch)},{Number.Format(y + (LegendSwatch / 2))}");
+            xml.WriteAttributeString("fill", "none");
+            xml.WriteAttributeString("stroke", TakenStroke);
+            xml.WriteAttributeString("stroke-width", "2.8");
+            xml.WriteAttributeString("marker-end", "url(#arrow-taken)");
+            xml.WriteEndElement();
+            Text(xml, TakenName, x + TakenSwatch + 6, y + LegendSwatch - 3, LabelFontSize, "#333333", anchor: "start");
+
             xml.WriteEndElement();
         }
 
         xml.WriteEndElement();
     }
 
-    private static void WriteEdge(XmlWriter xml, PlacedEdge placed, double ox, double oy)
+    private static void WriteEdge(XmlWriter xml, PlacedEdge placed, bool taken, double ox, double oy)
     {
         var edge = placed.Edge;
         xml.WriteStartElement("g");
-        xml.WriteAttributeString("class", "edge");
+        xml.WriteAttributeString("class", taken ? "edge taken" : "edge");
+        xml.WriteAttributeString("data-edge", edge.Index.ToString(CultureInfo.InvariantCulture));
         xml.WriteAttributeString("data-kind", edge.Kind.ToString().ToLowerInvariant());
         xml.WriteAttributeString("data-from", edge.Source.EndName);
         xml.WriteAttributeString("data-to", edge.Target.EndName);
@@ -212,6 +237,10 @@ internal static class SvgDiagramWriter
         else if (edge.Kind == DiagramEdgeKind.Cancel)
         {
             xml.WriteElementString("title", SvgNamespace, "a cancel continues here (onCancel)");
+        }
+        else if (edge.Kind == DiagramEdgeKind.Interrupt)
+        {
+            xml.WriteElementString("title", SvgNamespace, Clean($"a cancel while waiting at {edge.Source.StepId} runs the cancel path"));
         }
 
         xml.WriteStartElement("path");
@@ -224,15 +253,22 @@ internal static class SvgDiagramWriter
 
         xml.WriteAttributeString("d", path.ToString().TrimEnd());
         xml.WriteAttributeString("fill", "none");
-        xml.WriteAttributeString("stroke", "#555555");
-        xml.WriteAttributeString("stroke-width", "1.4");
+        // The ways into the cancel path are thin and light: they hold for every wait, and stay behind the flow.
+        var interrupt = edge.Kind == DiagramEdgeKind.Interrupt;
+        xml.WriteAttributeString("stroke", taken ? TakenStroke : interrupt ? CancelStroke : "#555555");
+        xml.WriteAttributeString("stroke-width", taken ? "2.8" : interrupt ? "1" : "1.4");
         xml.WriteAttributeString("stroke-linejoin", "round");
-        if (edge.Kind is DiagramEdgeKind.Timeout or DiagramEdgeKind.Error or DiagramEdgeKind.Cancel)
+        if (interrupt && !taken)
+        {
+            xml.WriteAttributeString("stroke-opacity", "0.55");
+            xml.WriteAttributeString("stroke-dasharray", "2 3");
+        }
+        else if (edge.Kind is DiagramEdgeKind.Timeout or DiagramEdgeKind.Error or DiagramEdgeKind.Cancel)
         {
             xml.WriteAttributeString("stroke-dasharray", "6 4");
         }
 
-        xml.WriteAttributeString("marker-end", "url(#arrow)");
+        xml.WriteAttributeString("marker-end", taken ? "url(#arrow-taken)" : interrupt ? "url(#arrow-cancel)" : "url(#arrow)");
         xml.WriteEndElement();
         xml.WriteEndElement();
     }
@@ -282,7 +318,7 @@ internal static class SvgDiagramWriter
             StartRect(xml, box);
             Attr(xml, "rx", box.Height / 2);
             xml.WriteAttributeString("fill", "#ffffff");
-            xml.WriteAttributeString("stroke", "#8a3b3b");
+            xml.WriteAttributeString("stroke", CancelStroke);
             xml.WriteAttributeString("stroke-width", "1.4");
             xml.WriteAttributeString("stroke-dasharray", "4 3");
             xml.WriteEndElement();
@@ -398,6 +434,7 @@ internal static class SvgDiagramWriter
         var box = placed.LabelBox!.Value.Offset(ox, oy);
         xml.WriteStartElement("g");
         xml.WriteAttributeString("class", "edge-label");
+        xml.WriteAttributeString("data-edge", edge.Index.ToString(CultureInfo.InvariantCulture));
         xml.WriteAttributeString("data-label", Clean(edge.Label!));
         xml.WriteAttributeString("data-kind", edge.Kind.ToString().ToLowerInvariant());
         xml.WriteAttributeString("data-from", edge.Source.EndName);
@@ -410,8 +447,8 @@ internal static class SvgDiagramWriter
 
         StartRect(xml, box);
         xml.WriteAttributeString("rx", "3");
+        // Opaque: the edge is drawn through its own label, which hides the line under the text.
         xml.WriteAttributeString("fill", "#ffffff");
-        xml.WriteAttributeString("fill-opacity", "0.92");
         xml.WriteAttributeString("stroke", "#d0d0d0");
         xml.WriteAttributeString("stroke-width", "0.6");
         xml.WriteEndElement();

@@ -1,3 +1,4 @@
+using System.Net.Http.Json;
 using System.Net;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Tests.Backends;
@@ -127,6 +128,97 @@ public abstract class DiagramApiTests<TBackend> : SharedServiceTest<TBackend> wh
         Assert.Equal("not-reached", failed.StepOf("price").State);
     }
 
+    [Fact]
+    public async Task An_instance_diagram_highlights_the_edges_the_instance_took_and_not_their_siblings()
+    {
+        await Api.PublishExampleAsync("insurance-quotation.json");
+        // Below the review threshold: past the input check and the review, to the offer.
+        var instance = await Api.StartAsync("insurance-quotation", new { sumInsured = 100000, riskClass = "low" });
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Waiting);
+
+        var waiting = await DiagramAsync($"/instances/{instance.Id}/diagram.svg");
+
+        Assert.True(Taken(waiting, "start", "", "check-input"));
+        Assert.True(Taken(waiting, "otherwise", "check-input", "price"));
+        Assert.False(Taken(waiting, "branch", "check-input", "invalid-input"));
+        Assert.True(Taken(waiting, "next", "price", "needs-review"));
+        Assert.True(Taken(waiting, "otherwise", "needs-review", "offer"));
+        Assert.False(Taken(waiting, "branch", "needs-review", "underwriter-review"));
+        // The offer waits: neither of its ways out is taken yet.
+        Assert.False(Taken(waiting, "next", "offer", "issued"));
+        Assert.False(Taken(waiting, "timeout", "offer", "expired"));
+        Assert.Equal("taken", (string?)waiting.Document.Descendants(SvgDiagram.Svg + "path").Single(p => p.Attribute("data-legend") is not null).Attribute("data-legend"));
+
+        await Api.SignalAsync(instance.Id, "customer-accepted");
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+        var completed = await DiagramAsync($"/instances/{instance.Id}/diagram.svg");
+
+        Assert.True(Taken(completed, "next", "offer", "issued"));
+        Assert.False(Taken(completed, "timeout", "offer", "expired"));
+        Assert.Equal(
+            [">check-input", "check-input>price", "needs-review>offer", "offer>issued", "price>needs-review"],
+            completed.Routes.Where(r => r.Classes.Contains("taken")).Select(r => $"{r.From}>{r.To}").Order(StringComparer.Ordinal));
+    }
+
+    [Fact]
+    public async Task Of_several_branches_to_one_step_only_the_branch_that_held_is_highlighted()
+    {
+        var name = Definitions.Unique("diagram-branches");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "steps": [
+                { "id": "wait", "type": "waitForSignal", "signal": "go", "output": "go" },
+                { "id": "route", "type": "decision",
+                  "branches": [ { "when": "vars.go.n === 1", "next": "done" }, { "when": "vars.go.n === 2", "next": "done" } ],
+                  "otherwise": "done" },
+                { "id": "done", "type": "complete" }
+              ]
+            }
+            """);
+        var instance = await Api.StartAsync(name);
+        await Api.SignalAsync(instance.Id, "go", new { n = 2 });
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+
+        var diagram = await DiagramAsync($"/instances/{instance.Id}/diagram.svg");
+
+        var fromRoute = diagram.Routes.Where(r => r.From == "route").ToList();
+        Assert.Equal(3, fromRoute.Count);
+        var taken = Assert.Single(fromRoute, r => r.Classes.Contains("taken"));
+        Assert.Equal("2: vars.go.n === 2", Assert.Single(diagram.Labels, l => l.Edge == taken.Index).Text);
+    }
+
+    [Fact]
+    public async Task A_cancelled_instance_diagram_highlights_the_way_from_its_waits_into_the_cancel_path()
+    {
+        await Api.PublishExampleAsync("insurance-claim.json");
+        var instance = await Api.StartAsync("insurance-claim", new { amount = 1800 });
+        await Api.SignalAsync(instance.Id, "police-report", new { atFault = "other" });
+        await Eventually.WaitUntilAsync(async () => (await Api.GetAsync(instance.Id)).Wait!.Branches!.Count(b => b.Joined) == 1);
+        using (var cancel = await Api.Http.PostAsJsonAsync($"/instances/{instance.Id}/cancel", new { reason = "withdrawn by the customer" }))
+        {
+            Assert.Equal(HttpStatusCode.OK, cancel.StatusCode);
+        }
+
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Cancelled);
+        var diagram = await DiagramAsync($"/instances/{instance.Id}/diagram.svg");
+
+        Assert.True(Taken(diagram, "fork", "gather-reports", "wait-police-report"));
+        Assert.True(Taken(diagram, "next", "wait-police-report", "record-liability"));
+        Assert.True(Taken(diagram, "join", "record-liability", "gather-reports.join"));
+        Assert.False(Taken(diagram, "timeout", "wait-police-report", "police-report-missing"));
+        // The assessor's branch still waited when the cancel came: the cancel left from there.
+        Assert.True(Taken(diagram, "interrupt", "wait-assessor-report", ""));
+        Assert.False(Taken(diagram, "interrupt", "wait-police-report", ""));
+        Assert.False(Taken(diagram, "interrupt", "claims-review", ""));
+        Assert.True(Taken(diagram, "cancel", "", "withdrawn"));
+        Assert.False(Taken(diagram, "next", "gather-reports.join", "route"));
+        Assert.Equal("completed", diagram.StepOf("withdrawn").State);
+    }
+
+    private static bool Taken(SvgDiagram diagram, string kind, string from, string to) =>
+        Assert.Single(diagram.Routes, r => r.Kind == kind && r.From == from && r.To == to).Classes.Contains("taken");
+
     private async Task<SvgDiagram> DiagramAsync(string path)
     {
         using var response = await Api.Http.GetAsync(path);
@@ -138,6 +230,8 @@ public abstract class DiagramApiTests<TBackend> : SharedServiceTest<TBackend> wh
 }
 
 public sealed class SqliteDiagramApiTests : DiagramApiTests<SqliteBackend>;
+
+public sealed class PostgresDiagramApiTests : DiagramApiTests<PostgresBackend>;
 
 /// <summary>
 /// docs/examples/*.svg are the diagrams the service draws for docs/examples/*.json. Refresh them with

@@ -21,6 +21,72 @@ public sealed class DiagramRenderingTests
         Assert.Empty(diagram.ReadabilityFaults(definition));
     }
 
+    /// <summary>Every example, the large definition in three sizes, and parallel edges with labels and a labelled self-loop.</summary>
+    public static TheoryData<string> Definitions()
+    {
+        var data = new TheoryData<string>();
+        foreach (var example in Directory.GetFiles(Path.Combine(AppContext.BaseDirectory, "examples"), "*.json").Select(Path.GetFileName).Order())
+        {
+            data.Add(example!);
+        }
+
+        data.Add("large-25");
+        data.Add("large-40");
+        data.Add("large-100");
+        data.Add("loops");
+        return data;
+    }
+
+    private static CompiledDefinition DefinitionNamed(string name) => name switch
+    {
+        _ when name.StartsWith("large-", StringComparison.Ordinal) =>
+            SvgDiagram.Compile(LargeDefinition.Json(name, int.Parse(name["large-".Length..], System.Globalization.CultureInfo.InvariantCulture))),
+        "loops" => SvgDiagram.Compile(Loops),
+        _ => SvgDiagram.Compile(File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "examples", name))),
+    };
+
+    [Theory]
+    [MemberData(nameof(Definitions))]
+    public void Every_label_sits_on_its_own_edge_nearer_it_than_any_other_and_clear_of_boxes_and_labels(string name)
+    {
+        var definition = DefinitionNamed(name);
+
+        var diagram = SvgDiagram.Parse(new DiagramRenderer().RenderDefinition(definition));
+
+        var faults = diagram.LabelOwnershipFaults();
+        Assert.True(faults.Count == 0, string.Join(Environment.NewLine, faults));
+        // Labels overlap no box and no other label, and every labelled transition has its label.
+        Assert.Empty(diagram.ReadabilityFaults(definition));
+    }
+
+    [Theory]
+    [MemberData(nameof(Definitions))]
+    public void Every_box_but_the_start_has_an_edge_into_it_and_every_edge_reaches_both_its_ends(string name)
+    {
+        var definition = DefinitionNamed(name);
+
+        var diagram = SvgDiagram.Parse(new DiagramRenderer().RenderDefinition(definition));
+
+        var faults = diagram.ConnectionFaults(definition);
+        Assert.True(faults.Count == 0, string.Join(Environment.NewLine, faults));
+    }
+
+    [Fact]
+    public void The_cancel_path_is_entered_from_every_step_that_waits()
+    {
+        var definition = DefinitionNamed("insurance-claim.json");
+
+        var diagram = SvgDiagram.Parse(new DiagramRenderer().RenderDefinition(definition));
+
+        Assert.NotNull(diagram.Cancel);
+        Assert.Contains(diagram.Edges, e => e is { Kind: "cancel", To: "withdrawn" });
+        Assert.Equal(
+            ["claims-review", "desk-assessment", "wait-assessor-report", "wait-police-report"],
+            diagram.Edges.Where(e => e.Kind == "interrupt").Select(e => e.From).Order(StringComparer.Ordinal));
+        Assert.DoesNotContain(SvgDiagram.Parse(new DiagramRenderer().RenderDefinition(DefinitionNamed("insurance-quotation.json"))).Edges,
+            e => e.Kind is "interrupt" or "cancel");
+    }
+
     [Theory]
     [InlineData(40)]
     [InlineData(25)]
@@ -82,21 +148,23 @@ public sealed class DiagramRenderingTests
         Assert.Empty(diagram.ReadabilityFaults(definition));
     }
 
+    private const string Loops = """
+        {
+          "name": "loops",
+          "steps": [
+            { "id": "wait", "type": "waitForSignal", "signal": "go", "timeout": "PT1M", "onTimeout": "wait", "output": "go" },
+            { "id": "route", "type": "decision",
+              "branches": [ { "when": "vars.go === 1", "next": "done" }, { "when": "vars.go === 2", "next": "done" } ],
+              "otherwise": "done" },
+            { "id": "done", "type": "complete" }
+          ]
+        }
+        """;
+
     [Fact]
     public void Self_loops_and_parallel_edges_get_their_own_labels()
     {
-        var definition = SvgDiagram.Compile("""
-            {
-              "name": "loops",
-              "steps": [
-                { "id": "wait", "type": "waitForSignal", "signal": "go", "timeout": "PT1M", "onTimeout": "wait", "output": "go" },
-                { "id": "route", "type": "decision",
-                  "branches": [ { "when": "vars.go === 1", "next": "done" }, { "when": "vars.go === 2", "next": "done" } ],
-                  "otherwise": "done" },
-                { "id": "done", "type": "complete" }
-              ]
-            }
-            """);
+        var definition = SvgDiagram.Compile(Loops);
 
         var diagram = SvgDiagram.Parse(new DiagramRenderer().RenderDefinition(definition));
 
@@ -121,13 +189,14 @@ public sealed class DiagramRenderingTests
             Status = InstanceStatus.Waiting,
             WaitStepId = "customer-decision",
         };
-        HistoryEvent Event(int sequence, string type, string step) => new() { Sequence = sequence, Type = type, StepId = step };
+        HistoryEvent Event(int sequence, string type, string? step) => new() { Sequence = sequence, Type = type, StepId = step };
         var history = new[]
         {
+            Event(-1, HistoryEventTypes.InstanceStarted, null),
             Event(0, HistoryEventTypes.StepCompleted, "quote"),
             Event(1, HistoryEventTypes.WaitStarted, "customer-decision"),
             Event(2, HistoryEventTypes.SignalReceived, "customer-decision"),
-            Event(3, HistoryEventTypes.BranchTaken, "route"),
+            new HistoryEvent { Sequence = 3, Type = HistoryEventTypes.BranchTaken, StepId = "route", DataJson = """{"next":"customer-decision"}""" },
             Event(4, HistoryEventTypes.WaitStarted, "customer-decision"),
         };
 
@@ -139,6 +208,10 @@ public sealed class DiagramRenderingTests
         Assert.Equal("not-reached", waiting.StepOf("converted").State);
         Assert.Equal(4, waiting.Document.Descendants(SvgDiagram.Svg + "rect").Count(r => r.Attribute("data-legend") is not null));
         Assert.Empty(waiting.ReadabilityFaults(definition));
+        // The edges taken: from the start to the signal, the signal on to the decision, and its otherwise back.
+        Assert.Equal(
+            [">quote (start)", "customer-decision>route (next)", "quote>customer-decision (next)", "route>customer-decision (otherwise)"],
+            waiting.Routes.Where(r => r.Classes.Contains("taken")).Select(r => $"{r.From}>{r.To} ({r.Kind})").Order(StringComparer.Ordinal));
 
         instance.Status = InstanceStatus.Faulted;
         instance.Error = "step 'route': TypeError: boom";

@@ -6,6 +6,57 @@ using WorkflowService.Engine.Expressions;
 
 namespace WorkflowService.Tests.Diagrams;
 
+/// <summary>Distances between what a diagram draws, computed here independently of the layout's own.</summary>
+public static class Distances
+{
+    /// <summary>The least distance between a box and a route of straight lines (0 when the route touches the box).</summary>
+    public static double Distance(DiagramBox box, IReadOnlyList<DiagramPoint> route) =>
+        Enumerable.Range(1, Math.Max(1, route.Count - 1)).Min(i => Distance(box, route[i - 1], route[Math.Min(i, route.Count - 1)]));
+
+    private static double Distance(DiagramBox box, DiagramPoint a, DiagramPoint b)
+    {
+        DiagramPoint[] corners = [new(box.X, box.Y), new(box.Right, box.Y), new(box.Right, box.Bottom), new(box.X, box.Bottom)];
+        if (Inside(a) || Inside(b) || Enumerable.Range(0, 4).Any(i => Intersect(a, b, corners[i], corners[(i + 1) % 4])))
+        {
+            return 0;
+        }
+
+        return Math.Min(Math.Min(ToBox(a), ToBox(b)), corners.Min(c => ToSegment(c, a, b)));
+
+        bool Inside(DiagramPoint p) => p.X >= box.X && p.X <= box.Right && p.Y >= box.Y && p.Y <= box.Bottom;
+
+        double ToBox(DiagramPoint p)
+        {
+            var dx = Math.Max(0, Math.Max(box.X - p.X, p.X - box.Right));
+            var dy = Math.Max(0, Math.Max(box.Y - p.Y, p.Y - box.Bottom));
+            return Math.Sqrt((dx * dx) + (dy * dy));
+        }
+    }
+
+    private static double ToSegment(DiagramPoint p, DiagramPoint a, DiagramPoint b)
+    {
+        var (dx, dy) = (b.X - a.X, b.Y - a.Y);
+        var squared = (dx * dx) + (dy * dy);
+        var t = squared == 0 ? 0 : Math.Clamp((((p.X - a.X) * dx) + ((p.Y - a.Y) * dy)) / squared, 0, 1);
+        return DiagramPoint.Distance(p, new DiagramPoint(a.X + (t * dx), a.Y + (t * dy)));
+    }
+
+    private static bool Intersect(DiagramPoint p1, DiagramPoint p2, DiagramPoint q1, DiagramPoint q2)
+    {
+        var d1 = Cross(q1, q2, p1);
+        var d2 = Cross(q1, q2, p2);
+        var d3 = Cross(p1, p2, q1);
+        var d4 = Cross(p1, p2, q2);
+        return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0))
+            || (d1 == 0 && On(q1, q2, p1)) || (d2 == 0 && On(q1, q2, p2)) || (d3 == 0 && On(p1, p2, q1)) || (d4 == 0 && On(p1, p2, q2));
+
+        static double Cross(DiagramPoint a, DiagramPoint b, DiagramPoint c) => ((b.X - a.X) * (c.Y - a.Y)) - ((b.Y - a.Y) * (c.X - a.X));
+
+        static bool On(DiagramPoint a, DiagramPoint b, DiagramPoint c) =>
+            c.X >= Math.Min(a.X, b.X) && c.X <= Math.Max(a.X, b.X) && c.Y >= Math.Min(a.Y, b.Y) && c.Y <= Math.Max(a.Y, b.Y);
+    }
+}
+
 /// <summary>
 /// A rendered diagram read back as XML: the boxes of its steps and edge labels come from the data-box attributes the
 /// renderer writes beside what it draws, so the checks measure what a viewer sees.
@@ -16,7 +67,10 @@ public sealed class SvgDiagram
 
     public sealed record Step(string Id, string Kind, string? State, DiagramBox Box, IReadOnlyList<string> Texts);
 
-    public sealed record Label(string Text, string Kind, string From, string To, DiagramBox Box);
+    public sealed record Label(string Text, string Kind, string From, string To, DiagramBox Box, int Edge);
+
+    /// <summary>A drawn edge: its index (data-edge), kind, the names of its ends, its CSS classes and its route.</summary>
+    public sealed record Route(int Index, string Kind, string From, string To, IReadOnlyList<string> Classes, IReadOnlyList<DiagramPoint> Points);
 
     private SvgDiagram(XDocument document)
     {
@@ -36,7 +90,15 @@ public sealed class SvgDiagram
             (string)g.Attribute("data-kind")!,
             (string)g.Attribute("data-from")!,
             (string)g.Attribute("data-to")!,
-            DiagramBox.Parse((string)g.Attribute("data-box")!))).ToList();
+            DiagramBox.Parse((string)g.Attribute("data-box")!),
+            int.Parse((string)g.Attribute("data-edge")!, System.Globalization.CultureInfo.InvariantCulture))).ToList();
+        Routes = root.Descendants(Svg + "g").Where(g => ((string?)g.Attribute("class"))?.Split(' ').Contains("edge") == true).Select(g => new Route(
+            int.Parse((string)g.Attribute("data-edge")!, System.Globalization.CultureInfo.InvariantCulture),
+            (string)g.Attribute("data-kind")!,
+            (string)g.Attribute("data-from")!,
+            (string)g.Attribute("data-to")!,
+            ((string)g.Attribute("class")!).Split(' '),
+            PathPoints((string)g.Element(Svg + "path")!.Attribute("d")!))).ToList();
         Start = root.Descendants(Svg + "g").Where(g => (string?)g.Attribute("class") == "start")
             .Select(g => DiagramBox.Parse((string)g.Attribute("data-box")!)).Single();
         Joins = root.Descendants(Svg + "g").Where(g => (string?)g.Attribute("class") == "join")
@@ -57,9 +119,103 @@ public sealed class SvgDiagram
     public DiagramBox? Cancel { get; }
 
     /// <summary>The edges drawn (their kind, and the data-from and data-to names of their ends).</summary>
-    public IEnumerable<(string Kind, string From, string To)> Edges =>
-        Document.Descendants(Svg + "g").Where(g => (string?)g.Attribute("class") == "edge")
-            .Select(g => ((string)g.Attribute("data-kind")!, (string)g.Attribute("data-from")!, (string)g.Attribute("data-to")!));
+    public IEnumerable<(string Kind, string From, string To)> Edges => Routes.Select(r => (r.Kind, r.From, r.To));
+
+    /// <summary>Every edge drawn, with its route.</summary>
+    public IReadOnlyList<Route> Routes { get; }
+
+    /// <summary>The points of a path of straight lines ("M x,y L x,y ...").</summary>
+    private static List<DiagramPoint> PathPoints(string d) =>
+        d.Split(' ', StringSplitOptions.RemoveEmptyEntries).Select(part =>
+        {
+            Assert.True(part[0] is 'M' or 'L', $"unexpected path command in '{d}'");
+            var xy = part[1..].Split(',');
+            return new DiagramPoint(
+                double.Parse(xy[0], System.Globalization.CultureInfo.InvariantCulture),
+                double.Parse(xy[1], System.Globalization.CultureInfo.InvariantCulture));
+        }).ToList();
+
+    /// <summary>
+    /// Labels that could be read as another edge's: a label's box must be nearer its own edge's route than any other
+    /// edge's (so it touches no other edge).
+    /// </summary>
+    public IReadOnlyList<string> LabelOwnershipFaults()
+    {
+        var faults = new List<string>();
+        foreach (var label in Labels)
+        {
+            var own = Routes.Where(r => r.Index == label.Edge).ToList();
+            if (own.Count != 1)
+            {
+                faults.Add($"label '{label.Text}' belongs to {own.Count} drawn edges (data-edge {label.Edge})");
+                continue;
+            }
+
+            var mine = Distances.Distance(label.Box, own[0].Points);
+            foreach (var other in Routes.Where(r => r.Index != label.Edge))
+            {
+                var distance = Distances.Distance(label.Box, other.Points);
+                if (distance <= mine)
+                {
+                    faults.Add($"label '{label.Text}' ({label.From} -> {label.To}) is {distance:0.#} from the {other.Kind} edge " +
+                               $"{other.From} -> {other.To} and {mine:0.#} from its own");
+                }
+            }
+        }
+
+        return faults;
+    }
+
+    /// <summary>
+    /// Boxes nothing leads to (every box but the start has an edge drawn into it, except a step the definition itself
+    /// never leads to) and edges that do not reach their ends (each route starts on its source's box and ends on its
+    /// target's).
+    /// </summary>
+    public IReadOnlyList<string> ConnectionFaults(CompiledDefinition definition)
+    {
+        var faults = new List<string>();
+        var named = Steps.ToDictionary(s => s.Id, s => s.Box);
+        foreach (var (id, box) in Joins)
+        {
+            named[id + ".join"] = box;
+        }
+
+        // What the definition leads to: its first step, every step's successors, the branches of parallel steps, the cancel path.
+        var targets = definition.Steps.Values.SelectMany(s => s.Successors())
+            .Concat(definition.Steps.Values.OfType<ParallelStep>().SelectMany(p => p.ParallelBranches.Select(b => b.Entry)))
+            .Append(definition.StartStepId).Append(definition.OnCancel).OfType<string>().ToHashSet(StringComparer.Ordinal);
+        foreach (var step in Steps.Where(s => targets.Contains(s.Id) && !Routes.Any(r => r.To == s.Id)))
+        {
+            faults.Add($"nothing leads to step {step.Id}");
+        }
+
+        foreach (var join in Joins.Keys.Where(j => !Routes.Any(r => r.To == j + ".join")))
+        {
+            faults.Add($"nothing leads to the join of {join}");
+        }
+
+        if (Cancel is not null && !Routes.Any(r => r.Kind == "interrupt"))
+        {
+            faults.Add("nothing leads to the cancel marker");
+        }
+
+        foreach (var route in Routes)
+        {
+            DiagramBox? source = route.Kind switch { "start" => Start, "cancel" => Cancel, _ => named.GetValueOrDefault(route.From) };
+            DiagramBox? target = route.Kind == "interrupt" ? Cancel : named.GetValueOrDefault(route.To);
+            if (source is not { } from || Distances.Distance(from, [route.Points[0], route.Points[0]]) > 0.5)
+            {
+                faults.Add($"the {route.Kind} edge {route.From} -> {route.To} does not start on its source ({route.Points[0]})");
+            }
+
+            if (target is not { } to || Distances.Distance(to, [route.Points[^1], route.Points[^1]]) > 0.5)
+            {
+                faults.Add($"the {route.Kind} edge {route.From} -> {route.To} does not end on its target ({route.Points[^1]})");
+            }
+        }
+
+        return faults;
+    }
     public static SvgDiagram Parse(string svg) => new(XDocument.Parse(svg));
 
     public Step StepOf(string id) => Assert.Single(Steps, s => s.Id == id);

@@ -70,10 +70,10 @@ public sealed class StepFlowTests
     }
 
     [Theory]
-    [InlineData("""{ "n": 5 }""", "big")]
-    [InlineData("""{ "n": 1 }""", "one")]
-    [InlineData("""{ "n": 0 }""", "small")]
-    public void A_decision_takes_the_first_branch_whose_condition_is_truthy_or_else_otherwise(string input, string taken)
+    [InlineData("""{ "n": 5 }""", "big", """, "branch": 0""")]
+    [InlineData("""{ "n": 1 }""", "one", """, "branch": 1""")]
+    [InlineData("""{ "n": 0 }""", "small", "")]
+    public void A_decision_takes_the_first_branch_whose_condition_is_truthy_or_else_otherwise(string input, string taken, string branch)
     {
         var commit = For("""
             { "name": "t", "steps": [
@@ -85,7 +85,7 @@ public sealed class StepFlowTests
             """).Start(input);
 
         Assert.Equal(["InstanceStarted", "BranchTaken", "InstanceCompleted"], HistoryTypes(commit));
-        AssertJson($$"""{ "next": "{{taken}}" }""", EventData(commit, "BranchTaken"));
+        AssertJson($$"""{ "next": "{{taken}}"{{branch}} }""", EventData(commit, "BranchTaken"));
         Assert.Equal($"\"{taken}\"", commit.Instance.OutputJson);
     }
 

@@ -59,17 +59,19 @@ public sealed record DecisionStep : CompiledStep, IErrorHandlingStep
     internal override ThreadResult Run(RunState run)
     {
         string? target = null;
-        foreach (var branch in Branches)
+        int? taken = null;
+        for (var i = 0; i < Branches.Count; i++)
         {
-            if (run.Scope.EvaluateCondition(branch.When))
+            if (run.Scope.EvaluateCondition(Branches[i].When))
             {
-                target = branch.Next;
+                (target, taken) = (Branches[i].Next, i);
                 break;
             }
         }
 
         target ??= Otherwise ?? throw new ExpressionFailedException($"no branch of decision '{Id}' matched and it has no 'otherwise'");
-        run.Append(HistoryEventTypes.BranchTaken, Id, new { next = target });
+        // Which branch held (its index in the list; none for otherwise): several branches may lead to one step.
+        run.Append(HistoryEventTypes.BranchTaken, Id, new { next = target, branch = taken });
         return ThreadResult.ContinueAt(target);
     }
 }
