@@ -144,7 +144,10 @@ public static class SettingValues
 
     internal static string Format(object? value) => value switch
     {
-        TimeSpan t => t.ToString("c", CultureInfo.InvariantCulture),
+        // 00:00:00.001 as written in appsettings.json, not the constant format's 00:00:00.0010000.
+        TimeSpan t => t.ToString("c", CultureInfo.InvariantCulture) is var text && text.Contains('.', StringComparison.Ordinal)
+            ? text.TrimEnd('0').TrimEnd('.')
+            : t.ToString("c", CultureInfo.InvariantCulture),
         IFormattable f => f.ToString(null, CultureInfo.InvariantCulture),
         null => "empty",
         _ => value.ToString() ?? string.Empty,
