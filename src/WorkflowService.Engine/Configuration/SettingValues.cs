@@ -142,12 +142,17 @@ public static class SettingValues
         return enumerable?.GetGenericArguments()[0];
     }
 
+    private static string Duration(TimeSpan value)
+    {
+        var text = value.ToString("c", CultureInfo.InvariantCulture);
+        // Only a fraction of a second is trimmed: the dot of "1.00:00:00" separates days.
+        return text.LastIndexOf('.') > text.LastIndexOf(':') ? text.TrimEnd('0').TrimEnd('.') : text;
+    }
+
     internal static string Format(object? value) => value switch
     {
         // 00:00:00.001 as written in appsettings.json, not the constant format's 00:00:00.0010000.
-        TimeSpan t => t.ToString("c", CultureInfo.InvariantCulture) is var text && text.Contains('.', StringComparison.Ordinal)
-            ? text.TrimEnd('0').TrimEnd('.')
-            : t.ToString("c", CultureInfo.InvariantCulture),
+        TimeSpan t => Duration(t),
         IFormattable f => f.ToString(null, CultureInfo.InvariantCulture),
         null => "empty",
         _ => value.ToString() ?? string.Empty,
