@@ -26,6 +26,7 @@ public static class ServiceDefaults
         // Secrets come from the environment or from files mounted here, never from a committed file; a file overrides
         // the same setting from anywhere else.
         builder.Configuration.AddSecretFiles(DefaultSecretsDirectory);
+        ListenAddresses.Check(builder.Configuration);
         var services = builder.Services;
         services.AddWorkflowLogging(builder.Configuration);
 

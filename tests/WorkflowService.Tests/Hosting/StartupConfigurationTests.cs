@@ -1,3 +1,5 @@
+using System.Net;
+using System.Net.Sockets;
 using WorkflowService.Engine.Configuration;
 using WorkflowService.Tests.Infrastructure;
 
@@ -33,6 +35,11 @@ public sealed class StartupConfigurationTests
     [InlineData("Serilog:WriteTo:0:Args:formatter", "No.Such.Formatter, Nowhere",
         "Serilog: the logging configuration cannot be applied: Type No.Such.Formatter, Nowhere was not found.")]
     [InlineData("Serilog:WriteTo:0:Name", "Nowhere", "Serilog: the logging configuration cannot be applied: Unable to find a method called Nowhere.")]
+    [InlineData("ASPNETCORE_URLS", "localhost-9000",
+        "ASPNETCORE_URLS (or --urls) 'localhost-9000' is not an address to listen on; expected scheme://host:port with a port from 0 to 65535, "
+        + "several separated by ';', such as http://+:8080.")]
+    [InlineData("ASPNETCORE_HTTP_PORTS", "http",
+        "ASPNETCORE_HTTP_PORTS 'http' is not a port; expected a number from 0 to 65535, several separated by ';', such as 8080.")]
     public async Task A_wrong_value_in_any_section_ends_the_start_with_one_line_naming_its_key(string key, string value, string message)
     {
         // Outside development, with authentication explicitly off, so that only the value under test is wrong.
@@ -57,6 +64,25 @@ public sealed class StartupConfigurationTests
         Assert.Equal(1, exitCode);
         Assert.Equal("Secrets:Directory '/no/such/directory' does not exist; mount the secret files there, or leave the setting out to read "
                      + "/run/secrets when it exists.", error.TrimEnd());
+    }
+
+    [Fact]
+    public async Task A_port_another_process_holds_ends_the_start_with_one_line_on_standard_error()
+    {
+        using var holder = new TcpListener(IPAddress.Loopback, 0);
+        holder.Start();
+        var address = $"http://127.0.0.1:{((IPEndPoint)holder.LocalEndpoint).Port}";
+        var database = Path.Combine(Directory.CreateTempSubdirectory("workflow-taken-").FullName, "workflow.db");
+
+        var (exitCode, _, error) = await ServiceProcess.RunUntilExitAsync(new Dictionary<string, string?>
+        {
+            ["Authentication:Mode"] = "None", ["ASPNETCORE_URLS"] = address, ["Store:ConnectionString"] = $"Data Source={database}",
+        });
+
+        // Standard output keeps the host's own error event (with its stack trace) for the log collector.
+        Assert.Equal(1, exitCode);
+        Assert.Equal($"Failed to bind to address {address}: address already in use. Stop the other process or listen elsewhere "
+                     + "(ASPNETCORE_URLS, ASPNETCORE_HTTP_PORTS or --urls).", error.TrimEnd());
     }
 
     [Theory]
