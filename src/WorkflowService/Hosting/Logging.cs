@@ -15,9 +15,6 @@ internal static class Logging
 {
     public const string Section = "Serilog";
 
-    /// <summary>The request logger's source context: its level can be set like any other (Serilog:MinimumLevel:Override).</summary>
-    public const string RequestLogger = "Serilog.AspNetCore.RequestLoggingMiddleware";
-
     private static readonly string[] Levels = Enum.GetNames<LogEventLevel>();
 
     /// <summary>Serilog as the only logging provider, configured by the Serilog section; a wrong section fails the start in one line.</summary>
