@@ -99,7 +99,8 @@ internal static class Logging
         var keys = new[] { minimum, minimum.GetSection("Default") }.Concat(minimum.GetSection("Override").GetChildren());
         foreach (var key in keys)
         {
-            if (key.Value is { } value && !Levels.Contains(value.Trim(), StringComparer.OrdinalIgnoreCase))
+            // An empty value is no setting: some sources (the test host's settings) give a parent key that value.
+            if (key.Value is { } value && !string.IsNullOrWhiteSpace(value) && !Levels.Contains(value.Trim(), StringComparer.OrdinalIgnoreCase))
             {
                 throw ConfigurationChoice.Invalid(key.Path, $"{key.Path} '{value}' is not a log level; allowed values: {string.Join(", ", Levels)}.");
             }
