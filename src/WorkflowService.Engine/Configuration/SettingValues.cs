@@ -63,10 +63,11 @@ public static class SettingValues
     // Follows ConfigurationBinder: a value converts with the type's TypeConverter; collections and dictionaries bind their
     // children to the element type; other classes bind children to public properties by name, in any case, and ignore
     // keys that name no property.
-    private static void Walk(IConfigurationSection section, Type type, PropertyInfo? property, List<UnreadableSetting> problems)
+    private static void Walk(IConfigurationSection section, Type declared, PropertyInfo? property, List<UnreadableSetting> problems)
     {
-        type = Nullable.GetUnderlyingType(type) ?? type;
-        var converter = TypeDescriptor.GetConverter(type);
+        // The converter of the declared type, as the binder uses: a nullable one reads an empty value as null.
+        var converter = TypeDescriptor.GetConverter(declared);
+        var type = Nullable.GetUnderlyingType(declared) ?? declared;
         if (type == typeof(string) || type == typeof(object))
         {
             return;
@@ -144,9 +145,22 @@ public static class SettingValues
 
     private static string Duration(TimeSpan value)
     {
+        // Milliseconds as appsettings.json writes them (00:00:00.100), not seven digits (00:00:00.1000000); the dot of
+        // "1.00:00:00" separates days and is left alone.
         var text = value.ToString("c", CultureInfo.InvariantCulture);
-        // Only a fraction of a second is trimmed: the dot of "1.00:00:00" separates days.
-        return text.LastIndexOf('.') > text.LastIndexOf(':') ? text.TrimEnd('0').TrimEnd('.') : text;
+        var dot = text.LastIndexOf('.');
+        if (dot < text.LastIndexOf(':'))
+        {
+            return text;
+        }
+
+        var keep = dot + 4;
+        while (text.Length > keep && text[^1] == '0')
+        {
+            text = text[..^1];
+        }
+
+        return text;
     }
 
     internal static string Format(object? value) => value switch
