@@ -55,9 +55,9 @@ public static class SettingValues
     public static bool MayBeSecret(string key)
     {
         ArgumentNullException.ThrowIfNull(key);
-        string[] words = ["ConnectionString", "Password", "Secret", "Token", "Hash", "ApiKey", "Key"];
-        var last = key[(key.LastIndexOf(':') + 1)..];
-        return words.Any(w => last.Contains(w, StringComparison.OrdinalIgnoreCase));
+        // Any segment, so that the items of a list of keys (ApiKeys:0) are covered too; hiding a harmless value costs little.
+        string[] words = ["ConnectionString", "Password", "Secret", "Token", "Hash", "Key"];
+        return key.Split(':').Any(segment => words.Any(w => segment.Contains(w, StringComparison.OrdinalIgnoreCase)));
     }
 
     // Follows ConfigurationBinder: a value converts with the type's TypeConverter; collections and dictionaries bind their

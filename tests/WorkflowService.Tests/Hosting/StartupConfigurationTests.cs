@@ -89,6 +89,7 @@ public sealed class StartupConfigurationTests
     [InlineData("Store:ConnectionString")]
     [InlineData("Authentication:ApiKeys:0:Hash")]
     [InlineData("Seq:ApiKey")]
+    [InlineData("Authentication:ApiKeys:0:Roles:0")]
     public void A_value_that_may_be_a_secret_is_never_repeated_in_the_message(string key)
     {
         var message = new UnreadableSetting(key, "Password=hunter2", "a value of the right form").Message;
