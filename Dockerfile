@@ -36,11 +36,9 @@ RUN mkdir -p /data && chown app:app /data
 
 COPY --from=build /app ./
 
-# Urls overrides the image's ASPNETCORE_HTTP_PORTS; clearing that variable avoids Kestrel's "Overriding HTTP_PORTS"
-# warning at start-up. Every other setting comes from appsettings.json and can be overridden with Section__Key variables.
-ENV Urls=http://+:8080 \
-    ASPNETCORE_HTTP_PORTS="" \
-    Store__Provider=Sqlite \
+# The port is the aspnet image's own: ASPNETCORE_HTTP_PORTS=8080 (ASPNETCORE_URLS or --urls override it, as for any
+# ASP.NET Core image). Every other setting comes from appsettings.json and can be overridden with Section__Key variables.
+ENV Store__Provider=Sqlite \
     Store__ConnectionString="Data Source=/data/workflow.db"
 
 EXPOSE 8080

@@ -1,6 +1,7 @@
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
+using WorkflowService.Engine.Configuration;
 using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Expressions;
@@ -14,9 +15,9 @@ public static class EngineServiceCollectionExtensions
     public static IServiceCollection AddWorkflowEngine(this IServiceCollection services, IConfiguration configuration)
     {
         ArgumentNullException.ThrowIfNull(configuration);
-        services.AddOptions<EngineOptions>().Bind(configuration.GetSection(EngineOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
-        services.AddOptions<ExpressionOptions>().Bind(configuration.GetSection(ExpressionOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
-        services.AddOptions<WorkerOptions>().Bind(configuration.GetSection(WorkerOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
+        services.AddSettings<EngineOptions>(configuration.GetSection(EngineOptions.Section));
+        services.AddSettings<ExpressionOptions>(configuration.GetSection(ExpressionOptions.Section));
+        services.AddSettings<WorkerOptions>(configuration.GetSection(WorkerOptions.Section));
         services.TryAddSingleton(TimeProvider.System);
         services.AddMetrics();
         services.AddSingleton<ExpressionRuntime>();

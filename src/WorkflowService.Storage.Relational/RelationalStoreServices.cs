@@ -4,6 +4,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Configuration;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Storage.Relational;
@@ -16,7 +17,7 @@ internal static class RelationalStoreServices
         where TOptions : RelationalStoreOptions
     {
         services.AddSingleton<IValidateOptions<TOptions>>(new RelationalStoreOptionsValidator<TOptions>(section.Path, store));
-        return services.AddOptions<TOptions>().Bind(section).ValidateOnStart();
+        return services.AddSettings<TOptions>(section);
     }
 
     /// <summary>The store on <typeparamref name="TDialect"/>.</summary>

@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Threading.RateLimiting;
 using Microsoft.AspNetCore.RateLimiting;
 using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Configuration;
 using WorkflowService.Security;
 
 namespace WorkflowService.Api;
@@ -71,7 +72,7 @@ internal static class CallerLimits
 
     public static IServiceCollection AddCallerLimits(this IServiceCollection services, IConfiguration configuration)
     {
-        services.AddOptions<RateLimitingOptions>().Bind(configuration.GetSection(RateLimitingOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
+        services.AddSettings<RateLimitingOptions>(configuration.GetSection(RateLimitingOptions.Section));
         services.AddSingleton<LongPollGate>();
         services.AddRateLimiter(_ => { });
         services.AddOptions<RateLimiterOptions>().Configure<IOptions<RateLimitingOptions>>((o, settings) =>

@@ -1,6 +1,7 @@
 using Microsoft.AspNetCore.Cors.Infrastructure;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Configuration;
 
 namespace WorkflowService.Hosting;
 
@@ -25,7 +26,7 @@ internal static class HttpHardening
 
     public static IServiceCollection AddHttpHardening(this IServiceCollection services, IConfiguration configuration)
     {
-        services.AddOptions<HttpOptions>().Bind(configuration.GetSection(HttpOptions.Section)).ValidateOnStart()
+        services.AddSettings<HttpOptions>(configuration.GetSection(HttpOptions.Section))
             .Validate(o => o.CorsOrigins.All(origin => Uri.TryCreate(origin, UriKind.Absolute, out var uri) && uri.AbsolutePath == "/"
                                                        && !origin.EndsWith('/') && uri.Scheme is "https" or "http"),
                 "Http:CorsOrigins must list origins such as https://app.example.com (scheme, host and port; no path, no trailing slash).");

@@ -7,10 +7,10 @@ using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Options;
 using Microsoft.OpenApi;
 using Scalar.AspNetCore;
-using Serilog;
 using WorkflowService.Api;
 using WorkflowService.Diagrams;
 using WorkflowService.Engine;
+using WorkflowService.Engine.Configuration;
 using WorkflowService.Security;
 
 namespace WorkflowService.Hosting;
@@ -25,19 +25,15 @@ public static class ServiceDefaults
     {
         // Secrets come from the environment or from files mounted here, never from a committed file; a file overrides
         // the same setting from anywhere else.
-        var secrets = builder.Configuration["Secrets:Directory"] ?? DefaultSecretsDirectory;
-        builder.Configuration.AddKeyPerFile(secrets, optional: true, reloadOnChange: false);
+        builder.Configuration.AddSecretFiles(DefaultSecretsDirectory);
+        ListenAddresses.Check(builder.Configuration);
         var services = builder.Services;
-        services.AddSerilog((provider, logger) => logger
-            .ReadFrom.Configuration(builder.Configuration)
-            .ReadFrom.Services(provider)
-            .Enrich.FromLogContext()
-            .WriteTo.Console(outputTemplate: "[{Timestamp:HH:mm:ss} {Level:u3}] {SourceContext}: {Message:lj} {Properties:j}{NewLine}{Exception}"));
+        services.AddWorkflowLogging(builder.Configuration);
 
         services.AddProblemDetails(o => o.CustomizeProblemDetails = c =>
         {
             c.ProblemDetails.Instance ??= $"{c.HttpContext.Request.Method} {c.HttpContext.Request.Path}";
-            c.ProblemDetails.Extensions["traceId"] = c.HttpContext.TraceIdentifier;
+            c.ProblemDetails.Extensions["traceId"] = Logging.TraceId(c.HttpContext);
         });
         services.AddExceptionHandler<ApiExceptionHandler>();
         services.Configure<RouteHandlerOptions>(o => o.ThrowOnBadRequest = true);
@@ -46,7 +42,7 @@ public static class ServiceDefaults
             o.SerializerOptions.Converters.Add(new JsonStringEnumConverter());
             o.SerializerOptions.DefaultIgnoreCondition = JsonIgnoreCondition.Never;
         });
-        services.AddOptions<ApiOptions>().Bind(builder.Configuration.GetSection(ApiOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
+        services.AddSettings<ApiOptions>(builder.Configuration.GetSection(ApiOptions.Section));
         services.AddOptions<KestrelServerOptions>().Configure<IOptions<ApiOptions>>((kestrel, api) =>
             kestrel.Limits.MaxRequestBodySize = api.Value.MaxRequestBodyBytes);
 
@@ -77,7 +73,7 @@ public static class ServiceDefaults
             });
         });
 
-        services.AddOptions<CallOutOptions>().Bind(builder.Configuration.GetSection(CallOutOptions.Section)).ValidateDataAnnotations().ValidateOnStart();
+        services.AddSettings<CallOutOptions>(builder.Configuration.GetSection(CallOutOptions.Section));
         services.AddHttpClient(HttpCallOutClient.ClientName, c => c.Timeout = Timeout.InfiniteTimeSpan); // each attempt is bounded by its step's timeout
         services.AddSingleton<WorkflowService.Engine.Execution.ICallOutClient, HttpCallOutClient>();
         services.AddWorkflowSecurity(builder.Configuration);
@@ -92,7 +88,7 @@ public static class ServiceDefaults
 
     public static WebApplication MapWorkflowService(this WebApplication app)
     {
-        app.UseSerilogRequestLogging();
+        app.UseWorkflowRequestLogging();
         app.UseHttpHardening();
         app.UseExceptionHandler();
         app.UseStatusCodePages();

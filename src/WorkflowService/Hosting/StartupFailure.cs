@@ -2,15 +2,18 @@ using Microsoft.Extensions.Options;
 
 namespace WorkflowService.Hosting;
 
-/// <summary>Wrong settings found at start-up, told to the operator as one line: each message names its key.</summary>
+/// <summary>Wrong settings found at start-up, and a listen address already taken, told to the operator as one line: each message names its key.</summary>
 public static class StartupFailure
 {
-    /// <summary>The settings' messages; null when <paramref name="exception"/> is not about settings.</summary>
+    /// <summary>The settings' messages; null when <paramref name="exception"/> is not about settings or the listen address.</summary>
     public static string? Describe(Exception exception) => exception switch
     {
         OptionsValidationException e => string.Join(" ", e.Failures),
         AggregateException e when e.InnerExceptions.All(i => i is OptionsValidationException) =>
             string.Join(" ", e.InnerExceptions.SelectMany(i => ((OptionsValidationException)i).Failures)),
+        // Another process holds the port: the server's message names the address; the settings that choose it are the standard ones.
+        IOException { InnerException: Microsoft.AspNetCore.Connections.AddressInUseException } e =>
+            $"{e.Message} Stop the other process or listen elsewhere (ASPNETCORE_URLS, ASPNETCORE_HTTP_PORTS or --urls).",
         _ => null,
     };
 }

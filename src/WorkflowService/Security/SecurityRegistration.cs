@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Authentication.JwtBearer;
 using Microsoft.AspNetCore.Authorization;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Configuration;
 
 namespace WorkflowService.Security;
 
@@ -14,9 +15,9 @@ public static class SecurityRegistration
 
     public static IServiceCollection AddWorkflowSecurity(this IServiceCollection services, IConfiguration configuration)
     {
-        services.AddOptions<AuthenticationSettings>().Bind(configuration.GetSection(AuthenticationSettings.Section)).ValidateOnStart();
+        services.AddSettings<AuthenticationSettings>(configuration.GetSection(AuthenticationSettings.Section));
         services.AddSingleton<IValidateOptions<AuthenticationSettings>, AuthenticationSettingsValidator>();
-        services.AddOptions<AuthorizationSettings>().Bind(configuration.GetSection(AuthorizationSettings.Section)).ValidateOnStart();
+        services.AddSettings<AuthorizationSettings>(configuration.GetSection(AuthorizationSettings.Section));
         services.AddSingleton<IValidateOptions<AuthorizationSettings>, AuthorizationSettingsValidator>();
 
         services.AddAuthentication(DefaultScheme)

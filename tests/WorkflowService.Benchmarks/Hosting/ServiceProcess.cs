@@ -53,7 +53,7 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
             RedirectStandardError = true,
             UseShellExecute = false,
         };
-        start.Environment["Urls"] = $"http://127.0.0.1:{port}";
+        start.Environment["ASPNETCORE_URLS"] = $"http://127.0.0.1:{port}";
         start.Environment["DOTNET_ENVIRONMENT"] = "Production";
         start.Environment["Serilog__MinimumLevel__Default"] = "Warning";
         // Only the host's lifetime messages above Warning: "Application started" tells that the node is up.

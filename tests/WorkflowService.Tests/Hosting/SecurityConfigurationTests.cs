@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Text.Json.Nodes;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
@@ -76,24 +75,11 @@ public sealed class SecurityConfigurationTests
     [Fact]
     public async Task The_real_process_outside_development_exits_with_the_one_line_reason()
     {
-        var start = new ProcessStartInfo("dotnet", [typeof(Program).Assembly.Location])
-        {
-            RedirectStandardError = true,
-            RedirectStandardOutput = true,
-            UseShellExecute = false,
-            WorkingDirectory = Directory.CreateTempSubdirectory("workflow-insecure-").FullName,
-        };
-        start.Environment["DOTNET_ENVIRONMENT"] = "Production";
-        start.Environment["Urls"] = "http://127.0.0.1:0";
-        using var process = Process.Start(start)!;
-        var error = process.StandardError.ReadToEndAsync();
-        var output = process.StandardOutput.ReadToEndAsync();
-        using var deadline = new CancellationTokenSource(TimeSpan.FromSeconds(60));
-        await process.WaitForExitAsync(deadline.Token);
+        var (exitCode, output, error) = await ServiceProcess.RunUntilExitAsync(new Dictionary<string, string?>());
 
-        Assert.Equal(1, process.ExitCode);
-        Assert.StartsWith("Authentication: no scheme is configured.", (await error).Trim(), StringComparison.Ordinal);
-        Assert.DoesNotContain("   at ", await error + await output, StringComparison.Ordinal);
+        Assert.Equal(1, exitCode);
+        Assert.StartsWith("Authentication: no scheme is configured.", error.Trim(), StringComparison.Ordinal);
+        Assert.DoesNotContain("   at ", error + output, StringComparison.Ordinal);
     }
 
     [Fact]

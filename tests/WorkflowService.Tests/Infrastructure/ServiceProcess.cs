@@ -27,7 +27,22 @@ public sealed class ServiceProcess : IAsyncDisposable
 
     public bool HasExited => _process.HasExited;
 
-    public static async Task<ServiceProcess> StartAsync(string nodeId, IReadOnlyDictionary<string, string?> settings)
+    /// <summary>Every line the process wrote to standard output so far, in order (standard error goes to the log only).</summary>
+    public IReadOnlyList<string> OutputLines
+    {
+        get
+        {
+            lock (_output)
+            {
+                return [.. _output];
+            }
+        }
+    }
+
+    private readonly List<string> _output = [];
+
+    public static async Task<ServiceProcess> StartAsync(string nodeId, IReadOnlyDictionary<string, string?> settings,
+        ListenAddress listen = ListenAddress.AspNetCoreUrls)
     {
         var port = FreePort();
         var directory = Directory.CreateTempSubdirectory("workflow-node-").FullName;
@@ -39,7 +54,26 @@ public sealed class ServiceProcess : IAsyncDisposable
             RedirectStandardError = true,
             UseShellExecute = false,
         };
-        start.Environment["Urls"] = $"http://127.0.0.1:{port}";
+        // The standard ways an ASP.NET Core service is told where to listen; only the chosen one is set.
+        start.Environment.Remove("ASPNETCORE_URLS");
+        start.Environment.Remove("ASPNETCORE_HTTP_PORTS");
+        start.Environment.Remove("DOTNET_URLS");
+        switch (listen)
+        {
+            case ListenAddress.AspNetCoreUrls:
+                start.Environment["ASPNETCORE_URLS"] = $"http://127.0.0.1:{port}";
+                break;
+            case ListenAddress.AspNetCoreHttpPorts:
+                start.Environment["ASPNETCORE_HTTP_PORTS"] = port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+                break;
+            case ListenAddress.UrlsArgument:
+                start.ArgumentList.Add("--urls");
+                start.ArgumentList.Add($"http://127.0.0.1:{port}");
+                break;
+            default:
+                throw new ArgumentOutOfRangeException(nameof(listen), listen, null);
+        }
+
         start.Environment["Workers__NodeId"] = nodeId;
         start.Environment["Serilog__MinimumLevel__Default"] = "Warning";
         // A cluster test drives every node through one key, far above a caller's default rate.
@@ -54,16 +88,62 @@ public sealed class ServiceProcess : IAsyncDisposable
         }
 
         var process = Process.Start(start)!;
+        var node = new ServiceProcess(process, new Uri($"http://127.0.0.1:{port}"), log, apiKey);
         var writer = new StreamWriter(log) { AutoFlush = true };
         var writing = new Lock();
-        process.OutputDataReceived += (_, e) => { if (e.Data is not null) lock (writing) writer.WriteLine(e.Data); };
+        process.OutputDataReceived += (_, e) =>
+        {
+            if (e.Data is null)
+            {
+                return;
+            }
+
+            lock (writing) writer.WriteLine(e.Data);
+            lock (node._output) node._output.Add(e.Data);
+        };
         process.ErrorDataReceived += (_, e) => { if (e.Data is not null) lock (writing) writer.WriteLine(e.Data); };
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
 
-        var node = new ServiceProcess(process, new Uri($"http://127.0.0.1:{port}"), log, apiKey);
         await node.WaitUntilReadyAsync(TimeSpan.FromSeconds(60));
         return node;
+    }
+
+    /// <summary>
+    /// Runs the service with <paramref name="settings"/> (and nothing else from this machine's configuration of where to
+    /// listen) until it exits by itself, as a start with wrong settings does; the exit code and what it printed.
+    /// </summary>
+    public static async Task<(int ExitCode, string Output, string Error)> RunUntilExitAsync(IReadOnlyDictionary<string, string?> settings)
+    {
+        var start = new ProcessStartInfo("dotnet", [ServiceDll()])
+        {
+            RedirectStandardError = true,
+            RedirectStandardOutput = true,
+            UseShellExecute = false,
+            WorkingDirectory = Directory.CreateTempSubdirectory("workflow-start-").FullName,
+        };
+        start.Environment["DOTNET_ENVIRONMENT"] = "Production";
+        start.Environment["ASPNETCORE_URLS"] = "http://127.0.0.1:0";
+        foreach (var (key, value) in settings)
+        {
+            start.Environment[key.Replace(":", "__", StringComparison.Ordinal)] = value;
+        }
+
+        using var process = Process.Start(start)!;
+        var error = process.StandardError.ReadToEndAsync();
+        var output = process.StandardOutput.ReadToEndAsync();
+        using var deadline = new CancellationTokenSource(TimeSpan.FromSeconds(60));
+        try
+        {
+            await process.WaitForExitAsync(deadline.Token);
+        }
+        catch (OperationCanceledException)
+        {
+            process.Kill(entireProcessTree: true);
+            throw new TimeoutException($"the service did not exit within 60 s: {await output} {await error}");
+        }
+
+        return (process.ExitCode, await output, await error);
     }
 
     public HttpClient CreateClient()
@@ -175,4 +255,17 @@ public sealed class ServiceProcess : IAsyncDisposable
             "src", "WorkflowService", "bin", configuration, framework, "WorkflowService.dll");
         return File.Exists(dll) ? dll : throw new FileNotFoundException("build the service first", dll);
     }
+}
+
+/// <summary>How a <see cref="ServiceProcess"/> is told where to listen: the standard ways of any ASP.NET Core service.</summary>
+public enum ListenAddress
+{
+    /// <summary>ASPNETCORE_URLS=http://127.0.0.1:port.</summary>
+    AspNetCoreUrls,
+
+    /// <summary>ASPNETCORE_HTTP_PORTS=port (every interface).</summary>
+    AspNetCoreHttpPorts,
+
+    /// <summary>The command line: --urls http://127.0.0.1:port.</summary>
+    UrlsArgument,
 }
