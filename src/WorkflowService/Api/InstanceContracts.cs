@@ -1,9 +1,15 @@
+using System.ComponentModel;
 using System.Text.Json;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Api;
 
-public sealed record StartInstanceRequest(string Definition, int? Version, JsonElement? Input, string? BusinessKey);
+/// <summary>Starts an instance of a definition (its latest version unless <c>version</c> is given) with an optional input.</summary>
+public sealed record StartInstanceRequest(
+    [property: Description("The name of a published definition.")] string Definition,
+    [property: Description("The definition version to start; the latest when left out.")] int? Version = null,
+    [property: Description("Any JSON value; the instance's expressions read it as input.")] JsonElement? Input = null,
+    [property: Description("An optional key of the caller's own (1-200 characters): starting again with the same key returns the existing instance.")] string? BusinessKey = null);
 
 /// <summary>Where an instance waits; in a parallel step (kind Parallel), where each of its branches waits or that it joined.</summary>
 public sealed record WaitView(WaitKind Kind, string StepId, string? Signal, Guid? TimerId, Guid? TaskId, IReadOnlyList<BranchView>? Branches)
@@ -59,6 +65,6 @@ public sealed record HistoryEventView(int Sequence, DateTime At, string Type, st
 }
 
 /// <summary>The body of cancel, terminate and suspend: an optional reason, kept in the history.</summary>
-public sealed record InstanceActionRequest(string? Reason);
+public sealed record InstanceActionRequest([property: Description("Why; kept in the instance history.")] string? Reason = null);
 
 public sealed record PageView<T>(IReadOnlyList<T> Items, int Total, int Offset, int Limit);

@@ -139,7 +139,7 @@ public static class InstanceEndpoints
         HttpContext http,
         ClaimsPrincipal user,
         CancellationToken cancellationToken,
-        [FromQuery] string? waitFor = null,
+        [FromQuery] string[]? waitFor = null,
         [FromQuery] double? timeout = null)
     {
         var tenant = user.Tenant();
@@ -151,7 +151,8 @@ public static class InstanceEndpoints
         else
         {
             var statuses = new HashSet<InstanceStatus>();
-            foreach (var part in waitFor.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+            // Statuses separated by commas (waitFor=Completed,Failed), the parameter repeated, or both.
+            foreach (var part in waitFor.SelectMany(w => w.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)))
             {
                 if (!Enum.TryParse<InstanceStatus>(part, ignoreCase: true, out var status) || int.TryParse(part, out _))
                 {

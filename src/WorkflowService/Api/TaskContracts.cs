@@ -1,3 +1,4 @@
+using System.ComponentModel;
 using System.Text.Json;
 using WorkflowService.Engine.Persistence;
 
@@ -24,6 +25,8 @@ public sealed record TaskView(
 }
 
 /// <summary>User: who claims; with authentication on, the caller (a different name is refused), so it may be left out.</summary>
-public sealed record ClaimTaskRequest(string? User);
+public sealed record ClaimTaskRequest([property: Description("Who claims the task; only read when authentication is off (else the caller claims it).")] string? User = null);
 
-public sealed record CompleteTaskRequest(string? User, JsonElement? Result);
+public sealed record CompleteTaskRequest(
+    [property: Description("Who completes the task; only read when authentication is off.")] string? User = null,
+    [property: Description("Any JSON value; the task step stores it in its output variable.")] JsonElement? Result = null);
