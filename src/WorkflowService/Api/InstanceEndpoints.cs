@@ -144,7 +144,7 @@ public static class InstanceEndpoints
     {
         var tenant = user.Tenant();
         WorkflowInstance? instance;
-        if (waitFor is null)
+        if (waitFor is null or { Length: 0 })
         {
             instance = InTenant(await store.GetInstanceAsync(id, cancellationToken), tenant);
         }
