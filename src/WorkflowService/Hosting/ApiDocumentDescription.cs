@@ -3,6 +3,7 @@ using System.Text.Json.Nodes;
 using Microsoft.AspNetCore.OpenApi;
 using Microsoft.Extensions.Options;
 using Microsoft.OpenApi;
+using WorkflowService.Diagrams;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Hosting;
@@ -68,6 +69,7 @@ internal sealed class ApiDocumentDescription(IOptions<ApiDocumentOptions> option
             }
         }
 
+        DescribeDiagrams(document);
         DescribeHistoryEventTypes(document);
         DescribeWaitFor(document);
         Example(document, "/instances", HttpMethod.Post, """{"definition":"signal-roundtrip","input":{"customer":42}}""");
@@ -95,6 +97,22 @@ internal sealed class ApiDocumentDescription(IOptions<ApiDocumentOptions> option
                 Identifier = string.IsNullOrWhiteSpace(license.Identifier) ? null : license.Identifier,
                 Url = license.Url,
             };
+        }
+    }
+
+    /// <summary>
+    /// A diagram is SVG text. Its format is binary, which NSwag reads as a file to download (it would JSON-parse a plain
+    /// string, and fail) and openapi-typescript as a string.
+    /// </summary>
+    private static void DescribeDiagrams(OpenApiDocument document)
+    {
+        var svgs = (document.Paths ?? []).Values.SelectMany(p => p.Operations?.Values.AsEnumerable() ?? [])
+            .SelectMany(o => o.Responses?.Values.AsEnumerable() ?? [])
+            .Select(r => r.Content is { } content && content.TryGetValue(DiagramRenderer.ContentType, out var svg) ? svg : null)
+            .OfType<OpenApiMediaType>();
+        foreach (var svg in svgs)
+        {
+            svg.Schema = new OpenApiSchema { Type = JsonSchemaType.String, Format = "binary", Description = "An SVG document." };
         }
     }
 
