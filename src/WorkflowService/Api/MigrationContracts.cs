@@ -17,6 +17,7 @@ public sealed record MigrateInstancesRequest(
     [property: Description("Where a step of the old version continues in the new one (old step id -> new step id), for steps that were renamed.")] Dictionary<string, string>? StepMap = null,
     [property: Description("Only report where each instance's wait would land; change nothing.")] bool DryRun = false);
 
+/// <summary>Where one instance waits now and would wait (or waits) in the target version; <c>problem</c> says why it cannot move.</summary>
 public sealed record MigrationStepView(Guid InstanceId, int FromVersion, string? FromStep, int ToVersion, string? ToStep, bool Allowed, string? Problem)
 {
     public static MigrationStepView From(MigrationStep s) => new(s.InstanceId, s.FromVersion, s.FromStep, s.ToVersion, s.ToStep, s.Allowed, s.Problem);

@@ -3759,6 +3759,9 @@ namespace WorkflowService.Tests.Client.Generated
         }
     }
 
+    /// <summary>
+    /// One branch of the parallel step an instance is in: its wait, or joined (it waits for the other branches).
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class BranchView
     {
@@ -3796,12 +3799,15 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// User: who claims; with authentication on, the caller (a different name is refused), so it may be left out.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class ClaimTaskRequest
     {
 
         /// <summary>
-        /// Who claims the task; only read when authentication is off (else the caller claims it).
+        /// Who claims the task. With authentication on that is the caller (another name is refused), so it may be left out.
         /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("user")]
         public string? User { get; set; } = default!;
@@ -3822,7 +3828,7 @@ namespace WorkflowService.Tests.Client.Generated
     {
 
         /// <summary>
-        /// Who completes the task; only read when authentication is off.
+        /// Who completes the task. With authentication on that is the caller, so it may be left out.
         /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("user")]
         public string? User { get; set; } = default!;
@@ -3841,6 +3847,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// The 422 answer to an invalid definition: every problem the compiler found.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class DefinitionProblemDetails
     {
@@ -3874,6 +3883,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A definition by its name, with its latest version.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class DefinitionSummaryView
     {
@@ -3901,6 +3913,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// Every published version of a definition, oldest first.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class DefinitionVersionsView
     {
@@ -3922,6 +3937,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A published definition version; `definition` is the canonical JSON it compiled from.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class DefinitionView
     {
@@ -3952,6 +3970,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// One problem the compiler found: where (a JSON path into the definition) and what.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class DiagnosticView
     {
@@ -4094,6 +4115,10 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// One event of an instance's history, numbered from 0 in order; `actor` is who caused it through the API (a token's
+    /// <br/>user id or a key's name), null for the engine's own work.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class HistoryEventView
     {
@@ -4183,6 +4208,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// The body of cancel, terminate and suspend: an optional reason, kept in the history.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class InstanceActionRequest
     {
@@ -4238,6 +4266,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// An instance in a list: its status and the step it waits at, without its data.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class InstanceSummaryView
     {
@@ -4281,6 +4312,10 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// An instance: its status, input, variables and output (any JSON values), its error once failed, and where it waits
+    /// <br/>(`wait`, null unless it waits); `parkedSignals` counts signals that arrived before a wait matched them.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class InstanceView
     {
@@ -4342,6 +4377,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// Move one instance to another version; with dryRun, only say where its wait would land.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class MigrateInstanceRequest
     {
@@ -4375,6 +4413,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// Move every waiting or suspended instance of a definition (optionally of one version) to another version.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class MigrateInstancesRequest
     {
@@ -4420,6 +4461,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// The 422 answer to a plan that would strand instances: which ones, and why.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class MigrationProblemDetails
     {
@@ -4453,6 +4497,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// What a migration did (or, for a dry run, would do) per instance.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class MigrationReport
     {
@@ -4477,6 +4524,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// Where one instance waits now and would wait (or waits) in the target version; `problem` says why it cannot move.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class MigrationStepView
     {
@@ -4513,6 +4563,11 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// This node's engine counters since it started (also exported as System.Diagnostics.Metrics "WorkflowService.Engine"), and
+    /// <br/>the runtime's JIT work so far (methods compiled, time spent compiling): a node still compiling is not yet at its
+    /// <br/>steady-state speed.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class NodeMetricsView
     {
@@ -4561,6 +4616,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A page of a list: its items, how many there are in all, and the offset and limit it was asked with.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class PageViewOfInstanceSummaryView
     {
@@ -4588,6 +4646,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A page of a list: its items, how many there are in all, and the offset and limit it was asked with.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class PageViewOfSignalView
     {
@@ -4615,6 +4676,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A page of a list: its items, how many there are in all, and the offset and limit it was asked with.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class PageViewOfTaskView
     {
@@ -4672,6 +4736,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A signal to an instance; `dueAt` delays it (a timer).
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class SendSignalRequest
     {
@@ -4732,6 +4799,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A signal and its fate; `claimedBy` is the node that holds or last held its claim (the one that handled it).
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class SignalView
     {
@@ -4784,6 +4854,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// Starts an instance of a definition (its latest version unless `version` is given) with an optional input.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class StartInstanceRequest
     {
@@ -4820,6 +4893,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A human task: who may work it (assignee or role), its status, its data for the worker and, once completed, its result.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class TaskView
     {
@@ -4905,6 +4981,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// Where an instance waits; in a parallel step (kind Parallel), where each of its branches waits or that it joined.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class WaitView
     {
