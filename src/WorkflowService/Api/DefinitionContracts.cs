@@ -9,10 +9,13 @@ public sealed record DefinitionView(string Name, int Version, string? Descriptio
     public static DefinitionView From(DefinitionRecord r) => new(r.Name, r.Version, r.Description, r.CreatedAt, Json.Element(r.Json)!.Value);
 }
 
+/// <summary>A definition by its name, with its latest version.</summary>
 public sealed record DefinitionSummaryView(string Name, int LatestVersion, string? Description, DateTime UpdatedAt);
 
+/// <summary>Every published version of a definition, oldest first.</summary>
 public sealed record DefinitionVersionsView(string Name, IReadOnlyList<DefinitionView> Versions);
 
+/// <summary>One problem the compiler found: where (a JSON path into the definition) and what.</summary>
 public sealed record DiagnosticView(string Path, string Message);
 
 /// <summary>The 422 answer to an invalid definition: every problem the compiler found.</summary>

@@ -18,14 +18,14 @@ public static class DiagramEndpoints
             .WithName("GetDefinitionDiagram")
             .RequireAuthorization(Policies.ReadDefinitions)
             .WithSummary("The definition version as an SVG diagram: its steps, transitions and branch conditions")
-            .Produces<Stream>(StatusCodes.Status200OK, DiagramRenderer.ContentType)
+            .Produces<string>(StatusCodes.Status200OK, DiagramRenderer.ContentType)
             .ProducesProblem(StatusCodes.Status404NotFound);
         routes.MapGet("/instances/{id:guid}/diagram.svg", GetInstanceDiagram)
             .WithTags("Instances")
             .WithName("GetInstanceDiagram")
             .RequireAuthorization(Policies.ReadInstances)
             .WithSummary("The instance's definition as an SVG diagram with its completed, current and failed steps marked")
-            .Produces<Stream>(StatusCodes.Status200OK, DiagramRenderer.ContentType)
+            .Produces<string>(StatusCodes.Status200OK, DiagramRenderer.ContentType)
             .ProducesProblem(StatusCodes.Status404NotFound);
         return routes;
     }

@@ -1,9 +1,15 @@
+using System.ComponentModel;
 using System.Text.Json;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Api;
 
-public sealed record StartInstanceRequest(string Definition, int? Version, JsonElement? Input, string? BusinessKey);
+/// <summary>Starts an instance of a definition (its latest version unless <c>version</c> is given) with an optional input.</summary>
+public sealed record StartInstanceRequest(
+    [property: Description("The name of a published definition.")] string Definition,
+    [property: Description("The definition version to start; the latest when left out.")] int? Version = null,
+    [property: Description("Any JSON value; the instance's expressions read it as input.")] JsonElement? Input = null,
+    [property: Description("An optional key of the caller's own (1-200 characters): starting again with the same key returns the existing instance.")] string? BusinessKey = null);
 
 /// <summary>Where an instance waits; in a parallel step (kind Parallel), where each of its branches waits or that it joined.</summary>
 public sealed record WaitView(WaitKind Kind, string StepId, string? Signal, Guid? TimerId, Guid? TaskId, IReadOnlyList<BranchView>? Branches)
@@ -20,6 +26,10 @@ public sealed record BranchView(string Name, bool Joined, WaitKind? Kind, string
     public static BranchView From(BranchWait b) => new(b.Name, b.Joined, b.Kind, b.StepId, b.Signal, b.SignalId, b.TaskId);
 }
 
+/// <summary>
+/// An instance: its status, input, variables and output (any JSON values), its error once failed, and where it waits
+/// (<c>wait</c>, null unless it waits); <c>parkedSignals</c> counts signals that arrived before a wait matched them.
+/// </summary>
 public sealed record InstanceView(
     Guid Id,
     string Definition,
@@ -44,6 +54,7 @@ public sealed record InstanceView(
         i.ParkedSignals, i.CreatedAt, i.UpdatedAt, i.CompletedAt, i.StartedBy);
 }
 
+/// <summary>An instance in a list: its status and the step it waits at, without its data.</summary>
 public sealed record InstanceSummaryView(
     Guid Id, string Definition, int Version, InstanceStatus Status, string? BusinessKey, string? WaitStepId,
     DateTime CreatedAt, DateTime UpdatedAt, DateTime? CompletedAt)
@@ -52,13 +63,17 @@ public sealed record InstanceSummaryView(
         new(i.Id, i.DefinitionName, i.DefinitionVersion, i.Status, i.BusinessKey, i.WaitStepId, i.CreatedAt, i.UpdatedAt, i.CompletedAt);
 }
 
-/// <summary>Actor: who caused the event through the API (a token's user id or a key's name); null for the engine's own work.</summary>
+/// <summary>
+/// One event of an instance's history, numbered from 0 in order; <c>actor</c> is who caused it through the API (a token's
+/// user id or a key's name), null for the engine's own work.
+/// </summary>
 public sealed record HistoryEventView(int Sequence, DateTime At, string Type, string? StepId, JsonElement? Data, string? Actor)
 {
     public static HistoryEventView From(HistoryEvent h) => new(h.Sequence, h.At, h.Type, h.StepId, Json.Element(h.DataJson), h.Actor);
 }
 
 /// <summary>The body of cancel, terminate and suspend: an optional reason, kept in the history.</summary>
-public sealed record InstanceActionRequest(string? Reason);
+public sealed record InstanceActionRequest([property: Description("Why; kept in the instance history.")] string? Reason = null);
 
+/// <summary>A page of a list: its items, how many there are in all, and the offset and limit it was asked with.</summary>
 public sealed record PageView<T>(IReadOnlyList<T> Items, int Total, int Offset, int Limit);

@@ -139,19 +139,20 @@ public static class InstanceEndpoints
         HttpContext http,
         ClaimsPrincipal user,
         CancellationToken cancellationToken,
-        [FromQuery] string? waitFor = null,
+        [FromQuery] string[]? waitFor = null,
         [FromQuery] double? timeout = null)
     {
         var tenant = user.Tenant();
         WorkflowInstance? instance;
-        if (waitFor is null)
+        if (waitFor is null or { Length: 0 })
         {
             instance = InTenant(await store.GetInstanceAsync(id, cancellationToken), tenant);
         }
         else
         {
             var statuses = new HashSet<InstanceStatus>();
-            foreach (var part in waitFor.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+            // Statuses separated by commas (waitFor=Completed,Failed), the parameter repeated, or both.
+            foreach (var part in waitFor.SelectMany(w => w.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)))
             {
                 if (!Enum.TryParse<InstanceStatus>(part, ignoreCase: true, out var status) || int.TryParse(part, out _))
                 {

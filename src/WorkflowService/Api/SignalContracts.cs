@@ -1,10 +1,14 @@
+using System.ComponentModel;
 using System.Text.Json;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Api;
 
 /// <summary>A signal to an instance; <c>dueAt</c> delays it (a timer).</summary>
-public sealed record SendSignalRequest(string Name, JsonElement? Payload, DateTimeOffset? DueAt);
+public sealed record SendSignalRequest(
+    [property: Description("The signal's name, as the definition's waitForSignal step awaits it.")] string Name,
+    [property: Description("Any JSON value; the waiting step stores it in its output variable.")] JsonElement? Payload = null,
+    [property: Description("When to deliver the signal (ISO 8601); at once when left out.")] DateTimeOffset? DueAt = null);
 
 /// <summary>A signal and its fate; <c>claimedBy</c> is the node that holds or last held its claim (the one that handled it).</summary>
 public sealed record SignalView(

@@ -1,8 +1,10 @@
+using System.ComponentModel;
 using System.Text.Json;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Api;
 
+/// <summary>A human task: who may work it (assignee or role), its status, its data for the worker and, once completed, its result.</summary>
 public sealed record TaskView(
     Guid Id,
     Guid InstanceId,
@@ -24,6 +26,8 @@ public sealed record TaskView(
 }
 
 /// <summary>User: who claims; with authentication on, the caller (a different name is refused), so it may be left out.</summary>
-public sealed record ClaimTaskRequest(string? User);
+public sealed record ClaimTaskRequest([property: Description("Who claims the task. With authentication on that is the caller (another name is refused), so it may be left out.")] string? User = null);
 
-public sealed record CompleteTaskRequest(string? User, JsonElement? Result);
+public sealed record CompleteTaskRequest(
+    [property: Description("Who completes the task. With authentication on that is the caller, so it may be left out.")] string? User = null,
+    [property: Description("Any JSON value; the task step stores it in its output variable.")] JsonElement? Result = null);

@@ -18,7 +18,7 @@ public static class TaskEndpoints
         var group = routes.MapGroup("/tasks").WithTags("Tasks").RequireAuthorization(Policies.Tasks);
         group.MapGet("/", List).WithName("ListTasks").WithSummary("The inbox: tasks by assignee (me: the caller), role and status; a task user sees the tasks they may work")
             .ProducesValidationProblem();
-        group.MapGet("/{id:guid}", Get).WithName("GetTask").ProducesProblem(StatusCodes.Status403Forbidden).ProducesProblem(StatusCodes.Status404NotFound);
+        group.MapGet("/{id:guid}", Get).WithName("GetTask").WithSummary("One task, if the caller may see it").ProducesProblem(StatusCodes.Status403Forbidden).ProducesProblem(StatusCodes.Status404NotFound);
         group.MapPost("/{id:guid}/claim", Claim).WithName("ClaimTask").WithSummary("Claim an open task for the caller (with authentication off, for the user named in the body)")
             .ProducesValidationProblem()
             .ProducesProblem(StatusCodes.Status403Forbidden)

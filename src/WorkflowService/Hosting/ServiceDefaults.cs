@@ -2,11 +2,8 @@ using System.Text.Json;
 using System.Text.Json.Serialization;
 using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Http.Json;
-using Microsoft.AspNetCore.OpenApi;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Options;
-using Microsoft.OpenApi;
-using Scalar.AspNetCore;
 using WorkflowService.Api;
 using WorkflowService.Diagrams;
 using WorkflowService.Engine;
@@ -46,32 +43,7 @@ public static class ServiceDefaults
         services.AddOptions<KestrelServerOptions>().Configure<IOptions<ApiOptions>>((kestrel, api) =>
             kestrel.Limits.MaxRequestBodySize = api.Value.MaxRequestBodyBytes);
 
-        services.AddOpenApi(o =>
-        {
-            // Input, output, payloads and variables are any JSON value: inline JsonElement as the empty schema ({}) instead of
-            // a named component, which client generators read as an object type and cannot fill with a number or a list.
-            o.CreateSchemaReferenceId = type => type.Type == typeof(JsonElement) || type.Type == typeof(JsonElement?)
-                ? null
-                : OpenApiOptions.CreateDefaultSchemaReferenceId(type);
-            // Every enum goes over the wire as its name (JsonStringEnumConverter above), but the generated schema leaves out
-            // "type": "string" (dotnet/aspnetcore#61303), so generators would take the enum for integers.
-            o.AddSchemaTransformer((schema, context, _) =>
-            {
-                if (context.JsonTypeInfo.Type.IsEnum && schema.Enum is { Count: > 0 } && schema.Type is null)
-                {
-                    schema.Type = JsonSchemaType.String;
-                }
-
-                return Task.CompletedTask;
-            });
-            o.AddSecurity();
-            o.AddDocumentTransformer((document, _, _) =>
-            {
-                document.Info.Title = "Workflow Service";
-                document.Info.Description = "Start, signal and query workflow instances; publish definitions; work the task inbox.";
-                return Task.CompletedTask;
-            });
-        });
+        services.AddApiDocument(builder.Configuration);
 
         services.AddSettings<CallOutOptions>(builder.Configuration.GetSection(CallOutOptions.Section));
         services.AddHttpClient(HttpCallOutClient.ClientName, c => c.Timeout = Timeout.InfiniteTimeSpan); // each attempt is bounded by its step's timeout
@@ -97,9 +69,7 @@ public static class ServiceDefaults
         app.UseRateLimiter();
         app.UseAuthorization();
 
-        app.MapOpenApi();
-        app.MapScalarApiReference(o => o.WithTitle("Workflow Service API")
-            .AddPreferredSecuritySchemes(SecurityOpenApi.BearerScheme, ApiKeyHandler.SchemeName));
+        app.MapApiDocument();
         app.MapHealthChecks("/health/live", new HealthCheckOptions { Predicate = _ => false });
         app.MapHealthChecks("/health/ready", new HealthCheckOptions { Predicate = c => c.Tags.Contains("ready"), ResponseWriter = HealthReport.WriteAsync });
 

@@ -75,6 +75,168 @@ public sealed class OpenApiDocumentTests : SharedServiceTest<SqliteBackend>
         Report(enums.Where(s => (string?)s.Value!["type"] != "string").Select(s => $"enum schema {s.Key} is not typed as a string"));
     }
 
+    /// <summary>Issue #13: numbers were also read from strings, so every integer was typed ["integer", "string"].</summary>
+    [Fact]
+    public void Numbers_are_typed_as_numbers_only()
+    {
+        Report(Schemas(_document).Where(s => Types(s.Schema) is var types && (types.Contains("integer") || types.Contains("number")))
+            .Where(s => Types(s.Schema).Except(["integer", "number", "null"]).Any() || s.Schema["pattern"] is not null)
+            .Select(s => $"{s.Where} is typed [{string.Join(", ", Types(s.Schema))}]{(s.Schema["pattern"] is null ? "" : " with a pattern")}"));
+    }
+
+    /// <summary>Issue #13: the README's start and signal bodies failed tsc --strict, their optional fields being required.</summary>
+    [Fact]
+    public void No_request_body_requires_a_field_that_may_be_null()
+    {
+        var bodies = Operations().Select(o => (o.Name, Schema: Resolve(o.Node["requestBody"]?["content"]?["application/json"]?["schema"])))
+            .Where(b => b.Schema is not null).ToList();
+        Assert.NotEmpty(bodies);
+        Report(from body in bodies
+               from required in body.Schema!["required"]?.AsArray().Select(r => (string)r!) ?? []
+               let property = body.Schema["properties"]?[required]
+               where property is JsonObject p && (Types(p).Contains("null") || p["oneOf"]?.AsArray().Any(o => (string?)o?["type"] == "null") == true)
+               select $"{body.Name}: '{required}' is required but may be null");
+        var start = Resolve(OperationAt("post", "/instances")["requestBody"]!["content"]!["application/json"]!["schema"])!;
+        Assert.Equal(["definition"], start["required"]!.AsArray().Select(r => (string)r!));
+        var signal = Resolve(OperationAt("post", "/instances/{id}/signals")["requestBody"]!["content"]!["application/json"]!["schema"])!;
+        Assert.Equal(["name"], signal["required"]!.AsArray().Select(r => (string)r!));
+    }
+
+    [Fact]
+    public void Closed_sets_are_enums()
+    {
+        var schemas = _document["components"]!["schemas"]!;
+        Assert.Equal("#/components/schemas/InstanceStatus", (string?)schemas["InstanceView"]!["properties"]!["status"]!["$ref"]);
+        Assert.Equal("#/components/schemas/SignalStatus", (string?)schemas["SignalView"]!["properties"]!["status"]!["$ref"]);
+        Assert.Equal("#/components/schemas/HumanTaskStatus", (string?)schemas["TaskView"]!["properties"]!["status"]!["$ref"]);
+        Assert.Equal("#/components/schemas/WaitKind", (string?)schemas["WaitView"]!["properties"]!["kind"]!["$ref"]);
+
+        Assert.Equal("#/components/schemas/HistoryEventType", (string?)schemas["HistoryEventView"]!["properties"]!["type"]!["$ref"]);
+        var eventTypes = typeof(WorkflowService.Engine.Persistence.HistoryEventTypes).GetFields()
+            .Where(f => f.IsLiteral).Select(f => (string)f.GetRawConstantValue()!).Order(StringComparer.Ordinal);
+        Assert.Equal(eventTypes, schemas["HistoryEventType"]!["enum"]!.AsArray().Select(e => (string)e!).Order(StringComparer.Ordinal));
+
+        var waitFor = OperationAt("get", "/instances/{id}")["parameters"]!.AsArray().Single(p => (string?)p!["name"] == "waitFor")!;
+        Assert.Equal("array", (string?)waitFor["schema"]!["type"]);
+        Assert.Equal("#/components/schemas/InstanceStatus", (string?)waitFor["schema"]!["items"]!["$ref"]);
+        Assert.False((bool?)waitFor["explode"]);
+        foreach (var (path, status) in new[] { ("/instances", "InstanceStatus"), ("/tasks", "HumanTaskStatus"), ("/signals", "SignalStatus") })
+        {
+            var parameter = OperationAt("get", path)["parameters"]!.AsArray().Single(p => (string?)p!["name"] == "status")!;
+            Assert.Equal($"#/components/schemas/{status}", (string?)parameter["schema"]!["$ref"]);
+        }
+    }
+
+    /// <summary>
+    /// Issue #13: the diagrams were described as a stream (a component named after .NET's Stream). They are SVG text, inline;
+    /// the binary format lets NSwag download them as a file (it would JSON-parse a plain string) and is a string to openapi-typescript.
+    /// </summary>
+    [Theory]
+    [InlineData("/definitions/{name}/versions/{version}/diagram.svg")]
+    [InlineData("/instances/{id}/diagram.svg")]
+    public void Diagrams_are_svg_text(string path)
+    {
+        var content = OperationAt("get", path)["responses"]!["200"]!["content"]!.AsObject();
+
+        Assert.Equal(["image/svg+xml"], content.Select(c => c.Key));
+        var schema = content["image/svg+xml"]!["schema"]!;
+        Assert.Equal("string", (string?)schema["type"]);
+        Assert.Equal("binary", (string?)schema["format"]);
+        Assert.Null(schema["$ref"]);
+        Assert.Null(_document["components"]!["schemas"]!["Stream"]);
+    }
+
+    [Fact]
+    public void Publishing_takes_and_reading_returns_the_definition_schema()
+    {
+        const string reference = "#/components/schemas/WorkflowDefinition";
+        var body = OperationAt("post", "/definitions")["requestBody"]!["content"]!["application/json"]!;
+        Assert.Equal(reference, (string?)body["schema"]!["$ref"]);
+        Assert.Equal("signal-roundtrip", (string?)body["example"]!["name"]);
+        Assert.Equal(reference, (string?)_document["components"]!["schemas"]!["DefinitionView"]!["properties"]!["definition"]!["$ref"]);
+
+        var definition = _document["components"]!["schemas"]!["WorkflowDefinition"]!;
+        Assert.Equal(["name", "steps"], definition["required"]!.AsArray().Select(r => (string)r!));
+        Assert.Equal("#/components/schemas/WorkflowDefinitionStep", (string?)definition["properties"]!["steps"]!["items"]!["$ref"]);
+    }
+
+    [Fact]
+    public void Info_tags_and_servers_read_well()
+    {
+        Assert.False(string.IsNullOrWhiteSpace((string?)_document["info"]!["summary"]));
+        Assert.False(string.IsNullOrWhiteSpace((string?)_document["info"]!["description"]));
+        var tags = _document["tags"]!.AsArray();
+        Assert.NotEmpty(tags);
+        Report(tags.Where(t => string.IsNullOrWhiteSpace((string?)t!["description"])).Select(t => $"tag {(string?)t!["name"]} has no description"));
+        Report(Operations().Where(o => string.IsNullOrWhiteSpace((string?)o.Node["summary"])).Select(o => $"{o.Name} has no summary"));
+        var servers = _document["servers"]!.AsArray();
+        Assert.NotEmpty(servers);
+        Report(servers.Select(s => (string)s!["url"]!).Where(u => u.EndsWith('/')).Select(u => $"server {u} ends with a slash"));
+    }
+
+    [Fact]
+    public void Every_operation_declares_a_client_error()
+    {
+        Report(Operations().Where(o => !Responses(o).Any(r => r.Status.StartsWith('4'))).Select(o => $"{o.Name} declares no 4xx response"));
+    }
+
+    /// <summary>Without OpenApi:License the document states none (the repository has not chosen one; see tests/tools/redocly.yaml).</summary>
+    [Fact]
+    public void No_licence_is_stated_unless_one_is_configured()
+    {
+        Assert.Null(_document["info"]!["license"]);
+    }
+
+    private JsonObject OperationAt(string method, string path) => _document["paths"]![path]![method]!.AsObject();
+
+    private JsonObject? Resolve(JsonNode? schema)
+    {
+        const string prefix = "#/components/schemas/";
+        return (string?)schema?["$ref"] is { } reference && reference.StartsWith(prefix, StringComparison.Ordinal)
+            ? _document["components"]?["schemas"]?[reference[prefix.Length..]]?.AsObject()
+            : schema as JsonObject;
+    }
+
+    private static string[] Types(JsonObject schema) => schema["type"] switch
+    {
+        JsonArray types => types.Select(t => (string)t!).ToArray(),
+        JsonValue type => [(string)type!],
+        _ => [],
+    };
+
+    /// <summary>Every schema object in the document, at any depth, with its JSON pointer.</summary>
+    private static IEnumerable<(string Where, JsonObject Schema)> Schemas(JsonNode? node, string where = "#")
+    {
+        switch (node)
+        {
+            case JsonObject obj:
+                if (obj.ContainsKey("type"))
+                {
+                    yield return (where, obj);
+                }
+
+                foreach (var (key, value) in obj)
+                {
+                    foreach (var inner in Schemas(value, $"{where}/{key}"))
+                    {
+                        yield return inner;
+                    }
+                }
+
+                break;
+            case JsonArray array:
+                for (var i = 0; i < array.Count; i++)
+                {
+                    foreach (var inner in Schemas(array[i], $"{where}/{i}"))
+                    {
+                        yield return inner;
+                    }
+                }
+
+                break;
+        }
+    }
+
     private static void Report(IEnumerable<string> faults)
     {
         var list = faults.ToList();

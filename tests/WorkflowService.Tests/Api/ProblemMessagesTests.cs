@@ -29,6 +29,8 @@ public abstract class ProblemMessagesTests<TBackend> : ServiceTest<TBackend> whe
     [InlineData("""{ "definition": 5 }""", "$.definition", "$.definition: expected a string")]
     [InlineData("""{ "definition": "x", "version": "two" }""", "$.version", "$.version: expected a whole number")]
     [InlineData("""{ "definition": "x", "version": 1.5 }""", "$.version", "$.version: expected a whole number")]
+    // Issue #13: numbers are JSON numbers only (no "2" for 2), so that the OpenAPI document can type them as integers.
+    [InlineData("""{ "definition": "x", "version": "2" }""", "$.version", "$.version: expected a whole number")]
     [InlineData("""{ "definition": "x", "businessKey": ["a"] }""", "$.businessKey", "$.businessKey: expected a string")]
     public async Task A_field_of_the_wrong_json_type_names_its_path_and_the_expected_type(string body, string path, string message)
     {

@@ -25,6 +25,9 @@ public static class ClientGeneration
         $"/namespace:{Namespace}",
         "/operationGenerationMode:SingleClientFromOperationId",
         "/jsonLibrary:SystemTextJson",
+        // System.Text.Json 9+ writes enum values by JsonStringEnumMemberName, which NSwag adds from this version on: values that
+        // are not PascalCase C# names (the step types, "waitForSignal") then go over the wire as the document spells them.
+        "/jsonLibraryVersion:10.0",
         "/generateDtoTypes:true",
         "/generateClientInterfaces:false",
         "/generateExceptionClasses:true",

@@ -38,8 +38,11 @@ public sealed class GeneratedClientTests : ServiceTest<SqliteBackend>
         Assert.NotNull(http.BaseAddress);
         var client = new WorkflowServiceClient(http);
 
-        using var definition = JsonDocument.Parse(await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "examples", "signal-roundtrip.json")));
-        var published = await client.PublishDefinitionAsync(definition.RootElement);
+        // The definition as the generated WorkflowDefinition type: the fields of each step type travel in its AdditionalProperties.
+        var definition = JsonSerializer.Deserialize<WorkflowDefinition>(
+            await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "examples", "signal-roundtrip.json")))!;
+        Assert.Equal(WorkflowDefinitionStepType.WaitForSignal, definition.Steps.First().Type);
+        var published = await client.PublishDefinitionAsync(definition);
         Assert.Equal("signal-roundtrip", published.Name);
         Assert.Equal(1, published.Version);
 
@@ -54,7 +57,7 @@ public sealed class GeneratedClientTests : ServiceTest<SqliteBackend>
         Assert.Equal("go", signal.Name);
 
         // The long-poll of GetInstance: answers as soon as the instance completes (or ends otherwise), at most after 10 s.
-        var completed = await client.GetInstanceAsync(started.Id, waitFor: nameof(InstanceStatus.Completed), timeout: 10);
+        var completed = await client.GetInstanceAsync(started.Id, waitFor: [InstanceStatus.Completed], timeout: 10);
         Assert.True(completed.Status == InstanceStatus.Completed, $"instance is {completed.Status} (error: {completed.Error})");
         Assert.NotNull(completed.CompletedAt);
         Assert.Null(completed.Wait);
@@ -67,13 +70,15 @@ public sealed class GeneratedClientTests : ServiceTest<SqliteBackend>
 
         var history = await client.GetInstanceHistoryAsync(started.Id);
         Assert.Equal(
-            ["InstanceStarted", "WaitStarted", "SignalReceived", "StepCompleted", "InstanceCompleted"],
+            [HistoryEventType.InstanceStarted, HistoryEventType.WaitStarted, HistoryEventType.SignalReceived, HistoryEventType.StepCompleted,
+                HistoryEventType.InstanceCompleted],
             history.Select(h => h.Type));
         Assert.Equal(Enumerable.Range(0, history.Count), history.Select(h => h.Sequence));
 
         var signals = await client.ListInstanceSignalsAsync(started.Id);
         Assert.Equal(SignalStatus.Handled, Assert.Single(signals).Status);
         var page = await client.ListInstancesAsync(definition: "signal-roundtrip", status: InstanceStatus.Completed);
+        Assert.Equal(definition.Steps.Select(s => s.Id), published.Definition.Steps.Select(s => s.Id));
         Assert.Equal(started.Id, Assert.Single(page.Items).Id);
     }
 

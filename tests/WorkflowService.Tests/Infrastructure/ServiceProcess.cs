@@ -25,6 +25,9 @@ public sealed class ServiceProcess : IAsyncDisposable
 
     public Uri Address { get; }
 
+    /// <summary>The admin API key this node was started with, for clients other than <see cref="CreateClient"/> (sent as X-Api-Key).</summary>
+    public string ApiKey => _apiKey.Key;
+
     public bool HasExited => _process.HasExited;
 
     /// <summary>Every line the process wrote to standard output so far, in order (standard error goes to the log only).</summary>

@@ -301,9 +301,10 @@ namespace WorkflowService.Tests.Client.Generated
         /// <summary>
         /// Publish a definition; the same name again makes a new version
         /// </summary>
+        /// <param name="body">The definition to publish (docs/definition-format.md); the compiler reports every problem with its JSON path.</param>
         /// <returns>Created</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
-        public virtual async System.Threading.Tasks.Task<DefinitionView> PublishDefinitionAsync(object body, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
+        public virtual async System.Threading.Tasks.Task<DefinitionView> PublishDefinitionAsync(WorkflowDefinition body, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
         {
             if (body == null)
                 throw new System.ArgumentNullException("body");
@@ -787,6 +788,7 @@ namespace WorkflowService.Tests.Client.Generated
         /// <summary>
         /// Start an instance; a repeated Idempotency-Key or business key returns the existing one
         /// </summary>
+        /// <param name="idempotency_Key">A key of the caller's own (1-200 characters): repeating a request with the same key answers with what the first one created.</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
         public virtual async System.Threading.Tasks.Task<InstanceView> StartInstanceAsync(StartInstanceRequest body, string? idempotency_Key = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
@@ -941,6 +943,11 @@ namespace WorkflowService.Tests.Client.Generated
         /// <summary>
         /// List instances by definition, status, business key and creation time
         /// </summary>
+        /// <param name="businessKey">Only the instance started with this business key.</param>
+        /// <param name="createdFrom">Only instances created at or after this time (ISO 8601).</param>
+        /// <param name="createdTo">Only instances created before this time (ISO 8601).</param>
+        /// <param name="offset">How many items of the list to skip (default 0).</param>
+        /// <param name="limit">How many items to return at most (default 50, at most 500).</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
         public virtual async System.Threading.Tasks.Task<PageViewOfInstanceSummaryView> ListInstancesAsync(string? definition = null, InstanceStatus? status = null, string? businessKey = null, System.DateTimeOffset? createdFrom = null, System.DateTimeOffset? createdTo = null, int? offset = null, int? limit = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
@@ -1085,9 +1092,11 @@ namespace WorkflowService.Tests.Client.Generated
         /// <summary>
         /// An instance; with waitFor, waits (bounded by timeout) until it reaches one of those statuses or ends
         /// </summary>
+        /// <param name="waitFor">Wait until the instance has one of these statuses (or ends), at most timeout seconds: Completed,Failed. Repeating the parameter works too.</param>
+        /// <param name="timeout">With waitFor: how many seconds to wait at most (the answer is then the instance as it is).</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
-        public virtual async System.Threading.Tasks.Task<InstanceView> GetInstanceAsync(System.Guid id, string? waitFor = null, double? timeout = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
+        public virtual async System.Threading.Tasks.Task<InstanceView> GetInstanceAsync(System.Guid id, System.Collections.Generic.IEnumerable<InstanceStatus>? waitFor = null, double? timeout = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
         {
             if (id == null)
                 throw new System.ArgumentNullException("id");
@@ -1109,7 +1118,21 @@ namespace WorkflowService.Tests.Client.Generated
                     urlBuilder_.Append('?');
                     if (waitFor != null)
                     {
-                        urlBuilder_.Append(System.Uri.EscapeDataString("waitFor")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(waitFor, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
+                        bool isAfterFirst = false;
+                        foreach (var item_ in waitFor)
+                        {
+                            if (!isAfterFirst)
+                            {
+                                urlBuilder_.Append(System.Uri.EscapeDataString("waitFor")).Append('=');
+                            }
+                            urlBuilder_.Append(System.Uri.EscapeDataString(ConvertToString(item_, System.Globalization.CultureInfo.InvariantCulture))).Append(',');
+                            isAfterFirst = true;
+                        }
+                        if (isAfterFirst)
+                        {
+                            urlBuilder_.Length--;
+                            urlBuilder_.Append('&');
+                        }
                     }
                     if (timeout != null)
                     {
@@ -1941,6 +1964,7 @@ namespace WorkflowService.Tests.Client.Generated
         /// <summary>
         /// Send a signal (optionally delayed by dueAt); a repeated Idempotency-Key returns the first one
         /// </summary>
+        /// <param name="idempotency_Key">A key of the caller's own (1-200 characters): repeating a request with the same key answers with what the first one created.</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
         public virtual async System.Threading.Tasks.Task<SignalView> SendSignalAsync(System.Guid id, SendSignalRequest body, string? idempotency_Key = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
@@ -2229,6 +2253,11 @@ namespace WorkflowService.Tests.Client.Generated
         /// <summary>
         /// The inbox: tasks by assignee (me: the caller), role and status; a task user sees the tasks they may work
         /// </summary>
+        /// <param name="assignee">Only tasks assigned to this user; me is the caller.</param>
+        /// <param name="role">Only tasks offered to this role.</param>
+        /// <param name="instanceId">Only the tasks of this instance.</param>
+        /// <param name="offset">How many items of the list to skip (default 0).</param>
+        /// <param name="limit">How many items to return at most (default 50, at most 500).</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
         public virtual async System.Threading.Tasks.Task<PageViewOfTaskView> ListTasksAsync(string? assignee = null, string? role = null, HumanTaskStatus? status = null, System.Guid? instanceId = null, int? offset = null, int? limit = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
@@ -2366,6 +2395,9 @@ namespace WorkflowService.Tests.Client.Generated
         }
 
         /// <param name="cancellationToken">A cancellation token that can be used by other objects or threads to receive notice of cancellation.</param>
+        /// <summary>
+        /// One task, if the caller may see it
+        /// </summary>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
         public virtual async System.Threading.Tasks.Task<TaskView> GetTaskAsync(System.Guid id, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
@@ -3207,6 +3239,9 @@ namespace WorkflowService.Tests.Client.Generated
         /// <summary>
         /// Signals by status, claiming node and name (e.g. the claims a node holds)
         /// </summary>
+        /// <param name="claimedBy">Only signals claimed by this node (Workers:NodeId).</param>
+        /// <param name="offset">How many items of the list to skip (default 0).</param>
+        /// <param name="limit">How many items to return at most (default 50, at most 500).</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
         public virtual async System.Threading.Tasks.Task<PageViewOfSignalView> ListSignalsAsync(SignalStatus? status = null, string? claimedBy = null, string? name = null, int? offset = null, int? limit = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
@@ -3343,6 +3378,8 @@ namespace WorkflowService.Tests.Client.Generated
         /// <summary>
         /// Dead-lettered signals with the reason
         /// </summary>
+        /// <param name="offset">How many items of the list to skip (default 0).</param>
+        /// <param name="limit">How many items to return at most (default 50, at most 500).</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
         public virtual async System.Threading.Tasks.Task<PageViewOfSignalView> ListDeadLettersAsync(int? offset = null, int? limit = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
@@ -3722,6 +3759,9 @@ namespace WorkflowService.Tests.Client.Generated
         }
     }
 
+    /// <summary>
+    /// One branch of the parallel step an instance is in: its wait, or joined (it waits for the other branches).
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class BranchView
     {
@@ -3759,10 +3799,16 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// User: who claims; with authentication on, the caller (a different name is refused), so it may be left out.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class ClaimTaskRequest
     {
 
+        /// <summary>
+        /// Who claims the task. With authentication on that is the caller (another name is refused), so it may be left out.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("user")]
         public string? User { get; set; } = default!;
 
@@ -3781,11 +3827,14 @@ namespace WorkflowService.Tests.Client.Generated
     public partial class CompleteTaskRequest
     {
 
+        /// <summary>
+        /// Who completes the task. With authentication on that is the caller, so it may be left out.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("user")]
         public string? User { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("result")]
-        public object Result { get; set; } = default!;
+        public object? Result { get; set; } = default!;
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
@@ -3798,6 +3847,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// The 422 answer to an invalid definition: every problem the compiler found.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class DefinitionProblemDetails
     {
@@ -3831,6 +3883,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A definition by its name, with its latest version.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class DefinitionSummaryView
     {
@@ -3858,6 +3913,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// Every published version of a definition, oldest first.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class DefinitionVersionsView
     {
@@ -3879,6 +3937,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A published definition version; `definition` is the canonical JSON it compiled from.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class DefinitionView
     {
@@ -3896,7 +3957,7 @@ namespace WorkflowService.Tests.Client.Generated
         public System.DateTimeOffset CreatedAt { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("definition")]
-        public object Definition { get; set; } = default!;
+        public WorkflowDefinition Definition { get; set; } = new WorkflowDefinition();
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
@@ -3909,6 +3970,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// One problem the compiler found: where (a JSON path into the definition) and what.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class DiagnosticView
     {
@@ -3930,6 +3994,131 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// What happened to the instance.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public enum HistoryEventType
+    {
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"InstanceStarted")]
+        [System.Runtime.Serialization.EnumMember(Value = @"InstanceStarted")]
+        InstanceStarted = 0,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"StepCompleted")]
+        [System.Runtime.Serialization.EnumMember(Value = @"StepCompleted")]
+        StepCompleted = 1,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"WaitStarted")]
+        [System.Runtime.Serialization.EnumMember(Value = @"WaitStarted")]
+        WaitStarted = 2,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"SignalReceived")]
+        [System.Runtime.Serialization.EnumMember(Value = @"SignalReceived")]
+        SignalReceived = 3,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"SignalParked")]
+        [System.Runtime.Serialization.EnumMember(Value = @"SignalParked")]
+        SignalParked = 4,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"SignalUnmatched")]
+        [System.Runtime.Serialization.EnumMember(Value = @"SignalUnmatched")]
+        SignalUnmatched = 5,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"TimerFired")]
+        [System.Runtime.Serialization.EnumMember(Value = @"TimerFired")]
+        TimerFired = 6,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"TimedOut")]
+        [System.Runtime.Serialization.EnumMember(Value = @"TimedOut")]
+        TimedOut = 7,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"TaskCreated")]
+        [System.Runtime.Serialization.EnumMember(Value = @"TaskCreated")]
+        TaskCreated = 8,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"TaskCompleted")]
+        [System.Runtime.Serialization.EnumMember(Value = @"TaskCompleted")]
+        TaskCompleted = 9,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"BranchTaken")]
+        [System.Runtime.Serialization.EnumMember(Value = @"BranchTaken")]
+        BranchTaken = 10,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"StepFailed")]
+        [System.Runtime.Serialization.EnumMember(Value = @"StepFailed")]
+        StepFailed = 11,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"CallOutStarted")]
+        [System.Runtime.Serialization.EnumMember(Value = @"CallOutStarted")]
+        CallOutStarted = 12,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"SubWorkflowStarted")]
+        [System.Runtime.Serialization.EnumMember(Value = @"SubWorkflowStarted")]
+        SubWorkflowStarted = 13,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"SubWorkflowEnded")]
+        [System.Runtime.Serialization.EnumMember(Value = @"SubWorkflowEnded")]
+        SubWorkflowEnded = 14,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"CallOutCompleted")]
+        [System.Runtime.Serialization.EnumMember(Value = @"CallOutCompleted")]
+        CallOutCompleted = 15,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"InstanceCompleted")]
+        [System.Runtime.Serialization.EnumMember(Value = @"InstanceCompleted")]
+        InstanceCompleted = 16,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"InstanceFailed")]
+        [System.Runtime.Serialization.EnumMember(Value = @"InstanceFailed")]
+        InstanceFailed = 17,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"InstanceFaulted")]
+        [System.Runtime.Serialization.EnumMember(Value = @"InstanceFaulted")]
+        InstanceFaulted = 18,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"InstanceCancelled")]
+        [System.Runtime.Serialization.EnumMember(Value = @"InstanceCancelled")]
+        InstanceCancelled = 19,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"InstanceReplayed")]
+        [System.Runtime.Serialization.EnumMember(Value = @"InstanceReplayed")]
+        InstanceReplayed = 20,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"InstanceSuspended")]
+        [System.Runtime.Serialization.EnumMember(Value = @"InstanceSuspended")]
+        InstanceSuspended = 21,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"InstanceMigrated")]
+        [System.Runtime.Serialization.EnumMember(Value = @"InstanceMigrated")]
+        InstanceMigrated = 22,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"InstanceResumed")]
+        [System.Runtime.Serialization.EnumMember(Value = @"InstanceResumed")]
+        InstanceResumed = 23,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"CancelPathStarted")]
+        [System.Runtime.Serialization.EnumMember(Value = @"CancelPathStarted")]
+        CancelPathStarted = 24,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"ParallelStarted")]
+        [System.Runtime.Serialization.EnumMember(Value = @"ParallelStarted")]
+        ParallelStarted = 25,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"BranchJoined")]
+        [System.Runtime.Serialization.EnumMember(Value = @"BranchJoined")]
+        BranchJoined = 26,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"ParallelJoined")]
+        [System.Runtime.Serialization.EnumMember(Value = @"ParallelJoined")]
+        ParallelJoined = 27,
+
+    }
+
+    /// <summary>
+    /// One event of an instance's history, numbered from 0 in order; `actor` is who caused it through the API (a token's
+    /// <br/>user id or a key's name), null for the engine's own work.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class HistoryEventView
     {
@@ -3941,7 +4130,8 @@ namespace WorkflowService.Tests.Client.Generated
         public System.DateTimeOffset At { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("type")]
-        public string Type { get; set; } = default!;
+        [System.Text.Json.Serialization.JsonConverter(typeof(System.Text.Json.Serialization.JsonStringEnumConverter<HistoryEventType>))]
+        public HistoryEventType Type { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("stepId")]
         public string? StepId { get; set; } = default!;
@@ -4000,24 +4190,34 @@ namespace WorkflowService.Tests.Client.Generated
     public enum HumanTaskStatus
     {
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Open")]
         [System.Runtime.Serialization.EnumMember(Value = @"Open")]
         Open = 0,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Claimed")]
         [System.Runtime.Serialization.EnumMember(Value = @"Claimed")]
         Claimed = 1,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Completed")]
         [System.Runtime.Serialization.EnumMember(Value = @"Completed")]
         Completed = 2,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Cancelled")]
         [System.Runtime.Serialization.EnumMember(Value = @"Cancelled")]
         Cancelled = 3,
 
     }
 
+    /// <summary>
+    /// The body of cancel, terminate and suspend: an optional reason, kept in the history.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class InstanceActionRequest
     {
 
+        /// <summary>
+        /// Why; kept in the instance history.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("reason")]
         public string? Reason { get; set; } = default!;
 
@@ -4036,29 +4236,39 @@ namespace WorkflowService.Tests.Client.Generated
     public enum InstanceStatus
     {
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Running")]
         [System.Runtime.Serialization.EnumMember(Value = @"Running")]
         Running = 0,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Waiting")]
         [System.Runtime.Serialization.EnumMember(Value = @"Waiting")]
         Waiting = 1,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Completed")]
         [System.Runtime.Serialization.EnumMember(Value = @"Completed")]
         Completed = 2,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Failed")]
         [System.Runtime.Serialization.EnumMember(Value = @"Failed")]
         Failed = 3,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Faulted")]
         [System.Runtime.Serialization.EnumMember(Value = @"Faulted")]
         Faulted = 4,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Cancelled")]
         [System.Runtime.Serialization.EnumMember(Value = @"Cancelled")]
         Cancelled = 5,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Suspended")]
         [System.Runtime.Serialization.EnumMember(Value = @"Suspended")]
         Suspended = 6,
 
     }
 
+    /// <summary>
+    /// An instance in a list: its status and the step it waits at, without its data.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class InstanceSummaryView
     {
@@ -4102,6 +4312,10 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// An instance: its status, input, variables and output (any JSON values), its error once failed, and where it waits
+    /// <br/>(`wait`, null unless it waits); `parkedSignals` counts signals that arrived before a wait matched them.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class InstanceView
     {
@@ -4163,18 +4377,30 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// Move one instance to another version; with dryRun, only say where its wait would land.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class MigrateInstanceRequest
     {
 
+        /// <summary>
+        /// The version to move the instance to.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("toVersion")]
         public int ToVersion { get; set; } = default!;
 
+        /// <summary>
+        /// Where a step of the old version continues in the new one (old step id -&gt; new step id), for steps that were renamed.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("stepMap")]
         public System.Collections.Generic.IDictionary<string, string>? StepMap { get; set; } = default!;
 
+        /// <summary>
+        /// Only report where the instance's wait would land; change nothing.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("dryRun")]
-        public bool DryRun { get; set; } = default!;
+        public bool? DryRun { get; set; } = false;
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
@@ -4187,24 +4413,42 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// Move every waiting or suspended instance of a definition (optionally of one version) to another version.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class MigrateInstancesRequest
     {
 
+        /// <summary>
+        /// The definition whose instances move.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("definition")]
         public string Definition { get; set; } = default!;
 
-        [System.Text.Json.Serialization.JsonPropertyName("fromVersion")]
-        public int? FromVersion { get; set; } = default!;
-
+        /// <summary>
+        /// The version to move them to.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("toVersion")]
         public int ToVersion { get; set; } = default!;
 
+        /// <summary>
+        /// Only instances of this version; instances of every version when left out.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("fromVersion")]
+        public int? FromVersion { get; set; } = default!;
+
+        /// <summary>
+        /// Where a step of the old version continues in the new one (old step id -&gt; new step id), for steps that were renamed.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("stepMap")]
         public System.Collections.Generic.IDictionary<string, string>? StepMap { get; set; } = default!;
 
+        /// <summary>
+        /// Only report where each instance's wait would land; change nothing.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("dryRun")]
-        public bool DryRun { get; set; } = default!;
+        public bool? DryRun { get; set; } = false;
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
@@ -4217,6 +4461,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// The 422 answer to a plan that would strand instances: which ones, and why.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class MigrationProblemDetails
     {
@@ -4250,6 +4497,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// What a migration did (or, for a dry run, would do) per instance.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class MigrationReport
     {
@@ -4274,6 +4524,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// Where one instance waits now and would wait (or waits) in the target version; `problem` says why it cannot move.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class MigrationStepView
     {
@@ -4310,6 +4563,11 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// This node's engine counters since it started (also exported as System.Diagnostics.Metrics "WorkflowService.Engine"), and
+    /// <br/>the runtime's JIT work so far (methods compiled, time spent compiling): a node still compiling is not yet at its
+    /// <br/>steady-state speed.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class NodeMetricsView
     {
@@ -4358,6 +4616,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A page of a list: its items, how many there are in all, and the offset and limit it was asked with.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class PageViewOfInstanceSummaryView
     {
@@ -4385,6 +4646,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A page of a list: its items, how many there are in all, and the offset and limit it was asked with.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class PageViewOfSignalView
     {
@@ -4412,6 +4676,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A page of a list: its items, how many there are in all, and the offset and limit it was asked with.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class PageViewOfTaskView
     {
@@ -4469,16 +4736,25 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A signal to an instance; `dueAt` delays it (a timer).
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class SendSignalRequest
     {
 
+        /// <summary>
+        /// The signal's name, as the definition's waitForSignal step awaits it.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("name")]
         public string Name { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("payload")]
-        public object Payload { get; set; } = default!;
+        public object? Payload { get; set; } = default!;
 
+        /// <summary>
+        /// When to deliver the signal (ISO 8601); at once when left out.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("dueAt")]
         public System.DateTimeOffset? DueAt { get; set; } = default!;
 
@@ -4497,26 +4773,35 @@ namespace WorkflowService.Tests.Client.Generated
     public enum SignalStatus
     {
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Pending")]
         [System.Runtime.Serialization.EnumMember(Value = @"Pending")]
         Pending = 0,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Parked")]
         [System.Runtime.Serialization.EnumMember(Value = @"Parked")]
         Parked = 1,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Handled")]
         [System.Runtime.Serialization.EnumMember(Value = @"Handled")]
         Handled = 2,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Unmatched")]
         [System.Runtime.Serialization.EnumMember(Value = @"Unmatched")]
         Unmatched = 3,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"DeadLettered")]
         [System.Runtime.Serialization.EnumMember(Value = @"DeadLettered")]
         DeadLettered = 4,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Cancelled")]
         [System.Runtime.Serialization.EnumMember(Value = @"Cancelled")]
         Cancelled = 5,
 
     }
 
+    /// <summary>
+    /// A signal and its fate; `claimedBy` is the node that holds or last held its claim (the one that handled it).
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class SignalView
     {
@@ -4569,19 +4854,31 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// Starts an instance of a definition (its latest version unless `version` is given) with an optional input.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class StartInstanceRequest
     {
 
+        /// <summary>
+        /// The name of a published definition.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("definition")]
         public string Definition { get; set; } = default!;
 
+        /// <summary>
+        /// The definition version to start; the latest when left out.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("version")]
         public int? Version { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("input")]
-        public object Input { get; set; } = default!;
+        public object? Input { get; set; } = default!;
 
+        /// <summary>
+        /// An optional key of the caller's own (1-200 characters): starting again with the same key returns the existing instance.
+        /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("businessKey")]
         public string? BusinessKey { get; set; } = default!;
 
@@ -4596,6 +4893,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     }
 
+    /// <summary>
+    /// A human task: who may work it (assignee or role), its status, its data for the worker and, once completed, its result.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class TaskView
     {
@@ -4655,26 +4955,35 @@ namespace WorkflowService.Tests.Client.Generated
     public enum WaitKind
     {
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Signal")]
         [System.Runtime.Serialization.EnumMember(Value = @"Signal")]
         Signal = 0,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Timer")]
         [System.Runtime.Serialization.EnumMember(Value = @"Timer")]
         Timer = 1,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Task")]
         [System.Runtime.Serialization.EnumMember(Value = @"Task")]
         Task = 2,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"CallOut")]
         [System.Runtime.Serialization.EnumMember(Value = @"CallOut")]
         CallOut = 3,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"SubWorkflow")]
         [System.Runtime.Serialization.EnumMember(Value = @"SubWorkflow")]
         SubWorkflow = 4,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Parallel")]
         [System.Runtime.Serialization.EnumMember(Value = @"Parallel")]
         Parallel = 5,
 
     }
 
+    /// <summary>
+    /// Where an instance waits; in a parallel step (kind Parallel), where each of its branches waits or that it joined.
+    /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class WaitView
     {
@@ -4706,6 +5015,584 @@ namespace WorkflowService.Tests.Client.Generated
             get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
             set { _additionalProperties = value; }
         }
+
+    }
+
+    /// <summary>
+    /// A workflow definition as published to POST /definitions (see docs/definition-format.md). The service's compiler is the authority: it additionally checks that step ids are unique, that every next/onTimeout/otherwise/branch target names an existing step of the same list (a parallel branch's steps may only refer to steps of their own branch, and no other step to them), that a continuing step at the end of the list has 'next', and that every expression parses. This schema is slightly stricter than the compiler: it rejects unknown properties and null values, which the compiler ignores or treats as absent.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinition
+    {
+
+        /// <summary>
+        /// The definition's name. Publishing the same name again creates a new version.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("name")]
+        public string Name { get; set; } = default!;
+
+        /// <summary>
+        /// Free text, for people.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("description")]
+        public string? Description { get; set; } = default!;
+
+        /// <summary>
+        /// Initial values of the instance variables (any JSON values), visible to expressions as vars.&lt;name&gt;.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("variables")]
+        public System.Collections.Generic.IDictionary<string, object>? Variables { get; set; } = default!;
+
+        /// <summary>
+        /// The steps. The first one is where every instance starts.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("steps")]
+        public System.Collections.Generic.ICollection<WorkflowDefinitionStep> Steps { get; set; } = new System.Collections.ObjectModel.Collection<WorkflowDefinitionStep>();
+
+        /// <summary>
+        /// Where a cooperative cancel continues; the cancel path must end with complete or fail without waiting.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("onCancel")]
+        public string? OnCancel { get; set; } = default!;
+
+    }
+
+    /// <summary>
+    /// Evaluates expressions and stores their values (as JSON) in instance variables, then continues.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionAssignStep
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("id")]
+        public string Id { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("type")]
+        public object Type { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("description")]
+        public string? Description { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string? Next { get; set; } = default!;
+
+        /// <summary>
+        /// Variable name -&gt; expression; at least one entry.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("set")]
+        public System.Collections.Generic.IDictionary<string, string> Set { get; set; } = new System.Collections.Generic.Dictionary<string, string>();
+
+        /// <summary>
+        /// The step to continue at when one of this step's expressions fails (no retry, no fault).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("onError")]
+        public string? OnError { get; set; } = default!;
+
+        /// <summary>
+        /// With onError: the variable that receives { step, message }.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("errorOutput")]
+        public string? ErrorOutput { get; set; } = default!;
+
+    }
+
+    /// <summary>
+    /// A step inside a parallel branch: any step type except complete (a branch ends by running off the end of its steps) and parallel (parallel steps do not nest). A fail step ends the whole instance.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionBranchStep : WorkflowDefinitionStep
+    {
+
+    }
+
+    /// <summary>
+    /// Ends the instance as Completed.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionCompleteStep
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("id")]
+        public string Id { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("type")]
+        public object Type { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("description")]
+        public string? Description { get; set; } = default!;
+
+        /// <summary>
+        /// Expression whose JSON value becomes the instance's output.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("result")]
+        public string? Result { get; set; } = default!;
+
+        /// <summary>
+        /// The step to continue at when one of this step's expressions fails (no retry, no fault).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("onError")]
+        public string? OnError { get; set; } = default!;
+
+        /// <summary>
+        /// With onError: the variable that receives { step, message }.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("errorOutput")]
+        public string? ErrorOutput { get; set; } = default!;
+
+    }
+
+    /// <summary>
+    /// Goes to the first branch whose condition is truthy, else to otherwise. If nothing matches and there is no otherwise, the run fails (and is retried, then faults).
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionDecisionStep
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("id")]
+        public string Id { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("type")]
+        public object Type { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("description")]
+        public string? Description { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("branches")]
+        public System.Collections.Generic.ICollection<Branches> Branches { get; set; } = new System.Collections.ObjectModel.Collection<Branches>();
+
+        /// <summary>
+        /// The step to run when no branch matches.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("otherwise")]
+        public string? Otherwise { get; set; } = default!;
+
+        /// <summary>
+        /// The step to continue at when one of this step's expressions fails (no retry, no fault).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("onError")]
+        public string? OnError { get; set; } = default!;
+
+        /// <summary>
+        /// With onError: the variable that receives { step, message }.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("errorOutput")]
+        public string? ErrorOutput { get; set; } = default!;
+
+    }
+
+    /// <summary>
+    /// Waits for a fixed duration, then continues.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionDelayStep
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("id")]
+        public string Id { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("type")]
+        public object Type { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("description")]
+        public string? Description { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string? Next { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("duration")]
+        public string Duration { get; set; } = default!;
+
+    }
+
+    /// <summary>
+    /// Ends the instance as Failed.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionFailStep
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("id")]
+        public string Id { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("type")]
+        public object Type { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("description")]
+        public string? Description { get; set; } = default!;
+
+        /// <summary>
+        /// Expression converted to a string: the instance's error. A fixed text needs quotes: "'out of stock'".
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("reason")]
+        public string Reason { get; set; } = default!;
+
+        /// <summary>
+        /// The step to continue at when one of this step's expressions fails (no retry, no fault).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("onError")]
+        public string? OnError { get; set; } = default!;
+
+        /// <summary>
+        /// With onError: the variable that receives { step, message }.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("errorOutput")]
+        public string? ErrorOutput { get; set; } = default!;
+
+    }
+
+    /// <summary>
+    /// Calls an HTTP service; the response lands in output.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionHttpStep
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("id")]
+        public string Id { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("type")]
+        public object Type { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("description")]
+        public string? Description { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string? Next { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("method")]
+        [System.Text.Json.Serialization.JsonConverter(typeof(System.Text.Json.Serialization.JsonStringEnumConverter<WorkflowDefinitionHttpStepMethod>))]
+        public WorkflowDefinitionHttpStepMethod Method { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("url")]
+        public string Url { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("body")]
+        public string? Body { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("headers")]
+        public System.Collections.Generic.IDictionary<string, string>? Headers { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("timeout")]
+        public string? Timeout { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("retries")]
+        public int? Retries { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("output")]
+        public string? Output { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("onError")]
+        public string? OnError { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("errorOutput")]
+        public string? ErrorOutput { get; set; } = default!;
+
+    }
+
+    /// <summary>
+    /// Creates an inbox task and waits until it is completed; the task's result goes to output.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionHumanTaskStep
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("id")]
+        public string Id { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("type")]
+        public object Type { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("description")]
+        public string? Description { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string? Next { get; set; } = default!;
+
+        /// <summary>
+        /// The task's title (plain text, not an expression).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("title")]
+        public string Title { get; set; } = default!;
+
+        /// <summary>
+        /// The role whose members may work on the task (plain text, not an expression).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("role")]
+        public string? Role { get; set; } = default!;
+
+        /// <summary>
+        /// Expression giving the assignee (converted to a string; null or undefined means none). A fixed user needs quotes: "'alice'".
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("assignee")]
+        public string? Assignee { get; set; } = default!;
+
+        /// <summary>
+        /// Expression whose JSON value is shown with the task.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("data")]
+        public string? Data { get; set; } = default!;
+
+        /// <summary>
+        /// Variable that receives the task's result.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("output")]
+        public string? Output { get; set; } = default!;
+
+        /// <summary>
+        /// The step to continue at when one of this step's expressions fails (no retry, no fault).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("onError")]
+        public string? OnError { get; set; } = default!;
+
+        /// <summary>
+        /// With onError: the variable that receives { step, message }.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("errorOutput")]
+        public string? ErrorOutput { get; set; } = default!;
+
+    }
+
+    /// <summary>
+    /// Runs its branches side by side and continues at next when every branch has run to the end of its steps (join all). Each branch starts at its first step; its steps may only refer to steps of the same branch. The branches share the instance variables.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionParallelStep
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("id")]
+        public string Id { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("type")]
+        public object Type { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("description")]
+        public string? Description { get; set; } = default!;
+
+        /// <summary>
+        /// The step to run after the join; defaults to the following step.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string? Next { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("branches")]
+        public System.Collections.Generic.ICollection<Branches2> Branches { get; set; } = new System.Collections.ObjectModel.Collection<Branches2>();
+
+    }
+
+    /// <summary>
+    /// One step; the fields it accepts depend on its type.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionStep : WorkflowDefinitionStepFields
+    {
+
+    }
+
+    /// <summary>
+    /// The fields every step has. The others depend on its type (see step); additionalProperties ({}: any value) says so to client generators, which do not read if/then and would otherwise drop them.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionStepFields
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("id")]
+        public string Id { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("type")]
+        [System.Text.Json.Serialization.JsonConverter(typeof(System.Text.Json.Serialization.JsonStringEnumConverter<WorkflowDefinitionStepType>))]
+        public WorkflowDefinitionStepType Type { get; set; } = default!;
+
+        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
+
+        [System.Text.Json.Serialization.JsonExtensionData]
+        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
+        {
+            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
+            set { _additionalProperties = value; }
+        }
+
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public enum WorkflowDefinitionStepType
+    {
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"assign")]
+        [System.Runtime.Serialization.EnumMember(Value = @"assign")]
+        Assign = 0,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"waitForSignal")]
+        [System.Runtime.Serialization.EnumMember(Value = @"waitForSignal")]
+        WaitForSignal = 1,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"delay")]
+        [System.Runtime.Serialization.EnumMember(Value = @"delay")]
+        Delay = 2,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"decision")]
+        [System.Runtime.Serialization.EnumMember(Value = @"decision")]
+        Decision = 3,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"humanTask")]
+        [System.Runtime.Serialization.EnumMember(Value = @"humanTask")]
+        HumanTask = 4,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"complete")]
+        [System.Runtime.Serialization.EnumMember(Value = @"complete")]
+        Complete = 5,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"fail")]
+        [System.Runtime.Serialization.EnumMember(Value = @"fail")]
+        Fail = 6,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"http")]
+        [System.Runtime.Serialization.EnumMember(Value = @"http")]
+        Http = 7,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"subWorkflow")]
+        [System.Runtime.Serialization.EnumMember(Value = @"subWorkflow")]
+        SubWorkflow = 8,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"parallel")]
+        [System.Runtime.Serialization.EnumMember(Value = @"parallel")]
+        Parallel = 9,
+
+    }
+
+    /// <summary>
+    /// Starts a child instance and waits for it to end; output receives { instanceId, status, output, error }.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionSubWorkflowStep
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("id")]
+        public string Id { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("type")]
+        public object Type { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("description")]
+        public string? Description { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string? Next { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("definition")]
+        public string Definition { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("version")]
+        public int? Version { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("input")]
+        public string? Input { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("output")]
+        public string? Output { get; set; } = default!;
+
+    }
+
+    /// <summary>
+    /// Waits until the instance receives the named signal (or consumes one that arrived earlier), optionally with a timeout.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionWaitForSignalStep
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("id")]
+        public string Id { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("type")]
+        public object Type { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("description")]
+        public string? Description { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string? Next { get; set; } = default!;
+
+        /// <summary>
+        /// The name of the awaited signal.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("signal")]
+        public string Signal { get; set; } = default!;
+
+        /// <summary>
+        /// How long to wait before going to onTimeout instead.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("timeout")]
+        public string? Timeout { get; set; } = default!;
+
+        /// <summary>
+        /// The step to run when the timeout expires first. Required with timeout, not allowed without it.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("onTimeout")]
+        public string? OnTimeout { get; set; } = default!;
+
+        /// <summary>
+        /// Variable that receives the signal's payload (not set on timeout).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("output")]
+        public string? Output { get; set; } = default!;
+
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class Branches
+    {
+
+        /// <summary>
+        /// Condition, tested for JavaScript truthiness.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("when")]
+        public string When { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string Next { get; set; } = default!;
+
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public enum WorkflowDefinitionHttpStepMethod
+    {
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"GET")]
+        [System.Runtime.Serialization.EnumMember(Value = @"GET")]
+        GET = 0,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"POST")]
+        [System.Runtime.Serialization.EnumMember(Value = @"POST")]
+        POST = 1,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"PUT")]
+        [System.Runtime.Serialization.EnumMember(Value = @"PUT")]
+        PUT = 2,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"PATCH")]
+        [System.Runtime.Serialization.EnumMember(Value = @"PATCH")]
+        PATCH = 3,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"DELETE")]
+        [System.Runtime.Serialization.EnumMember(Value = @"DELETE")]
+        DELETE = 4,
+
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class Branches2
+    {
+
+        /// <summary>
+        /// The branch's name, unique within the step.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("name")]
+        public string Name { get; set; } = default!;
+
+        /// <summary>
+        /// The branch's steps. A continuing step without next at the end of the list ends the branch: it joins.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("steps")]
+        public System.Collections.Generic.ICollection<WorkflowDefinitionBranchStep> Steps { get; set; } = new System.Collections.ObjectModel.Collection<WorkflowDefinitionBranchStep>();
 
     }
 
