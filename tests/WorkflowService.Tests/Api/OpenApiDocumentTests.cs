@@ -182,9 +182,12 @@ public sealed class OpenApiDocumentTests : SharedServiceTest<SqliteBackend>
 
     /// <summary>Without OpenApi:License the document states none (the repository has not chosen one; see tests/tools/redocly.yaml).</summary>
     [Fact]
-    public void No_licence_is_stated_unless_one_is_configured()
+    public void The_document_states_the_repositorys_licence()
     {
-        Assert.Null(_document["info"]!["license"]);
+        // appsettings.json states the licence of the LICENSE file; an operator's OpenApi:License settings replace it.
+        Assert.StartsWith("MIT License", File.ReadAllText(Repository.Path("LICENSE")), StringComparison.Ordinal);
+        Assert.Equal("MIT", (string?)_document["info"]!["license"]!["name"]);
+        Assert.Equal("MIT", (string?)_document["info"]!["license"]!["identifier"]);
     }
 
     private JsonObject OperationAt(string method, string path) => _document["paths"]![path]![method]!.AsObject();
