@@ -60,14 +60,18 @@ internal static class RunnerCommandLine
             Description = "apikey: a random API key per run (role admin), its hash given to the service, the key sent in X-Api-Key on every request. none: the service runs with Authentication__Mode=None and no key is sent (to measure what authentication costs; reports get a -noauth suffix).",
             DefaultValueFactory = _ => "apikey",
         }.AcceptOnlyFromAmong("apikey", "none");
+        var requestLog = new Option<bool>("--request-log")
+        {
+            Description = "Log every request as the shipped appsettings.json does (one Information line each); runs otherwise log warnings only. Measures what request logging costs; reports get a -requestlog suffix.",
+        };
 
         var run = new RootCommand("The benchmark runner: starts the service (Release) on a fresh database, drives the scenario set over HTTP and writes docs/benchmarks/<backend>-<yyyy-MM-dd>[-<tier>].md/.json.")
         {
-            backend, tier, only, seed, postgres, output, noBuild, keepDatabase, auth,
+            backend, tier, only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog,
         };
         var compare = new Command("compare", "sqlite then postgres (tier all), then regenerates the README of the output directory.")
         {
-            only, seed, postgres, output, noBuild, keepDatabase, auth,
+            only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog,
         };
         var readme = new Command("readme", "Only regenerates the README of the output directory from its latest reports.") { output };
         run.Subcommands.Add(compare);
@@ -92,6 +96,7 @@ internal static class RunnerCommandLine
                 Build = !parse.GetValue(noBuild),
                 KeepDatabase = parse.GetValue(keepDatabase),
                 Auth = command != "readme" && parse.GetValue(auth) == "none" ? AuthMode.None : AuthMode.ApiKey,
+                RequestLog = command != "readme" && parse.GetValue(requestLog),
             };
         }
 

@@ -23,14 +23,18 @@ internal sealed record RunnerOptions
     /// <summary>How reports name the mode: the --auth value.</summary>
     public string AuthName => Auth == AuthMode.None ? "none" : "apikey";
 
+    /// <summary>Log every request as the shipped configuration does (--request-log); runs log only warnings otherwise.</summary>
+    public bool RequestLog { get; init; }
+
     public string ServiceDll => Path.Combine(RepositoryRoot, "src", "WorkflowService", "bin", "Release", "net10.0", "WorkflowService.dll");
 
     /// <summary>
     /// The report file name's suffix: none for a full run, the tier or "partial" otherwise; "-noauth" after it for a run
-    /// without authentication, so that it never stands in for the day's report (the README reads only unsuffixed ones).
+    /// without authentication and "-requestlog" for one that logs every request, so that it never stands in for the day's report (the README reads only unsuffixed ones).
     /// </summary>
     public string ReportSuffix => (Only is not null ? "-partial" : Tier == Tier.All ? string.Empty : "-" + Tier.ToString().ToLowerInvariant())
-                                  + (Auth == AuthMode.None ? "-noauth" : string.Empty);
+                                  + (Auth == AuthMode.None ? "-noauth" : string.Empty)
+                                  + (RequestLog ? "-requestlog" : string.Empty);
 
     public static string FindRepositoryRoot()
     {

@@ -255,6 +255,13 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             }
         }
 
+        if (options.RequestLog)
+        {
+            // The shipped level for request events (one Information line per request, to standard output, which the runner
+            // reads); the rest of the service stays at Warning as in every run.
+            environment["Serilog__MinimumLevel__Override__Serilog.AspNetCore.RequestLoggingMiddleware"] = "Information";
+        }
+
         return environment;
     }
 
