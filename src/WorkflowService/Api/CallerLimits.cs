@@ -1,5 +1,7 @@
 using System.ComponentModel.DataAnnotations;
 using System.Globalization;
+using System.Net;
+using System.Net.Sockets;
 using System.Threading.RateLimiting;
 using Microsoft.AspNetCore.RateLimiting;
 using Microsoft.Extensions.Options;
@@ -104,12 +106,40 @@ internal static class CallerLimits
 
     /// <summary>
     /// Who a limit counts against: the authenticated caller (a key and a token user of the same name are two callers),
-    /// else the client's address.
+    /// else the client's address (behind a proxy, the one X-Forwarded-For names when ASPNETCORE_FORWARDEDHEADERS_ENABLED
+    /// is set), an IPv6 client by its /64 block.
     /// </summary>
     private static string CallerKey(HttpContext context) =>
-        context.User.Actor() is not { } actor ? $"address:{context.Connection.RemoteIpAddress}"
+        context.User.Actor() is not { } actor ? $"address:{Network(context.Connection.RemoteIpAddress)}"
         : context.User.Identities.Any(i => i.AuthenticationType == ApiKeyHandler.SchemeName) ? $"key:{actor}"
         : $"user:{actor}";
+
+    /// <summary>
+    /// The block one client holds: an IPv4 address itself; for IPv6 its /64, the smallest block a subscriber is given,
+    /// so that one client cannot take a fresh bucket with each of its 2^64 addresses.
+    /// </summary>
+    private static string Network(IPAddress? address)
+    {
+        if (address is null)
+        {
+            return "unknown";
+        }
+
+        if (address.IsIPv4MappedToIPv6)
+        {
+            address = address.MapToIPv4();
+        }
+
+        if (address.AddressFamily != AddressFamily.InterNetworkV6)
+        {
+            return address.ToString();
+        }
+
+        Span<byte> bytes = stackalloc byte[16];
+        address.TryWriteBytes(bytes, out _);
+        bytes[8..].Clear();
+        return new IPAddress(bytes).ToString() + "/64";
+    }
 
     /// <summary>A 429 or 503 problem with Retry-After, written by the problem-details service like every other answer.</summary>
     public static async ValueTask WriteTooBusyAsync(HttpContext context, int status, string title, string detail, int retryAfterSeconds)

@@ -1,9 +1,6 @@
 using System.Net;
 using System.Text.Json.Nodes;
 using System.Text.RegularExpressions;
-using Microsoft.Extensions.Configuration;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Options;
 using WorkflowService.Hosting;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
@@ -16,21 +13,8 @@ public sealed partial class ApiDocumentConfigurationTests : ServiceTest<SqliteBa
     protected override bool UsesDefaultService => false;
 
     /// <summary>The one line a start with these settings ends with, or null when they are right.</summary>
-    private static string? StartupMessage(Dictionary<string, string?> settings)
-    {
-        try
-        {
-            var services = new ServiceCollection();
-            services.AddApiDocument(new ConfigurationBuilder().AddInMemoryCollection(settings).Build());
-            using var provider = services.BuildServiceProvider();
-            provider.GetRequiredService<IStartupValidator>().Validate();
-            return null;
-        }
-        catch (Exception e) when (StartupFailure.Describe(e) is { } message)
-        {
-            return message;
-        }
-    }
+    private static string? StartupMessage(Dictionary<string, string?> settings) =>
+        StartupCheck.Message(settings, (services, configuration) => services.AddApiDocument(configuration));
 
     [Fact]
     public async Task By_default_the_document_and_the_reference_page_are_served()

@@ -7,6 +7,7 @@ using WorkflowService.Engine.WakeUp;
 using WorkflowService.Hosting;
 using WorkflowService.Storage.Relational.PostgreSql;
 using WorkflowService.Storage.Relational.Sqlite;
+using WorkflowService.Tests.Infrastructure;
 
 namespace WorkflowService.Tests.Hosting;
 
@@ -19,21 +20,8 @@ public sealed class BackendConfigurationTests
         new ConfigurationBuilder().AddInMemoryCollection(settings).Build();
 
     /// <summary>The message a start with these settings ends with, or null when they are right.</summary>
-    private static string? StartupMessage(Dictionary<string, string?> settings)
-    {
-        try
-        {
-            var services = new ServiceCollection().AddLogging().AddSingleton(TimeProvider.System);
-            services.AddWorkflowBackend(Configuration(settings));
-            using var provider = services.BuildServiceProvider();
-            provider.GetRequiredService<IStartupValidator>().Validate();
-            return null;
-        }
-        catch (Exception e) when (StartupFailure.Describe(e) is { } message)
-        {
-            return message;
-        }
-    }
+    private static string? StartupMessage(Dictionary<string, string?> settings) =>
+        StartupCheck.Message(settings, (services, configuration) => services.AddWorkflowBackend(configuration));
 
     [Theory]
     [InlineData("Store:Provider", "Oracle", "Store:Provider 'Oracle' is not supported; allowed values: Sqlite, PostgreSql.")]

@@ -1,9 +1,7 @@
 using System.Text.Json.Nodes;
-using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.FileProviders;
 using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Options;
 using WorkflowService.Hosting;
 using WorkflowService.Security;
 using WorkflowService.Tests.Backends;
@@ -16,23 +14,10 @@ public sealed class SecurityConfigurationTests
 {
     private const string ValidHash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
 
-    /// <summary>The one line a start with these settings in <paramref name="environment"/> ends with, or null when they are right.</summary>
-    private static string? StartupMessage(Dictionary<string, string?> settings, string environment = "Production")
-    {
-        try
-        {
-            var services = new ServiceCollection().AddLogging();
-            services.AddSingleton<IHostEnvironment>(new Environment(environment));
-            services.AddWorkflowSecurity(new ConfigurationBuilder().AddInMemoryCollection(settings).Build());
-            using var provider = services.BuildServiceProvider();
-            provider.GetRequiredService<IStartupValidator>().Validate();
-            return null;
-        }
-        catch (Exception e) when (StartupFailure.Describe(e) is { } message)
-        {
-            return message;
-        }
-    }
+    private static string? StartupMessage(Dictionary<string, string?> settings, string environment = "Production") =>
+        StartupCheck.Message(settings, (services, configuration) => services
+            .AddSingleton<IHostEnvironment>(new Environment(environment))
+            .AddWorkflowSecurity(configuration));
 
     [Fact]
     public void Outside_development_a_node_without_any_scheme_refuses_to_start_and_says_what_to_set()
