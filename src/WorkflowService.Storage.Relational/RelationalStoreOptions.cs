@@ -1,7 +1,10 @@
+using System.Data.Common;
+using System.Text.RegularExpressions;
+
 namespace WorkflowService.Storage.Relational;
 
 /// <summary>What every relational store is configured with (the "Store" section).</summary>
-public abstract class RelationalStoreOptions
+public abstract partial class RelationalStoreOptions
 {
     /// <summary>The backend's connection string.</summary>
     public string ConnectionString { get; set; } = string.Empty;
@@ -15,12 +18,19 @@ public abstract class RelationalStoreOptions
     /// </summary>
     public int MaxPoolSize { get; set; } = 20;
 
+    /// <summary>The driver's parser of <see cref="ConnectionString"/>, which refuses unknown keywords and malformed text.</summary>
+    protected abstract DbConnectionStringBuilder CreateConnectionStringBuilder();
+
     /// <summary>The wrong settings, each naming its key under <paramref name="section"/> and what it may be.</summary>
     internal IEnumerable<string> Problems(string section, string store)
     {
         if (string.IsNullOrWhiteSpace(ConnectionString))
         {
             yield return $"{section}:ConnectionString is empty; set it for the {store} store.";
+        }
+        else if (ConnectionStringProblem() is { } problem)
+        {
+            yield return $"{section}:ConnectionString cannot be read by the {store} driver: {problem}";
         }
 
         if (CommandTimeoutSeconds is < 1 or > 3600)
@@ -33,4 +43,27 @@ public abstract class RelationalStoreOptions
             yield return $"{section}:MaxPoolSize must be between 2 and 1000 (it is {MaxPoolSize}).";
         }
     }
+
+    /// <summary>
+    /// Why the driver refuses the connection string (an unknown keyword, a value of the wrong kind, malformed text), or
+    /// null. The driver's reason names the keyword; it is left out when it would repeat the password.
+    /// </summary>
+    private string? ConnectionStringProblem()
+    {
+        try
+        {
+            CreateConnectionStringBuilder().ConnectionString = ConnectionString;
+            return null;
+        }
+        catch (Exception e) when (e is ArgumentException or FormatException or InvalidOperationException or KeyNotFoundException)
+        {
+            var password = PasswordValue().Match(ConnectionString);
+            return password.Success && password.Groups["value"].Value.Trim() is { Length: > 0 } secret && e.Message.Contains(secret, StringComparison.Ordinal)
+                ? "a value is not valid (not repeated here: it may be secret)."
+                : e.Message.ReplaceLineEndings(" ");
+        }
+    }
+
+    [GeneratedRegex(@"(?:password|pwd)\s*=\s*(?<value>[^;]*)", RegexOptions.IgnoreCase | RegexOptions.CultureInvariant)]
+    private static partial Regex PasswordValue();
 }

@@ -1,3 +1,6 @@
+using System.Data.Common;
+using Microsoft.Data.Sqlite;
+
 namespace WorkflowService.Storage.Relational.Sqlite;
 
 /// <summary>The embedded SQLite store's settings (the "Store" section).</summary>
@@ -11,4 +14,6 @@ public sealed class SqliteStoreOptions : RelationalStoreOptions
 
     /// <summary>SQLite's synchronous pragma (key <c>SqliteSynchronous</c>): Normal (the default), Full or Extra.</summary>
     public SqliteSynchronous Synchronous { get; set; } = SqliteSynchronous.Normal;
+
+    protected override DbConnectionStringBuilder CreateConnectionStringBuilder() => new SqliteConnectionStringBuilder();
 }

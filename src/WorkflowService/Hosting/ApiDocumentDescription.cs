@@ -94,7 +94,8 @@ internal sealed class ApiDocumentDescription(IOptions<ApiDocumentOptions> option
             info.License = new OpenApiLicense
             {
                 Name = license.Name,
-                Identifier = string.IsNullOrWhiteSpace(license.Identifier) ? null : license.Identifier,
+                // OpenAPI 3.1 allows one of the two: a URL an operator configures replaces the shipped SPDX identifier.
+                Identifier = license.Url is not null || string.IsNullOrWhiteSpace(license.Identifier) ? null : license.Identifier,
                 Url = license.Url,
             };
         }

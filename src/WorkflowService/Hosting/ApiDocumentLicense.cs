@@ -1,6 +1,9 @@
 namespace WorkflowService.Hosting;
 
-/// <summary>The "OpenApi:License" subsection: a name, and either an SPDX identifier or a URL (OpenAPI 3.1 allows one of them).</summary>
+/// <summary>
+/// The "OpenApi:License" subsection: a name (none: the document states no licence), and an SPDX identifier or a URL
+/// (OpenAPI 3.1 allows one of them; a URL, when set, is stated instead of the identifier).
+/// </summary>
 public sealed class ApiDocumentLicense
 {
     public string? Name { get; set; }

@@ -24,19 +24,6 @@ public sealed class ApiDocumentOptions
     /// <summary>What is wrong with these settings, each naming its key; empty when nothing is.</summary>
     public IEnumerable<string> Problems()
     {
-        var hasName = !string.IsNullOrWhiteSpace(License.Name);
-        var hasIdentifier = !string.IsNullOrWhiteSpace(License.Identifier);
-        var hasUrl = License.Url is not null;
-        if (!hasName && (hasIdentifier || hasUrl))
-        {
-            yield return $"{Section}:License:Name is required when {Section}:License:Identifier or {Section}:License:Url is set.";
-        }
-
-        if (hasIdentifier && hasUrl)
-        {
-            yield return $"{Section}:License: set Identifier (an SPDX expression) or Url, not both (OpenAPI 3.1 allows one).";
-        }
-
         if (License.Url is { } url && !(url.IsAbsoluteUri && url.Scheme is "https" or "http"))
         {
             yield return $"{Section}:License:Url must be an absolute http(s) URL; got '{License.Url}'.";

@@ -43,6 +43,27 @@ public sealed class BackendConfigurationTests
                      + "Store:MaxPoolSize must be between 2 and 1000 (it is 1001).", message);
     }
 
+    [Theory]
+    [InlineData("PostgreSql", "Host=db;Pasword=s3cret-value", "pasword")]
+    [InlineData("PostgreSql", "Host=db;Port=fifty;Password=s3cret-value", "Port")]
+    [InlineData("PostgreSql", "Host=db;Password=s3cret-value;Timeout=s3cret-value", null)]
+    [InlineData("Sqlite", "Data Sorce=workflow.db", "'data sorce' is not supported")]
+    [InlineData("Sqlite", "Data Source=workflow.db;Mode=Sometimes", null)]
+    public void A_connection_string_the_driver_cannot_read_fails_the_start_without_repeating_a_password(string provider, string connectionString, string? reason)
+    {
+        var message = StartupMessage(new() { ["Store:Provider"] = provider, ["Store:ConnectionString"] = connectionString });
+
+        Assert.NotNull(message);
+        Assert.StartsWith($"Store:ConnectionString cannot be read by the {provider} driver: ", message, StringComparison.Ordinal);
+        if (reason is not null)
+        {
+            Assert.True(message.Contains(reason, StringComparison.OrdinalIgnoreCase), message);
+        }
+
+        Assert.DoesNotContain("s3cret-value", message, StringComparison.Ordinal);
+        Assert.DoesNotContain(Environment.NewLine, message, StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task Choices_are_read_in_any_case_and_the_postgresql_store_brings_its_tuned_pools_and_its_wake_ups()
     {
