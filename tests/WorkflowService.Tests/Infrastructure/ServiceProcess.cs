@@ -108,7 +108,18 @@ public sealed class ServiceProcess : IAsyncDisposable
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
 
-        await node.WaitUntilReadyAsync(TimeSpan.FromSeconds(60));
+        try
+        {
+            await node.WaitUntilReadyAsync(TimeSpan.FromSeconds(60));
+        }
+        catch
+        {
+            // A node that never became ready (a bad setting, a port taken between choosing and binding it) is not left
+            // running behind the failed test.
+            await node.DisposeAsync();
+            throw;
+        }
+
         return node;
     }
 
