@@ -61,6 +61,35 @@ public sealed class DefinitionSchemaTests : SharedServiceTest<SqliteBackend>
     }
 
     [Fact]
+    public async Task Every_definition_the_api_returns_validates_against_the_schema_it_is_described_by()
+    {
+        // The document types DefinitionView.definition as the schema: what GET returns must satisfy it, as what POST takes.
+        var examples = Directory.GetFiles(Repository.Path("docs", "examples"), "*.json").Order(StringComparer.Ordinal).ToList();
+        var work = Directory.CreateTempSubdirectory("workflow-definition-returned-");
+        try
+        {
+            var files = new List<string>();
+            foreach (var example in examples)
+            {
+                var published = await Api.PublishAsync(await File.ReadAllTextAsync(example));
+                var returned = JsonNode.Parse(await Api.Http.GetStringAsync($"/definitions/{published.Name}/versions/{published.Version}"))!;
+                var file = Path.Combine(work.FullName, Path.GetFileName(example));
+                await File.WriteAllTextAsync(file, returned["definition"]!.ToJsonString());
+                files.Add(file);
+            }
+
+            var results = await ValidateAsync(files);
+
+            var faults = results.SelectMany(r => r.Faults(valid: true).Select(f => $"{Path.GetFileName(r.File)} as returned: {f}")).ToList();
+            Assert.True(faults.Count == 0, string.Join(Environment.NewLine, faults));
+        }
+        finally
+        {
+            work.Delete(recursive: true);
+        }
+    }
+
+    [Fact]
     public async Task A_wrong_definition_is_refused_by_the_schema_the_served_document_and_the_compiler()
     {
         var cases = WrongDefinitions;
