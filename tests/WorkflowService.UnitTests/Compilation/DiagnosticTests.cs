@@ -472,11 +472,14 @@ public sealed class DiagnosticTests
     }
 
     [Fact]
-    public void An_http_timeout_is_at_most_five_minutes()
+    public void An_http_timeout_is_more_than_zero_and_at_most_five_minutes()
     {
         Valid(Steps("""{ "id": "s", "type": "http", "method": "GET", "url": "'u'", "timeout": "PT5M" }""", Done));
+        Valid(Steps("""{ "id": "s", "type": "http", "method": "GET", "url": "'u'", "timeout": "PT0.001S" }""", Done));
         Refused(Steps("""{ "id": "s", "type": "http", "method": "GET", "url": "'u'", "timeout": "PT5M0.001S" }""", Done),
-            ("$.steps[0].timeout", "an http step's timeout is at most PT5M"));
+            ("$.steps[0].timeout", "an http step's timeout is more than PT0S and at most PT5M"));
+        Refused(Steps("""{ "id": "s", "type": "http", "method": "GET", "url": "'u'", "timeout": "PT0S" }""", Done),
+            ("$.steps[0].timeout", "an http step's timeout is more than PT0S and at most PT5M"));
     }
 
     [Theory]

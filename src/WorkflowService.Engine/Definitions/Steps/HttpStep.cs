@@ -53,9 +53,10 @@ public sealed record HttpStep : CompiledStep, IContinuingStep, IOutputStep, IErr
         }
 
         var timeout = c.Duration(step.Timeout, "timeout", required: false);
-        if (timeout > DefinitionCompiler.MaxCallOutTimeout)
+        if (timeout > DefinitionCompiler.MaxCallOutTimeout || timeout == TimeSpan.Zero)
         {
-            c.Error("timeout", "an http step's timeout is at most PT5M");
+            // A zero timeout would fail every call before it is sent.
+            c.Error("timeout", "an http step's timeout is more than PT0S and at most PT5M");
         }
 
         if (step.Retries is < 0 or > 10)
