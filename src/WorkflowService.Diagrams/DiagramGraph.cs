@@ -67,9 +67,12 @@ internal sealed class DiagramNode(int index, DiagramNodeRole role, string? stepI
     public string EndName => Role switch
     {
         DiagramNodeRole.Step => StepId!,
-        DiagramNodeRole.Join => StepId + ".join",
+        DiagramNodeRole.Join => JoinName(StepId!),
         _ => "",
     };
+
+    /// <summary>The end name of the join bar of the parallel step <paramref name="parallelStepId"/>.</summary>
+    public static string JoinName(string parallelStepId) => parallelStepId + ".join";
 
     // A stable hash keeps every hashed collection of the layout in the same order from one process to the next.
     public override int GetHashCode() => Index;

@@ -229,7 +229,7 @@ public sealed partial class InstanceOverlay
                     taken.Add(new TakenEdge(DiagramEdgeKind.Fork, stepId));
                     break;
                 case HistoryEventTypes.ParallelJoined:
-                    taken.Add(new TakenEdge(DiagramEdgeKind.Next, stepId + ".join"));
+                    taken.Add(new TakenEdge(DiagramEdgeKind.Next, DiagramNode.JoinName(stepId)));
                     break;
             }
         }

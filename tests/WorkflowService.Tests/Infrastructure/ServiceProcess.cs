@@ -127,37 +127,20 @@ public sealed class ServiceProcess : IAsyncDisposable
     /// Runs the service with <paramref name="settings"/> (and nothing else from this machine's configuration of where to
     /// listen) until it exits by itself, as a start with wrong settings does; the exit code and what it printed.
     /// </summary>
-    public static async Task<(int ExitCode, string Output, string Error)> RunUntilExitAsync(IReadOnlyDictionary<string, string?> settings)
+    public static Task<ToolRun> RunUntilExitAsync(IReadOnlyDictionary<string, string?> settings)
     {
-        var start = new ProcessStartInfo("dotnet", [ServiceDll()])
+        var environment = new Dictionary<string, string?>
         {
-            RedirectStandardError = true,
-            RedirectStandardOutput = true,
-            UseShellExecute = false,
-            WorkingDirectory = Directory.CreateTempSubdirectory("workflow-start-").FullName,
+            ["DOTNET_ENVIRONMENT"] = "Production",
+            ["ASPNETCORE_URLS"] = "http://127.0.0.1:0",
         };
-        start.Environment["DOTNET_ENVIRONMENT"] = "Production";
-        start.Environment["ASPNETCORE_URLS"] = "http://127.0.0.1:0";
         foreach (var (key, value) in settings)
         {
-            start.Environment[key.Replace(":", "__", StringComparison.Ordinal)] = value;
+            environment[key.Replace(":", "__", StringComparison.Ordinal)] = value;
         }
 
-        using var process = Process.Start(start)!;
-        var error = process.StandardError.ReadToEndAsync();
-        var output = process.StandardOutput.ReadToEndAsync();
-        using var deadline = new CancellationTokenSource(TimeSpan.FromSeconds(60));
-        try
-        {
-            await process.WaitForExitAsync(deadline.Token);
-        }
-        catch (OperationCanceledException)
-        {
-            process.Kill(entireProcessTree: true);
-            throw new TimeoutException($"the service did not exit within 60 s: {await output} {await error}");
-        }
-
-        return (process.ExitCode, await output, await error);
+        return ExternalTools.RunAsync("dotnet", [ServiceDll()], Directory.CreateTempSubdirectory("workflow-start-").FullName,
+            TimeSpan.FromSeconds(60), environment);
     }
 
     public HttpClient CreateClient()
