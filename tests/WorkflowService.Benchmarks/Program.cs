@@ -1,4 +1,5 @@
 using WorkflowService.Benchmarks.Cli;
+using WorkflowService.Benchmarks.Faults;
 using WorkflowService.Benchmarks.Hosting;
 using WorkflowService.Benchmarks.Reporting;
 using WorkflowService.Benchmarks.Scenarios;
@@ -13,7 +14,17 @@ Console.CancelKeyPress += (_, e) =>
     interrupted.Cancel();
 };
 
-return await RunnerCommandLine.InvokeAsync(args, options => RunAsync(options, interrupted.Token));
+return await RunnerCommandLine.InvokeAsync(args, options => RunAsync(options, interrupted.Token), options => RunFaultsAsync(options, interrupted.Token));
+
+static async Task<int> RunFaultsAsync(FaultOptions options, CancellationToken cancellationToken)
+{
+    if (options.Build)
+    {
+        await ServiceBuild.RunAsync(options.RepositoryRoot, cancellationToken);
+    }
+
+    return await new FaultRunner(options).RunAsync(cancellationToken) ? 0 : 1;
+}
 
 static async Task<int> RunAsync(RunnerOptions options, CancellationToken cancellationToken)
 {

@@ -69,6 +69,12 @@ internal abstract class Backend : IAsyncDisposable
     /// <summary>Stores <paramref name="count"/> completed signal-roundtrip instances in the shape the service writes; says how.</summary>
     public abstract Task<string> SeedCompletedInstancesAsync(int count, CancellationToken cancellationToken);
 
+    /// <summary>A connection to the run's database with the backend's own driver, for reads that must not go through the service.</summary>
+    public abstract Task<System.Data.Common.DbConnection> OpenStoreAsync(CancellationToken cancellationToken);
+
+    /// <summary>The service's open connections to the run's database now; null where the database has no sessions (SQLite).</summary>
+    public virtual Task<int?> ReadConnectionsAsync(CancellationToken cancellationToken) => Task.FromResult<int?>(null);
+
     public abstract Task<CeilingSession> OpenCeilingAsync(int connections, CancellationToken cancellationToken);
 
     /// <summary>Drops the run's database (unless kept).</summary>

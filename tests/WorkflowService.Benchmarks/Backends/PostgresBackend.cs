@@ -289,6 +289,27 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
         }, cancellationToken);
     }
 
+    public override async Task<System.Data.Common.DbConnection> OpenStoreAsync(CancellationToken cancellationToken)
+    {
+        var connection = new NpgsqlConnection(new NpgsqlConnectionStringBuilder(Admin(_database)) { ApplicationName = CheckerApplicationName }.ConnectionString);
+        await connection.OpenAsync(cancellationToken);
+        return connection;
+    }
+
+    /// <summary>Sessions on the run's database now, the runner's own store readers (<see cref="OpenStoreAsync"/>) not counted.</summary>
+    public override async Task<int?> ReadConnectionsAsync(CancellationToken cancellationToken)
+    {
+        await using var connection = new NpgsqlConnection(Admin("postgres"));
+        await connection.OpenAsync(cancellationToken);
+        await using var command = new NpgsqlCommand(
+            "SELECT count(*)::int FROM pg_stat_activity WHERE datname = $1 AND application_name <> $2", connection);
+        command.Parameters.AddWithValue(_database);
+        command.Parameters.AddWithValue(CheckerApplicationName);
+        return (int)(await command.ExecuteScalarAsync(cancellationToken))!;
+    }
+
+    private const string CheckerApplicationName = "workflow-fault-checker";
+
     public override async ValueTask DisposeAsync()
     {
         if (keep || _database.Length == 0)

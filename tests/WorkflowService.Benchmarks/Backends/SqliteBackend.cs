@@ -118,6 +118,8 @@ internal sealed class SqliteBackend(bool keep) : Backend
             return ValueTask.CompletedTask;
         }, cancellationToken);
 
+    public override async Task<System.Data.Common.DbConnection> OpenStoreAsync(CancellationToken cancellationToken) => await OpenAsync(cancellationToken);
+
     public override ValueTask DisposeAsync()
     {
         SqliteConnection.ClearAllPools();

@@ -1,5 +1,6 @@
 using System.CommandLine;
 using System.Globalization;
+using WorkflowService.Benchmarks.Faults;
 using WorkflowService.Benchmarks.Scenarios;
 
 namespace WorkflowService.Benchmarks.Cli;
@@ -13,7 +14,7 @@ internal static class RunnerCommandLine
     public const int UsageError = 2;
 
     /// <summary>Parses <paramref name="args"/> and runs <paramref name="execute"/> with the options; --help prints the usage.</summary>
-    public static async Task<int> InvokeAsync(string[] args, Func<RunnerOptions, Task<int>> execute)
+    public static async Task<int> InvokeAsync(string[] args, Func<RunnerOptions, Task<int>> execute, Func<FaultOptions, Task<int>> executeFaults)
     {
         var backend = new Option<string>("--backend") { Description = "The backend to run on.", Required = true }
             .AcceptOnlyFromAmong("sqlite", "postgres", "postgresql");
@@ -76,6 +77,7 @@ internal static class RunnerCommandLine
         var readme = new Command("readme", "Only regenerates the README of the output directory from its latest reports.") { output };
         run.Subcommands.Add(compare);
         run.Subcommands.Add(readme);
+        run.Subcommands.Add(FaultsCommand(postgres, noBuild, executeFaults));
 
         RunnerOptions Options(ParseResult parse, string command, IReadOnlyList<string> backends)
         {
@@ -118,6 +120,53 @@ internal static class RunnerCommandLine
 
         // The runner handles Ctrl+C itself (the run stops its service and drops its database): no forced exit.
         return await parsed.InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = null });
+    }
+
+    /// <summary>
+    /// faults: the fault table (docs/reliability.md). --tier short is the CI tier; full is the published table. Exit code 1
+    /// when any applicable row fails.
+    /// </summary>
+    private static Command FaultsCommand(Option<string> postgres, Option<bool> noBuild, Func<FaultOptions, Task<int>> execute)
+    {
+        var backend = new Option<string>("--backend") { Description = "The backends to run on.", DefaultValueFactory = _ => "all" }
+            .AcceptOnlyFromAmong("sqlite", "postgres", "all");
+        var tier = new Option<string>("--tier")
+        {
+            Description = "short: fewer faults and less load (CI); full: the published table.",
+            DefaultValueFactory = _ => "full",
+        }.AcceptOnlyFromAmong("short", "full");
+        var only = new Option<string>("--only") { Description = "Run only these faults (name[,name...]).", HelpName = "names" };
+        var known = FaultCatalog.All.Select(s => s.Name).ToList();
+        only.Validators.Add(result =>
+        {
+            var unknown = Names(result.GetValueOrDefault<string>())?.Where(n => !known.Contains(n)).ToList();
+            if (unknown is { Count: > 0 })
+            {
+                result.AddError($"--only: no fault is named {string.Join(", ", unknown)}; known: {string.Join(", ", known)}");
+            }
+        });
+        var output = new Option<string>("--output") { Description = "Where reliability.md and the rows' JSON (reliability/) go (default docs).", HelpName = "DIR" };
+        var command = new Command("faults", "The fault table: each fault injected under load into real service processes on a fresh database, the store then checked against the load's ledger; writes <output>/reliability.md.")
+        {
+            backend, tier, only, postgres, output, noBuild,
+        };
+        command.SetAction(parse =>
+        {
+            var root = RunnerOptions.FindRepositoryRoot();
+            var chosen = parse.GetValue(backend);
+            return execute(new FaultOptions
+            {
+                Backends = chosen == "all" ? ["sqlite", "postgres"] : [chosen!],
+                Tier = parse.GetValue(tier) == "short" ? FaultTier.Short : FaultTier.Full,
+                Only = Names(parse.GetValue(only))?.ToHashSet(),
+                PostgresAdmin = parse.GetValue(postgres) ?? Environment.GetEnvironmentVariable("WORKFLOW_BENCH_POSTGRES")
+                    ?? "Host=127.0.0.1;Username=postgres;Password=postgres;SSL Mode=Disable",
+                RepositoryRoot = root,
+                OutputDirectory = Path.GetFullPath(parse.GetValue(output) ?? Path.Combine(root, "docs")),
+                Build = !parse.GetValue(noBuild),
+            });
+        });
+        return command;
     }
 
     private static string[]? Names(string? list) =>

@@ -90,6 +90,8 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
     {
         if (!_process.HasExited)
         {
+            // A frozen process (Freeze) would hold the SIGTERM until it runs again: let it run first.
+            _ = Kill(_process.Id, SigCont);
             _ = Kill(_process.Id, SigTerm);
             using var deadline = new CancellationTokenSource(StopDeadline);
             try
@@ -105,6 +107,22 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
 
         return _process.ExitCode;
     }
+
+    /// <summary>SIGKILL: the process ends at once, mid-request and mid-commit, as in a crash or an OOM kill.</summary>
+    public async Task CrashAsync()
+    {
+        if (!_process.HasExited)
+        {
+            _ = Kill(_process.Id, SigKill);
+            await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(StopDeadline);
+        }
+    }
+
+    /// <summary>SIGSTOP: the process stops where it is (a long GC pause, a stalled VM) and holds its claims and connections.</summary>
+    public void Freeze() => _ = Kill(_process.Id, SigStop);
+
+    /// <summary>SIGCONT: a frozen process goes on from where it stopped, unaware of the time that passed.</summary>
+    public void Thaw() => _ = Kill(_process.Id, SigCont);
 
     public async ValueTask DisposeAsync()
     {
@@ -197,6 +215,9 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
     }
 
     private const int SigTerm = 15;
+    private const int SigKill = 9;
+    private const int SigStop = 19;
+    private const int SigCont = 18;
 
     [SuppressMessage("Security", "CA5392:Use DefaultDllImportSearchPaths attribute for P/Invokes", Justification = "libc's kill(2) on Linux, where the attribute's Windows search paths do not apply.")]
     [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]

@@ -1,0 +1,35 @@
+using System.Diagnostics;
+using WorkflowService.Benchmarks.Backends;
+
+namespace WorkflowService.Benchmarks.Faults;
+
+/// <summary>Waits for a fault run's backlog to drain, reading the store (never the service, which may be the thing at fault).</summary>
+internal static class Drain
+{
+    private static readonly TimeSpan ReadEvery = TimeSpan.FromMilliseconds(200);
+
+    /// <summary>
+    /// Waits until at least <paramref name="expected"/> instances are Completed, at most <paramref name="deadline"/>;
+    /// returns how long after <paramref name="since"/> (a stopwatch timestamp: the last fault) that was, or null if never.
+    /// </summary>
+    public static async Task<TimeSpan?> UntilCompletedAsync(Backend backend, int expected, long since, TimeSpan deadline, CancellationToken cancellationToken)
+    {
+        await using var connection = await backend.OpenStoreAsync(cancellationToken);
+        var waited = Stopwatch.StartNew();
+        while (true)
+        {
+            var counts = await StoreSnapshotReader.CountByStatusAsync(connection, cancellationToken);
+            if (counts.GetValueOrDefault("Completed") >= expected)
+            {
+                return Stopwatch.GetElapsedTime(since);
+            }
+
+            if (waited.Elapsed > deadline)
+            {
+                return null;
+            }
+
+            await Task.Delay(ReadEvery, cancellationToken);
+        }
+    }
+}

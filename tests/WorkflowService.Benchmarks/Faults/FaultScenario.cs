@@ -1,0 +1,19 @@
+namespace WorkflowService.Benchmarks.Faults;
+
+/// <summary>One row of the fault table: a way things fail, injected under load on a fresh database, then checked.</summary>
+internal abstract class FaultScenario
+{
+    /// <summary>The row's name (faults --only), e.g. node-kill.</summary>
+    public required string Name { get; init; }
+
+    /// <summary>The row's number in the list of faults.</summary>
+    public required int Number { get; init; }
+
+    /// <summary>What is done to the service, in one line.</summary>
+    public required string Title { get; init; }
+
+    /// <summary>Why the fault does not apply to <paramref name="backend"/>, or null when it does.</summary>
+    public virtual string? NotApplicable(string backend) => null;
+
+    public abstract Task<FaultOutcome> RunAsync(FaultContext context);
+}

@@ -1,0 +1,79 @@
+using System.Diagnostics;
+
+namespace WorkflowService.Benchmarks.Faults;
+
+/// <summary>
+/// Fault 1: under load, SIGKILL a random node every few seconds and start it again at once; then restart every node in
+/// turn (SIGTERM, start). Every acknowledged workflow completes exactly once, and the backlog drains within
+/// lease + poll + 10 s of the last fault. On the embedded store the one node is the victim each time.
+/// </summary>
+internal sealed class NodeKillScenario : FaultScenario
+{
+    public override async Task<FaultOutcome> RunAsync(FaultContext context)
+    {
+        var ct = context.Cancellation;
+        var nodeCount = context.SeveralNodes ? 3 : 1;
+        var kills = context.Short ? 3 : 10;
+        var every = TimeSpan.FromSeconds(context.SeveralNodes ? 4 : 6);
+        await using var nodes = context.CreateNodes();
+        await nodes.StartAsync(nodeCount, ct);
+        await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
+
+        var ledger = new Ledger();
+        using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: 16);
+        var load = new TwoSignalLoad(client, "kill");
+        var faulting = true;
+        var clock = Stopwatch.StartNew();
+        var running = load.RunAsync(16, int.MaxValue, () => Volatile.Read(ref faulting), copies: 1, ct);
+        var lastFault = Stopwatch.GetTimestamp();
+        var injected = 0;
+        try
+        {
+            for (var k = 0; k < kills; k++)
+            {
+                // The fault schedule: a kill every few seconds of load.
+                await Task.Delay(every, ct);
+                var up = nodes.All.Where(n => n.IsUp).ToList();
+                var victim = up[context.Random.Next(up.Count)];
+                await victim.KillAsync();
+                lastFault = Stopwatch.GetTimestamp();
+                injected++;
+                await nodes.StartAsync(victim, ct);
+            }
+
+            // Rolling restarts: each node stopped gracefully (it releases its claims) and started again, one at a time.
+            foreach (var node in nodes.All)
+            {
+                await Task.Delay(every / 2, ct);
+                await node.StopAsync();
+                lastFault = Stopwatch.GetTimestamp();
+                injected++;
+                await nodes.StartAsync(node, ct);
+            }
+        }
+        finally
+        {
+            Volatile.Write(ref faulting, false);
+            await running;
+        }
+
+        var loadTime = clock.Elapsed;
+        var bound = FaultContext.LeaseDuration + FaultContext.PollInterval + TimeSpan.FromSeconds(10);
+        var mustComplete = load.MustComplete;
+        var recovery = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, lastFault, bound + TimeSpan.FromMinutes(1), ct);
+        var outcome = new FaultOutcome
+        {
+            Ledger = ledger,
+            Expectation = new CheckerExpectation { MustComplete = mustComplete, CompletedVersions = TwoSignalLoad.CompletedVersions },
+            LoadTime = loadTime,
+            Nodes = nodeCount,
+            FaultsInjected = injected,
+            Recovery = recovery,
+            RecoveryBound = bound,
+        };
+        outcome.Notes.Add($"{kills} SIGKILLs {every.TotalSeconds:0} s apart (each node started again at once), then {nodeCount} graceful restart{(nodeCount == 1 ? string.Empty : "s, one node at a time")}; load: 16 workers of start, 'a', 0-50 ms, 'b'");
+        FaultChecks.AddLoadFailures(outcome, load);
+        FaultChecks.AddRecoveryFailure(outcome);
+        return outcome;
+    }
+}

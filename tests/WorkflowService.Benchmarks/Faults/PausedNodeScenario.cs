@@ -1,0 +1,102 @@
+using System.Diagnostics;
+
+namespace WorkflowService.Benchmarks.Faults;
+
+/// <summary>
+/// Fault 4: SIGSTOP a node while it holds claims, for twice the lease, then SIGCONT it. Other nodes take its claims over
+/// once the leases expire; when it runs again, whatever it was about to commit is stale and must be refused (the lease
+/// token), so nothing is applied twice.
+/// </summary>
+internal sealed class PausedNodeScenario : FaultScenario
+{
+    public override string? NotApplicable(string backend) => backend == "sqlite"
+        ? "the embedded store runs one node: while it is paused no other node can take its claims, so there is no stale commit to refuse"
+        : null;
+
+    public override async Task<FaultOutcome> RunAsync(FaultContext context)
+    {
+        var ct = context.Cancellation;
+        var pauses = context.Short ? 2 : 6;
+        var hold = FaultContext.LeaseDuration * 2;
+        await using var nodes = context.CreateNodes();
+        await nodes.StartAsync(3, ct);
+        await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
+
+        var ledger = new Ledger();
+        using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: 16);
+        var load = new TwoSignalLoad(client, "pause");
+        var faulting = true;
+        var clock = Stopwatch.StartNew();
+        var running = load.RunAsync(16, int.MaxValue, () => Volatile.Read(ref faulting), copies: 1, ct);
+        var lastFault = Stopwatch.GetTimestamp();
+        var heldAtFreeze = new List<int>();
+        await using var store = await context.Backend.OpenStoreAsync(ct);
+        try
+        {
+            for (var p = 0; p < pauses; p++)
+            {
+                await Task.Delay(TimeSpan.FromSeconds(2), ct);
+                var victim = nodes.All[p % nodes.All.Count];
+                heldAtFreeze.Add(await FreezeWhileItHoldsClaimsAsync(victim, store, ct));
+                await Task.Delay(hold, ct);
+                victim.Thaw();
+                lastFault = Stopwatch.GetTimestamp();
+            }
+
+            // Load after the last thaw: the thawed node works on with the others.
+            await Task.Delay(TimeSpan.FromSeconds(3), ct);
+        }
+        finally
+        {
+            Volatile.Write(ref faulting, false);
+            await running;
+        }
+
+        var loadTime = clock.Elapsed;
+        var mustComplete = load.MustComplete;
+        var bound = FaultContext.LeaseDuration + FaultContext.PollInterval + TimeSpan.FromSeconds(10);
+        var recovery = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, lastFault, bound + TimeSpan.FromMinutes(1), ct);
+        var outcome = new FaultOutcome
+        {
+            Ledger = ledger,
+            Expectation = new CheckerExpectation { MustComplete = mustComplete, CompletedVersions = TwoSignalLoad.CompletedVersions },
+            LoadTime = loadTime,
+            Nodes = 3,
+            FaultsInjected = pauses,
+            Recovery = recovery,
+            RecoveryBound = bound,
+        };
+        outcome.Notes.Add($"{pauses} pauses (SIGSTOP) of {hold.TotalSeconds:0} s, twice the lease, each while the node held claims (held at the freeze: {string.Join(", ", heldAtFreeze)}); load: 16 workers of start, 'a', 0-50 ms, 'b'");
+        outcome.Notes.Add("not yet run: a handler slower than the lease (an http call-out to a slow local endpoint)");
+        FaultChecks.AddLoadFailures(outcome, load);
+        FaultChecks.AddRecoveryFailure(outcome);
+        return outcome;
+    }
+
+    /// <summary>
+    /// Freezes <paramref name="victim"/> at a moment it holds claims, read from the store while it is frozen (so the answer
+    /// cannot go stale); a node that holds none is thawed and tried again shortly. Returns the claims it held.
+    /// </summary>
+    private static async Task<int> FreezeWhileItHoldsClaimsAsync(ServiceNode victim, System.Data.Common.DbConnection store, CancellationToken ct)
+    {
+        var deadline = Stopwatch.StartNew();
+        while (true)
+        {
+            victim.Freeze();
+            var held = await StoreSnapshotReader.CountClaimsHeldAsync(store, victim.Name, ct);
+            if (held > 0)
+            {
+                return held;
+            }
+
+            victim.Thaw();
+            if (deadline.Elapsed > TimeSpan.FromSeconds(30))
+            {
+                throw new InvalidOperationException($"{victim.Name} never held a claim under load within 30 s");
+            }
+
+            // The condition is the node holding a claim; ask again after a moment of load.
+            await Task.Delay(TimeSpan.FromMilliseconds(10), ct);
+        }
+    }
+}

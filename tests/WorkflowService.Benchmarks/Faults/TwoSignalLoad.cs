@@ -1,0 +1,75 @@
+using System.Collections.Concurrent;
+using WorkflowService.Benchmarks.Client;
+
+namespace WorkflowService.Benchmarks.Faults;
+
+/// <summary>
+/// The fault runs' workload (Definitions/fault-two-waits.json): start an instance, signal "a", wait 0-50 ms, signal "b", on
+/// several workers at once. "b" often arrives before its wait is persisted (it is parked and applied with "a"'s run), so
+/// every fault row exercises early signals too. Each call carries its own key; <c>copies</c> sends each call that many
+/// times at once with the one key (duplicates in the same millisecond).
+/// </summary>
+internal sealed class TwoSignalLoad(FaultClient client, string runId)
+{
+    public const string Definition = "fault-two-waits";
+    public const string DefinitionFile = "tests/WorkflowService.Benchmarks/Definitions/fault-two-waits.json";
+
+    /// <summary>A completed instance's version: its start, "a" and "b" (a parked "b" adds one commit and is then applied within "a"'s).</summary>
+    public static readonly IReadOnlySet<int> CompletedVersions = new HashSet<int> { 3 };
+
+    private const int MaxFailureSamples = 5;
+
+    private readonly ConcurrentBag<Guid> _complete = [];
+    private readonly ConcurrentQueue<string> _failures = new();
+    private int _failed;
+    private int _next = -1;
+
+    /// <summary>Instances whose start and both signals were acknowledged: each must complete.</summary>
+    public IReadOnlySet<Guid> MustComplete => _complete.ToHashSet();
+
+    /// <summary>Pairs that ended with an error the client could not retry away (a 4xx, or retries exhausted).</summary>
+    public int Failed => Volatile.Read(ref _failed);
+
+    public IReadOnlyList<string> FailureSamples => [.. _failures];
+
+    /// <summary>
+    /// Runs pairs on <paramref name="concurrency"/> workers until <paramref name="maxPairs"/> have been begun or
+    /// <paramref name="keepGoing"/> says stop (asked before each new pair); pairs under way are finished.
+    /// </summary>
+    public async Task RunAsync(int concurrency, int maxPairs, Func<bool> keepGoing, int copies, CancellationToken cancellationToken)
+    {
+        await Task.WhenAll(Enumerable.Range(0, concurrency).Select(async _ =>
+        {
+            int i;
+            while ((i = Interlocked.Increment(ref _next)) < maxPairs && keepGoing())
+            {
+                try
+                {
+                    await PairAsync(i, copies, cancellationToken);
+                }
+                catch (Exception e) when (e is ApiCallException or HttpRequestException or TaskCanceledException && !cancellationToken.IsCancellationRequested)
+                {
+                    Interlocked.Increment(ref _failed);
+                    if (_failures.Count < MaxFailureSamples)
+                    {
+                        _failures.Enqueue($"pair {i}: {e.Message}");
+                    }
+                }
+            }
+        }));
+    }
+
+    private async Task PairAsync(int i, int copies, CancellationToken cancellationToken)
+    {
+        var id = await CopiesAsync(copies, () => client.StartAsync(Definition, new { n = i }, $"{runId}-start-{i}", cancellationToken));
+        await CopiesAsync(copies, () => client.SignalAsync(id, "a", new { i }, $"{runId}-a-{i}", cancellationToken));
+        // The client's think time between the two signals (seeded per pair): 0-50 ms, so that "b" races "a"'s run.
+        await Task.Delay((int)((uint)(i * 7919) % 51), cancellationToken);
+        await CopiesAsync(copies, () => client.SignalAsync(id, "b", new { i }, $"{runId}-b-{i}", cancellationToken));
+        _complete.Add(id);
+    }
+
+    /// <summary>The call <paramref name="copies"/> times at once; every answer is in the ledger, the checker compares them.</summary>
+    private static async Task<Guid> CopiesAsync(int copies, Func<Task<Guid>> call) =>
+        copies == 1 ? await call() : (await Task.WhenAll(Enumerable.Range(0, copies).Select(_ => call())))[0];
+}
