@@ -321,4 +321,23 @@ public sealed class WaitPointTests
         Assert.Empty(commit.History);
         Assert.Equal(WaitKind.Task, commit.Instance.WaitKind);
     }
+
+    [Fact]
+    public void A_run_on_a_node_whose_store_clock_reads_behind_never_dates_the_instance_before_its_last_commit()
+    {
+        // Found by the fault runner (paused-node on PostgreSQL): each node measures its offset to the database's clock
+        // itself, so the node that applies a signal may read a few milliseconds earlier than the node that committed the
+        // wait; the history then read "signal received" before "wait started".
+        var driver = For("""
+            { "name": "t", "steps": [ { "id": "w", "type": "waitForSignal", "signal": "go" }, { "id": "done", "type": "complete" } ] }
+            """);
+        var waiting = driver.Start();
+        driver.Advance(TimeSpan.FromMilliseconds(-3));
+
+        var completed = driver.Send(driver.Signal("go"));
+
+        Assert.Equal(waiting.Instance.UpdatedAt, completed.Instance.UpdatedAt);
+        Assert.Equal(waiting.Instance.UpdatedAt, completed.Instance.CompletedAt);
+        Assert.All(completed.History, e => Assert.Equal(waiting.Instance.UpdatedAt, e.At));
+    }
 }
