@@ -249,8 +249,10 @@ public sealed partial class RelationalWorkflowStore : ISignalQueue
                 await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
                 return ReplayOutcome.Replayed;
             }
-            catch (DbUpdateConcurrencyException) when (attempt < 5)
+            catch (DbUpdateException e) when (attempt < 5 && (e is DbUpdateConcurrencyException || dialect.IsUniqueViolation(e)))
             {
+                // Another replay (or a commit of the instance) got there first: the signal row moved on, or the history
+                // sequence this replay meant to append was taken. Read again: the signal is no longer dead-lettered (409).
             }
         }
     }

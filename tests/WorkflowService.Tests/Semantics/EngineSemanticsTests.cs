@@ -174,6 +174,54 @@ public abstract class EngineSemanticsTests<TBackend> : SharedServiceTest<TBacken
     }
 
     [Fact]
+    public async Task Two_concurrent_replays_of_one_dead_letter_replay_it_once_and_the_other_is_told_409()
+    {
+        // Found by the fault runner (duplicates on PostgreSQL): the loser of two concurrent replays hit the history's
+        // unique sequence and was answered 500, and the client's retry, coming after the signal had been dead-lettered
+        // again, replayed it a second time.
+        var name = Definitions.Unique("replay-race");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "steps": [
+                { "id": "wait", "type": "waitForSignal", "signal": "go" },
+                { "id": "boom", "type": "assign", "set": { "x": "noSuchFunction()" } },
+                { "id": "done", "type": "complete" }
+              ]
+            }
+            """);
+        var letters = await Task.WhenAll(Enumerable.Range(0, 8).Select(async _ =>
+        {
+            var instance = await Api.StartAsync(name);
+            var signal = await Api.SignalAsync(instance.Id, "go");
+            await Api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
+            return (Instance: instance.Id, Signal: signal.Id);
+        }));
+
+        var answers = await Task.WhenAll(letters.Select(async letter =>
+        {
+            var calls = await Task.WhenAll(Enumerable.Range(0, 2).Select(_ => Api.Http.PostAsync($"/dead-letters/{letter.Signal}/replay", null)));
+            var statuses = calls.Select(c => c.StatusCode).ToList();
+            foreach (var call in calls)
+            {
+                call.Dispose();
+            }
+
+            return (letter.Instance, Statuses: statuses);
+        }));
+
+        Assert.All(answers, a => Assert.All(a.Statuses, s => Assert.Contains(s, new[] { System.Net.HttpStatusCode.Accepted, System.Net.HttpStatusCode.Conflict })));
+        // Each 202 is one replay in the instance's history; of two calls at once, one was told the signal was already replayed.
+        foreach (var (instance, statuses) in answers)
+        {
+            var replays = (await Api.HistoryAsync(instance)).Count(h => h.Type == "InstanceReplayed");
+            Assert.Equal(statuses.Count(s => s == System.Net.HttpStatusCode.Accepted), replays);
+        }
+
+        Assert.Contains(answers, a => a.Statuses.Contains(System.Net.HttpStatusCode.Conflict));
+    }
+
+    [Fact]
     public async Task A_human_task_is_claimed_and_completed_and_the_instance_resumes_with_its_result()
     {
         var name = Definitions.Unique("task");
