@@ -69,13 +69,17 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
         _loop = new Lazy<Task>(() => Task.WhenAll(_lanes.Select(lane => Task.Run(() => RunAsync(lane)))), LazyThreadSafetyMode.ExecutionAndPublication);
     }
 
-    /// <summary>Queues a write and waits for the commit that carries it; its own exception, or the commit's, is thrown here.</summary>
+    /// <summary>
+    /// Queues a write and waits for the commit that carries it; its own exception, or the commit's, is thrown here. A
+    /// caller that gives up (its request timed out) stops waiting; its write, if already in a batch, may still commit,
+    /// like any write whose answer is lost, which its idempotency key makes safe to repeat.
+    /// </summary>
     public async Task<T> WriteAsync<T>(GroupedWrite<T> work, CancellationToken cancellationToken)
     {
         _ = _loop.Value;
         var request = new Request<T>(work, cancellationToken);
         await _queue.Writer.WriteAsync(request, cancellationToken).ConfigureAwait(false);
-        return await request.Result.ConfigureAwait(false);
+        return await request.Result.WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
     private async Task RunAsync(WriterLane lane)

@@ -33,6 +33,7 @@ internal static class RelationalStoreServices
         services.AddSingleton<ISignalQueue>(p => p.GetRequiredService<RelationalWorkflowStore>());
         services.AddSingleton<ITaskStore>(p => p.GetRequiredService<RelationalWorkflowStore>());
         services.AddSingleton<IOperatorQueries>(p => p.GetRequiredService<RelationalWorkflowStore>());
+        services.AddSingleton<IStoreFailures>(p => p.GetRequiredService<RelationalWorkflowStore>());
         return services;
     }
 

@@ -29,6 +29,12 @@ public abstract class SqlDialect
     /// <summary>True when the failure is worth one more try on a new connection (a dropped connection, a failover).</summary>
     public virtual bool IsTransient(Exception exception) => false;
 
+    /// <summary>
+    /// Whether <paramref name="exception"/> says the database is out of reach (down, paused, its connections all taken, a
+    /// timeout) rather than that the request was wrong: the caller may try again later. By default, a transient failure.
+    /// </summary>
+    public virtual bool IsUnavailable(Exception exception) => IsTransient(exception);
+
     /// <summary>Creates tables and indexes if they are missing; safe when several nodes start at once.</summary>
     public abstract Task EnsureSchemaAsync(WorkflowDbContext db, CancellationToken cancellationToken);
 

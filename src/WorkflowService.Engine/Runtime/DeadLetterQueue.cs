@@ -19,6 +19,7 @@ public sealed class DeadLetterQueue(ISignalQueue signals, IOperatorQueries queri
         {
             Actor = actor,
             Type = HistoryEventTypes.InstanceReplayed,
+            // The store dates it again when the replay commits (never before the instance's last commit).
             At = clock.Now().UtcDateTime,
             DataJson = $"{{\"signalId\":\"{signalId}\"}}",
         };

@@ -12,6 +12,9 @@ internal static class PostgreSqlConnectionTuning
         ArgumentNullException.ThrowIfNull(options);
         connection.MaxPoolSize = options.MaxPoolSize;
         connection.CommandTimeout = options.CommandTimeoutSeconds;
+        // Waiting for a connection (from the pool, or a new one) takes no longer than a command may: while the database
+        // does not answer, a request fails within about two command timeouts, and is told to try again (503).
+        connection.Timeout = Math.Min(connection.Timeout, options.CommandTimeoutSeconds);
         // The store keeps no session state on pooled connections: skip the DISCARD ALL round trip on every return.
         connection.NoResetOnClose = true;
         // The hot path repeats a handful of statements: let the server keep their plans (prepared per connection),

@@ -7,11 +7,12 @@ using Microsoft.Extensions.Options;
 namespace WorkflowService.Api;
 
 /// <summary>
-/// Turns request-reading failures into 400/413 answers that say what was wrong, and anything else into a plain 500:
-/// never a stack trace, SQL or configuration in a response.
+/// Turns request-reading failures into 400/413 answers that say what was wrong, a store out of reach into 503 with
+/// Retry-After, and anything else into a plain 500: never a stack trace, SQL or configuration in a response.
 /// </summary>
 internal sealed partial class ApiExceptionHandler(
-    IProblemDetailsService problems, IOptions<Microsoft.AspNetCore.Http.Json.JsonOptions> json, ILogger<ApiExceptionHandler> logger) : IExceptionHandler
+    IProblemDetailsService problems, IOptions<Microsoft.AspNetCore.Http.Json.JsonOptions> json, IOptions<ApiOptions> api,
+    WorkflowService.Engine.Persistence.IStoreFailures store, ILogger<ApiExceptionHandler> logger) : IExceptionHandler
 {
     public async ValueTask<bool> TryHandleAsync(HttpContext context, Exception exception, CancellationToken cancellationToken)
     {
@@ -40,6 +41,14 @@ internal sealed partial class ApiExceptionHandler(
             problem.Status = bad.StatusCode;
             LogBadRequest(logger, context.Request.Method, context.Request.Path, bad.Message);
         }
+        else if (store.IsUnavailable(exception))
+        {
+            // The database is down, paused or saturated: nothing is wrong with the request. The client is told when to try
+            // again; with its Idempotency-Key a retry is safe even if this request's change was committed after all.
+            LogStoreUnavailable(logger, context.Request.Method, context.Request.Path, exception.GetBaseException().Message);
+            await StoreUnavailable.WriteAsync(context, api.Value, exception);
+            return true;
+        }
         else
         {
             LogUnhandled(logger, exception, context.Request.Method, context.Request.Path);
@@ -57,6 +66,9 @@ internal sealed partial class ApiExceptionHandler(
 
     [LoggerMessage(Level = LogLevel.Debug, Message = "Bad request {Method} {Path}: {Reason}")]
     private static partial void LogBadRequest(ILogger logger, string method, PathString path, string reason);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Store unavailable in {Method} {Path}, answered 503: {Reason}")]
+    private static partial void LogStoreUnavailable(ILogger logger, string method, PathString path, string reason);
 
     [LoggerMessage(Level = LogLevel.Error, Message = "Unhandled error in {Method} {Path}")]
     private static partial void LogUnhandled(ILogger logger, Exception exception, string method, PathString path);

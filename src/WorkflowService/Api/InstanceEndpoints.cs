@@ -28,6 +28,7 @@ public static class InstanceEndpoints
         group.MapGet("/", List).WithName("ListInstances").RequireAuthorization(Policies.ReadInstances).WithSummary("List instances by definition, status, business key and creation time")
             .ProducesValidationProblem();
         group.MapGet("/{id:guid}", Get).WithName("GetInstance").RequireAuthorization(Policies.ReadInstances)
+            .WithRequestTimeout(StoreUnavailable.LongPollPolicy)
             .WithSummary("An instance; with waitFor, waits (bounded by timeout) until it reaches one of those statuses or ends")
             .ProducesValidationProblem()
             .ProducesProblem(StatusCodes.Status503ServiceUnavailable)

@@ -19,6 +19,17 @@ public sealed class ApiOptions
     /// <summary>Most steps a definition may have, counting those inside parallel branches (default 1000).</summary>
     [System.ComponentModel.DataAnnotations.Range(1, 100_000)]
     public int MaxDefinitionSteps { get; set; } = 1000;
+
+    /// <summary>
+    /// Longest a request may take before it is answered 503 with Retry-After (default 30 s); a long-poll may take its own
+    /// bound (Workers:MaxLongPoll) on top. Bounds every request while the store does not answer.
+    /// </summary>
+    [System.ComponentModel.DataAnnotations.Range(typeof(TimeSpan), "00:00:01", "00:10:00")]
+    public TimeSpan RequestTimeout { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>Retry-After of the 503 answered while the store is out of reach (default 5 s).</summary>
+    [System.ComponentModel.DataAnnotations.Range(typeof(TimeSpan), "00:00:01", "00:10:00")]
+    public TimeSpan StoreUnavailableRetryAfter { get; set; } = TimeSpan.FromSeconds(5);
 }
 
 /// <summary>Applies <see cref="ApiOptions.MaxRequestBodyBytes"/> to every request, on any server.</summary>

@@ -3,6 +3,7 @@ using System.Text.Json.Serialization;
 using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Http.Json;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Options;
 using WorkflowService.Api;
 using WorkflowService.Diagrams;
@@ -40,6 +41,7 @@ public static class ServiceDefaults
             o.SerializerOptions.DefaultIgnoreCondition = JsonIgnoreCondition.Never;
         });
         services.AddSettings<ApiOptions>(builder.Configuration.GetSection(ApiOptions.Section));
+        services.AddRequestDeadlines();
         services.AddOptions<KestrelServerOptions>().Configure<IOptions<ApiOptions>>((kestrel, api) =>
             kestrel.Limits.MaxRequestBodySize = api.Value.MaxRequestBodyBytes);
 
@@ -54,7 +56,12 @@ public static class ServiceDefaults
         services.AddWorkflowBackend(builder.Configuration);
         services.AddWorkflowEngine(builder.Configuration);
         services.AddSingleton<DiagramRenderer>();
-        services.AddHealthChecks().AddCheck<StoreHealthCheck>("store", tags: ["ready"]);
+        services.AddSettings<HealthOptions>(builder.Configuration.GetSection(HealthOptions.Section));
+        services.AddHealthChecks();
+        // Registered with its configured timeout: past it the check counts as failed (Unhealthy) instead of hanging the probe.
+        services.AddOptions<HealthCheckServiceOptions>().Configure<IOptions<HealthOptions>>((checks, health) => checks.Registrations.Add(
+            new HealthCheckRegistration("store", p => ActivatorUtilities.CreateInstance<StoreHealthCheck>(p), HealthStatus.Unhealthy, ["ready"],
+                health.Value.StoreTimeout)));
         return builder;
     }
 
@@ -68,6 +75,7 @@ public static class ServiceDefaults
         app.UseAuthentication();
         app.UseRateLimiter();
         app.UseAuthorization();
+        app.UseRequestTimeouts();
 
         app.MapApiDocument();
         app.MapHealthChecks("/health/live", new HealthCheckOptions { Predicate = _ => false });

@@ -29,12 +29,20 @@ internal sealed class ConnectionSampler : IAsyncDisposable
         {
             while (!stop.IsCancellationRequested)
             {
-                if (await backend.ReadConnectionsAsync(stop) is not { } now)
+                try
                 {
-                    return;
+                    if (await backend.ReadConnectionsAsync(stop) is not { } now)
+                    {
+                        return;
+                    }
+
+                    _max = Math.Max(_max ?? 0, now);
+                }
+                catch (Npgsql.NpgsqlException)
+                {
+                    // The database is down (a fault row stops it on purpose): nothing to count until it is back.
                 }
 
-                _max = Math.Max(_max ?? 0, now);
                 await Task.Delay(Every, stop);
             }
         }

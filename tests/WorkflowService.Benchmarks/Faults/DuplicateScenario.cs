@@ -17,11 +17,12 @@ internal sealed class DuplicateScenario : FaultScenario
         var nodeCount = context.SeveralNodes ? 3 : 1;
         var pairs = context.Short ? 300 : 2000;
         var poisoned = context.Short ? 10 : 50;
-        // A poison signal is dead-lettered after two quick attempts.
+        // A poison signal is dead-lettered after two attempts 2 s apart: a replayed one is dead-lettered again no sooner
+        // than 2 s after its replay, so two replays sent at once are concurrent, never one after the other's re-failure.
         await using var nodes = context.CreateNodes(new Dictionary<string, string>
         {
             ["Engine__MaxAttempts"] = "2",
-            ["Engine__RetryBackoff"] = "00:00:00.100",
+            ["Engine__RetryBackoff"] = "00:00:02",
         });
         await nodes.StartAsync(nodeCount, ct);
         await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
@@ -88,7 +89,7 @@ internal sealed class DuplicateScenario : FaultScenario
             outcome.Failures.Add("the load's workflows did not all complete");
         }
 
-        outcome.Notes.Add($"{pairs} workflows with every start and signal sent 3 times at once with one key ({(nodeCount > 1 ? "to different nodes" : "to the one node")}); {poisoned} poison signals dead-lettered after 2 attempts, each replayed by 2 concurrent calls ({wins.Sum()} replays won, {ledger.RefusedAttempts} answered 409)");
+        outcome.Notes.Add($"{pairs} workflows with every start and signal sent 3 times at once with one key ({(nodeCount > 1 ? "to different nodes" : "to the one node")}); {poisoned} poison signals dead-lettered after 2 attempts 2 s apart, each replayed by 2 concurrent calls ({wins.Sum()} replays won, {ledger.RefusedAttempts} answered 409)");
         FaultChecks.AddLoadFailures(outcome, load);
         return outcome;
     }

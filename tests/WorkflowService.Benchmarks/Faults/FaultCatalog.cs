@@ -6,6 +6,7 @@ internal static class FaultCatalog
     public static IReadOnlyList<FaultScenario> All { get; } =
     [
         new NodeKillScenario { Number = 1, Name = "node-kill", Title = "SIGKILL a random node every few seconds under load, then rolling restarts" },
+        new DatabaseOutageScenario { Number = 2, Name = "database-outage", Title = "the database stopped under load and started again, then paused longer than the command timeout" },
         new PausedNodeScenario { Number = 4, Name = "paused-node", Title = "SIGSTOP a node holding claims for twice the lease, then SIGCONT" },
         new DuplicateScenario { Number = 6, Name = "duplicates", Title = "every start and signal sent three times at once with one key; dead letters replayed by two concurrent calls" },
         new EarlySignalScenario { Number = 7, Name = "early-signals", Title = "start-then-signal pairs with 0-50 ms between the two signals" },
@@ -14,7 +15,6 @@ internal static class FaultCatalog
     /// <summary>The faults this table has no row for yet, by number, with what each needs.</summary>
     public static IReadOnlyList<(int Number, string Title)> NotBuilt { get; } =
     [
-        (2, "database outage (stopped 30 s, and paused longer than the command timeout) on a PostgreSQL server the runner owns"),
         (3, "network partition: one node's database traffic blackholed by a loopback TCP proxy for longer than the lease"),
         (5, "ambiguous commits: a test-only store decorator failing claim, commit and dead-letter with timeouts and commit-then-throw"),
         (8, "mass operations: suspend 2,000 instances, resume them all from many clients"),

@@ -94,6 +94,23 @@ internal sealed class FaultClient : IDisposable
         return true;
     }
 
+    /// <summary>
+    /// Long-polls (GET /instances/{id}?waitFor=Completed) until the instance has completed, at most a minute: a closed
+    /// loop, so that the load never queues more than its own concurrency. Whether it completed is the checker's to say.
+    /// </summary>
+    public async Task WaitForCompletionAsync(Guid instanceId, CancellationToken cancellationToken)
+    {
+        var deadline = DateTime.UtcNow.AddMinutes(1);
+        while (DateTime.UtcNow < deadline)
+        {
+            var instance = await GetAsync($"/instances/{instanceId}?waitFor=Completed&timeout=20", cancellationToken);
+            if (instance is null || (string?)instance["status"] == "Completed")
+            {
+                return;
+            }
+        }
+    }
+
     /// <summary>A GET with the same failover, for reads a scenario needs (null for a 404).</summary>
     public async Task<JsonNode?> GetAsync(string path, CancellationToken cancellationToken)
     {

@@ -19,6 +19,9 @@ internal sealed class FaultContext
     public required BenchApiKey ApiKey { get; init; }
     public required CancellationToken Cancellation { get; init; }
 
+    /// <summary>The PostgreSQL server the row owns, for a scenario that stops or pauses it (<see cref="FaultScenario.OwnsDatabaseServer"/>).</summary>
+    public OwnedPostgresServer? Server { get; init; }
+
     public bool Short => Options.Tier == FaultTier.Short;
 
     /// <summary>Whether several nodes can share the backend (the embedded store is one node's file).</summary>

@@ -60,14 +60,23 @@ internal sealed class FaultRunner(FaultOptions options)
             return row with { NotApplicable = reason };
         }
 
+        if (scenario.OwnsDatabaseServer && OwnedPostgresServer.Unavailable() is { } missing)
+        {
+            return row with { Verdict = $"FAIL: not run: {missing}", Failures = [$"not run: {missing}"] };
+        }
+
         var work = Path.Combine(Path.GetTempPath(), $"wf-faults-{backendName}-{scenario.Name}-{DateTime.UtcNow:yyyyMMdd-HHmmss}");
         Directory.CreateDirectory(work);
-        await using Backend backend = backendName == "sqlite" ? new SqliteBackend(keep: false) : new PostgresBackend(options.PostgresAdmin, keep: false);
+        // A row that stops or pauses its database gets a server of its own; the others share the one --postgres names.
+        await using var server = scenario.OwnsDatabaseServer ? await OwnedPostgresServer.StartAsync(cancellationToken) : null;
+        await using Backend backend = backendName == "sqlite"
+            ? new SqliteBackend(keep: false)
+            : new PostgresBackend(server?.AdminConnectionString ?? options.PostgresAdmin, keep: false);
         await backend.ProvisionAsync(work, cancellationToken);
         // Bounded: a scenario that hangs fails its row, never the whole run.
         using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         deadline.CancelAfter(options.Tier == FaultTier.Short ? TimeSpan.FromMinutes(5) : TimeSpan.FromMinutes(20));
-        var context = new FaultContext { Backend = backend, Options = options, WorkDirectory = work, ApiKey = BenchApiKey.Create(), Cancellation = deadline.Token };
+        var context = new FaultContext { Backend = backend, Options = options, WorkDirectory = work, ApiKey = BenchApiKey.Create(), Cancellation = deadline.Token, Server = server };
 
         FaultOutcome outcome;
         int? maxConnections;

@@ -12,6 +12,9 @@ internal abstract class FaultScenario
     /// <summary>What is done to the service, in one line.</summary>
     public required string Title { get; init; }
 
+    /// <summary>Whether the row needs a PostgreSQL server of its own (<see cref="OwnedPostgresServer"/>), to stop or pause.</summary>
+    public virtual bool OwnsDatabaseServer => false;
+
     /// <summary>Why the fault does not apply to <paramref name="backend"/>, or null when it does.</summary>
     public virtual string? NotApplicable(string backend) => null;
 

@@ -7,7 +7,9 @@ namespace WorkflowService.Benchmarks.Faults;
 /// The fault runs' workload (Definitions/fault-two-waits.json): start an instance, signal "a", wait 0-50 ms, signal "b", on
 /// several workers at once. "b" often arrives before its wait is persisted (it is parked and applied with "a"'s run), so
 /// every fault row exercises early signals too. Each call carries its own key; <c>copies</c> sends each call that many
-/// times at once with the one key (duplicates in the same millisecond).
+/// times at once with the one key (duplicates in the same millisecond). Each worker then waits for its workflow to
+/// complete before it starts the next (a closed loop), so the backlog a fault leaves is the load's concurrency, not
+/// whatever an open loop would have queued beyond the service's throughput.
 /// </summary>
 internal sealed class TwoSignalLoad(FaultClient client, string runId)
 {
@@ -67,6 +69,7 @@ internal sealed class TwoSignalLoad(FaultClient client, string runId)
         await Task.Delay((int)((uint)(i * 7919) % 51), cancellationToken);
         await CopiesAsync(copies, () => client.SignalAsync(id, "b", new { i }, $"{runId}-b-{i}", cancellationToken));
         _complete.Add(id);
+        await client.WaitForCompletionAsync(id, cancellationToken);
     }
 
     /// <summary>The call <paramref name="copies"/> times at once; every answer is in the ledger, the checker compares them.</summary>

@@ -23,6 +23,7 @@ public sealed class StartupConfigurationTests
     [InlineData("Expressions:Timeout", "00:00:00", "Expressions:Timeout must be between 00:00:00.001 and 00:01:00 (it is 00:00:00).")]
     [InlineData("CallOuts:MaxResponseBytes", "lots", "CallOuts:MaxResponseBytes 'lots' cannot be read; expected a whole number between 1 and 16777216.")]
     [InlineData("Api:MaxRequestBodyBytes", "10", "Api:MaxRequestBodyBytes must be between 1024 and 1073741824 (it is 10).")]
+    [InlineData("Health:StoreTimeout", "00:00:00", "Health:StoreTimeout must be between 00:00:00.100 and 00:01:00 (it is 00:00:00).")]
     [InlineData("Authentication:Jwt:RequireHttpsMetadata", "perhaps", "Authentication:Jwt:RequireHttpsMetadata 'perhaps' cannot be read; expected true or false.")]
     [InlineData("Authorization:Roles:superuser:0", "root", "Authorization:Roles:superuser is not a service role; the roles are application, operator, designer, admin.")]
     [InlineData("RateLimiting:Period", "fast",

@@ -1,0 +1,45 @@
+using System.Globalization;
+using Microsoft.AspNetCore.Http.Timeouts;
+using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Runtime;
+
+namespace WorkflowService.Api;
+
+/// <summary>
+/// The one answer to a request the store could not serve in time (down, paused, saturated; or the request's time,
+/// Api:RequestTimeout, ran out): 503 problem details with Retry-After, so that the client tries again instead of hanging.
+/// </summary>
+internal static class StoreUnavailable
+{
+    /// <summary>The policy of a long-poll (GET /instances/{id}?waitFor=…): its own bound, then the usual time.</summary>
+    public const string LongPollPolicy = "long-poll";
+
+    public static ValueTask WriteAsync(HttpContext context, ApiOptions api, Exception? failure)
+    {
+        var retryAfter = (int)Math.Ceiling(api.StoreUnavailableRetryAfter.TotalSeconds);
+        return CallerLimits.WriteTooBusyAsync(context, StatusCodes.Status503ServiceUnavailable, "Store unavailable",
+            failure is null
+                ? $"The request was not answered within {api.RequestTimeout.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s (Api:RequestTimeout). Try again in {retryAfter} s; a request repeated with the same Idempotency-Key is applied once."
+                : $"The workflow store did not answer. Try again in {retryAfter} s; a request repeated with the same Idempotency-Key is applied once.",
+            retryAfter);
+    }
+
+    /// <summary>Request timeouts: Api:RequestTimeout for every request, a long-poll's bound on top of it for a long-poll.</summary>
+    public static IServiceCollection AddRequestDeadlines(this IServiceCollection services)
+    {
+        services.AddRequestTimeouts();
+        services.AddOptions<RequestTimeoutOptions>().Configure<IOptions<ApiOptions>, IOptions<WorkerOptions>>((timeouts, api, workers) =>
+        {
+            timeouts.DefaultPolicy = Policy(api.Value, api.Value.RequestTimeout);
+            timeouts.AddPolicy(LongPollPolicy, Policy(api.Value, workers.Value.MaxLongPoll + api.Value.RequestTimeout));
+        });
+        return services;
+    }
+
+    private static RequestTimeoutPolicy Policy(ApiOptions api, TimeSpan timeout) => new()
+    {
+        Timeout = timeout,
+        TimeoutStatusCode = StatusCodes.Status503ServiceUnavailable,
+        WriteTimeoutResponse = context => WriteAsync(context, api, null).AsTask(),
+    };
+}

@@ -1,0 +1,164 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+
+namespace WorkflowService.Benchmarks.Faults;
+
+/// <summary>
+/// Fault 2: the database goes away under load, on a PostgreSQL server the runner owns. First stopped (pg_ctl stop) for a
+/// while and started again; then paused (SIGSTOP of every server process) for longer than the command timeout. No node
+/// exits; readiness says Unhealthy during the outage and healthy within 15 s after; the API answers 503 problem details
+/// with Retry-After instead of hanging; connections stay within pool size × nodes; nothing acknowledged is lost.
+/// </summary>
+internal sealed class DatabaseOutageScenario : FaultScenario
+{
+    private const int CommandTimeoutSeconds = 5;
+
+    /// <summary>Api:RequestTimeout of the run: any call is answered within this (503 at the latest), plus 5 s of slack.</summary>
+    private static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(CommandTimeoutSeconds * 2);
+    private static readonly TimeSpan HealthyWithin = TimeSpan.FromSeconds(15);
+
+    public override bool OwnsDatabaseServer => true;
+
+    public override string? NotApplicable(string backend) => backend == "sqlite"
+        ? "the embedded store is a file inside the service's own process: there is no server to stop or pause (its failures are fault 11, a full disk or a read-only file)"
+        : null;
+
+    public override async Task<FaultOutcome> RunAsync(FaultContext context)
+    {
+        var ct = context.Cancellation;
+        var server = context.Server ?? throw new InvalidOperationException("the database outage needs a server of its own");
+        var outage = TimeSpan.FromSeconds(context.Short ? 10 : 30);
+        // Longer than any call may take to be answered (see Judge), so that a call waiting out the pause shows as hung.
+        var pause = TimeSpan.FromSeconds(CommandTimeoutSeconds * 4);
+        const int nodeCount = 2;
+        await using var nodes = context.CreateNodes(new Dictionary<string, string>
+        {
+            ["Store__CommandTimeoutSeconds"] = CommandTimeoutSeconds.ToString(CultureInfo.InvariantCulture),
+            ["Api__RequestTimeout"] = RequestTimeout.ToString("c", CultureInfo.InvariantCulture),
+        });
+        await nodes.StartAsync(nodeCount, ct);
+        await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
+
+        var ledger = new Ledger();
+        using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: 16);
+        using var probe = new OutageProbe(context.ApiKey.Key);
+        using var stopProbing = CancellationTokenSource.CreateLinkedTokenSource(ct);
+        var probing = probe.RunAsync(nodes, stopProbing.Token);
+        var load = new TwoSignalLoad(client, "outage");
+        var faulting = true;
+        var clock = Stopwatch.StartNew();
+        var running = load.RunAsync(16, int.MaxValue, () => Volatile.Read(ref faulting), copies: 1, ct);
+        var phases = new List<(string Name, long Began, long Ended)>();
+        try
+        {
+            await Task.Delay(TimeSpan.FromSeconds(3), ct);
+            var began = Stopwatch.GetTimestamp();
+            await server.StopAsync(ct);
+            await Task.Delay(outage, ct);
+            await server.StartAgainAsync(ct);
+            phases.Add(("stopped", began, Stopwatch.GetTimestamp()));
+
+            await Task.Delay(HealthyWithin + TimeSpan.FromSeconds(3), ct);
+            began = Stopwatch.GetTimestamp();
+            server.Pause();
+            try
+            {
+                await Task.Delay(pause, ct);
+            }
+            finally
+            {
+                server.Resume();
+            }
+
+            phases.Add(("paused", began, Stopwatch.GetTimestamp()));
+            await Task.Delay(HealthyWithin + TimeSpan.FromSeconds(3), ct);
+        }
+        finally
+        {
+            Volatile.Write(ref faulting, false);
+            await running;
+            await stopProbing.CancelAsync();
+            await probing;
+        }
+
+        var loadTime = clock.Elapsed;
+        var mustComplete = load.MustComplete;
+        var recovery = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, phases[^1].Ended, TimeSpan.FromMinutes(1), ct);
+        var outcome = new FaultOutcome
+        {
+            Ledger = ledger,
+            Expectation = new CheckerExpectation { MustComplete = mustComplete, CompletedVersions = TwoSignalLoad.CompletedVersions },
+            LoadTime = loadTime,
+            Nodes = nodeCount,
+            FaultsInjected = phases.Count,
+            Recovery = recovery,
+        };
+        outcome.Notes.Add($"the database stopped for {outage.TotalSeconds:0} s, then paused (SIGSTOP) for {pause.TotalSeconds:0} s, over the command timeout of {CommandTimeoutSeconds} s (Store:CommandTimeoutSeconds) and the request timeout of {RequestTimeout.TotalSeconds:0} s (Api:RequestTimeout); {nodeCount} nodes; load: 16 workers of start, 'a', 0-50 ms, 'b'; probes every 0.5 s per node: GET /health/ready and POST /instances");
+        foreach (var node in nodes.All.Where(n => n.Process is not { HasExited: false }))
+        {
+            outcome.Failures.Add($"{node.Name} exited during the outage");
+        }
+
+        foreach (var (name, began, ended) in phases)
+        {
+            Judge(outcome, probe.Answers, name, began, ended, nodes.All.Select(n => n.Name).ToList());
+        }
+
+        FaultChecks.AddLoadFailures(outcome, load);
+        if (recovery is null)
+        {
+            outcome.Failures.Add("the load's workflows did not all complete after the database came back");
+        }
+
+        return outcome;
+    }
+
+    /// <summary>The probes' answers during one phase of the outage and the 15 s after it, held to what the issue asks.</summary>
+    private static void Judge(FaultOutcome outcome, IReadOnlyList<ProbeAnswer> answers, string phase, long began, long ended, IReadOnlyList<string> nodes)
+    {
+        // What was asked while the database was away, and answered before it was back (an answer after it may be a success).
+        var during = answers.Where(a => a.At >= began && a.At + Ticks(a.Took) <= ended).ToList();
+        var health = during.Where(a => a.Call == "GET /health/ready").ToList();
+        var api = during.Where(a => a.Call == "POST /instances").ToList();
+        foreach (var node in nodes.Where(n => !health.Any(a => a.Node == n && a.Status == HttpStatusCode.ServiceUnavailable)))
+        {
+            outcome.Failures.Add($"{phase}: {node}'s /health/ready never answered 503 Unhealthy ({Describe(health.Where(a => a.Node == node))})");
+        }
+
+        var wrong = api.Where(a => a.Status is not HttpStatusCode.ServiceUnavailable || !a.RetryAfter || !a.Problem).ToList();
+        if (api.Count == 0 || wrong.Count > 0)
+        {
+            outcome.Failures.Add($"{phase}: of {api.Count} starts asked during the outage, {wrong.Count} were not answered 503 problem details with Retry-After ({Describe(wrong)})");
+        }
+
+        // Asked while the database was away: each must be answered within the request timeout and 5 s, whenever that
+        // answer came.
+        var bound = RequestTimeout + TimeSpan.FromSeconds(5);
+        var hung = answers.Where(a => a.At >= began && a.At < ended && (a.Status is null || a.Took > bound)).ToList();
+        if (hung.Count > 0)
+        {
+            outcome.Failures.Add(string.Create(CultureInfo.InvariantCulture,
+                $"{phase}: {hung.Count} calls got no answer within {bound.TotalSeconds:0} s (longest {hung.Max(a => a.Took).TotalSeconds:0.0} s, {hung[0].Call})"));
+        }
+
+        var healthy = answers.Where(a => a.Call == "GET /health/ready" && a.At >= ended && a.Status == HttpStatusCode.OK)
+            .GroupBy(a => a.Node).ToDictionary(g => g.Key, g => Stopwatch.GetElapsedTime(ended, g.Min(a => a.At + Ticks(a.Took))));
+        foreach (var node in nodes)
+        {
+            if (!healthy.TryGetValue(node, out var after) || after > HealthyWithin)
+            {
+                outcome.Failures.Add($"{phase}: {node} was not ready again within {HealthyWithin.TotalSeconds:0} s of the database's return");
+            }
+        }
+
+        outcome.Notes.Add(string.Create(CultureInfo.InvariantCulture,
+            $"{phase}: readiness answers during the outage: {Describe(health)}; starts: {Describe(api)}; ready again after {string.Join(", ", healthy.OrderBy(h => h.Key).Select(h => $"{h.Key} {h.Value.TotalSeconds:0.0} s"))}"));
+    }
+
+    private static long Ticks(TimeSpan took) => (long)(took.TotalSeconds * Stopwatch.Frequency);
+
+    private static string Describe(IEnumerable<ProbeAnswer> answers) =>
+        string.Join(", ", answers.GroupBy(a => a.Status is { } s ? ((int)s).ToString(CultureInfo.InvariantCulture) : "no answer").OrderBy(g => g.Key)
+            .Select(g => string.Create(CultureInfo.InvariantCulture, $"{g.Count()}× {g.Key} (up to {g.Max(a => a.Took).TotalSeconds:0.0} s)"))) is { Length: > 0 } text ? text : "none";
+}

@@ -1,0 +1,90 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.Net;
+using System.Text;
+using WorkflowService.Benchmarks.Client;
+
+namespace WorkflowService.Benchmarks.Faults;
+
+/// <summary>One answer a probe got: which node, what, and how long it took (null status: no answer within the probe's bound).</summary>
+internal sealed record ProbeAnswer(string Node, string Call, HttpStatusCode? Status, bool RetryAfter, bool Problem, TimeSpan Took, long At);
+
+/// <summary>
+/// Asks every node, while a database fault lasts, what an operator's probe and a client would ask: GET /health/ready, and
+/// a start (POST /instances, a fresh key each time). Records every answer with its time; never retries.
+/// </summary>
+internal sealed class OutageProbe : IDisposable
+{
+    /// <summary>A probe that gets no answer within this has hung.</summary>
+    public static readonly TimeSpan Bound = TimeSpan.FromSeconds(40);
+
+    private readonly HttpClient _http;
+    private readonly ConcurrentQueue<ProbeAnswer> _answers = new();
+    private int _probe;
+
+    public OutageProbe(string apiKey)
+    {
+        _http = new HttpClient(new SocketsHttpHandler { PooledConnectionIdleTimeout = TimeSpan.FromSeconds(5) }) { Timeout = Bound };
+        _http.DefaultRequestHeaders.Add(BenchApiKey.HeaderName, apiKey);
+    }
+
+    public IReadOnlyList<ProbeAnswer> Answers => [.. _answers];
+
+    /// <summary>Probes every node every half second until <paramref name="stop"/> is cancelled.</summary>
+    public async Task RunAsync(ServiceNodes nodes, CancellationToken stop)
+    {
+        var inFlight = new List<Task>();
+        try
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                foreach (var node in nodes.All.Where(n => n.Process is not null))
+                {
+                    var address = node.Process!.Address;
+                    inFlight.Add(AskAsync(node.Name, "GET /health/ready", () => new HttpRequestMessage(HttpMethod.Get, new Uri(address, "/health/ready"))));
+                    var key = $"probe-{Interlocked.Increment(ref _probe)}";
+                    inFlight.Add(AskAsync(node.Name, "POST /instances", () =>
+                    {
+                        var request = new HttpRequestMessage(HttpMethod.Post, new Uri(address, "/instances"))
+                        {
+                            Content = new StringContent($$"""{"definition":"{{TwoSignalLoad.Definition}}"}""", Encoding.UTF8, "application/json"),
+                        };
+                        request.Headers.Add("Idempotency-Key", key);
+                        return request;
+                    }));
+                }
+
+                await Task.Delay(TimeSpan.FromMilliseconds(500), stop);
+            }
+        }
+        catch (OperationCanceledException) when (stop.IsCancellationRequested)
+        {
+            // The fault is over.
+        }
+
+        await Task.WhenAll(inFlight);
+    }
+
+    /// <summary>Whether every node's readiness answered 200 at or after <paramref name="since"/>; the first such time per node.</summary>
+    public IReadOnlyDictionary<string, long> FirstHealthySince(long since) => Answers
+        .Where(a => a.Call == "GET /health/ready" && a.At >= since && a.Status == HttpStatusCode.OK)
+        .GroupBy(a => a.Node).ToDictionary(g => g.Key, g => g.Min(a => a.At));
+
+    public void Dispose() => _http.Dispose();
+
+    private async Task AskAsync(string node, string call, Func<HttpRequestMessage> create)
+    {
+        var at = Stopwatch.GetTimestamp();
+        try
+        {
+            using var request = create();
+            using var response = await _http.SendAsync(request);
+            _answers.Enqueue(new ProbeAnswer(node, call, response.StatusCode, response.Headers.RetryAfter is not null,
+                response.Content.Headers.ContentType?.MediaType == "application/problem+json", Stopwatch.GetElapsedTime(at), at));
+        }
+        catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+        {
+            _answers.Enqueue(new ProbeAnswer(node, call, null, false, false, Stopwatch.GetElapsedTime(at), at));
+        }
+    }
+}

@@ -1,0 +1,190 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+
+namespace WorkflowService.Benchmarks.Faults;
+
+/// <summary>
+/// A PostgreSQL server the fault runner owns: Debian's server binaries on a data directory and a loopback port of its
+/// own, started and stopped with pg_ctl, so that stopping or pausing "the database" disturbs no other server on the
+/// machine. PostgreSQL refuses to run as root: as root the binaries run as the postgres user (runuser).
+/// Trust authentication on 127.0.0.1 only, for a throwaway server that lives as long as one fault row.
+/// </summary>
+internal sealed partial class OwnedPostgresServer : IAsyncDisposable
+{
+    private static readonly TimeSpan CommandDeadline = TimeSpan.FromSeconds(60);
+
+    private readonly string _bin;
+    private readonly string _data;
+    private readonly int _port;
+    private List<int> _paused = [];
+
+    private OwnedPostgresServer(string bin, string data, int port)
+    {
+        _bin = bin;
+        _data = data;
+        _port = port;
+    }
+
+    /// <summary>The admin connection string (user postgres, no password: trust on loopback).</summary>
+    public string AdminConnectionString => $"Host=127.0.0.1;Port={_port};Username=postgres;SSL Mode=Disable";
+
+    public int Port => _port;
+
+    /// <summary>Why no server can be owned on this machine, or null when one can (the binaries exist; as root, a postgres user).</summary>
+    public static string? Unavailable()
+    {
+        if (FindBin() is null)
+        {
+            return "no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)";
+        }
+
+        return IsRoot && !File.Exists("/usr/sbin/runuser") ? "running as root and runuser is missing (PostgreSQL refuses to run as root)" : null;
+    }
+
+    /// <summary>initdb on a fresh directory under <paramref name="workDirectory"/>'s parent temp area, then starts the server.</summary>
+    public static async Task<OwnedPostgresServer> StartAsync(CancellationToken cancellationToken)
+    {
+        var bin = FindBin() ?? throw new InvalidOperationException(Unavailable());
+        var data = Path.Combine(Path.GetTempPath(), $"wf-faults-pg-{DateTime.UtcNow:yyyyMMdd-HHmmss}-{Environment.ProcessId}");
+        var server = new OwnedPostgresServer(bin, data, FreePort());
+        await server.RunAsync("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-instructions"], cancellationToken);
+        await File.AppendAllTextAsync(Path.Combine(data, "postgresql.conf"), string.Join('\n',
+            "listen_addresses = '127.0.0.1'",
+            $"port = {server._port}",
+            $"unix_socket_directories = '{data}'",
+            "max_connections = 200",
+            "shared_buffers = 128MB",
+            "") , cancellationToken);
+        await server.StartAgainAsync(cancellationToken);
+        return server;
+    }
+
+    /// <summary>Starts the (stopped) server and waits until it accepts connections.</summary>
+    public Task StartAgainAsync(CancellationToken cancellationToken) =>
+        RunAsync("pg_ctl", ["-D", _data, "-l", Path.Combine(_data, "server.log"), "-w", "-t", "60", "start"], cancellationToken);
+
+    /// <summary>Stops the server (fast: open sessions are ended) and waits until it is down.</summary>
+    public Task StopAsync(CancellationToken cancellationToken) =>
+        RunAsync("pg_ctl", ["-D", _data, "-m", "fast", "-w", "-t", "60", "stop"], cancellationToken);
+
+    /// <summary>
+    /// SIGSTOP to the postmaster and every process it started: the server stops answering, with every connection open,
+    /// as on a stalled host. <see cref="Resume"/> undoes it.
+    /// </summary>
+    public void Pause()
+    {
+        var postmaster = int.Parse(File.ReadLines(Path.Combine(_data, "postmaster.pid")).First(), CultureInfo.InvariantCulture);
+        _paused = [postmaster, .. ChildrenOf(postmaster)];
+        foreach (var pid in _paused)
+        {
+            _ = Kill(pid, SigStop);
+        }
+    }
+
+    public void Resume()
+    {
+        foreach (var pid in _paused)
+        {
+            _ = Kill(pid, SigCont);
+        }
+
+        _paused = [];
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        Resume();
+        try
+        {
+            await RunAsync("pg_ctl", ["-D", _data, "-m", "immediate", "-w", "-t", "30", "stop"], CancellationToken.None);
+        }
+        catch (InvalidOperationException)
+        {
+            // Already stopped.
+        }
+
+        Directory.Delete(_data, recursive: true);
+    }
+
+    private static bool IsRoot => Environment.UserName == "root";
+
+    private static string? FindBin() => Directory.Exists("/usr/lib/postgresql")
+        ? Directory.EnumerateDirectories("/usr/lib/postgresql")
+            .Select(d => Path.Combine(d, "bin"))
+            .Where(d => File.Exists(Path.Combine(d, "pg_ctl")))
+            .OrderByDescending(d => int.TryParse(Path.GetFileName(Path.GetDirectoryName(d)), out var v) ? v : 0)
+            .FirstOrDefault()
+        : null;
+
+    private static IEnumerable<int> ChildrenOf(int parent)
+    {
+        foreach (var stat in Directory.EnumerateDirectories("/proc").Select(d => Path.Combine(d, "stat")))
+        {
+            string text;
+            try
+            {
+                text = File.ReadAllText(stat);
+            }
+            catch (IOException)
+            {
+                continue; // the process ended meanwhile
+            }
+            catch (UnauthorizedAccessException)
+            {
+                continue;
+            }
+
+            // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
+            var fields = text[(text.LastIndexOf(')') + 2)..].Split(' ');
+            if (int.Parse(fields[1], CultureInfo.InvariantCulture) == parent)
+            {
+                yield return int.Parse(text[..text.IndexOf(' ', StringComparison.Ordinal)], CultureInfo.InvariantCulture);
+            }
+        }
+    }
+
+    private async Task RunAsync(string tool, IReadOnlyList<string> arguments, CancellationToken cancellationToken)
+    {
+        var path = Path.Combine(_bin, tool);
+        var start = IsRoot ? new ProcessStartInfo("/usr/sbin/runuser", ["-u", "postgres", "--", path, .. arguments]) : new ProcessStartInfo(path, arguments);
+        start.RedirectStandardOutput = true;
+        start.RedirectStandardError = true;
+        start.WorkingDirectory = Path.GetTempPath();
+        using var process = Process.Start(start) ?? throw new InvalidOperationException($"{tool} did not start");
+        var output = process.StandardOutput.ReadToEndAsync(cancellationToken);
+        var errors = process.StandardError.ReadToEndAsync(cancellationToken);
+        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        deadline.CancelAfter(CommandDeadline);
+        try
+        {
+            await process.WaitForExitAsync(deadline.Token);
+        }
+        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+        {
+            process.Kill(entireProcessTree: true);
+            throw new TimeoutException($"{tool} {string.Join(' ', arguments)} did not finish within {CommandDeadline}");
+        }
+
+        if (process.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"{tool} {string.Join(' ', arguments)} exited with {process.ExitCode}: {await output}{await errors}");
+        }
+    }
+
+    private static int FreePort()
+    {
+        using var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        return ((IPEndPoint)listener.LocalEndpoint).Port;
+    }
+
+    private const int SigStop = 19;
+    private const int SigCont = 18;
+
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Security", "CA5392:Use DefaultDllImportSearchPaths attribute for P/Invokes", Justification = "libc's kill(2) on Linux, where the attribute's Windows search paths do not apply.")]
+    [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]
+    private static partial int Kill(int pid, int signal);
+}
