@@ -6,7 +6,12 @@ namespace WorkflowService.Storage.Relational.PostgreSql;
 internal static class PostgreSqlConnectionTuning
 {
     /// <summary>Sets <paramref name="options"/>' pool size and command timeout, and the store's connection settings, on <paramref name="connection"/>.</summary>
-    public static NpgsqlConnectionStringBuilder Apply(NpgsqlConnectionStringBuilder connection, PostgreSqlStoreOptions options)
+    /// <param name="lease">
+    /// How long a claim holds (Workers:LeaseDuration): a session left idle inside a transaction longer than that is ended by
+    /// the server. A node cut off from the database mid-commit otherwise keeps its row locks (the server cannot tell a
+    /// partition from a slow client) and the other nodes cannot take its expired claims over until TCP gives up, hours later.
+    /// </param>
+    public static NpgsqlConnectionStringBuilder Apply(NpgsqlConnectionStringBuilder connection, PostgreSqlStoreOptions options, TimeSpan? lease = null)
     {
         ArgumentNullException.ThrowIfNull(connection);
         ArgumentNullException.ThrowIfNull(options);
@@ -23,6 +28,12 @@ internal static class PostgreSqlConnectionTuning
         {
             connection.MaxAutoPrepare = 32;
             connection.AutoPrepareMinUsages = 2;
+        }
+
+        if (lease is { } holds && !(connection.Options?.Contains("idle_in_transaction_session_timeout", StringComparison.Ordinal) ?? false))
+        {
+            var timeout = $"-c idle_in_transaction_session_timeout={(long)Math.Ceiling(holds.TotalMilliseconds)}";
+            connection.Options = string.IsNullOrWhiteSpace(connection.Options) ? timeout : connection.Options + " " + timeout;
         }
 
         return connection;

@@ -49,6 +49,7 @@ public static class PostgreSqlServiceCollectionExtensions
     private static NpgsqlConnectionStringBuilder Connection(IServiceProvider provider)
     {
         var store = provider.GetRequiredService<IOptions<PostgreSqlStoreOptions>>().Value;
-        return PostgreSqlConnectionTuning.Apply(new NpgsqlConnectionStringBuilder(store.ConnectionString), store);
+        var lease = provider.GetService<IOptions<Engine.Runtime.WorkerOptions>>()?.Value.LeaseDuration;
+        return PostgreSqlConnectionTuning.Apply(new NpgsqlConnectionStringBuilder(store.ConnectionString), store, lease);
     }
 }

@@ -22,6 +22,9 @@ internal sealed class FaultContext
     /// <summary>The PostgreSQL server the row owns, for a scenario that stops or pauses it (<see cref="FaultScenario.OwnsDatabaseServer"/>).</summary>
     public OwnedPostgresServer? Server { get; init; }
 
+    /// <summary>The small filesystem holding the row's embedded store (<see cref="FaultScenario.FillsItsDisk"/>).</summary>
+    public SmallDisk? Disk { get; init; }
+
     public bool Short => Options.Tier == FaultTier.Short;
 
     /// <summary>Whether several nodes can share the backend (the embedded store is one node's file).</summary>

@@ -15,6 +15,9 @@ internal abstract class FaultScenario
     /// <summary>Whether the row needs a PostgreSQL server of its own (<see cref="OwnedPostgresServer"/>), to stop or pause.</summary>
     public virtual bool OwnsDatabaseServer => false;
 
+    /// <summary>Whether the row's embedded store lives on a small filesystem of its own (<see cref="SmallDisk"/>), to fill.</summary>
+    public virtual bool FillsItsDisk => false;
+
     /// <summary>Why the fault does not apply to <paramref name="backend"/>, or null when it does.</summary>
     public virtual string? NotApplicable(string backend) => null;
 

@@ -10,8 +10,9 @@ namespace WorkflowService.Benchmarks.Faults;
 internal sealed record ProbeAnswer(string Node, string Call, HttpStatusCode? Status, bool RetryAfter, bool Problem, TimeSpan Took, long At);
 
 /// <summary>
-/// Asks every node, while a database fault lasts, what an operator's probe and a client would ask: GET /health/ready, and
-/// a start (POST /instances, a fresh key each time). Records every answer with its time; never retries.
+/// Asks every node, while a database fault lasts, what an operator's probe and a client would ask: GET /health/ready, a
+/// start (POST /instances, a fresh key each time) and, if asked, a read of one instance. Records every answer with its
+/// time; never retries.
 /// </summary>
 internal sealed class OutageProbe : IDisposable
 {
@@ -22,8 +23,12 @@ internal sealed class OutageProbe : IDisposable
     private readonly ConcurrentQueue<ProbeAnswer> _answers = new();
     private int _probe;
 
-    public OutageProbe(string apiKey)
+    private readonly Guid? _read;
+
+    /// <param name="read">An instance to read on every round too (GET /instances/{id}), where reads must keep working.</param>
+    public OutageProbe(string apiKey, Guid? read = null)
     {
+        _read = read;
         _http = new HttpClient(new SocketsHttpHandler { PooledConnectionIdleTimeout = TimeSpan.FromSeconds(5) }) { Timeout = Bound };
         _http.DefaultRequestHeaders.Add(BenchApiKey.HeaderName, apiKey);
     }
@@ -52,6 +57,10 @@ internal sealed class OutageProbe : IDisposable
                         request.Headers.Add("Idempotency-Key", key);
                         return request;
                     }));
+                    if (_read is { } id)
+                    {
+                        inFlight.Add(AskAsync(node.Name, "GET /instances/{id}", () => new HttpRequestMessage(HttpMethod.Get, new Uri(address, $"/instances/{id}"))));
+                    }
                 }
 
                 await Task.Delay(TimeSpan.FromMilliseconds(500), stop);

@@ -61,6 +61,7 @@ internal sealed class ServiceNodes(string serviceDll, IReadOnlyDictionary<string
     : IAsyncDisposable
 {
     private readonly List<ServiceNode> _nodes = [];
+    private readonly Dictionary<string, IReadOnlyDictionary<string, string>> _own = [];
     private int _rotation;
 
     public IReadOnlyList<ServiceNode> All => _nodes;
@@ -73,9 +74,17 @@ internal sealed class ServiceNodes(string serviceDll, IReadOnlyDictionary<string
         await Task.WhenAll(added.Select(n => StartAsync(n, cancellationToken)));
     }
 
+    /// <summary>Settings of one node (by name) over the shared ones, for every start of it from now on.</summary>
+    public void Configure(string node, IReadOnlyDictionary<string, string> settings) => _own[node] = settings;
+
     public async Task StartAsync(ServiceNode node, CancellationToken cancellationToken)
     {
         var settings = new Dictionary<string, string>(environment) { ["Workers__NodeId"] = node.Name };
+        foreach (var (key, value) in _own.GetValueOrDefault(node.Name) ?? new Dictionary<string, string>())
+        {
+            settings[key] = value;
+        }
+
         var workers = int.Parse(settings.GetValueOrDefault("Workers__SignalWorkers", "8"), CultureInfo.InvariantCulture);
         node.Process = await ServiceProcess.StartAsync(serviceDll, settings, workers, workDirectory, apiKey, cancellationToken);
         node.Frozen = false;

@@ -82,6 +82,9 @@ public sealed class BackendConfigurationTests
         var claims = new NpgsqlConnectionStringBuilder(provider.GetRequiredService<PostgresClaimDataSource>().Source.ConnectionString);
         Assert.Equal(4, claims.MaxPoolSize);
         Assert.Contains("synchronous_commit=off", claims.Options, StringComparison.Ordinal);
+        // A session left idle inside a transaction (its node cut off mid-commit) ends after a lease (default 30 s).
+        Assert.Contains("idle_in_transaction_session_timeout=30000", pool.Options, StringComparison.Ordinal);
+        Assert.Contains("idle_in_transaction_session_timeout=30000", claims.Options, StringComparison.Ordinal);
         Assert.Single(services, d => d.ServiceType == typeof(IWakeUpTransport));
         Assert.Contains(services, d => d.ServiceType == typeof(PostgresWakeUp));
     }

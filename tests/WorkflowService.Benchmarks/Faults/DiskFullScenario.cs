@@ -1,0 +1,117 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+
+namespace WorkflowService.Benchmarks.Faults;
+
+/// <summary>
+/// Fault 11: the embedded store's disk fills up under load (its file on a small filesystem of the runner's own, filled
+/// to the last byte), then space returns. Writes are answered 503 with Retry-After (never 500, never hanging), the log
+/// says why, reads keep working, and the node serves writes again once there is space, with nothing acknowledged lost.
+/// </summary>
+internal sealed class DiskFullScenario : FaultScenario
+{
+    private static readonly TimeSpan RecoverWithin = TimeSpan.FromSeconds(15);
+
+    public override bool FillsItsDisk => true;
+
+    public override string? NotApplicable(string backend) => backend == "postgres"
+        ? "the database server's disk is the server's to manage: to the service it is a database that stops answering, which is fault 2"
+        : null;
+
+    public override async Task<FaultOutcome> RunAsync(FaultContext context)
+    {
+        var ct = context.Cancellation;
+        var disk = context.Disk ?? throw new InvalidOperationException("the disk-full fault needs a small disk of its own");
+        var full = TimeSpan.FromSeconds(context.Short ? 10 : 30);
+        await using var nodes = context.CreateNodes();
+        await nodes.StartAsync(1, ct);
+        await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
+
+        var ledger = new Ledger();
+        using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: 8);
+        var known = await client.StartAsync(TwoSignalLoad.Definition, null, "disk-known", ct);
+        using var probe = new OutageProbe(context.ApiKey.Key, read: known);
+        using var stopProbing = CancellationTokenSource.CreateLinkedTokenSource(ct);
+        var load = new TwoSignalLoad(client, "disk");
+        var faulting = true;
+        var clock = Stopwatch.StartNew();
+        var running = load.RunAsync(8, int.MaxValue, () => Volatile.Read(ref faulting), copies: 1, ct);
+        long began, ended;
+        long filled;
+        Task probing;
+        try
+        {
+            await Task.Delay(TimeSpan.FromSeconds(3), ct);
+            probing = probe.RunAsync(nodes, stopProbing.Token);
+            began = Stopwatch.GetTimestamp();
+            filled = disk.Fill();
+            await Task.Delay(full, ct);
+            disk.Free();
+            ended = Stopwatch.GetTimestamp();
+            await Task.Delay(RecoverWithin + TimeSpan.FromSeconds(3), ct);
+        }
+        finally
+        {
+            Volatile.Write(ref faulting, false);
+            await running;
+            await stopProbing.CancelAsync();
+        }
+
+        await probing;
+        var loadTime = clock.Elapsed;
+        var mustComplete = load.MustComplete;
+        var recovery = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, ended, TimeSpan.FromMinutes(1), ct);
+        var log = nodes.All[0].Process is { } process ? await File.ReadAllTextAsync(process.LogPath, ct) : string.Empty;
+        var outcome = new FaultOutcome
+        {
+            Ledger = ledger,
+            // The known instance waits for signals nobody sends: not expected to complete.
+            Expectation = new CheckerExpectation { MustComplete = mustComplete, CompletedVersions = TwoSignalLoad.CompletedVersions },
+            LoadTime = loadTime,
+            Nodes = 1,
+            FaultsInjected = 1,
+            Recovery = recovery,
+        };
+
+        var answers = probe.Answers;
+        var during = answers.Where(a => a.At >= began && a.At < ended).ToList();
+        var writes = during.Where(a => a.Call == "POST /instances").ToList();
+        var reads = during.Where(a => a.Call == "GET /instances/{id}").ToList();
+        var wrongWrites = writes.Where(a => !(a.Status is HttpStatusCode.Created || (a.Status == HttpStatusCode.ServiceUnavailable && a.RetryAfter && a.Problem))).ToList();
+        if (wrongWrites.Count > 0 || !writes.Any(a => a.Status == HttpStatusCode.ServiceUnavailable))
+        {
+            outcome.Failures.Add($"disk full: starts were to be answered 503 problem details with Retry-After (or succeed where space was left): {Describe(writes)}");
+        }
+
+        if (reads.Count == 0 || reads.Any(a => a.Status != HttpStatusCode.OK))
+        {
+            outcome.Failures.Add($"disk full: reads were to keep working: {Describe(reads)}");
+        }
+
+        if (!log.Contains("disk is full", StringComparison.OrdinalIgnoreCase))
+        {
+            outcome.Failures.Add("disk full: the service's log does not say that the disk is full");
+        }
+
+        var recovered = answers.Where(a => a.Call == "POST /instances" && a.At >= ended && a.Status == HttpStatusCode.Created).Select(a => (long?)a.At).Min();
+        if (recovered is not { } at || Stopwatch.GetElapsedTime(ended, at) > RecoverWithin)
+        {
+            outcome.Failures.Add($"disk full: starts did not succeed again within {RecoverWithin.TotalSeconds:0} s of space returning");
+        }
+
+        if (recovery is null)
+        {
+            outcome.Failures.Add("the load's workflows did not all complete once space returned");
+        }
+
+        outcome.Notes.Add(string.Create(CultureInfo.InvariantCulture,
+            $"the store's 64 MiB filesystem filled to the last byte ({filled / 1024.0 / 1024.0:0.0} MiB of filler) for {full.TotalSeconds:0} s, then freed; 1 node; load: 8 workers of start, 'a', 0-50 ms, 'b'; probes every 0.5 s: starts {Describe(writes)}; reads {Describe(reads)}; starts succeeded again {(recovered is { } r ? $"{Stopwatch.GetElapsedTime(ended, r).TotalSeconds:0.0} s" : "never")} after space returned"));
+        FaultChecks.AddLoadFailures(outcome, load);
+        return outcome;
+    }
+
+    private static string Describe(IEnumerable<ProbeAnswer> answers) =>
+        string.Join(", ", answers.GroupBy(a => a.Status is { } s ? ((int)s).ToString(CultureInfo.InvariantCulture) : "no answer").OrderBy(g => g.Key)
+            .Select(g => $"{g.Count()}× {g.Key}")) is { Length: > 0 } text ? text : "none";
+}

@@ -1,0 +1,162 @@
+using System.Net;
+using System.Net.Sockets;
+
+namespace WorkflowService.Benchmarks.Faults;
+
+/// <summary>
+/// A TCP proxy on loopback that the fault runner owns, between one node and its database. <see cref="Blackhole"/> stops
+/// carrying bytes either way (connections stay open, nothing is refused: what was sent waits, as behind a partition);
+/// <see cref="Heal"/> carries on with what waited, as TCP delivers once a partition heals. New connections made meanwhile
+/// are accepted and then hear nothing until the heal.
+/// </summary>
+internal sealed class FaultProxy : IAsyncDisposable
+{
+    private readonly TcpListener _listener = new(IPAddress.Loopback, 0);
+    private readonly string _targetHost;
+    private readonly int _targetPort;
+    private readonly CancellationTokenSource _closing = new();
+    private readonly List<Task> _connections = [];
+    private readonly Lock _lock = new();
+    private TaskCompletionSource _open = Opened();
+    private Task? _accepting;
+
+    public FaultProxy(string targetHost, int targetPort)
+    {
+        _targetHost = targetHost;
+        _targetPort = targetPort;
+    }
+
+    public int Port => ((IPEndPoint)_listener.LocalEndpoint).Port;
+
+    public void Start()
+    {
+        _listener.Start();
+        _accepting = AcceptAsync(_closing.Token);
+    }
+
+    /// <summary>From now on no byte is carried, either way, until <see cref="Heal"/>.</summary>
+    public void Blackhole()
+    {
+        lock (_lock)
+        {
+            if (_open.Task.IsCompleted)
+            {
+                _open = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            }
+        }
+    }
+
+    public void Heal()
+    {
+        lock (_lock)
+        {
+            _open.TrySetResult();
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        Heal();
+        await _closing.CancelAsync();
+        _listener.Stop();
+        _listener.Dispose();
+        if (_accepting is not null)
+        {
+            await _accepting;
+        }
+
+        Task[] connections;
+        lock (_lock)
+        {
+            connections = [.. _connections];
+        }
+
+        await Task.WhenAll(connections);
+        _closing.Dispose();
+    }
+
+    private static TaskCompletionSource Opened()
+    {
+        var open = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        open.SetResult();
+        return open;
+    }
+
+    private Task Gate
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _open.Task;
+            }
+        }
+    }
+
+    private async Task AcceptAsync(CancellationToken closing)
+    {
+        try
+        {
+            while (!closing.IsCancellationRequested)
+            {
+                var client = await _listener.AcceptTcpClientAsync(closing);
+                lock (_lock)
+                {
+                    _connections.Add(CarryAsync(client, closing));
+                }
+            }
+        }
+        catch (Exception e) when (e is OperationCanceledException or SocketException or ObjectDisposedException)
+        {
+            // The proxy is closing.
+        }
+    }
+
+    private async Task CarryAsync(TcpClient client, CancellationToken closing)
+    {
+        using (client)
+        {
+            try
+            {
+                await Gate.WaitAsync(closing);
+                using var server = new TcpClient();
+                await server.ConnectAsync(_targetHost, _targetPort, closing);
+                using var either = CancellationTokenSource.CreateLinkedTokenSource(closing);
+                var up = PumpAsync(client.GetStream(), server.GetStream(), either.Token);
+                var down = PumpAsync(server.GetStream(), client.GetStream(), either.Token);
+                await Task.WhenAny(up, down);
+                // One side closed: close the other too.
+                await either.CancelAsync();
+                await Task.WhenAll(up, down);
+            }
+            catch (Exception e) when (e is OperationCanceledException or SocketException or IOException or ObjectDisposedException)
+            {
+                // A side went away, or the proxy is closing.
+            }
+        }
+    }
+
+    private async Task PumpAsync(NetworkStream from, NetworkStream to, CancellationToken cancellationToken)
+    {
+        var buffer = new byte[16 * 1024];
+        try
+        {
+            while (true)
+            {
+                var read = await from.ReadAsync(buffer, cancellationToken);
+                if (read == 0)
+                {
+                    return;
+                }
+
+                // Behind the blackhole the bytes wait here (and, once this buffer is held, in the kernel's) until the heal.
+                await Gate.WaitAsync(cancellationToken);
+                await to.WriteAsync(buffer.AsMemory(0, read), cancellationToken);
+            }
+        }
+        catch (Exception e) when (e is OperationCanceledException or IOException or ObjectDisposedException)
+        {
+            // Closed.
+        }
+    }
+}

@@ -1,0 +1,187 @@
+using System.Diagnostics;
+using System.Globalization;
+using Npgsql;
+
+namespace WorkflowService.Benchmarks.Faults;
+
+/// <summary>
+/// Fault 3: a network partition between one node and the database. node-2 reaches PostgreSQL through a TCP proxy the
+/// runner owns; while node-2 holds claims the proxy stops carrying its bytes for longer than the lease, then heals (what
+/// waited is delivered late, as TCP does after a partition). The other nodes take node-2's expired claims over; whatever
+/// node-2 then commits late is refused (the lease token and the instance version), so nothing is applied twice; and
+/// node-2 takes work again by itself.
+/// </summary>
+internal sealed class PartitionScenario : FaultScenario
+{
+    private const string Victim = "node-2";
+
+    public override string? NotApplicable(string backend) => backend == "sqlite"
+        ? "the embedded store is a file inside the node's own process: there is no network between them to partition"
+        : null;
+
+    public override async Task<FaultOutcome> RunAsync(FaultContext context)
+    {
+        var ct = context.Cancellation;
+        var partitions = context.Short ? 1 : 3;
+        var cut = FaultContext.LeaseDuration * 3;
+        var direct = new NpgsqlConnectionStringBuilder(context.Backend.ServiceEnvironment["Store__ConnectionString"]);
+        await using var proxy = new FaultProxy(direct.Host!, direct.Port);
+        proxy.Start();
+        var settings = new Dictionary<string, string>
+        {
+            ["Store__CommandTimeoutSeconds"] = "5",
+            ["Api__RequestTimeout"] = "00:00:10",
+        };
+        await using var nodes = context.CreateNodes(settings);
+        nodes.Configure(Victim, new Dictionary<string, string>
+        {
+            ["Store__ConnectionString"] = new NpgsqlConnectionStringBuilder(direct.ConnectionString) { Host = "127.0.0.1", Port = proxy.Port }.ConnectionString,
+        });
+        await nodes.StartAsync(3, ct);
+        var victim = nodes.All.Single(n => n.Name == Victim);
+        await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
+
+        var ledger = new Ledger();
+        using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: 16);
+        var load = new TwoSignalLoad(client, "partition");
+        var faulting = true;
+        var clock = Stopwatch.StartNew();
+        var running = load.RunAsync(16, int.MaxValue, () => Volatile.Read(ref faulting), copies: 1, ct);
+        await using var store = await context.Backend.OpenStoreAsync(ct);
+        var held = new List<Guid>();
+        var heldCounts = new List<int>();
+        var handledByVictimAtHeal = 0;
+        var lastFault = Stopwatch.GetTimestamp();
+        try
+        {
+            for (var p = 0; p < partitions; p++)
+            {
+                await Task.Delay(TimeSpan.FromSeconds(3), ct);
+                var claims = await CutWhileItHoldsClaimsAsync(proxy, store, ct);
+                held.AddRange(claims);
+                heldCounts.Add(claims.Count);
+                await Task.Delay(cut, ct);
+                handledByVictimAtHeal = await CountHandledByAsync(store, ct);
+                proxy.Heal();
+                lastFault = Stopwatch.GetTimestamp();
+            }
+
+            // Load after the heal: node-2 is to take work again by itself.
+            await Task.Delay(TimeSpan.FromSeconds(8), ct);
+        }
+        finally
+        {
+            proxy.Heal();
+            Volatile.Write(ref faulting, false);
+            await running;
+        }
+
+        var loadTime = clock.Elapsed;
+        var mustComplete = load.MustComplete;
+        var bound = FaultContext.LeaseDuration + FaultContext.PollInterval + TimeSpan.FromSeconds(10);
+        var recovery = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, lastFault, bound + TimeSpan.FromMinutes(1), ct);
+        var takenOver = await CountTakenOverAsync(store, held, ct);
+        var handledByVictim = await CountHandledByAsync(store, ct);
+        var outcome = new FaultOutcome
+        {
+            Ledger = ledger,
+            Expectation = new CheckerExpectation { MustComplete = mustComplete, CompletedVersions = TwoSignalLoad.CompletedVersions },
+            LoadTime = loadTime,
+            Nodes = 3,
+            FaultsInjected = partitions,
+            Recovery = recovery,
+            RecoveryBound = bound,
+        };
+        if (held.Count > 0 && takenOver == 0)
+        {
+            outcome.Failures.Add($"none of the {held.Count} claims {Victim} held when it was cut off was taken over by another node: {await DescribeAsync(store, held, ct)}");
+        }
+
+        if (handledByVictim <= handledByVictimAtHeal)
+        {
+            outcome.Failures.Add($"{Victim} handled no signal after the partition healed: it did not rejoin");
+        }
+
+        if (victim.Process is not { HasExited: false })
+        {
+            outcome.Failures.Add($"{Victim} exited during the partition");
+        }
+
+        outcome.Notes.Add(string.Create(CultureInfo.InvariantCulture,
+            $"{partitions} partition(s) of {Victim} from the database for {cut.TotalSeconds:0} s (three leases), each while it held claims ({string.Join(", ", heldCounts)}); {takenOver} of those claims were handled by another node; {Victim} handled {handledByVictim - handledByVictimAtHeal} signals after the last heal; Store:CommandTimeoutSeconds 5, Api:RequestTimeout 10 s; load: 16 workers of start, 'a', 0-50 ms, 'b'"));
+        FaultChecks.AddLoadFailures(outcome, load);
+        FaultChecks.AddRecoveryFailure(outcome);
+        return outcome;
+    }
+
+    /// <summary>Cuts node-2 off at a moment it holds claims (read from the store with its bytes held); returns those claims.</summary>
+    private static async Task<List<Guid>> CutWhileItHoldsClaimsAsync(FaultProxy proxy, System.Data.Common.DbConnection store, CancellationToken ct)
+    {
+        var deadline = Stopwatch.StartNew();
+        while (true)
+        {
+            proxy.Blackhole();
+            var claims = await ClaimsHeldAsync(store, ct);
+            if (claims.Count > 0)
+            {
+                return claims;
+            }
+
+            proxy.Heal();
+            if (deadline.Elapsed > TimeSpan.FromSeconds(30))
+            {
+                throw new InvalidOperationException($"{Victim} never held a claim under load within 30 s");
+            }
+
+            // The condition is the node holding a claim; ask again after a moment of load.
+            await Task.Delay(TimeSpan.FromMilliseconds(10), ct);
+        }
+    }
+
+    private static async Task<List<Guid>> ClaimsHeldAsync(System.Data.Common.DbConnection store, CancellationToken ct)
+    {
+        await using var command = store.CreateCommand();
+        command.CommandText = $"SELECT id FROM wf_signals WHERE status = 'Pending' AND lease_owner = '{Victim}' AND lease_until_ms IS NOT NULL";
+        await using var reader = await command.ExecuteReaderAsync(ct);
+        var ids = new List<Guid>();
+        while (await reader.ReadAsync(ct))
+        {
+            ids.Add(reader.GetGuid(0));
+        }
+
+        return ids;
+    }
+
+    private static async Task<int> CountTakenOverAsync(System.Data.Common.DbConnection store, List<Guid> held, CancellationToken ct)
+    {
+        if (held.Count == 0)
+        {
+            return 0;
+        }
+
+        await using var command = store.CreateCommand();
+        command.CommandText = $"SELECT count(*) FROM wf_signals WHERE status = 'Handled' AND lease_owner <> '{Victim}' AND id IN ({string.Join(", ", held.Select(id => $"'{id}'"))})";
+        return Convert.ToInt32(await command.ExecuteScalarAsync(ct), CultureInfo.InvariantCulture);
+    }
+
+    private static async Task<string> DescribeAsync(System.Data.Common.DbConnection store, List<Guid> held, CancellationToken ct)
+    {
+        await using var command = store.CreateCommand();
+        command.CommandText = $"SELECT id, name, status, lease_owner, attempts FROM wf_signals WHERE id IN ({string.Join(", ", held.Select(id => $"'{id}'"))})";
+        await using var reader = await command.ExecuteReaderAsync(ct);
+        var rows = new List<string>();
+        while (await reader.ReadAsync(ct))
+        {
+            rows.Add($"{reader.GetGuid(0)} '{reader.GetString(1)}' {reader.GetString(2)} by {(await reader.IsDBNullAsync(3, ct) ? "nobody" : reader.GetString(3))} after {reader.GetInt32(4)} attempts");
+        }
+
+        return string.Join("; ", rows);
+    }
+
+    private static async Task<int> CountHandledByAsync(System.Data.Common.DbConnection store, CancellationToken ct)
+    {
+        await using var command = store.CreateCommand();
+        command.CommandText = $"SELECT count(*) FROM wf_signals WHERE status = 'Handled' AND lease_owner = '{Victim}'";
+        return Convert.ToInt32(await command.ExecuteScalarAsync(ct), CultureInfo.InvariantCulture);
+    }
+}

@@ -1,0 +1,139 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using WorkflowService.Benchmarks.Client;
+
+namespace WorkflowService.Benchmarks.Faults;
+
+/// <summary>
+/// Fault 10: poison and resource abuse beside a normal load. Signals whose processing always throws, expressions that
+/// loop for ever or allocate without end (stopped by the expression limits, then dead-lettered after the configured
+/// attempts), and 1,000 concurrent long-polls held open. The normal load completes meanwhile, the long-polls are all
+/// answered, and the database connections stay within pool size × nodes.
+/// </summary>
+internal sealed class ResourceAbuseScenario : FaultScenario
+{
+    private const string PoisonFile = "tests/WorkflowService.Benchmarks/Definitions/fault-poison.json";
+    private const string RunawayFile = "tests/WorkflowService.Benchmarks/Definitions/fault-runaway.json";
+    private const int LongPolls = 1000;
+    private const int LongPollSeconds = 20;
+
+    public override async Task<FaultOutcome> RunAsync(FaultContext context)
+    {
+        var ct = context.Cancellation;
+        var nodeCount = context.SeveralNodes ? 3 : 1;
+        var abusers = context.Short ? 12 : 60;
+        await using var nodes = context.CreateNodes(new Dictionary<string, string>
+        {
+            ["Engine__MaxAttempts"] = "2",
+            ["Engine__RetryBackoff"] = "00:00:00.200",
+        });
+        await nodes.StartAsync(nodeCount, ct);
+        foreach (var file in new[] { TwoSignalLoad.DefinitionFile, PoisonFile, RunawayFile })
+        {
+            await context.PublishAsync(nodes, file);
+        }
+
+        var ledger = new Ledger();
+        using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: 16);
+
+        // The instances the long-polls wait on: waiting for a signal nobody sends.
+        var idle = new ConcurrentBag<Guid>();
+        await Parallel.ForEachAsync(Enumerable.Range(0, LongPolls), new ParallelOptions { MaxDegreeOfParallelism = 16, CancellationToken = ct },
+            async (i, token) => idle.Add(await client.StartAsync(TwoSignalLoad.Definition, new { idle = i }, $"idle-{i}", token)));
+
+        var polls = new HttpClient(new SocketsHttpHandler { MaxConnectionsPerServer = LongPolls + 16 }) { Timeout = TimeSpan.FromSeconds(LongPollSeconds + 30) };
+        polls.DefaultRequestHeaders.Add(BenchApiKey.HeaderName, context.ApiKey.Key);
+        var addresses = nodes.All.Select(n => n.Process!.Address).ToList();
+        var pollAnswers = new ConcurrentBag<(HttpStatusCode? Status, TimeSpan Took)>();
+        var holding = Task.WhenAll(idle.Select((id, i) => LongPollAsync(polls, addresses[i % addresses.Count], id, pollAnswers, ct)));
+
+        var load = new TwoSignalLoad(client, "abuse");
+        var faulting = true;
+        var clock = Stopwatch.StartNew();
+        var running = load.RunAsync(8, int.MaxValue, () => Volatile.Read(ref faulting), copies: 1, ct);
+        var abused = new List<Guid>();
+        try
+        {
+            for (var i = 0; i < abusers; i++)
+            {
+                var (file, input) = (i % 3) switch
+                {
+                    0 => ("fault-poison", (object)new { i }),
+                    1 => ("fault-runaway", new { kind = "loop" }),
+                    _ => ("fault-runaway", new { kind = "allocate" }),
+                };
+                var id = await client.StartAsync(file, input, $"abuser-{i}", ct);
+                await client.SignalAsync(id, "go", null, $"abuser-go-{i}", ct);
+                abused.Add(id);
+            }
+
+        }
+        finally
+        {
+            // The long-polls end by themselves (their timeout); the load stops once they have.
+            await holding;
+            polls.Dispose();
+            Volatile.Write(ref faulting, false);
+            await running;
+        }
+
+        var loadTime = clock.Elapsed;
+        var mustComplete = load.MustComplete;
+        var recovery = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, Stopwatch.GetTimestamp(), TimeSpan.FromMinutes(1), ct);
+        var outcome = new FaultOutcome
+        {
+            Ledger = ledger,
+            Expectation = new CheckerExpectation
+            {
+                MustComplete = mustComplete,
+                CompletedVersions = TwoSignalLoad.CompletedVersions,
+                MayStayFaulted = abused.ToHashSet(),
+            },
+            LoadTime = loadTime,
+            Nodes = nodeCount,
+            FaultsInjected = abusers + LongPolls,
+        };
+
+        await using (var store = await context.Backend.OpenStoreAsync(ct))
+        {
+            var faulted = (await StoreSnapshotReader.CountByStatusAsync(store, ct)).GetValueOrDefault("Faulted");
+            if (faulted < abusers)
+            {
+                outcome.Failures.Add($"{abusers - faulted} of {abusers} poison and runaway signals were not dead-lettered (their instances faulted) by the end");
+            }
+        }
+
+        var answers = pollAnswers.ToList();
+        var wrong = answers.Where(a => a.Status is not (HttpStatusCode.OK or HttpStatusCode.ServiceUnavailable)).ToList();
+        if (wrong.Count > 0)
+        {
+            outcome.Failures.Add($"{wrong.Count} of {LongPolls} long-polls were not answered 200 (or 503 over a node's limit): {string.Join(", ", wrong.GroupBy(a => a.Status?.ToString() ?? "no answer").Select(g => $"{g.Count()}× {g.Key}"))}");
+        }
+
+        if (recovery is null)
+        {
+            outcome.Failures.Add("the normal load's workflows did not all complete");
+        }
+
+        outcome.Notes.Add(string.Create(CultureInfo.InvariantCulture,
+            $"{abusers} abusers beside the load (a third each: a step that always throws, an expression looping for ever, one allocating without end; 2 attempts each), {LongPolls:N0} long-polls of {LongPollSeconds} s held at once over {nodeCount} node(s) ({answers.Count(a => a.Status == HttpStatusCode.OK)} answered 200, {answers.Count(a => a.Status == HttpStatusCode.ServiceUnavailable)} 503, longest {answers.Max(a => a.Took).TotalSeconds:0.0} s); load: 8 workers of start, 'a', 0-50 ms, 'b'"));
+        FaultChecks.AddLoadFailures(outcome, load);
+        return outcome;
+    }
+
+    private static async Task LongPollAsync(HttpClient http, Uri node, Guid id, ConcurrentBag<(HttpStatusCode?, TimeSpan)> answers, CancellationToken ct)
+    {
+        var started = Stopwatch.GetTimestamp();
+        try
+        {
+            using var response = await http.GetAsync(new Uri(node, $"/instances/{id}?waitFor=Completed&timeout={LongPollSeconds}"), ct);
+            answers.Add((response.StatusCode, Stopwatch.GetElapsedTime(started)));
+        }
+        catch (Exception e) when (e is HttpRequestException or TaskCanceledException && !ct.IsCancellationRequested)
+        {
+            answers.Add((null, Stopwatch.GetElapsedTime(started)));
+        }
+    }
+}
