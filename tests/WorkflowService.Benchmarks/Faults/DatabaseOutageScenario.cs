@@ -84,7 +84,7 @@ internal sealed class DatabaseOutageScenario : FaultScenario
 
         var loadTime = clock.Elapsed;
         var mustComplete = load.MustComplete;
-        var recovery = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, phases[^1].Ended, TimeSpan.FromMinutes(1), ct);
+        var drained = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, phases[^1].Ended, TimeSpan.FromMinutes(1), ct);
         var outcome = new FaultOutcome
         {
             Ledger = ledger,
@@ -92,7 +92,7 @@ internal sealed class DatabaseOutageScenario : FaultScenario
             LoadTime = loadTime,
             Nodes = nodeCount,
             FaultsInjected = phases.Count,
-            Recovery = recovery,
+            RecoveryBound = HealthyWithin,
         };
         outcome.Notes.Add($"the database stopped for {outage.TotalSeconds:0} s, then paused (SIGSTOP) for {pause.TotalSeconds:0} s, over the command timeout of {CommandTimeoutSeconds} s (Store:CommandTimeoutSeconds) and the request timeout of {RequestTimeout.TotalSeconds:0} s (Api:RequestTimeout); {nodeCount} nodes; load: 16 workers of start, 'a', 0-50 ms, 'b'; probes every 0.5 s per node: GET /health/ready and POST /instances");
         foreach (var node in nodes.All.Where(n => n.Process is not { HasExited: false }))
@@ -100,13 +100,12 @@ internal sealed class DatabaseOutageScenario : FaultScenario
             outcome.Failures.Add($"{node.Name} exited during the outage");
         }
 
-        foreach (var (name, began, ended) in phases)
-        {
-            Judge(outcome, probe.Answers, name, began, ended, nodes.All.Select(n => n.Name).ToList());
-        }
+        // Recovery: the longest time any node took to be ready again after either phase.
+        outcome.Recovery = phases.Select(p => Judge(outcome, probe.Answers, p.Name, p.Began, p.Ended, nodes.All.Select(n => n.Name).ToList()))
+            .Aggregate((TimeSpan?)TimeSpan.Zero, (longest, next) => longest is { } a && next is { } b ? (a > b ? a : b) : null);
 
         FaultChecks.AddLoadFailures(outcome, load);
-        if (recovery is null)
+        if (drained is null)
         {
             outcome.Failures.Add("the load's workflows did not all complete after the database came back");
         }
@@ -114,8 +113,11 @@ internal sealed class DatabaseOutageScenario : FaultScenario
         return outcome;
     }
 
-    /// <summary>The probes' answers during one phase of the outage and the 15 s after it, held to what the issue asks.</summary>
-    private static void Judge(FaultOutcome outcome, IReadOnlyList<ProbeAnswer> answers, string phase, long began, long ended, IReadOnlyList<string> nodes)
+    /// <summary>
+    /// The probes' answers during one phase of the outage and the 15 s after it, held to what the issue asks; returns how
+    /// long after the phase the last node was ready again (null if one never was).
+    /// </summary>
+    private static TimeSpan? Judge(FaultOutcome outcome, IReadOnlyList<ProbeAnswer> answers, string phase, long began, long ended, List<string> nodes)
     {
         // What was asked while the database was away, and answered before it was back (an answer after it may be a success).
         var during = answers.Where(a => a.At >= began && a.At + Ticks(a.Took) <= ended).ToList();
@@ -154,6 +156,7 @@ internal sealed class DatabaseOutageScenario : FaultScenario
 
         outcome.Notes.Add(string.Create(CultureInfo.InvariantCulture,
             $"{phase}: readiness answers during the outage: {Describe(health)}; starts: {Describe(api)}; ready again after {string.Join(", ", healthy.OrderBy(h => h.Key).Select(h => $"{h.Key} {h.Value.TotalSeconds:0.0} s"))}"));
+        return healthy.Count == nodes.Count ? healthy.Values.Max() : null;
     }
 
     private static long Ticks(TimeSpan took) => (long)(took.TotalSeconds * Stopwatch.Frequency);

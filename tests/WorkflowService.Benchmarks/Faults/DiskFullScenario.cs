@@ -61,7 +61,7 @@ internal sealed class DiskFullScenario : FaultScenario
         await probing;
         var loadTime = clock.Elapsed;
         var mustComplete = load.MustComplete;
-        var recovery = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, ended, TimeSpan.FromMinutes(1), ct);
+        var drained = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, ended, TimeSpan.FromMinutes(1), ct);
         var log = nodes.All[0].Process is { } process ? await File.ReadAllTextAsync(process.LogPath, ct) : string.Empty;
         var outcome = new FaultOutcome
         {
@@ -71,7 +71,7 @@ internal sealed class DiskFullScenario : FaultScenario
             LoadTime = loadTime,
             Nodes = 1,
             FaultsInjected = 1,
-            Recovery = recovery,
+            RecoveryBound = RecoverWithin,
         };
 
         var answers = probe.Answers;
@@ -95,12 +95,14 @@ internal sealed class DiskFullScenario : FaultScenario
         }
 
         var recovered = answers.Where(a => a.Call == "POST /instances" && a.At >= ended && a.Status == HttpStatusCode.Created).Select(a => (long?)a.At).Min();
-        if (recovered is not { } at || Stopwatch.GetElapsedTime(ended, at) > RecoverWithin)
+        // Recovery: from space returning to the first start served.
+        outcome.Recovery = recovered is { } served ? Stopwatch.GetElapsedTime(ended, served) : null;
+        if (outcome.Recovery is not { } took || took > RecoverWithin)
         {
             outcome.Failures.Add($"disk full: starts did not succeed again within {RecoverWithin.TotalSeconds:0} s of space returning");
         }
 
-        if (recovery is null)
+        if (drained is null)
         {
             outcome.Failures.Add("the load's workflows did not all complete once space returned");
         }

@@ -11,6 +11,7 @@ internal static class FaultCatalog
         new PausedNodeScenario { Number = 4, Name = "paused-node", Title = "SIGSTOP a node holding claims for twice the lease, then SIGCONT" },
         new DuplicateScenario { Number = 6, Name = "duplicates", Title = "every start and signal sent three times at once with one key; dead letters replayed by two concurrent calls" },
         new EarlySignalScenario { Number = 7, Name = "early-signals", Title = "start-then-signal pairs with 0-50 ms between the two signals" },
+        new ClockSkewScenario { Number = 9, Name = "clock-skew", Title = "one node's clock five minutes ahead and one five minutes behind, under timers and delayed signals" },
         new ResourceAbuseScenario { Number = 10, Name = "resource-abuse", Title = "poison signals, runaway expressions (loops, allocation) and 1,000 concurrent long-polls beside a normal load" },
         new DiskFullScenario { Number = 11, Name = "disk-full", Title = "the embedded store's disk full under load, then space returns" },
     ];
@@ -20,7 +21,6 @@ internal static class FaultCatalog
     [
         (5, "ambiguous commits: a test-only store decorator failing claim, commit and dead-letter with timeouts and commit-then-throw"),
         (8, "mass operations: suspend 2,000 instances, resume them all from many clients"),
-        (9, "clock skew: one node's clock minutes ahead or behind"),
         (11, "a read-only database file on the embedded store (the disk-full half has its row; a file or filesystem cannot be made read-only under a process that holds it open for writing)"),
     ];
 }

@@ -71,9 +71,10 @@ internal sealed class FaultClient : IDisposable
     }
 
     /// <summary>Sends a signal; the key makes retries return the signal already queued (200 instead of 202).</summary>
-    public async Task<Guid> SignalAsync(Guid instanceId, string name, object? payload, string clientId, CancellationToken cancellationToken)
+    public async Task<Guid> SignalAsync(Guid instanceId, string name, object? payload, string clientId, CancellationToken cancellationToken,
+        DateTimeOffset? dueAt = null)
     {
-        var body = await SendAsync(HttpMethod.Post, $"/instances/{instanceId}/signals", new { name, payload }, clientId, cancellationToken,
+        var body = await SendAsync(HttpMethod.Post, $"/instances/{instanceId}/signals", new { name, payload, dueAt }, clientId, cancellationToken,
             HttpStatusCode.Accepted, HttpStatusCode.OK);
         var id = Guid.Parse((string)body!["id"]!);
         _ledger.Acknowledge(LedgerKind.Signal, clientId, instanceId, id, name);

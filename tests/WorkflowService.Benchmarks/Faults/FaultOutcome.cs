@@ -15,8 +15,11 @@ internal sealed class FaultOutcome
     /// <summary>How many faults the scenario injected (kills, pauses, ...).</summary>
     public required int FaultsInjected { get; init; }
 
-    /// <summary>From the last fault to the moment every acknowledged workflow had completed; null when it never did.</summary>
-    public TimeSpan? Recovery { get; init; }
+    /// <summary>
+    /// From the end of the last fault until the service had recovered: every acknowledged workflow completed (a node's
+    /// fault), or the nodes ready and writes served again (the store's fault); null when it never did.
+    /// </summary>
+    public TimeSpan? Recovery { get; set; }
 
     /// <summary>The longest <see cref="Recovery"/> the scenario allows; null where the issue sets none.</summary>
     public TimeSpan? RecoveryBound { get; init; }

@@ -49,7 +49,12 @@ internal static class FaultReport
         text.AppendLine();
         text.AppendLine("Timing figures (throughput, recovery) come from one run on the machine named in `docs/benchmarks/`: they say what that");
         text.AppendLine("run saw, not what a deployment promises. The verdict does not depend on them except where the issue sets a bound");
-        text.AppendLine("(recovery within lease + poll + 10 s after the last fault; connections within pool size × nodes).");
+        text.AppendLine("(recovery within lease + poll + 10 s after the last fault; ready again within 15 s; connections within pool size × nodes).");
+        text.AppendLine("*Recovery* runs from the end of the last fault: until every acknowledged workflow had completed where a node failed");
+        text.AppendLine("(rows 1, 3, 4), until every node was ready again (row 2) or writes were served again (row 11) where the store failed.");
+        text.AppendLine("*Retried* counts the load's attempts that got no answer, a 5xx or a 429 and were sent again with the same key.");
+        text.AppendLine("*Max connections* is the highest count of the service's sessions in `pg_stat_activity` over the row, against the bound");
+        text.AppendLine("of nodes × (Store:MaxPoolSize 20 + 4 claim connections + 1 listener).");
         text.AppendLine();
         var table = new MarkdownTable(">#", "fault", "backend", "tier", ">nodes", ">faults", ">acknowledged", ">lost", ">duplicated", ">stuck",
             ">completed", ">early signals", ">retried", ">ops/s", ">recovery", ">max connections", "verdict");

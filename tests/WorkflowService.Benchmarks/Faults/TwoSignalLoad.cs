@@ -38,7 +38,15 @@ internal sealed class TwoSignalLoad(FaultClient client, string runId)
     /// Runs pairs on <paramref name="concurrency"/> workers until <paramref name="maxPairs"/> have been begun or
     /// <paramref name="keepGoing"/> says stop (asked before each new pair); pairs under way are finished.
     /// </summary>
-    public async Task RunAsync(int concurrency, int maxPairs, Func<bool> keepGoing, int copies, CancellationToken cancellationToken)
+    public Task RunAsync(int concurrency, int maxPairs, Func<bool> keepGoing, int copies, CancellationToken cancellationToken) =>
+        RunAsync(concurrency, maxPairs, keepGoing, copies, reverseOdd: false, cancellationToken);
+
+    /// <inheritdoc cref="RunAsync(int, int, Func{bool}, int, CancellationToken)"/>
+    /// <param name="reverseOdd">
+    /// Odd pairs send "b" first and "a" 0-50 ms after it: their "b" is certainly early (parked while the instance waits for
+    /// "a"), where even pairs race.
+    /// </param>
+    public async Task RunAsync(int concurrency, int maxPairs, Func<bool> keepGoing, int copies, bool reverseOdd, CancellationToken cancellationToken)
     {
         await Task.WhenAll(Enumerable.Range(0, concurrency).Select(async _ =>
         {
@@ -47,7 +55,7 @@ internal sealed class TwoSignalLoad(FaultClient client, string runId)
             {
                 try
                 {
-                    await PairAsync(i, copies, cancellationToken);
+                    await PairAsync(i, copies, reverseOdd && i % 2 == 1, cancellationToken);
                 }
                 catch (Exception e) when (e is ApiCallException or HttpRequestException or TaskCanceledException && !cancellationToken.IsCancellationRequested)
                 {
@@ -61,13 +69,14 @@ internal sealed class TwoSignalLoad(FaultClient client, string runId)
         }));
     }
 
-    private async Task PairAsync(int i, int copies, CancellationToken cancellationToken)
+    private async Task PairAsync(int i, int copies, bool reversed, CancellationToken cancellationToken)
     {
         var id = await CopiesAsync(copies, () => client.StartAsync(Definition, new { n = i }, $"{runId}-start-{i}", cancellationToken));
-        await CopiesAsync(copies, () => client.SignalAsync(id, "a", new { i }, $"{runId}-a-{i}", cancellationToken));
+        var (first, second) = reversed ? ("b", "a") : ("a", "b");
+        await CopiesAsync(copies, () => client.SignalAsync(id, first, new { i }, $"{runId}-{first}-{i}", cancellationToken));
         // The client's think time between the two signals (seeded per pair): 0-50 ms, so that "b" races "a"'s run.
         await Task.Delay((int)((uint)(i * 7919) % 51), cancellationToken);
-        await CopiesAsync(copies, () => client.SignalAsync(id, "b", new { i }, $"{runId}-b-{i}", cancellationToken));
+        await CopiesAsync(copies, () => client.SignalAsync(id, second, new { i }, $"{runId}-{second}-{i}", cancellationToken));
         _complete.Add(id);
         await client.WaitForCompletionAsync(id, cancellationToken);
     }
