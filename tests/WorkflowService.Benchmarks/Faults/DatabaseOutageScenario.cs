@@ -40,21 +40,18 @@ internal sealed class DatabaseOutageScenario : FaultScenario
         await nodes.StartAsync(nodeCount, ct);
         await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
 
-        var ledger = new Ledger();
-        using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: 16);
         using var probe = new OutageProbe(context.ApiKey.Key);
         using var stopProbing = CancellationTokenSource.CreateLinkedTokenSource(ct);
         var probing = probe.RunAsync(nodes, stopProbing.Token);
-        var load = new TwoSignalLoad(client, "outage");
-        var faulting = true;
-        var clock = Stopwatch.StartNew();
-        var running = load.RunAsync(16, int.MaxValue, () => Volatile.Read(ref faulting), copies: 1, ct);
+        using var running = new LoadUnderFault(context, nodes, "outage", concurrency: 16);
         var phases = new List<(string Name, long Began, long Ended)>();
+        TimeSpan loadTime;
         try
         {
             await Task.Delay(TimeSpan.FromSeconds(3), ct);
-            var began = Stopwatch.GetTimestamp();
             await server.StopAsync(ct);
+            // The outage begins once the server is down (pg_ctl returns then): until that moment it still serves.
+            var began = Stopwatch.GetTimestamp();
             await Task.Delay(outage, ct);
             await server.StartAgainAsync(ct);
             phases.Add(("stopped", began, Stopwatch.GetTimestamp()));
@@ -76,18 +73,17 @@ internal sealed class DatabaseOutageScenario : FaultScenario
         }
         finally
         {
-            Volatile.Write(ref faulting, false);
-            await running;
+            loadTime = await running.StopAsync();
             await stopProbing.CancelAsync();
             await probing;
         }
 
-        var loadTime = clock.Elapsed;
+        var load = running.Load;
         var mustComplete = load.MustComplete;
         var drained = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, phases[^1].Ended, TimeSpan.FromMinutes(1), ct);
         var outcome = new FaultOutcome
         {
-            Ledger = ledger,
+            Ledger = running.Ledger,
             Expectation = new CheckerExpectation { MustComplete = mustComplete, CompletedVersions = TwoSignalLoad.CompletedVersions },
             LoadTime = loadTime,
             Nodes = nodeCount,

@@ -28,15 +28,11 @@ internal sealed class DiskFullScenario : FaultScenario
         await nodes.StartAsync(1, ct);
         await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
 
-        var ledger = new Ledger();
-        using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: 8);
-        var known = await client.StartAsync(TwoSignalLoad.Definition, null, "disk-known", ct);
+        using var running = new LoadUnderFault(context, nodes, "disk", concurrency: 8);
+        var known = await running.Client.StartAsync(TwoSignalLoad.Definition, null, "disk-known", ct);
         using var probe = new OutageProbe(context.ApiKey.Key, read: known);
         using var stopProbing = CancellationTokenSource.CreateLinkedTokenSource(ct);
-        var load = new TwoSignalLoad(client, "disk");
-        var faulting = true;
-        var clock = Stopwatch.StartNew();
-        var running = load.RunAsync(8, int.MaxValue, () => Volatile.Read(ref faulting), copies: 1, ct);
+        TimeSpan loadTime;
         long began, ended;
         long filled;
         Task probing;
@@ -53,19 +49,18 @@ internal sealed class DiskFullScenario : FaultScenario
         }
         finally
         {
-            Volatile.Write(ref faulting, false);
-            await running;
+            loadTime = await running.StopAsync();
             await stopProbing.CancelAsync();
         }
 
         await probing;
-        var loadTime = clock.Elapsed;
+        var load = running.Load;
         var mustComplete = load.MustComplete;
         var drained = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, ended, TimeSpan.FromMinutes(1), ct);
         var log = nodes.All[0].Process is { } process ? await File.ReadAllTextAsync(process.LogPath, ct) : string.Empty;
         var outcome = new FaultOutcome
         {
-            Ledger = ledger,
+            Ledger = running.Ledger,
             // The known instance waits for signals nobody sends: not expected to complete.
             Expectation = new CheckerExpectation { MustComplete = mustComplete, CompletedVersions = TwoSignalLoad.CompletedVersions },
             LoadTime = loadTime,

@@ -19,14 +19,10 @@ internal sealed class NodeKillScenario : FaultScenario
         await nodes.StartAsync(nodeCount, ct);
         await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
 
-        var ledger = new Ledger();
-        using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: 16);
-        var load = new TwoSignalLoad(client, "kill");
-        var faulting = true;
-        var clock = Stopwatch.StartNew();
-        var running = load.RunAsync(16, int.MaxValue, () => Volatile.Read(ref faulting), copies: 1, ct);
+        using var running = new LoadUnderFault(context, nodes, "kill", concurrency: 16);
         var lastFault = Stopwatch.GetTimestamp();
         var injected = 0;
+        TimeSpan loadTime;
         try
         {
             for (var k = 0; k < kills; k++)
@@ -53,17 +49,16 @@ internal sealed class NodeKillScenario : FaultScenario
         }
         finally
         {
-            Volatile.Write(ref faulting, false);
-            await running;
+            loadTime = await running.StopAsync();
         }
 
-        var loadTime = clock.Elapsed;
+        var load = running.Load;
         var bound = FaultContext.LeaseDuration + FaultContext.PollInterval + TimeSpan.FromSeconds(10);
         var mustComplete = load.MustComplete;
         var recovery = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, lastFault, bound + TimeSpan.FromMinutes(1), ct);
         var outcome = new FaultOutcome
         {
-            Ledger = ledger,
+            Ledger = running.Ledger,
             Expectation = new CheckerExpectation { MustComplete = mustComplete, CompletedVersions = TwoSignalLoad.CompletedVersions },
             LoadTime = loadTime,
             Nodes = nodeCount,

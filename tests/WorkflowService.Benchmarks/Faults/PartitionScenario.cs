@@ -41,23 +41,19 @@ internal sealed class PartitionScenario : FaultScenario
         var victim = nodes.All.Single(n => n.Name == Victim);
         await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
 
-        var ledger = new Ledger();
-        using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: 16);
-        var load = new TwoSignalLoad(client, "partition");
-        var faulting = true;
-        var clock = Stopwatch.StartNew();
-        var running = load.RunAsync(16, int.MaxValue, () => Volatile.Read(ref faulting), copies: 1, ct);
+        using var running = new LoadUnderFault(context, nodes, "partition", concurrency: 16);
         await using var store = await context.Backend.OpenStoreAsync(ct);
         var held = new List<Guid>();
         var heldCounts = new List<int>();
         var handledByVictimAtHeal = 0;
         var lastFault = Stopwatch.GetTimestamp();
+        TimeSpan loadTime;
         try
         {
             for (var p = 0; p < partitions; p++)
             {
                 await Task.Delay(TimeSpan.FromSeconds(3), ct);
-                var claims = await CutWhileItHoldsClaimsAsync(proxy, store, ct);
+                var claims = await ClaimHolding.CutWhileItHoldsClaimsAsync(Victim, proxy.Blackhole, proxy.Heal, store, ct);
                 held.AddRange(claims);
                 heldCounts.Add(claims.Count);
                 await Task.Delay(cut, ct);
@@ -72,11 +68,10 @@ internal sealed class PartitionScenario : FaultScenario
         finally
         {
             proxy.Heal();
-            Volatile.Write(ref faulting, false);
-            await running;
+            loadTime = await running.StopAsync();
         }
 
-        var loadTime = clock.Elapsed;
+        var load = running.Load;
         var mustComplete = load.MustComplete;
         var bound = FaultContext.LeaseDuration + FaultContext.PollInterval + TimeSpan.FromSeconds(10);
         var recovery = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, lastFault, bound + TimeSpan.FromMinutes(1), ct);
@@ -84,7 +79,7 @@ internal sealed class PartitionScenario : FaultScenario
         var handledByVictim = await CountHandledByAsync(store, ct);
         var outcome = new FaultOutcome
         {
-            Ledger = ledger,
+            Ledger = running.Ledger,
             Expectation = new CheckerExpectation { MustComplete = mustComplete, CompletedVersions = TwoSignalLoad.CompletedVersions },
             LoadTime = loadTime,
             Nodes = 3,
@@ -112,44 +107,6 @@ internal sealed class PartitionScenario : FaultScenario
         FaultChecks.AddLoadFailures(outcome, load);
         FaultChecks.AddRecoveryFailure(outcome);
         return outcome;
-    }
-
-    /// <summary>Cuts node-2 off at a moment it holds claims (read from the store with its bytes held); returns those claims.</summary>
-    private static async Task<List<Guid>> CutWhileItHoldsClaimsAsync(FaultProxy proxy, System.Data.Common.DbConnection store, CancellationToken ct)
-    {
-        var deadline = Stopwatch.StartNew();
-        while (true)
-        {
-            proxy.Blackhole();
-            var claims = await ClaimsHeldAsync(store, ct);
-            if (claims.Count > 0)
-            {
-                return claims;
-            }
-
-            proxy.Heal();
-            if (deadline.Elapsed > TimeSpan.FromSeconds(30))
-            {
-                throw new InvalidOperationException($"{Victim} never held a claim under load within 30 s");
-            }
-
-            // The condition is the node holding a claim; ask again after a moment of load.
-            await Task.Delay(TimeSpan.FromMilliseconds(10), ct);
-        }
-    }
-
-    private static async Task<List<Guid>> ClaimsHeldAsync(System.Data.Common.DbConnection store, CancellationToken ct)
-    {
-        await using var command = store.CreateCommand();
-        command.CommandText = $"SELECT id FROM wf_signals WHERE status = 'Pending' AND lease_owner = '{Victim}' AND lease_until_ms IS NOT NULL";
-        await using var reader = await command.ExecuteReaderAsync(ct);
-        var ids = new List<Guid>();
-        while (await reader.ReadAsync(ct))
-        {
-            ids.Add(reader.GetGuid(0));
-        }
-
-        return ids;
     }
 
     private static async Task<int> CountTakenOverAsync(System.Data.Common.DbConnection store, List<Guid> held, CancellationToken ct)

@@ -22,22 +22,18 @@ internal sealed class PausedNodeScenario : FaultScenario
         await nodes.StartAsync(3, ct);
         await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
 
-        var ledger = new Ledger();
-        using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: 16);
-        var load = new TwoSignalLoad(client, "pause");
-        var faulting = true;
-        var clock = Stopwatch.StartNew();
-        var running = load.RunAsync(16, int.MaxValue, () => Volatile.Read(ref faulting), copies: 1, ct);
+        using var running = new LoadUnderFault(context, nodes, "pause", concurrency: 16);
         var lastFault = Stopwatch.GetTimestamp();
         var heldAtFreeze = new List<int>();
         await using var store = await context.Backend.OpenStoreAsync(ct);
+        TimeSpan loadTime;
         try
         {
             for (var p = 0; p < pauses; p++)
             {
                 await Task.Delay(TimeSpan.FromSeconds(2), ct);
                 var victim = nodes.All[p % nodes.All.Count];
-                heldAtFreeze.Add(await FreezeWhileItHoldsClaimsAsync(victim, store, ct));
+                heldAtFreeze.Add((await ClaimHolding.CutWhileItHoldsClaimsAsync(victim.Name, victim.Freeze, victim.Thaw, store, ct)).Count);
                 await Task.Delay(hold, ct);
                 victim.Thaw();
                 lastFault = Stopwatch.GetTimestamp();
@@ -48,17 +44,16 @@ internal sealed class PausedNodeScenario : FaultScenario
         }
         finally
         {
-            Volatile.Write(ref faulting, false);
-            await running;
+            loadTime = await running.StopAsync();
         }
 
-        var loadTime = clock.Elapsed;
+        var load = running.Load;
         var mustComplete = load.MustComplete;
         var bound = FaultContext.LeaseDuration + FaultContext.PollInterval + TimeSpan.FromSeconds(10);
         var recovery = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, lastFault, bound + TimeSpan.FromMinutes(1), ct);
         var outcome = new FaultOutcome
         {
-            Ledger = ledger,
+            Ledger = running.Ledger,
             Expectation = new CheckerExpectation { MustComplete = mustComplete, CompletedVersions = TwoSignalLoad.CompletedVersions },
             LoadTime = loadTime,
             Nodes = 3,
@@ -71,32 +66,5 @@ internal sealed class PausedNodeScenario : FaultScenario
         FaultChecks.AddLoadFailures(outcome, load);
         FaultChecks.AddRecoveryFailure(outcome);
         return outcome;
-    }
-
-    /// <summary>
-    /// Freezes <paramref name="victim"/> at a moment it holds claims, read from the store while it is frozen (so the answer
-    /// cannot go stale); a node that holds none is thawed and tried again shortly. Returns the claims it held.
-    /// </summary>
-    private static async Task<int> FreezeWhileItHoldsClaimsAsync(ServiceNode victim, System.Data.Common.DbConnection store, CancellationToken ct)
-    {
-        var deadline = Stopwatch.StartNew();
-        while (true)
-        {
-            victim.Freeze();
-            var held = await StoreSnapshotReader.CountClaimsHeldAsync(store, victim.Name, ct);
-            if (held > 0)
-            {
-                return held;
-            }
-
-            victim.Thaw();
-            if (deadline.Elapsed > TimeSpan.FromSeconds(30))
-            {
-                throw new InvalidOperationException($"{victim.Name} never held a claim under load within 30 s");
-            }
-
-            // The condition is the node holding a claim; ask again after a moment of load.
-            await Task.Delay(TimeSpan.FromMilliseconds(10), ct);
-        }
     }
 }

@@ -32,34 +32,33 @@ internal static class StoreSnapshotReader
     }
 
     /// <summary>How many signals are in <paramref name="status"/>.</summary>
-    public static async Task<int> CountSignalsAsync(DbConnection connection, string status, CancellationToken cancellationToken)
-    {
-        await using var command = connection.CreateCommand();
-        command.CommandText = "SELECT count(*) FROM wf_signals WHERE status = @status";
-        var parameter = command.CreateParameter();
-        parameter.ParameterName = "@status";
-        parameter.Value = status;
-        command.Parameters.Add(parameter);
-        return Convert.ToInt32(await command.ExecuteScalarAsync(cancellationToken), System.Globalization.CultureInfo.InvariantCulture);
-    }
+    public static async Task<int> CountSignalsAsync(DbConnection connection, string status, CancellationToken cancellationToken) =>
+        (await ReadAllAsync(connection, "SELECT count(*) FROM wf_signals WHERE status = @value", status,
+            r => Convert.ToInt32(r.GetValue(0), System.Globalization.CultureInfo.InvariantCulture), cancellationToken))[0];
 
-    /// <summary>Signals <paramref name="node"/> holds a live claim on (pending, leased, owned by it).</summary>
-    public static async Task<int> CountClaimsHeldAsync(DbConnection connection, string node, CancellationToken cancellationToken)
-    {
-        await using var command = connection.CreateCommand();
-        command.CommandText = "SELECT count(*) FROM wf_signals WHERE status = 'Pending' AND lease_owner = @node AND lease_until_ms IS NOT NULL";
-        var parameter = command.CreateParameter();
-        parameter.ParameterName = "@node";
-        parameter.Value = node;
-        command.Parameters.Add(parameter);
-        return Convert.ToInt32(await command.ExecuteScalarAsync(cancellationToken), System.Globalization.CultureInfo.InvariantCulture);
-    }
+    /// <summary>The signals <paramref name="node"/> holds a live claim on (pending, leased, owned by it).</summary>
+    public static async Task<IReadOnlyList<Guid>> ClaimsHeldAsync(DbConnection connection, string node, CancellationToken cancellationToken) =>
+        await ReadAllAsync(connection, "SELECT id FROM wf_signals WHERE status = 'Pending' AND lease_owner = @value AND lease_until_ms IS NOT NULL", node,
+            r => r.GetGuid(0), cancellationToken);
 
-    private static async Task<List<T>> ReadAllAsync<T>(DbConnection connection, string sql, Func<DbDataReader, T> read, CancellationToken cancellationToken)
+    private static Task<List<T>> ReadAllAsync<T>(DbConnection connection, string sql, Func<DbDataReader, T> read, CancellationToken cancellationToken) =>
+        ReadAllAsync(connection, sql, null, read, cancellationToken);
+
+    /// <summary>Runs <paramref name="sql"/> (with its one parameter @value, if given) and reads every row.</summary>
+    private static async Task<List<T>> ReadAllAsync<T>(DbConnection connection, string sql, string? value, Func<DbDataReader, T> read,
+        CancellationToken cancellationToken)
     {
         await using var command = connection.CreateCommand();
         command.CommandText = sql;
         command.CommandTimeout = 300;
+        if (value is not null)
+        {
+            var parameter = command.CreateParameter();
+            parameter.ParameterName = "@value";
+            parameter.Value = value;
+            command.Parameters.Add(parameter);
+        }
+
         await using var reader = await command.ExecuteReaderAsync(cancellationToken);
         var rows = new List<T>();
         while (await reader.ReadAsync(cancellationToken))
