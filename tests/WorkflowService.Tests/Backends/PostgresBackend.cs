@@ -1,12 +1,14 @@
 using System.Diagnostics.CodeAnalysis;
 using Npgsql;
 using Testcontainers.PostgreSql;
+using WorkflowService.Benchmarks.Faults;
 
 namespace WorkflowService.Tests.Backends;
 
 /// <summary>
 /// A real PostgreSQL: the server named by WORKFLOW_TESTS_POSTGRES (a connection string), else one Testcontainers
-/// starts where a Docker engine answers. Each test class gets a fresh database on it, dropped afterwards.
+/// starts where a Docker engine answers, else a throwaway one from this machine's PostgreSQL binaries
+/// (<see cref="OwnedPostgresServer"/>). Each test class gets a fresh database on it, dropped afterwards.
 /// </summary>
 public sealed class PostgresBackend : StoreBackend
 {
@@ -50,7 +52,7 @@ public sealed class PostgresBackend : StoreBackend
     }
 
     /// <summary>The server's admin connection string, found once per test run.</summary>
-    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "Whatever stops Testcontainers from starting PostgreSQL becomes the reason the PostgreSQL tests are reported unavailable.")]
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "Whatever stops Testcontainers or the local binaries from starting PostgreSQL becomes the reason the PostgreSQL tests are reported unavailable.")]
     public static async Task<string?> ServerAsync()
     {
         await Gate.WaitAsync();
@@ -67,23 +69,40 @@ public sealed class PostgresBackend : StoreBackend
                 return _server = configured;
             }
 
-            if (!File.Exists("/var/run/docker.sock") && Environment.GetEnvironmentVariable("DOCKER_HOST") is null)
+            if (File.Exists("/var/run/docker.sock") || Environment.GetEnvironmentVariable("DOCKER_HOST") is not null)
             {
-                _unavailable = $"{Variable} is not set and no Docker engine answers for Testcontainers "
-                               + "(a throwaway cluster from local binaries cannot run as root; .ci/run starts Debian's PostgreSQL and sets the variable)";
+                try
+                {
+                    var container = new PostgreSqlBuilder("postgres:15").Build();
+                    using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(3));
+                    await container.StartAsync(timeout.Token);
+                    return _server = container.GetConnectionString();
+                }
+                catch (Exception e)
+                {
+                    _unavailable = $"{Variable} is not set and Testcontainers could not start PostgreSQL: {e.Message}";
+                }
+            }
+
+            // Else a throwaway server from this machine's PostgreSQL binaries (as the postgres user where the tests run as
+            // root), on a data directory and port of its own, stopped and deleted when the test process ends.
+            if (OwnedPostgresServer.Unavailable() is { } missing)
+            {
+                _unavailable ??= $"{Variable} is not set, no Docker engine answers for Testcontainers, and no local server can be started: {missing}";
                 return null;
             }
 
             try
             {
-                var container = new PostgreSqlBuilder("postgres:15").Build();
-                using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(3));
-                await container.StartAsync(timeout.Token);
-                return _server = container.GetConnectionString();
+                using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(2));
+                var owned = await OwnedPostgresServer.StartAsync(timeout.Token);
+                AppDomain.CurrentDomain.ProcessExit += (_, _) => owned.DisposeAsync().AsTask().GetAwaiter().GetResult();
+                _unavailable = null;
+                return _server = owned.AdminConnectionString + ";Database=postgres";
             }
             catch (Exception e)
             {
-                _unavailable = $"{Variable} is not set and Testcontainers could not start PostgreSQL: {e.Message}";
+                _unavailable = $"{Variable} is not set and a local PostgreSQL server could not be started: {e.Message}";
                 return null;
             }
         }
