@@ -233,9 +233,8 @@ public sealed partial class RelationalWorkflowStore : ISignalQueue
                 instance.Status = instance.WaitKind is null ? InstanceStatus.Running : InstanceStatus.Waiting;
                 instance.Error = null;
                 instance.Version++;
-                // Dated when the replay commits, and never before the instance's last commit (made by another node, whose
-                // store clock may read a few milliseconds ahead): the history never runs backwards.
-                instance.UpdatedAt = Now().UtcDateTime is var now && now > instance.UpdatedAt ? now : instance.UpdatedAt;
+                // Dated when the replay commits, and never before the instance's last commit (StoreInstant.NotBefore).
+                instance.UpdatedAt = Now().NotBefore(instance.UpdatedAt);
                 if (replayEvent is not null)
                 {
                     replayEvent.At = instance.UpdatedAt;

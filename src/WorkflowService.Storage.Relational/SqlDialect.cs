@@ -35,6 +35,24 @@ public abstract class SqlDialect
     /// </summary>
     public virtual bool IsUnavailable(Exception exception) => IsTransient(exception);
 
+    /// <summary>
+    /// Whether <paramref name="exception"/> or any exception inside it matches: EF Core wraps the driver's exception, and
+    /// the driver's own may carry the socket or timeout error inside it, so neither the outermost nor the innermost is
+    /// reliably the driver's.
+    /// </summary>
+    protected static bool AnyInChain(Exception exception, Func<Exception, bool> match)
+    {
+        for (var e = exception; e is not null; e = e.InnerException)
+        {
+            if (match(e))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
     /// <summary>Creates tables and indexes if they are missing; safe when several nodes start at once.</summary>
     public abstract Task EnsureSchemaAsync(WorkflowDbContext db, CancellationToken cancellationToken);
 

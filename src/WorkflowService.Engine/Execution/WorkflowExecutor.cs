@@ -216,7 +216,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         commit.ClosedTasks.AddRange(OpenWaits(state).Select(w => w.TaskId).OfType<Guid>());
         state.Status = InstanceStatus.Cancelled;
         state.Error = reason;
-        state.CompletedAt = NotBefore(now, state.UpdatedAt);
+        state.CompletedAt = now.NotBefore(state.UpdatedAt);
         state.ClearWait();
         state.ParkedSignals = 0;
         commit.CloseOpenWork = true;
@@ -228,16 +228,9 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
     private static WaitPointCommit NewCommit(WorkflowInstance instance, StoreInstant now)
     {
         var state = instance.Clone();
-        state.UpdatedAt = NotBefore(now, instance.UpdatedAt);
+        state.UpdatedAt = now.NotBefore(instance.UpdatedAt);
         return new WaitPointCommit { Instance = state, ExpectedVersion = instance.Version };
     }
-
-    /// <summary>
-    /// <paramref name="now"/>, or <paramref name="earliest"/> if that is later. Each node reads the store's clock through an
-    /// offset it measured itself, so two nodes may disagree by a few milliseconds: a commit is never dated before the one
-    /// it follows (another node's), and an instance's history never runs backwards.
-    /// </summary>
-    private static DateTime NotBefore(StoreInstant now, DateTime earliest) => now.UtcDateTime > earliest ? now.UtcDateTime : earliest;
 
     private static void CloseUnmatched(WaitPointCommit commit, SignalMessage signal, StoreInstant now, long? leaseToken)
     {
@@ -548,7 +541,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         var state = commit.Instance;
         state.Status = status;
         state.Error = error;
-        state.CompletedAt = NotBefore(now, state.UpdatedAt);
+        state.CompletedAt = now.NotBefore(state.UpdatedAt);
         state.ClearWait();
         foreach (var signal in parked)
         {
@@ -610,7 +603,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         {
             InstanceId = state.Id,
             Sequence = state.HistoryLength++,
-            At = NotBefore(now, state.UpdatedAt),
+            At = now.NotBefore(state.UpdatedAt),
             Type = type,
             StepId = stepId,
             DataJson = data is null ? null : JsonSerializer.Serialize(data, EngineJson.Options),

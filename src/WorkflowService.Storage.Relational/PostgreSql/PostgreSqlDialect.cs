@@ -69,20 +69,7 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
 
     public override string ClaimWithInstancesSql => ClaimWithInstances;
 
-    // Anywhere in the chain: EF Core wraps the driver's exception, and the driver's own carries the socket or timeout
-    // error inside it (so the innermost exception is not the driver's).
-    public override bool IsTransient(Exception exception)
-    {
-        for (var e = exception; e is not null; e = e.InnerException)
-        {
-            if (e is NpgsqlException { IsTransient: true })
-            {
-                return true;
-            }
-        }
-
-        return false;
-    }
+    public override bool IsTransient(Exception exception) => AnyInChain(exception, e => e is NpgsqlException { IsTransient: true });
 
     public override bool IsUniqueViolation(Exception exception) =>
         exception.GetBaseException() is PostgresException { SqlState: PostgresErrorCodes.UniqueViolation };

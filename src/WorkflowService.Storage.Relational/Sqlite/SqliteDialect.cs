@@ -38,18 +38,8 @@ public sealed class SqliteDialect : SqlDialect
     // SQLITE_BUSY (5), SQLITE_LOCKED (6), SQLITE_READONLY (8), SQLITE_IOERR (10), SQLITE_FULL (13), SQLITE_CANTOPEN (14): the
     // file cannot be written or read now (a full disk, a read-only or vanished file, another process holding it), which
     // says nothing against the request; the caller may try again once the operator has made room.
-    public override bool IsUnavailable(Exception exception)
-    {
-        for (var e = exception; e is not null; e = e.InnerException)
-        {
-            if (e is SqliteException { SqliteErrorCode: 5 or 6 or 8 or 10 or 13 or 14 })
-            {
-                return true;
-            }
-        }
-
-        return false;
-    }
+    public override bool IsUnavailable(Exception exception) =>
+        AnyInChain(exception, e => e is SqliteException { SqliteErrorCode: 5 or 6 or 8 or 10 or 13 or 14 });
 
     // SQLITE_CONSTRAINT (19) with the UNIQUE (2067) or PRIMARY KEY (1555) extended code.
     public override bool IsUniqueViolation(Exception exception) =>
