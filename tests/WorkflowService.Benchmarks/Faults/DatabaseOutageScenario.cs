@@ -121,13 +121,13 @@ internal sealed class DatabaseOutageScenario : FaultScenario
         var api = during.Where(a => a.Call == "POST /instances").ToList();
         foreach (var node in nodes.Where(n => !health.Any(a => a.Node == n && a.Status == HttpStatusCode.ServiceUnavailable)))
         {
-            outcome.Failures.Add($"{phase}: {node}'s /health/ready never answered 503 Unhealthy ({Describe(health.Where(a => a.Node == node))})");
+            outcome.Failures.Add($"{phase}: {node}'s /health/ready never answered 503 Unhealthy ({OutageProbe.Describe(health.Where(a => a.Node == node))})");
         }
 
         var wrong = api.Where(a => a.Status is not HttpStatusCode.ServiceUnavailable || !a.RetryAfter || !a.Problem).ToList();
         if (api.Count == 0 || wrong.Count > 0)
         {
-            outcome.Failures.Add($"{phase}: of {api.Count} starts asked during the outage, {wrong.Count} were not answered 503 problem details with Retry-After ({Describe(wrong)})");
+            outcome.Failures.Add($"{phase}: of {api.Count} starts asked during the outage, {wrong.Count} were not answered 503 problem details with Retry-After ({OutageProbe.Describe(wrong)})");
         }
 
         // Asked while the database was away: each must be answered within the request timeout and 5 s, whenever that
@@ -151,13 +151,9 @@ internal sealed class DatabaseOutageScenario : FaultScenario
         }
 
         outcome.Notes.Add(string.Create(CultureInfo.InvariantCulture,
-            $"{phase}: readiness answers during the outage: {Describe(health)}; starts: {Describe(api)}; ready again after {string.Join(", ", healthy.OrderBy(h => h.Key).Select(h => $"{h.Key} {h.Value.TotalSeconds:0.0} s"))}"));
+            $"{phase}: readiness answers during the outage: {OutageProbe.Describe(health)}; starts: {OutageProbe.Describe(api)}; ready again after {string.Join(", ", healthy.OrderBy(h => h.Key).Select(h => $"{h.Key} {h.Value.TotalSeconds:0.0} s"))}"));
         return healthy.Count == nodes.Count ? healthy.Values.Max() : null;
     }
 
     private static long Ticks(TimeSpan took) => (long)(took.TotalSeconds * Stopwatch.Frequency);
-
-    private static string Describe(IEnumerable<ProbeAnswer> answers) =>
-        string.Join(", ", answers.GroupBy(a => a.Status is { } s ? ((int)s).ToString(CultureInfo.InvariantCulture) : "no answer").OrderBy(g => g.Key)
-            .Select(g => string.Create(CultureInfo.InvariantCulture, $"{g.Count()}× {g.Key} (up to {g.Max(a => a.Took).TotalSeconds:0.0} s)"))) is { Length: > 0 } text ? text : "none";
 }

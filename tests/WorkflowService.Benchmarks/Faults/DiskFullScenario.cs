@@ -76,12 +76,12 @@ internal sealed class DiskFullScenario : FaultScenario
         var wrongWrites = writes.Where(a => !(a.Status is HttpStatusCode.Created || (a.Status == HttpStatusCode.ServiceUnavailable && a.RetryAfter && a.Problem))).ToList();
         if (wrongWrites.Count > 0 || !writes.Any(a => a.Status == HttpStatusCode.ServiceUnavailable))
         {
-            outcome.Failures.Add($"disk full: starts were to be answered 503 problem details with Retry-After (or succeed where space was left): {Describe(writes)}");
+            outcome.Failures.Add($"disk full: starts were to be answered 503 problem details with Retry-After (or succeed where space was left): {OutageProbe.Describe(writes)}");
         }
 
         if (reads.Count == 0 || reads.Any(a => a.Status != HttpStatusCode.OK))
         {
-            outcome.Failures.Add($"disk full: reads were to keep working: {Describe(reads)}");
+            outcome.Failures.Add($"disk full: reads were to keep working: {OutageProbe.Describe(reads)}");
         }
 
         if (!log.Contains("disk is full", StringComparison.OrdinalIgnoreCase))
@@ -103,12 +103,8 @@ internal sealed class DiskFullScenario : FaultScenario
         }
 
         outcome.Notes.Add(string.Create(CultureInfo.InvariantCulture,
-            $"the store's 64 MiB filesystem filled to the last byte ({filled / 1024.0 / 1024.0:0.0} MiB of filler) for {full.TotalSeconds:0} s, then freed; 1 node; load: 8 workers of start, 'a', 0-50 ms, 'b'; probes every 0.5 s: starts {Describe(writes)}; reads {Describe(reads)}; starts succeeded again {(recovered is { } r ? $"{Stopwatch.GetElapsedTime(ended, r).TotalSeconds:0.0} s" : "never")} after space returned"));
+            $"the store's 64 MiB filesystem filled to the last byte ({filled / 1024.0 / 1024.0:0.0} MiB of filler) for {full.TotalSeconds:0} s, then freed; 1 node; load: 8 workers of start, 'a', 0-50 ms, 'b'; probes every 0.5 s: starts {OutageProbe.Describe(writes)}; reads {OutageProbe.Describe(reads)}; starts succeeded again {(recovered is { } r ? $"{Stopwatch.GetElapsedTime(ended, r).TotalSeconds:0.0} s" : "never")} after space returned"));
         FaultChecks.AddLoadFailures(outcome, load);
         return outcome;
     }
-
-    private static string Describe(IEnumerable<ProbeAnswer> answers) =>
-        string.Join(", ", answers.GroupBy(a => a.Status is { } s ? ((int)s).ToString(CultureInfo.InvariantCulture) : "no answer").OrderBy(g => g.Key)
-            .Select(g => $"{g.Count()}× {g.Key}")) is { Length: > 0 } text ? text : "none";
 }

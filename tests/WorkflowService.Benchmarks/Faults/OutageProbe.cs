@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
+using System.Globalization;
 using System.Net;
 using System.Text;
 using WorkflowService.Benchmarks.Client;
@@ -80,6 +81,11 @@ internal sealed class OutageProbe : IDisposable
         .GroupBy(a => a.Node).ToDictionary(g => g.Key, g => g.Min(a => a.At));
 
     public void Dispose() => _http.Dispose();
+
+    /// <summary>The answers counted by status, with the longest wait of each: "20× 503 (up to 3.1 s), 2× 201 (up to 0.0 s)".</summary>
+    public static string Describe(IEnumerable<ProbeAnswer> answers) =>
+        string.Join(", ", answers.GroupBy(a => a.Status is { } s ? ((int)s).ToString(CultureInfo.InvariantCulture) : "no answer").OrderBy(g => g.Key)
+            .Select(g => string.Create(CultureInfo.InvariantCulture, $"{g.Count()}× {g.Key} (up to {g.Max(a => a.Took).TotalSeconds:0.0} s)"))) is { Length: > 0 } text ? text : "none";
 
     private async Task AskAsync(string node, string call, Func<HttpRequestMessage> create)
     {
