@@ -1,5 +1,6 @@
 using System.Security.Claims;
 using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.AspNetCore.Mvc;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.Security;
@@ -17,7 +18,8 @@ public static class DeadLetterEndpoints
         var group = routes.MapGroup("/dead-letters").WithTags("Dead letters").RequireAuthorization(Policies.Operate);
         group.MapGet("/", List).WithName("ListDeadLetters").WithSummary("Dead-lettered signals with the reason").ProducesValidationProblem();
         group.MapPost("/{id:guid}/replay", Replay).WithName("ReplayDeadLetter")
-            .WithSummary("Queue a dead-lettered signal again; a faulted instance resumes from its wait")
+            .WithSummary("Queue a dead-lettered signal again; a faulted instance resumes from its wait; a repeated Idempotency-Key answers as the first replay did")
+            .ProducesValidationProblem()
             .ProducesProblem(StatusCodes.Status404NotFound)
             .ProducesProblem(StatusCodes.Status409Conflict);
         return group;
@@ -35,10 +37,20 @@ public static class DeadLetterEndpoints
         return TypedResults.Ok(new PageView<SignalView>(page.Items.Select(SignalView.From).ToList(), page.Total, page.Offset, page.Limit));
     }
 
-    private static async Task<Results<Accepted<SignalView>, ProblemHttpResult>> Replay(
-        Guid id, DeadLetterQueue deadLetters, ISignalQueue store, ClaimsPrincipal user, CancellationToken cancellationToken)
+    private static async Task<Results<Accepted<SignalView>, ValidationProblem, ProblemHttpResult>> Replay(
+        Guid id,
+        [FromHeader(Name = InstanceEndpoints.IdempotencyHeader)] string? idempotencyKey,
+        DeadLetterQueue deadLetters,
+        ISignalQueue store,
+        ClaimsPrincipal user,
+        CancellationToken cancellationToken)
     {
-        var outcome = await deadLetters.ReplayAsync(user.Tenant(), id, user.Actor(), cancellationToken);
+        if (idempotencyKey is { Length: 0 or > 200 })
+        {
+            return Problems.Invalid(InstanceEndpoints.IdempotencyHeader, "Idempotency-Key must be 1 to 200 characters");
+        }
+
+        var outcome = await deadLetters.ReplayAsync(user.Tenant(), id, user.Actor(), idempotencyKey, cancellationToken);
         var signal = outcome == ReplayOutcome.Replayed ? await store.GetSignalAsync(id, cancellationToken) : null;
         return outcome switch
         {

@@ -222,6 +222,57 @@ public abstract class EngineSemanticsTests<TBackend> : SharedServiceTest<TBacken
     }
 
     [Fact]
+    public async Task A_replay_repeated_with_its_Idempotency_Key_is_the_same_replay_even_after_the_signal_failed_again()
+    {
+        // Found by the fault runner (ambiguous commits): a replay committed whose answer was lost was retried with its key
+        // and told 409, or, once the signal had failed into the dead letters again, replayed a second time.
+        var name = Definitions.Unique("replay-key");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "steps": [
+                { "id": "wait", "type": "waitForSignal", "signal": "go" },
+                { "id": "boom", "type": "assign", "set": { "x": "noSuchFunction()" } },
+                { "id": "done", "type": "complete" }
+              ]
+            }
+            """);
+        var instance = await Api.StartAsync(name);
+        var signal = await Api.SignalAsync(instance.Id, "go");
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
+
+        // Sent twice at once with one key: one replay, and both are told it was replayed.
+        var first = await Task.WhenAll(Enumerable.Range(0, 2).Select(_ => ReplayAsync(signal.Id, "replay-1")));
+        Assert.All(first, s => Assert.Equal(System.Net.HttpStatusCode.Accepted, s));
+
+        // The replayed signal fails again, all the way into the dead letters; the first request, repeated, changes nothing.
+        await Eventually.WaitUntilAsync(async () => (await Api.HistoryAsync(instance.Id)).Count(e => e.Type == "InstanceFaulted") == 2,
+            what: "the replayed signal failed into the dead letters again");
+        Assert.Equal(System.Net.HttpStatusCode.Accepted, await ReplayAsync(signal.Id, "replay-1"));
+        Assert.Equal(1, (await Api.HistoryAsync(instance.Id)).Count(h => h.Type == "InstanceReplayed"));
+        Assert.Equal(InstanceStatus.Faulted, (await Api.GetAsync(instance.Id)).Status);
+
+        // A new key is a new replay.
+        Assert.Equal(System.Net.HttpStatusCode.Accepted, await ReplayAsync(signal.Id, "replay-2"));
+        Assert.Equal(2, (await Api.HistoryAsync(instance.Id)).Count(h => h.Type == "InstanceReplayed"));
+
+        // A key the service cannot keep is refused before anything is replayed.
+        using var tooLong = new HttpRequestMessage(HttpMethod.Post, $"/dead-letters/{signal.Id}/replay");
+        tooLong.Headers.Add("Idempotency-Key", new string('k', 201));
+        using var refused = await Api.Http.SendAsync(tooLong);
+        var problem = await ApiClient.ProblemAsync(refused, System.Net.HttpStatusCode.BadRequest);
+        Assert.Contains("Idempotency-Key", problem.ToJsonString(), StringComparison.Ordinal);
+    }
+
+    private async Task<System.Net.HttpStatusCode> ReplayAsync(Guid signal, string key)
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Post, $"/dead-letters/{signal}/replay");
+        request.Headers.Add("Idempotency-Key", key);
+        using var response = await Api.Http.SendAsync(request);
+        return response.StatusCode;
+    }
+
+    [Fact]
     public async Task A_human_task_is_claimed_and_completed_and_the_instance_resumes_with_its_result()
     {
         var name = Definitions.Unique("task");

@@ -1,0 +1,25 @@
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.FaultHost;
+
+/// <summary>The instance store with its writes (creating an instance, committing a wait point) failing as the injector decides; reads go through.</summary>
+internal sealed class FaultyInstanceStore(IInstanceStore inner, StoreFaultInjector faults) : IInstanceStore
+{
+    public Task CreateInstanceAsync(WaitPointCommit commit, CancellationToken cancellationToken) =>
+        faults.RunAsync(nameof(CreateInstanceAsync), () => inner.CreateInstanceAsync(commit, cancellationToken), cancellationToken);
+
+    public Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken) =>
+        faults.RunAsync(nameof(CommitAsync), () => inner.CommitAsync(commit, cancellationToken), cancellationToken);
+
+    public Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken) =>
+        inner.GetInstanceAsync(id, cancellationToken);
+
+    public Task<IReadOnlyList<WorkflowInstance>> GetInstancesAsync(IReadOnlyCollection<Guid> ids, CancellationToken cancellationToken) =>
+        inner.GetInstancesAsync(ids, cancellationToken);
+
+    public Task<WorkflowInstance?> FindInstanceAsync(string tenant, string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken) =>
+        inner.FindInstanceAsync(tenant, idempotencyKey, definitionName, businessKey, cancellationToken);
+
+    public Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken) =>
+        inner.GetHistoryAsync(instanceId, cancellationToken);
+}
