@@ -20,7 +20,7 @@ static async Task<int> RunFaultsAsync(FaultOptions options, CancellationToken ca
 {
     if (options.Build)
     {
-        await ServiceBuild.RunAsync(options.RepositoryRoot, cancellationToken);
+        await ServiceBuild.RunAsync(options.RepositoryRoot, ServiceBuild.FaultHost, cancellationToken);
     }
 
     return await new FaultRunner(options).RunAsync(cancellationToken) ? 0 : 1;
@@ -30,7 +30,7 @@ static async Task<int> RunAsync(RunnerOptions options, CancellationToken cancell
 {
     if (options.Backends.Count > 0 && options.Build)
     {
-        await ServiceBuild.RunAsync(options.RepositoryRoot, cancellationToken);
+        await ServiceBuild.RunAsync(options.RepositoryRoot, ServiceBuild.Service, cancellationToken);
     }
 
     var correct = true;

@@ -59,10 +59,11 @@ internal sealed class StoreFaultInjector(IOptions<StoreFaultOptions> options, IC
     private InjectedFault Next(string operation)
     {
         _calls.AddOrUpdate(operation, 1, static (_, n) => n + 1);
+        var rate = _options.Operations.TryGetValue(operation.Replace("Async", "", StringComparison.Ordinal), out var own) ? own : _options.Rate;
         InjectedFault fault;
         lock (_random)
         {
-            fault = _random.NextDouble() < _options.Rate ? Faults[_random.Next(Faults.Length)] : InjectedFault.None;
+            fault = _random.NextDouble() < rate ? Faults[_random.Next(Faults.Length)] : InjectedFault.None;
         }
 
         if (fault != InjectedFault.None)

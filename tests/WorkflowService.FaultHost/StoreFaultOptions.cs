@@ -11,6 +11,12 @@ internal sealed class StoreFaultOptions
     [Range(0.0, 1.0)]
     public double Rate { get; set; }
 
+    /// <summary>
+    /// The share for one operation, by the decorated method's name without Async (ReplayDeadLetter, Commit, ...), over
+    /// <see cref="Rate"/>: rare operations need a higher one to fail at all in a short run.
+    /// </summary>
+    public Dictionary<string, double> Operations { get; init; } = new(StringComparer.Ordinal);
+
     /// <summary>How long a call that times out hangs before it fails.</summary>
     [Range(typeof(TimeSpan), "00:00:00", "00:00:30")]
     public TimeSpan Delay { get; set; } = TimeSpan.FromSeconds(1);

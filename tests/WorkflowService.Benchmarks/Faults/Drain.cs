@@ -32,4 +32,26 @@ internal static class Drain
             await Task.Delay(ReadEvery, cancellationToken);
         }
     }
+
+    /// <summary>
+    /// Waits, at most a minute, until <paramref name="count"/> instances are Faulted with at least as many signals
+    /// dead-lettered (poison signals that failed every attempt); false if they never were.
+    /// </summary>
+    public static async Task<bool> UntilFaultedAsync(Backend backend, int count, CancellationToken cancellationToken)
+    {
+        await using var store = await backend.OpenStoreAsync(cancellationToken);
+        var waited = Stopwatch.StartNew();
+        while (waited.Elapsed < TimeSpan.FromMinutes(1))
+        {
+            var snapshot = await StoreSnapshotReader.CountByStatusAsync(store, cancellationToken);
+            if (snapshot.GetValueOrDefault("Faulted") >= count && await StoreSnapshotReader.CountSignalsAsync(store, "DeadLettered", cancellationToken) >= count)
+            {
+                return true;
+            }
+
+            await Task.Delay(ReadEvery, cancellationToken);
+        }
+
+        return false;
+    }
 }

@@ -58,7 +58,7 @@ internal sealed class DuplicateScenario : FaultScenario
             FaultsInjected = pairs * 2 + poisoned,
         };
 
-        if (!await WaitUntilFaultedAsync(context, poisoned, ct))
+        if (!await Drain.UntilFaultedAsync(context.Backend, poisoned, ct))
         {
             outcome.Failures.Add($"the {poisoned} poison signals were not all dead-lettered within a minute");
             return outcome;
@@ -78,7 +78,7 @@ internal sealed class DuplicateScenario : FaultScenario
         }
 
         // Each replayed signal fails again and is dead-lettered again: one queue item each, never two.
-        if (!await WaitUntilFaultedAsync(context, poisoned, ct))
+        if (!await Drain.UntilFaultedAsync(context.Backend, poisoned, ct))
         {
             outcome.Failures.Add("the replayed poison signals were not dead-lettered again within a minute");
         }
@@ -92,24 +92,5 @@ internal sealed class DuplicateScenario : FaultScenario
         outcome.Notes.Add($"{pairs} workflows with every start and signal sent 3 times at once with one key ({(nodeCount > 1 ? "to different nodes" : "to the one node")}); {poisoned} poison signals dead-lettered after 2 attempts 2 s apart, each replayed by 2 concurrent calls ({wins.Sum()} replays won, {ledger.RefusedAttempts} answered 409)");
         FaultChecks.AddLoadFailures(outcome, load);
         return outcome;
-    }
-
-    /// <summary>Waits, reading the store, until <paramref name="count"/> instances are Faulted with their signals dead-lettered.</summary>
-    private static async Task<bool> WaitUntilFaultedAsync(FaultContext context, int count, CancellationToken ct)
-    {
-        await using var store = await context.Backend.OpenStoreAsync(ct);
-        var deadline = Stopwatch.StartNew();
-        while (deadline.Elapsed < TimeSpan.FromMinutes(1))
-        {
-            var snapshot = await StoreSnapshotReader.CountByStatusAsync(store, ct);
-            if (snapshot.GetValueOrDefault("Faulted") >= count && await StoreSnapshotReader.CountSignalsAsync(store, "DeadLettered", ct) >= count)
-            {
-                return true;
-            }
-
-            await Task.Delay(TimeSpan.FromMilliseconds(200), ct);
-        }
-
-        return false;
     }
 }

@@ -9,6 +9,7 @@ internal static class FaultCatalog
         new DatabaseOutageScenario { Number = 2, Name = "database-outage", Title = "the database stopped under load and started again, then paused longer than the command timeout" },
         new PartitionScenario { Number = 3, Name = "partition", Title = "one node's database traffic blackholed by a loopback TCP proxy for three leases, then healed" },
         new PausedNodeScenario { Number = 4, Name = "paused-node", Title = "SIGSTOP a node holding claims for twice the lease, then SIGCONT" },
+        new AmbiguousCommitScenario { Number = 5, Name = "ambiguous-commits", Title = "5 % of the store's writes (create, commit, queue, claim, give back, dead-letter) and half its replays fail: at once, after a timeout, or after they committed" },
         new DuplicateScenario { Number = 6, Name = "duplicates", Title = "every start and signal sent three times at once with one key; dead letters replayed by two concurrent calls" },
         new EarlySignalScenario { Number = 7, Name = "early-signals", Title = "start-then-signal pairs with 0-50 ms between the two signals" },
         new ClockSkewScenario { Number = 9, Name = "clock-skew", Title = "one node's clock five minutes ahead and one five minutes behind, under timers and delayed signals" },
@@ -19,7 +20,6 @@ internal static class FaultCatalog
     /// <summary>The faults this table has no row for yet, by number, with what each needs.</summary>
     public static IReadOnlyList<(int Number, string Title)> NotBuilt { get; } =
     [
-        (5, "ambiguous commits: a test-only store decorator failing claim, commit and dead-letter with timeouts and commit-then-throw"),
         (8, "mass operations: suspend 2,000 instances, resume them all from many clients"),
         (11, "a read-only database file on the embedded store (the disk-full half has its row; a file or filesystem cannot be made read-only under a process that holds it open for writing)"),
     ];

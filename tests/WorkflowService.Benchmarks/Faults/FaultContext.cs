@@ -35,9 +35,11 @@ internal sealed class FaultContext
 
     /// <summary>
     /// Nodes configured as a deployment would be, plus the fault run's short lease, the run's API key and a per-caller rate
-    /// the load never reaches; <paramref name="settings"/> adds or replaces settings (Section__Key = value).
+    /// the load never reaches; <paramref name="settings"/> adds or replaces settings (Section__Key = value). With
+    /// <paramref name="storeFaults"/>, the nodes run the fault host: the service with a store decorator that fails store
+    /// calls as its FaultInjection settings say.
     /// </summary>
-    public ServiceNodes CreateNodes(IReadOnlyDictionary<string, string>? settings = null)
+    public ServiceNodes CreateNodes(IReadOnlyDictionary<string, string>? settings = null, bool storeFaults = false)
     {
         var environment = new Dictionary<string, string>(Backend.ServiceEnvironment)
         {
@@ -56,7 +58,7 @@ internal sealed class FaultContext
             environment[key] = value;
         }
 
-        return new ServiceNodes(Options.ServiceDll, environment, WorkDirectory, ApiKey.Key);
+        return new ServiceNodes(storeFaults ? Options.FaultHostDll : Options.ServiceDll, environment, WorkDirectory, ApiKey.Key);
     }
 
     /// <summary>Publishes a definition file (relative to the repository root) through any node that is up.</summary>

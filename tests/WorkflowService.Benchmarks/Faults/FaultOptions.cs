@@ -18,4 +18,7 @@ internal sealed record FaultOptions
     public bool Build { get; init; } = true;
 
     public string ServiceDll => Path.Combine(RepositoryRoot, "src", "WorkflowService", "bin", "Release", "net10.0", "WorkflowService.dll");
+
+    /// <summary>The service with the test-only store decorator that fails store calls on purpose (row 5).</summary>
+    public string FaultHostDll => Path.Combine(RepositoryRoot, "tests", "WorkflowService.FaultHost", "bin", "Release", "net10.0", "WorkflowService.FaultHost.dll");
 }

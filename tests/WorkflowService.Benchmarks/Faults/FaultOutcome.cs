@@ -12,8 +12,8 @@ internal sealed class FaultOutcome
     /// <summary>How many service nodes shared the database.</summary>
     public required int Nodes { get; init; }
 
-    /// <summary>How many faults the scenario injected (kills, pauses, ...).</summary>
-    public required int FaultsInjected { get; init; }
+    /// <summary>How many faults the scenario injected (kills, pauses, ...); set late where the service counts them itself.</summary>
+    public required int FaultsInjected { get; set; }
 
     /// <summary>
     /// From the end of the last fault until the service had recovered: every acknowledged workflow completed (a node's

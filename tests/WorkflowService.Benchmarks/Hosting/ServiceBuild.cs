@@ -5,12 +5,18 @@ namespace WorkflowService.Benchmarks.Hosting;
 /// <summary>Builds the service in Release before a run, so that the measured binary is the working tree's.</summary>
 internal static class ServiceBuild
 {
+    /// <summary>The service itself.</summary>
+    public const string Service = "src/WorkflowService";
+
+    /// <summary>The service with the fault table's test-only store decorator (it builds the service too).</summary>
+    public const string FaultHost = "tests/WorkflowService.FaultHost";
+
     private static readonly TimeSpan Deadline = TimeSpan.FromMinutes(10);
 
-    public static async Task RunAsync(string repositoryRoot, CancellationToken cancellationToken)
+    public static async Task RunAsync(string repositoryRoot, string project, CancellationToken cancellationToken)
     {
-        Console.WriteLine("building src/WorkflowService (Release) ...");
-        var start = new ProcessStartInfo("dotnet", ["build", "-c", "Release", "--nologo", "-v", "quiet", Path.Combine("src", "WorkflowService")])
+        Console.WriteLine($"building {project} (Release) ...");
+        var start = new ProcessStartInfo("dotnet", ["build", "-c", "Release", "--nologo", "-v", "quiet", project])
         {
             WorkingDirectory = repositoryRoot,
             RedirectStandardOutput = true,
