@@ -17,6 +17,13 @@ public sealed partial class RelationalWorkflowStore : IOperatorQueries
         if (query.CreatedFrom is { } from) q = q.Where(i => i.CreatedAt >= from);
         if (query.CreatedTo is { } to) q = q.Where(i => i.CreatedAt < to);
         var total = await q.CountAsync(cancellationToken).ConfigureAwait(false);
+        if (query.After is { } after)
+        {
+            // The rows after the position in the list's order (newest first, then id): the index on created_at serves it.
+            var (at, id) = (after.CreatedAt, after.Id);
+            q = q.Where(i => i.CreatedAt < at || (i.CreatedAt == at && i.Id.CompareTo(id) > 0));
+        }
+
         var items = await q.OrderByDescending(i => i.CreatedAt).ThenBy(i => i.Id).Skip(query.Offset).Take(query.Limit)
             .ToListAsync(cancellationToken).ConfigureAwait(false);
         return new Page<WorkflowInstance>(items, total, query.Offset, query.Limit);

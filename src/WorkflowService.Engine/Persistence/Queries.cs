@@ -4,6 +4,11 @@ namespace WorkflowService.Engine.Persistence;
 
 public sealed record Page<T>(IReadOnlyList<T> Items, int Total, int Offset, int Limit);
 
+/// <summary>
+/// Instances newest first (by creation time, then id). With <see cref="After"/> the page starts after that position
+/// (keyset paging): an instance that leaves the filter meanwhile (resumed, suspended, ended) shifts nothing, so a client
+/// that changes what it lists while it pages skips none of it, as an offset would.
+/// </summary>
 public sealed record InstanceQuery(
     string? DefinitionName = null,
     InstanceStatus? Status = null,
@@ -13,7 +18,14 @@ public sealed record InstanceQuery(
     int Offset = 0,
     int Limit = 50,
     int? DefinitionVersion = null,
-    string Tenant = "");
+    string Tenant = "",
+    InstancePosition? After = null);
+
+/// <summary>An instance's place in the list's order: its creation time and id (the tie-break).</summary>
+public sealed record InstancePosition(DateTime CreatedAt, Guid Id)
+{
+    public static InstancePosition Of(WorkflowInstance instance) => new(instance.CreatedAt, instance.Id);
+}
 
 public sealed record TaskQuery(
     string? Assignee = null,

@@ -75,5 +75,14 @@ public sealed record HistoryEventView(int Sequence, DateTime At, string Type, st
 /// <summary>The body of cancel, terminate and suspend: an optional reason, kept in the history.</summary>
 public sealed record InstanceActionRequest([property: Description("Why; kept in the instance history.")] string? Reason = null);
 
-/// <summary>A page of a list: its items, how many there are in all, and the offset and limit it was asked with.</summary>
-public sealed record PageView<T>(IReadOnlyList<T> Items, int Total, int Offset, int Limit);
+/// <summary>
+/// A page of a list: its items, how many there are in all, the offset and limit it was asked with, and, where the list
+/// pages by cursor (instances), the cursor of the page after it.
+/// </summary>
+public sealed record PageView<T>(
+    IReadOnlyList<T> Items,
+    int Total,
+    int Offset,
+    int Limit,
+    [property: Description("The instance list's cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.")]
+    string? Next = null);

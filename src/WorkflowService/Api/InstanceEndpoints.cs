@@ -1,3 +1,4 @@
+using System.ComponentModel;
 using System.Security.Claims;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Mvc;
@@ -119,17 +120,36 @@ public static class InstanceEndpoints
         DateTimeOffset? createdFrom = null,
         DateTimeOffset? createdTo = null,
         int offset = 0,
-        int limit = 50)
+        int limit = 50,
+        [Description("The next of the page before (keyset paging: instances that leave the filter meanwhile shift nothing, so none is skipped); not with offset.")]
+        string? after = null)
     {
         if (Problems.InvalidPage(offset, limit) is { } invalid)
         {
             return invalid;
         }
 
+        InstancePosition? position = null;
+        if (after is not null)
+        {
+            if (offset != 0)
+            {
+                return Problems.Invalid("after", "after and offset cannot be combined: page with after (the next of the page before) alone");
+            }
+
+            position = ListCursor.Decode(after);
+            if (position is null)
+            {
+                return Problems.Invalid("after", "after must be the next of a page of this list, as the service returned it");
+            }
+        }
+
         var page = await store.QueryInstancesAsync(
-            new InstanceQuery(definition, status, businessKey, createdFrom?.UtcDateTime, createdTo?.UtcDateTime, offset, limit, Tenant: user.Tenant()),
+            new InstanceQuery(definition, status, businessKey, createdFrom?.UtcDateTime, createdTo?.UtcDateTime, offset, limit, Tenant: user.Tenant(),
+                After: position),
             cancellationToken);
-        return TypedResults.Ok(new PageView<InstanceSummaryView>(page.Items.Select(InstanceSummaryView.From).ToList(), page.Total, page.Offset, page.Limit));
+        var next = page.Items.Count == limit ? ListCursor.Encode(InstancePosition.Of(page.Items[^1])) : null;
+        return TypedResults.Ok(new PageView<InstanceSummaryView>(page.Items.Select(InstanceSummaryView.From).ToList(), page.Total, page.Offset, page.Limit, next));
     }
 
     private static async Task<Results<Ok<InstanceView>, ValidationProblem, ProblemHttpResult>> Get(

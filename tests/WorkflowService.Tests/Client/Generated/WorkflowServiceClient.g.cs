@@ -948,9 +948,10 @@ namespace WorkflowService.Tests.Client.Generated
         /// <param name="createdTo">Only instances created before this time (ISO 8601).</param>
         /// <param name="offset">How many items of the list to skip (default 0).</param>
         /// <param name="limit">How many items to return at most (default 50, at most 500).</param>
+        /// <param name="after">The next of the page before (keyset paging: instances that leave the filter meanwhile shift nothing, so none is skipped); not with offset.</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
-        public virtual async System.Threading.Tasks.Task<PageViewOfInstanceSummaryView> ListInstancesAsync(string? definition = null, InstanceStatus? status = null, string? businessKey = null, System.DateTimeOffset? createdFrom = null, System.DateTimeOffset? createdTo = null, int? offset = null, int? limit = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
+        public virtual async System.Threading.Tasks.Task<PageViewOfInstanceSummaryView> ListInstancesAsync(string? definition = null, InstanceStatus? status = null, string? businessKey = null, System.DateTimeOffset? createdFrom = null, System.DateTimeOffset? createdTo = null, int? offset = null, int? limit = null, string? after = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
         {
             var client_ = _httpClient;
             var disposeClient_ = false;
@@ -993,6 +994,10 @@ namespace WorkflowService.Tests.Client.Generated
                     if (limit != null)
                     {
                         urlBuilder_.Append(System.Uri.EscapeDataString("limit")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(limit, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
+                    }
+                    if (after != null)
+                    {
+                        urlBuilder_.Append(System.Uri.EscapeDataString("after")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(after, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
                     }
                     urlBuilder_.Length--;
 
@@ -4631,7 +4636,8 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     /// <summary>
-    /// A page of a list: its items, how many there are in all, and the offset and limit it was asked with.
+    /// A page of a list: its items, how many there are in all, the offset and limit it was asked with, and, where the list
+    /// <br/>pages by cursor (instances), the cursor of the page after it.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class PageViewOfInstanceSummaryView
@@ -4649,6 +4655,12 @@ namespace WorkflowService.Tests.Client.Generated
         [System.Text.Json.Serialization.JsonPropertyName("limit")]
         public int Limit { get; set; } = default!;
 
+        /// <summary>
+        /// The instance list's cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string? Next { get; set; } = default!;
+
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
         [System.Text.Json.Serialization.JsonExtensionData]
@@ -4661,7 +4673,8 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     /// <summary>
-    /// A page of a list: its items, how many there are in all, and the offset and limit it was asked with.
+    /// A page of a list: its items, how many there are in all, the offset and limit it was asked with, and, where the list
+    /// <br/>pages by cursor (instances), the cursor of the page after it.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class PageViewOfSignalView
@@ -4679,6 +4692,12 @@ namespace WorkflowService.Tests.Client.Generated
         [System.Text.Json.Serialization.JsonPropertyName("limit")]
         public int Limit { get; set; } = default!;
 
+        /// <summary>
+        /// The instance list's cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string? Next { get; set; } = default!;
+
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
         [System.Text.Json.Serialization.JsonExtensionData]
@@ -4691,7 +4710,8 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     /// <summary>
-    /// A page of a list: its items, how many there are in all, and the offset and limit it was asked with.
+    /// A page of a list: its items, how many there are in all, the offset and limit it was asked with, and, where the list
+    /// <br/>pages by cursor (instances), the cursor of the page after it.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class PageViewOfTaskView
@@ -4708,6 +4728,12 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("limit")]
         public int Limit { get; set; } = default!;
+
+        /// <summary>
+        /// The instance list's cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string? Next { get; set; } = default!;
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
