@@ -96,6 +96,42 @@ internal sealed class FaultClient : IDisposable
     }
 
     /// <summary>
+    /// Suspends (<paramref name="suspend"/>) or resumes an instance: true when this call changed it, false when the
+    /// service answered 409 (it was not waiting, or not suspended).
+    /// </summary>
+    public async Task<bool> SuspendOrResumeAsync(Guid instanceId, bool suspend, string clientId, CancellationToken cancellationToken)
+    {
+        var body = await SendAsync(HttpMethod.Post, $"/instances/{instanceId}/{(suspend ? "suspend" : "resume")}", suspend ? new { reason = "mass operation" } : null,
+            clientId, cancellationToken, HttpStatusCode.OK, HttpStatusCode.Conflict);
+        if (body is null)
+        {
+            _ledger.Refused();
+            return false;
+        }
+
+        _ledger.Acknowledge(suspend ? LedgerKind.Suspend : LedgerKind.Resume, clientId, instanceId, instanceId);
+        return true;
+    }
+
+    /// <summary>
+    /// Every instance GET /instances?<paramref name="filter"/> lists, page by page with the list's cursor (next, passed as
+    /// after), as a client that acts on each page while it pages would read them.
+    /// </summary>
+    public async IAsyncEnumerable<IReadOnlyList<Guid>> PagesAsync(string filter, int limit,
+        [System.Runtime.CompilerServices.EnumeratorCancellation] CancellationToken cancellationToken)
+    {
+        string? after = null;
+        do
+        {
+            var page = await GetAsync($"/instances?{filter}&limit={limit}{(after is null ? "" : $"&after={after}")}", cancellationToken)
+                ?? throw new InvalidOperationException($"GET /instances?{filter} answered 404");
+            yield return page["items"]!.AsArray().Select(i => Guid.Parse((string)i!["id"]!)).ToList();
+            after = (string?)page["next"];
+        }
+        while (after is not null);
+    }
+
+    /// <summary>
     /// Long-polls (GET /instances/{id}?waitFor=Completed) until the instance has completed, at most a minute: a closed
     /// loop, so that the load never queues more than its own concurrency. Whether it completed is the checker's to say.
     /// </summary>

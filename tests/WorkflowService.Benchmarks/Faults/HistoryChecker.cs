@@ -27,6 +27,7 @@ internal static class HistoryChecker
         CheckStarts(acknowledged, store, instances, findings);
         CheckSignals(acknowledged, store, instances, signals, received, findings);
         CheckReplays(acknowledged, replayed, findings);
+        CheckStateChanges(acknowledged, history, findings);
 
         foreach (var instance in store.Instances)
         {
@@ -159,6 +160,24 @@ internal static class HistoryChecker
             else if (recorded > replay.Count())
             {
                 findings.Duplicated($"dead letter {replay.Key}: {replay.Count()} replays acknowledged, {recorded} recorded");
+            }
+        }
+    }
+
+    /// <summary>
+    /// (a) for operators' state changes: every acknowledged suspend and resume is in its instance's history. (A retried one
+    /// whose first attempt took effect is told 409 and is not acknowledged, so more recorded than acknowledged is no fault:
+    /// an instance can only be suspended from waiting and resumed from suspended.)
+    /// </summary>
+    private static void CheckStateChanges(IReadOnlyList<LedgerEntry> acknowledged, ILookup<Guid, StoredEvent> history, Findings findings)
+    {
+        foreach (var change in acknowledged.Where(e => e.Kind is LedgerKind.Suspend or LedgerKind.Resume).GroupBy(e => (e.Kind, e.InstanceId)))
+        {
+            var type = change.Key.Kind == LedgerKind.Suspend ? "InstanceSuspended" : "InstanceResumed";
+            var recorded = history[change.Key.InstanceId].Count(e => e.Type == type);
+            if (recorded < change.Count())
+            {
+                findings.Lost($"instance {change.Key.InstanceId}: {change.Count()} {change.Key.Kind.ToString().ToLowerInvariant()}s acknowledged, {recorded} recorded");
             }
         }
     }

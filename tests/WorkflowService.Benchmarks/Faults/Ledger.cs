@@ -13,6 +13,12 @@ internal enum LedgerKind
 
     /// <summary>POST /dead-letters/{id}/replay answered 202: the signal is queued again, once.</summary>
     Replay,
+
+    /// <summary>POST /instances/{id}/suspend answered 200: the instance is suspended (its history says so).</summary>
+    Suspend,
+
+    /// <summary>POST /instances/{id}/resume answered 200: the instance is waiting again (its history says so).</summary>
+    Resume,
 }
 
 /// <summary>

@@ -218,6 +218,34 @@ public sealed class HistoryCheckerTests
     }
 
     [Fact]
+    public void An_acknowledged_suspend_or_resume_missing_from_the_history_is_lost()
+    {
+        var run = new TwoWaitsRun(instances: 2);
+        foreach (var i in new[] { 0, 1 })
+        {
+            run.Ledger.Add(new LedgerEntry(LedgerKind.Suspend, $"suspend-{i}", run.Instance(i), run.Instance(i), null, DateTimeOffset.UnixEpoch));
+            run.Ledger.Add(new LedgerEntry(LedgerKind.Resume, $"resume-{i}", run.Instance(i), run.Instance(i), null, DateTimeOffset.UnixEpoch));
+        }
+
+        // Both changes of instance 0 are in its history; instance 1 was suspended, and its acknowledged resume is not there.
+        foreach (var (instance, types) in new[] { (0, new[] { "InstanceSuspended", "InstanceResumed" }), (1, new[] { "InstanceSuspended" }) })
+        {
+            foreach (var type in types)
+            {
+                run.History.Insert(run.History.FindIndex(e => e.InstanceId == run.Instance(instance)) + 1,
+                    new StoredEvent(run.Instance(instance), 0, TwoWaitsRun.T0, type, null));
+            }
+
+            run.Renumber(run.Instance(instance));
+        }
+
+        var verdict = run.Check();
+
+        Assert.Equal(1, verdict.Lost);
+        Assert.Contains(verdict.Samples, s => s.Contains($"instance {run.Instance(1)}: 1 resumes acknowledged, 0 recorded", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public void A_run_that_did_no_work_does_not_pass()
     {
         var run = new TwoWaitsRun(instances: 0);
