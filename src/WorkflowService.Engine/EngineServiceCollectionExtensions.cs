@@ -34,6 +34,7 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<DeadLetterQueue>();
         services.AddSingleton<InstanceMigrator>();
         services.AddSingleton<SignalProcessor>();
+        services.AddSingleton<LeaseKeeper>();
         services.AddHostedService<SignalDispatcher>();
         return services;
     }

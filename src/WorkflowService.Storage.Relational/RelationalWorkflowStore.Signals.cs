@@ -127,6 +127,16 @@ public sealed partial class RelationalWorkflowStore : ISignalQueue
             static async (reader, ct) => await reader.ReadAsync(ct).ConfigureAwait(false) && !reader.IsDBNull(0) ? reader.GetInt64(0) : (long?)null,
             cancellationToken);
 
+    public async Task<bool> ExtendLeaseAsync(Guid signalId, long leaseToken, TimeSpan lease, CancellationToken cancellationToken)
+    {
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var until = NowMs() + (long)lease.TotalMilliseconds;
+        var rows = await db.Signals.Where(s => s.Id == signalId && s.LeaseToken == leaseToken && s.Status == SignalStatus.Pending)
+            .ExecuteUpdateAsync(u => u.SetProperty(s => s.LeaseUntilMs, until), cancellationToken).ConfigureAwait(false);
+        return rows == 1;
+    }
+
     public Task<bool> ReleaseSignalAsync(Guid signalId, long leaseToken, long dueAtMs, string? error, CancellationToken cancellationToken) =>
         GiveBackAsync(signalId, leaseToken, dueAtMs, error, refundAttempt: false, cancellationToken);
 

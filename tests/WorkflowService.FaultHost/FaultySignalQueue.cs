@@ -3,7 +3,7 @@ using WorkflowService.Engine.Persistence;
 namespace WorkflowService.FaultHost;
 
 /// <summary>
-/// The signal queue with its writes (queueing, claiming, giving back, dead-lettering, replaying) failing as the injector
+/// The signal queue with its writes (queueing, claiming, extending a lease, giving back, dead-lettering, replaying) failing as the injector
 /// decides; reads and the shutdown's release of leases go through.
 /// </summary>
 internal sealed class FaultySignalQueue(ISignalQueue inner, StoreFaultInjector faults) : ISignalQueue
@@ -19,6 +19,9 @@ internal sealed class FaultySignalQueue(ISignalQueue inner, StoreFaultInjector f
 
     public Task<IReadOnlyList<ClaimedSignal>> ClaimDueWorkAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken) =>
         faults.RunAsync(nameof(ClaimDueWorkAsync), () => inner.ClaimDueWorkAsync(owner, max, lease, cancellationToken), cancellationToken);
+
+    public Task<bool> ExtendLeaseAsync(Guid signalId, long leaseToken, TimeSpan lease, CancellationToken cancellationToken) =>
+        faults.RunAsync(nameof(ExtendLeaseAsync), () => inner.ExtendLeaseAsync(signalId, leaseToken, lease, cancellationToken), cancellationToken);
 
     public Task<long?> GetNextDueAsync(CancellationToken cancellationToken) => inner.GetNextDueAsync(cancellationToken);
 

@@ -22,6 +22,11 @@ public interface ISignalQueue
     /// database allows (the workers' claim). In due order.
     /// </summary>
     Task<IReadOnlyList<ClaimedSignal>> ClaimDueWorkAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken);
+    /// <summary>
+    /// Holds a claim for another <paramref name="lease"/> from now (store clock), for work that runs longer than a lease;
+    /// false when the lease was lost (another claim took the signal, or it was settled).
+    /// </summary>
+    Task<bool> ExtendLeaseAsync(Guid signalId, long leaseToken, TimeSpan lease, CancellationToken cancellationToken);
     /// <summary>When the next pending signal becomes claimable (Unix ms), or null when none is pending.</summary>
     Task<long?> GetNextDueAsync(CancellationToken cancellationToken);
     /// <summary>Gives a claimed signal back for a later retry; false when the lease was lost.</summary>

@@ -17,6 +17,7 @@ public sealed partial class SignalDispatcher(
     ISignalQueue signals,
     IStoreClock clock,
     SignalProcessor processor,
+    LeaseKeeper leases,
     IWakeUpTransport wakeUp,
     NodeIdentity node,
     EngineMetrics metrics,
@@ -43,6 +44,8 @@ public sealed partial class SignalDispatcher(
         var queue = Channel.CreateBounded<IReadOnlyList<ClaimedSignal>>(new BoundedChannelOptions(workers) { SingleReader = false, SingleWriter = true });
         var running = Enumerable.Range(0, workers).Select(_ => Task.Run(() => WorkAsync(queue.Reader, idle))).ToArray();
 #pragma warning restore CA2000, CA2025
+        // Claims outliving a lease are extended until the workers have stopped (the drain below included).
+        var keeping = Task.Run(() => leases.RunAsync(_abort.Token), CancellationToken.None);
         LogStarted(logger, node.Id, workers);
 
         try
@@ -136,6 +139,8 @@ public sealed partial class SignalDispatcher(
                 await _abort.CancelAsync().ConfigureAwait(false);
             }
 
+            await _abort.CancelAsync().ConfigureAwait(false);
+            await keeping.ConfigureAwait(false);
             try
             {
                 using var bounded = new CancellationTokenSource(settings.ShutdownTimeout);
@@ -153,6 +158,12 @@ public sealed partial class SignalDispatcher(
     {
         await foreach (var signals in reader.ReadAllAsync().ConfigureAwait(false))
         {
+            // The later signals of one instance wait for the earlier ones: their claims are kept from now on too.
+            foreach (var work in signals)
+            {
+                leases.Hold(work.Signal);
+            }
+
             try
             {
                 for (var i = 0; i < signals.Count; i++)
@@ -160,6 +171,7 @@ public sealed partial class SignalDispatcher(
                     // The claim's read of the instance holds for the first signal; each later one reads what the one
                     // before it committed.
                     await ProcessAsync(signals[i].Signal, i == 0 ? signals[i].Instance : null).ConfigureAwait(false);
+                    leases.Release(signals[i].Signal.Id);
                 }
             }
             catch (OperationCanceledException)
@@ -167,6 +179,11 @@ public sealed partial class SignalDispatcher(
             }
             finally
             {
+                foreach (var work in signals)
+                {
+                    leases.Release(work.Signal.Id);
+                }
+
                 idle.Release();
             }
         }

@@ -9,6 +9,7 @@ internal static class FaultCatalog
         new DatabaseOutageScenario { Number = 2, Name = "database-outage", Title = "the database stopped under load and started again, then paused longer than the command timeout" },
         new PartitionScenario { Number = 3, Name = "partition", Title = "one node's database traffic blackholed by a loopback TCP proxy for three leases, then healed" },
         new PausedNodeScenario { Number = 4, Name = "paused-node", Title = "SIGSTOP a node holding claims for twice the lease, then SIGCONT" },
+        new SlowHandlerScenario { Number = 4, Name = "slow-handler", Title = "each workflow's http call-out answered after twice the lease (a handler slower than the lease)" },
         new AmbiguousCommitScenario { Number = 5, Name = "ambiguous-commits", Title = "5 % of the store's writes (create, commit, queue, claim, give back, dead-letter) and half its replays fail: at once, after a timeout, or after they committed" },
         new DuplicateScenario { Number = 6, Name = "duplicates", Title = "every start and signal sent three times at once with one key; dead letters replayed by two concurrent calls" },
         new EarlySignalScenario { Number = 7, Name = "early-signals", Title = "start-then-signal pairs with 0-50 ms between the two signals" },

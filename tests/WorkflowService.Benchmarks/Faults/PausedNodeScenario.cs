@@ -62,7 +62,6 @@ internal sealed class PausedNodeScenario : FaultScenario
             RecoveryBound = bound,
         };
         outcome.Notes.Add($"{pauses} pauses (SIGSTOP) of {hold.TotalSeconds:0} s, twice the lease, each while the node held claims (held at the freeze: {string.Join(", ", heldAtFreeze)}); load: 16 workers of start, 'a', 0-50 ms, 'b'");
-        outcome.Notes.Add("not yet run: a handler slower than the lease (an http call-out to a slow local endpoint)");
         FaultChecks.AddLoadFailures(outcome, load);
         FaultChecks.AddRecoveryFailure(outcome);
         return outcome;

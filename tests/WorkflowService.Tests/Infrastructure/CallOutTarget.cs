@@ -8,11 +8,12 @@ using Microsoft.Extensions.Logging;
 
 namespace WorkflowService.Tests.Infrastructure;
 
-/// <summary>A real HTTP server on loopback that http steps call: a quote service, a flaky one and a broken one.</summary>
+/// <summary>A real HTTP server on loopback that http steps call: a quote service, a flaky one, a broken one and a slow one.</summary>
 public sealed class CallOutTarget : IAsyncDisposable
 {
     private readonly WebApplication _app;
     private int _flakyCalls;
+    private int _slowCalls;
 
     private CallOutTarget(WebApplication app) => _app = app;
 
@@ -20,6 +21,9 @@ public sealed class CallOutTarget : IAsyncDisposable
 
     /// <summary>How many requests /flaky has received.</summary>
     public int FlakyCalls => Volatile.Read(ref _flakyCalls);
+
+    /// <summary>How many requests /slow has received.</summary>
+    public int SlowCalls => Volatile.Read(ref _slowCalls);
 
     public static async Task<CallOutTarget> StartAsync()
     {
@@ -36,6 +40,13 @@ public sealed class CallOutTarget : IAsyncDisposable
         app.MapGet("/flaky", () => Interlocked.Increment(ref target._flakyCalls) <= 2
             ? Results.StatusCode(StatusCodes.Status503ServiceUnavailable)
             : Results.Text("ready", "text/plain"));
+        // Answers after ms milliseconds: a handler slower than the service's lease.
+        app.MapPost("/slow", async (int ms, CancellationToken cancellationToken) =>
+        {
+            Interlocked.Increment(ref target._slowCalls);
+            await Task.Delay(ms, cancellationToken);
+            return Results.Json(new { answered = true });
+        });
         app.MapGet("/broken", () => Results.StatusCode(StatusCodes.Status500InternalServerError));
         await app.StartAsync();
         target.Address = new Uri(app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
