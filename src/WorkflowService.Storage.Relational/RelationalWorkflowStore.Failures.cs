@@ -6,4 +6,6 @@ namespace WorkflowService.Storage.Relational;
 public sealed partial class RelationalWorkflowStore : IStoreFailures
 {
     public bool IsUnavailable(Exception exception) => dialect.IsUnavailable(exception);
+
+    public string DescribeUnavailable(Exception exception) => dialect.DescribeUnavailable(exception);
 }

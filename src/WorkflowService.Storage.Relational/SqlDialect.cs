@@ -35,6 +35,9 @@ public abstract class SqlDialect
     /// </summary>
     public virtual bool IsUnavailable(Exception exception) => IsTransient(exception);
 
+    /// <summary>What an unavailable store's failure means, for the operator reading the log: by default the driver's words.</summary>
+    public virtual string DescribeUnavailable(Exception exception) => exception.GetBaseException().Message;
+
     /// <summary>
     /// Whether <paramref name="exception"/> or any exception inside it matches: EF Core wraps the driver's exception, and
     /// the driver's own may carry the socket or timeout error inside it, so neither the outermost nor the innermost is

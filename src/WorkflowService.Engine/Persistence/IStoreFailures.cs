@@ -9,4 +9,10 @@ public interface IStoreFailures
     /// later (safely, with its idempotency key).
     /// </summary>
     bool IsUnavailable(Exception exception);
+
+    /// <summary>
+    /// What an unavailable store's <paramref name="exception"/> means, in words an operator can act on (for the log, never
+    /// for the client): "the disk is full", "is its filesystem read-only, full or failing?".
+    /// </summary>
+    string DescribeUnavailable(Exception exception);
 }

@@ -41,6 +41,24 @@ public sealed class SqliteDialect : SqlDialect
     public override bool IsUnavailable(Exception exception) =>
         AnyInChain(exception, e => e is SqliteException { SqliteErrorCode: 5 or 6 or 8 or 10 or 13 or 14 });
 
+    // SQLite's own words ("disk I/O error") do not say where to look: the log says what the operator can check.
+    public override string DescribeUnavailable(Exception exception)
+    {
+        SqliteException? sqlite = null;
+        AnyInChain(exception, e => (sqlite = e as SqliteException) is not null);
+        var meaning = sqlite?.SqliteErrorCode switch
+        {
+            5 or 6 => "the database file is locked by another connection or process",
+            8 => "the database file is read-only (its permissions, or a read-only filesystem)",
+            10 => "the database file could not be written or read: is its filesystem read-only, full or failing?",
+            13 => "the disk is full",
+            14 => "the database file cannot be opened (its directory missing or not writable)",
+            _ => null,
+        };
+        var words = (sqlite ?? exception.GetBaseException()).Message;
+        return meaning is null ? words : $"{meaning} ({words})";
+    }
+
     // SQLITE_CONSTRAINT (19) with the UNIQUE (2067) or PRIMARY KEY (1555) extended code.
     public override bool IsUniqueViolation(Exception exception) =>
         exception.GetBaseException() is SqliteException { SqliteErrorCode: 19, SqliteExtendedErrorCode: 2067 or 1555 };

@@ -12,8 +12,11 @@ public sealed class SqliteStoreOptions : RelationalStoreOptions
     /// <summary>A file created on first run, beside the service.</summary>
     public SqliteStoreOptions() => ConnectionString = "Data Source=data/workflow.db";
 
-    /// <summary>SQLite's synchronous pragma (key <c>SqliteSynchronous</c>): Normal (the default), Full or Extra.</summary>
-    public SqliteSynchronous Synchronous { get; set; } = SqliteSynchronous.Normal;
+    /// <summary>
+    /// SQLite's synchronous pragma (key <c>SqliteSynchronous</c>): Full (the default: what the service acknowledges is on
+    /// the disk), Extra, or Normal (faster; acknowledged commits can be lost when the machine or its filesystem fails).
+    /// </summary>
+    public SqliteSynchronous Synchronous { get; set; } = SqliteSynchronous.Full;
 
     protected override DbConnectionStringBuilder CreateConnectionStringBuilder() => new SqliteConnectionStringBuilder();
 }

@@ -45,7 +45,7 @@ internal sealed partial class ApiExceptionHandler(
         {
             // The database is down, paused or saturated: nothing is wrong with the request. The client is told when to try
             // again; with its Idempotency-Key a retry is safe even if this request's change was committed after all.
-            LogStoreUnavailable(logger, context.Request.Method, context.Request.Path, exception.GetBaseException().Message);
+            LogStoreUnavailable(logger, context.Request.Method, context.Request.Path, store.DescribeUnavailable(exception));
             await StoreUnavailable.WriteAsync(context, api.Value, exception);
             return true;
         }

@@ -8,13 +8,13 @@ using WorkflowService.Storage.Relational.Sqlite;
 namespace WorkflowService.Benchmarks.Backends;
 
 /// <summary>
-/// The embedded default: a fresh SQLite file per run (WAL mode, synchronous=NORMAL as the service ships), deleted
+/// The embedded default: a fresh SQLite file per run (WAL mode, synchronous=FULL as the service ships), deleted
 /// afterwards. SQLite exposes no per-database write statistics, so the counters are the writing process's storage
 /// writes from /proc/&lt;pid&gt;/io and the growth of the database and WAL files.
 /// </summary>
 internal sealed class SqliteBackend(bool keep) : Backend
 {
-    public const string Synchronous = "NORMAL";
+    public const string Synchronous = "FULL";
 
     private string _path = string.Empty;
 

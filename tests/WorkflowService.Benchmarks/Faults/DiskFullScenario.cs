@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.Globalization;
-using System.Net;
 
 namespace WorkflowService.Benchmarks.Faults;
 
@@ -69,27 +68,8 @@ internal sealed class DiskFullScenario : FaultScenario
             RecoveryBound = RecoverWithin,
         };
 
-        var answers = probe.Answers;
-        var during = answers.Where(a => a.At >= began && a.At < ended).ToList();
-        var writes = during.Where(a => a.Call == "POST /instances").ToList();
-        var reads = during.Where(a => a.Call == "GET /instances/{id}").ToList();
-        var wrongWrites = writes.Where(a => !(a.Status is HttpStatusCode.Created || (a.Status == HttpStatusCode.ServiceUnavailable && a.RetryAfter && a.Problem))).ToList();
-        if (wrongWrites.Count > 0 || !writes.Any(a => a.Status == HttpStatusCode.ServiceUnavailable))
-        {
-            outcome.Failures.Add($"disk full: starts were to be answered 503 problem details with Retry-After (or succeed where space was left): {OutageProbe.Describe(writes)}");
-        }
-
-        if (reads.Count == 0 || reads.Any(a => a.Status != HttpStatusCode.OK))
-        {
-            outcome.Failures.Add($"disk full: reads were to keep working: {OutageProbe.Describe(reads)}");
-        }
-
-        if (!log.Contains("disk is full", StringComparison.OrdinalIgnoreCase))
-        {
-            outcome.Failures.Add("disk full: the service's log does not say that the disk is full");
-        }
-
-        var recovered = answers.Where(a => a.Call == "POST /instances" && a.At >= ended && a.Status == HttpStatusCode.Created).Select(a => (long?)a.At).Min();
+        probe.CheckWritesRefusedReadsServed(outcome, began, ended, "disk full", log, "disk is full");
+        var recovered = probe.FirstStartServedSince(ended);
         // Recovery: from space returning to the first start served.
         outcome.Recovery = recovered is { } served ? Stopwatch.GetElapsedTime(ended, served) : null;
         if (outcome.Recovery is not { } took || took > RecoverWithin)
@@ -103,7 +83,7 @@ internal sealed class DiskFullScenario : FaultScenario
         }
 
         outcome.Notes.Add(string.Create(CultureInfo.InvariantCulture,
-            $"the store's 64 MiB filesystem filled to the last byte ({filled / 1024.0 / 1024.0:0.0} MiB of filler) for {full.TotalSeconds:0} s, then freed; 1 node; load: 8 workers of start, 'a', 0-50 ms, 'b'; probes every 0.5 s: starts {OutageProbe.Describe(writes)}; reads {OutageProbe.Describe(reads)}; starts succeeded again {(recovered is { } r ? $"{Stopwatch.GetElapsedTime(ended, r).TotalSeconds:0.0} s" : "never")} after space returned"));
+            $"the store's 64 MiB filesystem filled to the last byte ({filled / 1024.0 / 1024.0:0.0} MiB of filler) for {full.TotalSeconds:0} s, then freed; 1 node; load: 8 workers of start, 'a', 0-50 ms, 'b'; probes every 0.5 s: {probe.DescribeWritesAndReads(began, ended)}; starts succeeded again {(recovered is { } r ? $"{Stopwatch.GetElapsedTime(ended, r).TotalSeconds:0.0} s" : "never")} after space returned"));
         FaultChecks.AddLoadFailures(outcome, load);
         return outcome;
     }

@@ -17,11 +17,11 @@ internal static class FaultCatalog
         new ClockSkewScenario { Number = 9, Name = "clock-skew", Title = "one node's clock five minutes ahead and one five minutes behind, under timers and delayed signals" },
         new ResourceAbuseScenario { Number = 10, Name = "resource-abuse", Title = "poison signals, runaway expressions (loops, allocation) and 1,000 concurrent long-polls beside a normal load" },
         new DiskFullScenario { Number = 11, Name = "disk-full", Title = "the embedded store's disk full under load, then space returns" },
+        new ReadOnlyFileScenario { Number = 11, Name = "read-only-file", Title = "the embedded store's filesystem turned read-only under load (an ext4 error), then repaired and the node started again" },
     ];
 
     /// <summary>The faults this table has no row for yet, by number, with what each needs.</summary>
     public static IReadOnlyList<(int Number, string Title)> NotBuilt { get; } =
     [
-        (11, "a read-only database file on the embedded store (the disk-full half has its row; a file or filesystem cannot be made read-only under a process that holds it open for writing)"),
     ];
 }

@@ -25,6 +25,9 @@ internal sealed class FaultContext
     /// <summary>The small filesystem holding the row's embedded store (<see cref="FaultScenario.FillsItsDisk"/>).</summary>
     public SmallDisk? Disk { get; init; }
 
+    /// <summary>The filesystem holding the row's embedded store that can turn read-only (<see cref="FaultScenario.TurnsItsDiskReadOnly"/>).</summary>
+    public ReadOnlyDisk? ReadOnlyDisk { get; init; }
+
     public bool Short => Options.Tier == FaultTier.Short;
 
     /// <summary>Whether several nodes can share the backend (the embedded store is one node's file).</summary>

@@ -60,7 +60,10 @@ internal sealed class FaultRunner(FaultOptions options)
             return row with { NotApplicable = reason };
         }
 
-        if ((scenario.OwnsDatabaseServer ? OwnedPostgresServer.Unavailable() : scenario.FillsItsDisk ? SmallDisk.Unavailable() : null) is { } missing)
+        if ((scenario.OwnsDatabaseServer ? OwnedPostgresServer.Unavailable()
+                : scenario.FillsItsDisk ? SmallDisk.Unavailable()
+                : scenario.TurnsItsDiskReadOnly ? ReadOnlyDisk.Unavailable()
+                : null) is { } missing)
         {
             return row with { Verdict = $"FAIL: not run: {missing}", Failures = [$"not run: {missing}"] };
         }
@@ -70,14 +73,16 @@ internal sealed class FaultRunner(FaultOptions options)
         // A row that stops or pauses its database gets a server of its own; the others share the one --postgres names.
         await using var server = scenario.OwnsDatabaseServer ? await OwnedPostgresServer.StartAsync(cancellationToken) : null;
         await using var disk = scenario.FillsItsDisk ? await SmallDisk.MountAsync(64, cancellationToken) : null;
+        await using var readOnlyDisk = scenario.TurnsItsDiskReadOnly ? await ReadOnlyDisk.MountAsync(64, cancellationToken) : null;
         await using Backend backend = backendName == "sqlite"
             ? new SqliteBackend(keep: false)
             : new PostgresBackend(server?.AdminConnectionString ?? options.PostgresAdmin, keep: false);
-        await backend.ProvisionAsync(disk?.Path ?? work, cancellationToken);
+        await backend.ProvisionAsync(disk?.Path ?? readOnlyDisk?.Path ?? work, cancellationToken);
         // Bounded: a scenario that hangs fails its row, never the whole run.
         using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         deadline.CancelAfter(options.Tier == FaultTier.Short ? TimeSpan.FromMinutes(5) : TimeSpan.FromMinutes(20));
-        var context = new FaultContext { Backend = backend, Options = options, WorkDirectory = work, ApiKey = BenchApiKey.Create(), Cancellation = deadline.Token, Server = server, Disk = disk };
+        var context = new FaultContext { Backend = backend, Options = options, WorkDirectory = work, ApiKey = BenchApiKey.Create(), Cancellation = deadline.Token, Server = server, Disk = disk,
+            ReadOnlyDisk = readOnlyDisk };
 
         FaultOutcome outcome;
         int? maxConnections;

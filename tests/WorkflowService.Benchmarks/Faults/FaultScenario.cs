@@ -18,6 +18,9 @@ internal abstract class FaultScenario
     /// <summary>Whether the row's embedded store lives on a small filesystem of its own (<see cref="SmallDisk"/>), to fill.</summary>
     public virtual bool FillsItsDisk => false;
 
+    /// <summary>Whether the row's embedded store lives on a filesystem of its own that can turn read-only (<see cref="ReadOnlyDisk"/>).</summary>
+    public virtual bool TurnsItsDiskReadOnly => false;
+
     /// <summary>Why the fault does not apply to <paramref name="backend"/>, or null when it does.</summary>
     public virtual string? NotApplicable(string backend) => null;
 

@@ -87,6 +87,44 @@ internal sealed class OutageProbe : IDisposable
         string.Join(", ", answers.GroupBy(a => a.Status is { } s ? ((int)s).ToString(CultureInfo.InvariantCulture) : "no answer").OrderBy(g => g.Key)
             .Select(g => string.Create(CultureInfo.InvariantCulture, $"{g.Count()}× {g.Key} (up to {g.Max(a => a.Took).TotalSeconds:0.0} s)"))) is { Length: > 0 } text ? text : "none";
 
+    /// <summary>
+    /// The embedded store's checks while its disk fails (full, read-only): between <paramref name="began"/> and
+    /// <paramref name="ended"/>, starts answered 503 problem details with Retry-After (or served where they still could
+    /// be) and at least one refused; reads served; the node's log naming the cause (any of <paramref name="logSays"/>).
+    /// </summary>
+    public void CheckWritesRefusedReadsServed(FaultOutcome outcome, long began, long ended, string fault, string log, params string[] logSays)
+    {
+        var during = Answers.Where(a => a.At >= began && a.At < ended).ToList();
+        var writes = during.Where(a => a.Call == "POST /instances").ToList();
+        var reads = during.Where(a => a.Call == "GET /instances/{id}").ToList();
+        var wrongWrites = writes.Where(a => !(a.Status is HttpStatusCode.Created || (a.Status == HttpStatusCode.ServiceUnavailable && a.RetryAfter && a.Problem))).ToList();
+        if (wrongWrites.Count > 0 || !writes.Any(a => a.Status == HttpStatusCode.ServiceUnavailable))
+        {
+            outcome.Failures.Add($"{fault}: starts were to be answered 503 problem details with Retry-After (or succeed where they still could): {Describe(writes)}");
+        }
+
+        if (reads.Count == 0 || reads.Any(a => a.Status != HttpStatusCode.OK))
+        {
+            outcome.Failures.Add($"{fault}: reads were to keep working: {Describe(reads)}");
+        }
+
+        if (!logSays.Any(phrase => log.Contains(phrase, StringComparison.OrdinalIgnoreCase)))
+        {
+            outcome.Failures.Add($"{fault}: the service's log does not say why (none of: {string.Join(", ", logSays.Select(p => $"'{p}'"))})");
+        }
+    }
+
+    /// <summary>The first start served at or after <paramref name="since"/>, or null.</summary>
+    public long? FirstStartServedSince(long since) =>
+        Answers.Where(a => a.Call == "POST /instances" && a.At >= since && a.Status == HttpStatusCode.Created).Select(a => (long?)a.At).Min();
+
+    /// <summary>What the probe saw between <paramref name="began"/> and <paramref name="ended"/>: "starts ...; reads ...".</summary>
+    public string DescribeWritesAndReads(long began, long ended)
+    {
+        var during = Answers.Where(a => a.At >= began && a.At < ended).ToList();
+        return $"starts {Describe(during.Where(a => a.Call == "POST /instances"))}; reads {Describe(during.Where(a => a.Call == "GET /instances/{id}"))}";
+    }
+
     private async Task AskAsync(string node, string call, Func<HttpRequestMessage> create)
     {
         var at = Stopwatch.GetTimestamp();

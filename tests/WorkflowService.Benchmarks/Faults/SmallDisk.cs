@@ -1,5 +1,3 @@
-using System.Diagnostics;
-
 namespace WorkflowService.Benchmarks.Faults;
 
 /// <summary>
@@ -27,7 +25,7 @@ internal sealed class SmallDisk : IAsyncDisposable
     public static async Task<SmallDisk> MountAsync(int megabytes, CancellationToken cancellationToken)
     {
         var path = Directory.CreateTempSubdirectory("wf-faults-disk-").FullName;
-        await RunAsync("mount", ["-t", "tmpfs", "-o", $"size={megabytes}m", "tmpfs", path], cancellationToken);
+        await SystemTool.RunAsync("mount", ["-t", "tmpfs", "-o", $"size={megabytes}m", "tmpfs", path], cancellationToken);
         return new SmallDisk(path);
     }
 
@@ -70,21 +68,7 @@ internal sealed class SmallDisk : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
-        await RunAsync("umount", ["-l", Path], CancellationToken.None);
+        await SystemTool.RunAsync("umount", ["-l", Path], CancellationToken.None);
         Directory.Delete(Path, recursive: true);
-    }
-
-    private static async Task RunAsync(string tool, IReadOnlyList<string> arguments, CancellationToken cancellationToken)
-    {
-        using var process = Process.Start(new ProcessStartInfo(tool, arguments) { RedirectStandardError = true, RedirectStandardOutput = true })
-                            ?? throw new InvalidOperationException($"{tool} did not start");
-        var errors = process.StandardError.ReadToEndAsync(cancellationToken);
-        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        deadline.CancelAfter(TimeSpan.FromSeconds(30));
-        await process.WaitForExitAsync(deadline.Token);
-        if (process.ExitCode != 0)
-        {
-            throw new InvalidOperationException($"{tool} {string.Join(' ', arguments)} exited with {process.ExitCode}: {await errors}");
-        }
     }
 }

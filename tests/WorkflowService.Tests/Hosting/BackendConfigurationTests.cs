@@ -1,3 +1,4 @@
+using Microsoft.Data.Sqlite;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
@@ -98,6 +99,29 @@ public sealed class BackendConfigurationTests
 
         Assert.Equal(SqliteSynchronous.Full, provider.GetRequiredService<IOptions<SqliteStoreOptions>>().Value.Synchronous);
         Assert.Equal(typeof(InProcessWakeUp), Assert.Single(services, d => d.ServiceType == typeof(IWakeUpTransport)).ImplementationType);
+    }
+
+    [Fact]
+    public async Task The_sqlite_store_is_durable_by_default_and_names_the_cause_of_an_unavailable_file_in_words_an_operator_can_act_on()
+    {
+        var services = new ServiceCollection().AddLogging().AddSingleton(TimeProvider.System);
+        services.AddWorkflowBackend(Configuration([]));
+        await using var provider = services.BuildServiceProvider();
+
+        // Every acknowledged commit is on the disk (found by the fault table's read-only-file row).
+        Assert.Equal(SqliteSynchronous.Full, provider.GetRequiredService<IOptions<SqliteStoreOptions>>().Value.Synchronous);
+
+        var failures = provider.GetRequiredService<IStoreFailures>();
+        foreach (var (code, says) in new[] { (8, "read-only"), (10, "filesystem read-only, full or failing"), (13, "disk is full"), (14, "cannot be opened"), (5, "locked") })
+        {
+            // As EF Core hands it over: the driver's exception inside its own.
+            var failure = new InvalidOperationException("An error occurred while saving the entity changes.", new SqliteException($"SQLite Error {code}.", code));
+            Assert.True(failures.IsUnavailable(failure));
+            Assert.Contains(says, failures.DescribeUnavailable(failure), StringComparison.Ordinal);
+            Assert.Contains($"SQLite Error {code}", failures.DescribeUnavailable(failure), StringComparison.Ordinal);
+        }
+
+        Assert.False(failures.IsUnavailable(new SqliteException("SQLite Error 19: 'UNIQUE constraint failed'.", 19)));
     }
 
     [Fact]
