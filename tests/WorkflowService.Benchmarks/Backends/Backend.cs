@@ -82,7 +82,7 @@ internal abstract class Backend : IAsyncDisposable
 
     public static Backend Create(string name, RunnerOptions options) => name switch
     {
-        "sqlite" => new SqliteBackend(options.KeepDatabase),
+        "sqlite" => new SqliteBackend(options.KeepDatabase, options.SqliteSynchronous),
         "postgres" => new PostgresBackend(options.PostgresAdmin, options.KeepDatabase),
         _ => throw new ArgumentException($"unknown backend {name}"),
     };

@@ -8,13 +8,16 @@ using WorkflowService.Storage.Relational.Sqlite;
 namespace WorkflowService.Benchmarks.Backends;
 
 /// <summary>
-/// The embedded default: a fresh SQLite file per run (WAL mode, synchronous=FULL as the service ships), deleted
-/// afterwards. SQLite exposes no per-database write statistics, so the counters are the writing process's storage
+/// The embedded default: a fresh SQLite file per run (WAL mode, synchronous=FULL as the service ships, or the mode
+/// --sqlite-synchronous names), deleted afterwards. SQLite exposes no per-database write statistics, so the counters are the writing process's storage
 /// writes from /proc/&lt;pid&gt;/io and the growth of the database and WAL files.
 /// </summary>
-internal sealed class SqliteBackend(bool keep) : Backend
+internal sealed class SqliteBackend(bool keep, string synchronous = SqliteBackend.DefaultSynchronous) : Backend
 {
-    public const string Synchronous = "FULL";
+    /// <summary>The service's default (Store:SqliteSynchronous).</summary>
+    public const string DefaultSynchronous = "FULL";
+
+    public string Synchronous { get; } = synchronous;
 
     private string _path = string.Empty;
 

@@ -66,13 +66,19 @@ internal static class RunnerCommandLine
             Description = "Log every request as the shipped appsettings.json does (one Information line each); runs otherwise log warnings only. Measures what request logging costs; reports get a -requestlog suffix.",
         };
 
+        var sqliteSynchronous = new Option<string>("--sqlite-synchronous")
+        {
+            Description = "The embedded store's synchronous mode: full (the service's default: every acknowledged commit on the disk), normal (flushed at checkpoints only) or extra. To measure what durability costs; reports of a mode other than full get a -sync-<mode> suffix.",
+            DefaultValueFactory = _ => "full",
+        }.AcceptOnlyFromAmong("full", "normal", "extra");
+
         var run = new RootCommand("The benchmark runner: starts the service (Release) on a fresh database, drives the scenario set over HTTP and writes docs/benchmarks/<backend>-<yyyy-MM-dd>[-<tier>].md/.json.")
         {
-            backend, tier, only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog,
+            backend, tier, only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous,
         };
         var compare = new Command("compare", "sqlite then postgres (tier all), then regenerates the README of the output directory.")
         {
-            only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog,
+            only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous,
         };
         var readme = new Command("readme", "Only regenerates the README of the output directory from its latest reports.") { output };
         run.Subcommands.Add(compare);
@@ -99,6 +105,7 @@ internal static class RunnerCommandLine
                 KeepDatabase = parse.GetValue(keepDatabase),
                 Auth = command != "readme" && parse.GetValue(auth) == "none" ? AuthMode.None : AuthMode.ApiKey,
                 RequestLog = command != "readme" && parse.GetValue(requestLog),
+                SqliteSynchronous = command == "readme" ? WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous : parse.GetValue(sqliteSynchronous)!.ToUpperInvariant(),
             };
         }
 

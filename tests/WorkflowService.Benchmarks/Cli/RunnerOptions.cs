@@ -26,15 +26,21 @@ internal sealed record RunnerOptions
     /// <summary>Log every request as the shipped configuration does (--request-log); runs log only warnings otherwise.</summary>
     public bool RequestLog { get; init; }
 
+    /// <summary>The embedded store's synchronous mode (--sqlite-synchronous): FULL, as the service ships, unless asked.</summary>
+    public string SqliteSynchronous { get; init; } = WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous;
+
     public string ServiceDll => Path.Combine(RepositoryRoot, "src", "WorkflowService", "bin", "Release", "net10.0", "WorkflowService.dll");
 
     /// <summary>
     /// The report file name's suffix: none for a full run, the tier or "partial" otherwise; "-noauth" after it for a run
-    /// without authentication and "-requestlog" for one that logs every request, so that it never stands in for the day's report (the README reads only unsuffixed ones).
+    /// without authentication, "-requestlog" for one that logs every request and "-sync-normal" (or -extra) for an embedded
+    /// store run with another synchronous mode than the service's default, so that it never stands in for the day's report
+    /// (the README reads only unsuffixed ones).
     /// </summary>
     public string ReportSuffix => (Only is not null ? "-partial" : Tier == Tier.All ? string.Empty : "-" + Tier.ToString().ToLowerInvariant())
                                   + (Auth == AuthMode.None ? "-noauth" : string.Empty)
-                                  + (RequestLog ? "-requestlog" : string.Empty);
+                                  + (RequestLog ? "-requestlog" : string.Empty)
+                                  + (SqliteSynchronous == WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous ? string.Empty : "-sync-" + SqliteSynchronous.ToLowerInvariant());
 
     public static string FindRepositoryRoot()
     {

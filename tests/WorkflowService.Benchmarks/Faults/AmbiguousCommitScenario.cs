@@ -30,7 +30,7 @@ internal sealed class AmbiguousCommitScenario : FaultScenario
     {
         var ct = context.Cancellation;
         var nodeCount = context.SeveralNodes ? 3 : 1;
-        var pairs = context.Short ? 300 : 2000;
+        var pairs = context.Short ? 200 : 2000;
         var poisoned = context.Short ? 10 : 40;
         await using var nodes = context.CreateNodes(new Dictionary<string, string>
         {

@@ -44,7 +44,7 @@ internal sealed class DiskFullScenario : FaultScenario
             await Task.Delay(full, ct);
             disk.Free();
             ended = Stopwatch.GetTimestamp();
-            await Task.Delay(RecoverWithin + TimeSpan.FromSeconds(3), ct);
+            await probe.WaitForStartServedAsync(ended, RecoverWithin + TimeSpan.FromSeconds(1), ct);
         }
         finally
         {

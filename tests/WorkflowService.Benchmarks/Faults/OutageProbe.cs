@@ -114,6 +114,21 @@ internal sealed class OutageProbe : IDisposable
         }
     }
 
+    /// <summary>
+    /// Waits until a start has been served at or after <paramref name="since"/>, at most <paramref name="bound"/>, then a
+    /// few rounds more (so that the row sees the writes go on being served); the probe must be running.
+    /// </summary>
+    public async Task WaitForStartServedAsync(long since, TimeSpan bound, CancellationToken cancellationToken)
+    {
+        var waited = Stopwatch.StartNew();
+        while (FirstStartServedSince(since) is null && waited.Elapsed < bound)
+        {
+            await Task.Delay(TimeSpan.FromMilliseconds(250), cancellationToken);
+        }
+
+        await Task.Delay(TimeSpan.FromSeconds(2), cancellationToken);
+    }
+
     /// <summary>The first start served at or after <paramref name="since"/>, or null.</summary>
     public long? FirstStartServedSince(long since) =>
         Answers.Where(a => a.Call == "POST /instances" && a.At >= since && a.Status == HttpStatusCode.Created).Select(a => (long?)a.At).Min();

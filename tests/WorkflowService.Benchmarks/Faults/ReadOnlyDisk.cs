@@ -33,7 +33,24 @@ internal sealed class ReadOnlyDisk : IAsyncDisposable
         Environment.UserName != "root" ? "a loop-device filesystem takes root"
         : !File.Exists("/dev/loop-control") ? "this machine has no loop devices (/dev/loop-control)"
         : Tools.FirstOrDefault(t => !OnPath(t)) is { } missing ? $"{missing} is not installed"
+        : !Directory.Exists("/sys/fs/ext4") ? "the kernel has no ext4 (/sys/fs/ext4)"
+        : !FreeLoopDevice() ? "no free loop device (losetup -f)"
         : null;
+
+    private static bool FreeLoopDevice()
+    {
+        using var probe = System.Diagnostics.Process.Start(new System.Diagnostics.ProcessStartInfo("losetup", ["-f"])
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+        });
+        if (probe is null || !probe.WaitForExit(TimeSpan.FromSeconds(10)))
+        {
+            return false;
+        }
+
+        return probe.ExitCode == 0;
+    }
 
     public static async Task<ReadOnlyDisk> MountAsync(int megabytes, CancellationToken cancellationToken)
     {

@@ -58,7 +58,7 @@ internal sealed class ReadOnlyFileScenario : FaultScenario
             await nodes.StartAsync(node, ct);
             repair.Stop();
             restarted = Stopwatch.GetTimestamp();
-            await Task.Delay(RecoverWithin + TimeSpan.FromSeconds(3), ct);
+            await probe.WaitForStartServedAsync(restarted, RecoverWithin + TimeSpan.FromSeconds(1), ct);
         }
         finally
         {

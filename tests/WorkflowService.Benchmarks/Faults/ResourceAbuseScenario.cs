@@ -9,8 +9,9 @@ namespace WorkflowService.Benchmarks.Faults;
 /// <summary>
 /// Fault 10: poison and resource abuse beside a normal load. Signals whose processing always throws, expressions that
 /// loop for ever or allocate without end (stopped by the expression limits, then dead-lettered after the configured
-/// attempts), and 1,000 concurrent long-polls held open. The normal load completes meanwhile, the long-polls are all
-/// answered, and the database connections stay within pool size × nodes.
+/// attempts), and 1,000 concurrent long-polls held open. The normal load completes meanwhile and keeps its latency (its
+/// pairs' p95 beside the abuse against its p95 alone, measured first), the long-polls are all answered, and the database
+/// connections stay within pool size × nodes.
 /// </summary>
 internal sealed class ResourceAbuseScenario : FaultScenario
 {
@@ -18,6 +19,15 @@ internal sealed class ResourceAbuseScenario : FaultScenario
     private const string RunawayFile = "tests/WorkflowService.Benchmarks/Definitions/fault-runaway.json";
     private const int LongPolls = 1000;
     private const int LongPollSeconds = 20;
+
+    /// <summary>
+    /// How much slower the load's p95 may be beside the abuse than alone: the abusers take workers for up to their
+    /// expression time limit each, so some slowdown is expected; a load that waits on them (a queue blocked behind a
+    /// poison signal, a worker pool exhausted) is many times slower.
+    /// </summary>
+    private const double LatencyFactor = 3;
+
+    private static readonly TimeSpan LatencySlack = TimeSpan.FromMilliseconds(250);
 
     public override async Task<FaultOutcome> RunAsync(FaultContext context)
     {
@@ -43,17 +53,21 @@ internal sealed class ResourceAbuseScenario : FaultScenario
         await Parallel.ForEachAsync(Enumerable.Range(0, LongPolls), new ParallelOptions { MaxDegreeOfParallelism = 16, CancellationToken = ct },
             async (i, token) => idle.Add(await client.StartAsync(TwoSignalLoad.Definition, new { idle = i }, $"idle-{i}", token)));
 
+        var load = new TwoSignalLoad(client, "abuse");
+        var faulting = true;
+        var clock = Stopwatch.StartNew();
+        var running = load.RunAsync(8, int.MaxValue, () => Volatile.Read(ref faulting), copies: 1, ct);
+
+        // The load alone first: its latency without abuse, to hold the latency beside the abuse to.
+        await Task.Delay(TimeSpan.FromSeconds(context.Short ? 5 : 15), ct);
+        var abuseBegan = Stopwatch.GetTimestamp();
         var polls = new HttpClient(new SocketsHttpHandler { MaxConnectionsPerServer = LongPolls + 16 }) { Timeout = TimeSpan.FromSeconds(LongPollSeconds + 30) };
         polls.DefaultRequestHeaders.Add(BenchApiKey.HeaderName, context.ApiKey.Key);
         var addresses = nodes.All.Select(n => n.Process!.Address).ToList();
         var pollAnswers = new ConcurrentBag<(HttpStatusCode? Status, TimeSpan Took)>();
         var holding = Task.WhenAll(idle.Select((id, i) => LongPollAsync(polls, addresses[i % addresses.Count], id, pollAnswers, ct)));
-
-        var load = new TwoSignalLoad(client, "abuse");
-        var faulting = true;
-        var clock = Stopwatch.StartNew();
-        var running = load.RunAsync(8, int.MaxValue, () => Volatile.Read(ref faulting), copies: 1, ct);
         var abused = new List<Guid>();
+        long abuseEnded;
         try
         {
             for (var i = 0; i < abusers; i++)
@@ -74,6 +88,7 @@ internal sealed class ResourceAbuseScenario : FaultScenario
         {
             // The long-polls end by themselves (their timeout); the load stops once they have.
             await holding;
+            abuseEnded = Stopwatch.GetTimestamp();
             polls.Dispose();
             Volatile.Write(ref faulting, false);
             await running;
@@ -117,10 +132,32 @@ internal sealed class ResourceAbuseScenario : FaultScenario
             outcome.Failures.Add("the normal load's workflows did not all complete");
         }
 
+        var alone = load.Timings.Where(t => t.Began < abuseBegan).Select(t => t.Took).ToList();
+        var beside = load.Timings.Where(t => t.Began >= abuseBegan && t.Began < abuseEnded).Select(t => t.Took).ToList();
+        var latency = string.Create(CultureInfo.InvariantCulture,
+            $"the load's pairs (start to completed, 0-50 ms think time included) alone: p50 {Percentile(alone, 0.5).TotalMilliseconds:0} / p95 {Percentile(alone, 0.95).TotalMilliseconds:0} ms ({alone.Count}); beside the abuse: p50 {Percentile(beside, 0.5).TotalMilliseconds:0} / p95 {Percentile(beside, 0.95).TotalMilliseconds:0} ms ({beside.Count})");
+        var bound = Percentile(alone, 0.95) * LatencyFactor + LatencySlack;
+        if (alone.Count == 0 || beside.Count == 0 || Percentile(beside, 0.95) > bound)
+        {
+            outcome.Failures.Add(string.Create(CultureInfo.InvariantCulture,
+                $"the normal load did not keep its latency beside the abuse (p95 at most {LatencyFactor:0}× alone + {LatencySlack.TotalMilliseconds:0} ms = {bound.TotalMilliseconds:0} ms): {latency}"));
+        }
+
         outcome.Notes.Add(string.Create(CultureInfo.InvariantCulture,
-            $"{abusers} abusers beside the load (a third each: a step that always throws, an expression looping for ever, one allocating without end; 2 attempts each), {LongPolls:N0} long-polls of {LongPollSeconds} s held at once over {nodeCount} node(s) ({answers.Count(a => a.Status == HttpStatusCode.OK)} answered 200, {answers.Count(a => a.Status == HttpStatusCode.ServiceUnavailable)} 503, longest {answers.Max(a => a.Took).TotalSeconds:0.0} s); load: 8 workers of start, 'a', 0-50 ms, 'b'"));
+            $"{abusers} abusers beside the load (a third each: a step that always throws, an expression looping for ever, one allocating without end; 2 attempts each), {LongPolls:N0} long-polls of {LongPollSeconds} s held at once over {nodeCount} node(s) ({answers.Count(a => a.Status == HttpStatusCode.OK)} answered 200, {answers.Count(a => a.Status == HttpStatusCode.ServiceUnavailable)} 503, longest {answers.Max(a => a.Took).TotalSeconds:0.0} s); load: 8 workers of start, 'a', 0-50 ms, 'b'; {latency}"));
         FaultChecks.AddLoadFailures(outcome, load);
         return outcome;
+    }
+
+    private static TimeSpan Percentile(List<TimeSpan> values, double p)
+    {
+        if (values.Count == 0)
+        {
+            return TimeSpan.Zero;
+        }
+
+        var sorted = values.Order().ToList();
+        return sorted[Math.Clamp((int)Math.Ceiling(p * sorted.Count) - 1, 0, sorted.Count - 1)];
     }
 
     private static async Task LongPollAsync(HttpClient http, Uri node, Guid id, ConcurrentBag<(HttpStatusCode?, TimeSpan)> answers, CancellationToken ct)

@@ -22,6 +22,7 @@ internal sealed class TwoSignalLoad(FaultClient client, string runId)
     private const int MaxFailureSamples = 5;
 
     private readonly ConcurrentBag<Guid> _complete = [];
+    private readonly ConcurrentQueue<PairTiming> _timings = new();
     private readonly ConcurrentQueue<string> _failures = new();
     private int _failed;
     private int _next = -1;
@@ -33,6 +34,9 @@ internal sealed class TwoSignalLoad(FaultClient client, string runId)
     public int Failed => Volatile.Read(ref _failed);
 
     public IReadOnlyList<string> FailureSamples => [.. _failures];
+
+    /// <summary>Each completed pair: when it began (a stopwatch timestamp) and how long it took from its start to its completion.</summary>
+    public IReadOnlyList<PairTiming> Timings => [.. _timings];
 
     /// <summary>
     /// Runs pairs on <paramref name="concurrency"/> workers until <paramref name="maxPairs"/> have been begun or
@@ -71,6 +75,7 @@ internal sealed class TwoSignalLoad(FaultClient client, string runId)
 
     private async Task PairAsync(int i, int copies, bool reversed, CancellationToken cancellationToken)
     {
+        var began = System.Diagnostics.Stopwatch.GetTimestamp();
         var id = await CopiesAsync(copies, () => client.StartAsync(Definition, new { n = i }, $"{runId}-start-{i}", cancellationToken));
         var (first, second) = reversed ? ("b", "a") : ("a", "b");
         await CopiesAsync(copies, () => client.SignalAsync(id, first, new { i }, $"{runId}-{first}-{i}", cancellationToken));
@@ -79,9 +84,13 @@ internal sealed class TwoSignalLoad(FaultClient client, string runId)
         await CopiesAsync(copies, () => client.SignalAsync(id, second, new { i }, $"{runId}-{second}-{i}", cancellationToken));
         _complete.Add(id);
         await client.WaitForCompletionAsync(id, cancellationToken);
+        _timings.Enqueue(new PairTiming(began, System.Diagnostics.Stopwatch.GetElapsedTime(began)));
     }
 
     /// <summary>The call <paramref name="copies"/> times at once; every answer is in the ledger, the checker compares them.</summary>
     private static async Task<Guid> CopiesAsync(int copies, Func<Task<Guid>> call) =>
         copies == 1 ? await call() : (await Task.WhenAll(Enumerable.Range(0, copies).Select(_ => call())))[0];
 }
+
+/// <summary>One pair of the load: when it began (a stopwatch timestamp) and how long it took to complete, think time included.</summary>
+internal readonly record struct PairTiming(long Began, TimeSpan Took);
