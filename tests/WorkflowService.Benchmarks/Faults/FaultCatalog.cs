@@ -13,7 +13,7 @@ internal static class FaultCatalog
         new AmbiguousCommitScenario { Number = 5, Name = "ambiguous-commits", Title = "5 % of the store's writes (create, commit, queue, claim, give back, dead-letter) and half its replays fail: at once, after a timeout, or after they committed" },
         new DuplicateScenario { Number = 6, Name = "duplicates", Title = "every start and signal sent three times at once with one key; dead letters replayed by two concurrent calls" },
         new EarlySignalScenario { Number = 7, Name = "early-signals", Title = "start-then-signal pairs with 0-50 ms between the two signals" },
-        new MassOperationScenario { Number = 8, Name = "mass-operations", Title = "every waiting instance suspended, signalled, then resumed in one burst by 64 callers fed page by page from the list; poison signals among them" },
+        new MassOperationScenario { Number = 8, Name = "mass-operations", Title = "every waiting instance suspended, signalled, then resumed in one burst by 256 callers fed page by page from the list; poison signals among them" },
         new ClockSkewScenario { Number = 9, Name = "clock-skew", Title = "one node's clock five minutes ahead and one five minutes behind, under timers and delayed signals" },
         new ResourceAbuseScenario { Number = 10, Name = "resource-abuse", Title = "poison signals, runaway expressions (loops, allocation) and 1,000 concurrent long-polls beside a normal load" },
         new DiskFullScenario { Number = 11, Name = "disk-full", Title = "the embedded store's disk full under load, then space returns" },
