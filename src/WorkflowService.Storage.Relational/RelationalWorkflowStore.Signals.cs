@@ -132,7 +132,9 @@ public sealed partial class RelationalWorkflowStore : ISignalQueue
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         var until = NowMs() + (long)lease.TotalMilliseconds;
-        var rows = await db.Signals.Where(s => s.Id == signalId && s.LeaseToken == leaseToken && s.Status == SignalStatus.Pending)
+        // Only a claim still held: a signal given back for a retry keeps its token but has no owner, and must stay due when
+        // its retry says, not a lease from now.
+        var rows = await db.Signals.Where(s => s.Id == signalId && s.LeaseToken == leaseToken && s.Status == SignalStatus.Pending && s.LeaseOwner != null)
             .ExecuteUpdateAsync(u => u.SetProperty(s => s.LeaseUntilMs, until), cancellationToken).ConfigureAwait(false);
         return rows == 1;
     }

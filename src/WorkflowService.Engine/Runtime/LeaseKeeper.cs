@@ -20,8 +20,17 @@ public sealed partial class LeaseKeeper(ISignalQueue signals, TimeProvider time,
     /// <summary>A claimed signal this node works on from now until <see cref="Release"/>.</summary>
     public void Hold(SignalMessage signal) => _held[signal.Id] = new Claim(signal.LeaseToken, time.GetTimestamp());
 
-    /// <summary>The signal's work has ended (committed, given back, or failed: its lease then expires by itself).</summary>
-    public void Release(Guid signalId) => _held.TryRemove(signalId, out _);
+    /// <summary>
+    /// The signal's work under this claim has ended (committed, given back, or failed: its lease then expires by itself).
+    /// A later claim of the same signal (another token) is left alone.
+    /// </summary>
+    public void Release(SignalMessage signal)
+    {
+        if (_held.TryGetValue(signal.Id, out var claim) && claim.Token == signal.LeaseToken)
+        {
+            _held.TryRemove(new KeyValuePair<Guid, Claim>(signal.Id, claim));
+        }
+    }
 
     /// <summary>How many claims are held now.</summary>
     public int Held => _held.Count;
@@ -52,9 +61,9 @@ public sealed partial class LeaseKeeper(ISignalQueue signals, TimeProvider time,
                             // Only if the work has not ended meanwhile (or been claimed again, with a new token).
                             _held.TryUpdate(id, claim with { Since = renewed }, claim);
                         }
-                        else
+                        else if (_held.TryRemove(new KeyValuePair<Guid, Claim>(id, claim)))
                         {
-                            _held.TryRemove(new KeyValuePair<Guid, Claim>(id, claim));
+                            // Still held by its work (not settled meanwhile): another claim has taken it.
                             LogLost(logger, id);
                         }
                     }

@@ -171,7 +171,7 @@ public sealed partial class SignalDispatcher(
                     // The claim's read of the instance holds for the first signal; each later one reads what the one
                     // before it committed.
                     await ProcessAsync(signals[i].Signal, i == 0 ? signals[i].Instance : null).ConfigureAwait(false);
-                    leases.Release(signals[i].Signal.Id);
+                    leases.Release(signals[i].Signal);
                 }
             }
             catch (OperationCanceledException)
@@ -181,7 +181,7 @@ public sealed partial class SignalDispatcher(
             {
                 foreach (var work in signals)
                 {
-                    leases.Release(work.Signal.Id);
+                    leases.Release(work.Signal);
                 }
 
                 idle.Release();

@@ -15,8 +15,6 @@ namespace WorkflowService.Benchmarks.Faults;
 /// </summary>
 internal sealed class AmbiguousCommitScenario : FaultScenario
 {
-    private const string PoisonDefinitionFile = "tests/WorkflowService.Benchmarks/Definitions/fault-poison.json";
-
     /// <summary>The share of decorated store writes that fail (FaultInjection:Rate).</summary>
     private const double Rate = 0.05;
 
@@ -50,7 +48,7 @@ internal sealed class AmbiguousCommitScenario : FaultScenario
 
         await nodes.StartAsync(nodeCount, ct);
         await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
-        await context.PublishAsync(nodes, PoisonDefinitionFile);
+        await context.PublishAsync(nodes, PoisonWorkflows.DefinitionFile);
 
         var ledger = new Ledger();
         using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: 16);
@@ -60,12 +58,7 @@ internal sealed class AmbiguousCommitScenario : FaultScenario
 
         // Poison workflows alongside: their failing runs go through the retry (give back) and the fault commit
         // (dead-letter), and each dead letter is then replayed through the same failing store.
-        var poison = new List<(Guid Instance, Guid Signal)>();
-        for (var i = 0; i < poisoned; i++)
-        {
-            var id = await client.StartAsync("fault-poison", new { i }, $"poison-start-{i}", ct);
-            poison.Add((id, await client.SignalAsync(id, "go", new { i }, $"poison-go-{i}", ct)));
-        }
+        var poison = await PoisonWorkflows.StartAsync(client, poisoned, ct);
 
         await running;
         var loadTime = clock.Elapsed;

@@ -9,8 +9,6 @@ namespace WorkflowService.Benchmarks.Faults;
 /// </summary>
 internal sealed class DuplicateScenario : FaultScenario
 {
-    private const string PoisonDefinitionFile = "tests/WorkflowService.Benchmarks/Definitions/fault-poison.json";
-
     public override async Task<FaultOutcome> RunAsync(FaultContext context)
     {
         var ct = context.Cancellation;
@@ -26,7 +24,7 @@ internal sealed class DuplicateScenario : FaultScenario
         });
         await nodes.StartAsync(nodeCount, ct);
         await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
-        await context.PublishAsync(nodes, PoisonDefinitionFile);
+        await context.PublishAsync(nodes, PoisonWorkflows.DefinitionFile);
 
         var ledger = new Ledger();
         using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: 24);
@@ -35,12 +33,7 @@ internal sealed class DuplicateScenario : FaultScenario
         var running = load.RunAsync(8, pairs, () => true, copies: 3, ct);
 
         // The poison workflows, alongside: each "go" fails every attempt and is dead-lettered.
-        var poison = new List<(Guid Instance, Guid Signal)>();
-        for (var i = 0; i < poisoned; i++)
-        {
-            var id = await client.StartAsync("fault-poison", new { i }, $"poison-start-{i}", ct);
-            poison.Add((id, await client.SignalAsync(id, "go", new { i }, $"poison-go-{i}", ct)));
-        }
+        var poison = await PoisonWorkflows.StartAsync(client, poisoned, ct);
 
         await running;
         var loadTime = clock.Elapsed;

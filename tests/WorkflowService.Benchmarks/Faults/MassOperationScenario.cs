@@ -15,8 +15,6 @@ namespace WorkflowService.Benchmarks.Faults;
 /// </summary>
 internal sealed class MassOperationScenario : FaultScenario
 {
-    private const string PoisonDefinitionFile = "tests/WorkflowService.Benchmarks/Definitions/fault-poison.json";
-
     /// <summary>How many callers suspend and resume at once (the "many clients"): more than the service has connections, so they queue.</summary>
     private const int Callers = 256;
 
@@ -36,7 +34,7 @@ internal sealed class MassOperationScenario : FaultScenario
         });
         await nodes.StartAsync(nodeCount, ct);
         await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
-        await context.PublishAsync(nodes, PoisonDefinitionFile);
+        await context.PublishAsync(nodes, PoisonWorkflows.DefinitionFile);
 
         var ledger = new Ledger();
         using var client = new FaultClient(nodes, ledger, context.ApiKey.Key, concurrency: Callers);
@@ -54,7 +52,7 @@ internal sealed class MassOperationScenario : FaultScenario
                 }
                 else
                 {
-                    poison.Add(await client.StartAsync("fault-poison", new { i }, $"mass-poison-{i}", token));
+                    poison.Add(await client.StartAsync(PoisonWorkflows.Definition, new { i }, $"mass-poison-{i}", token));
                 }
             });
         var all = workflows.Concat(poison).ToHashSet();
@@ -135,7 +133,7 @@ internal sealed class MassOperationScenario : FaultScenario
             }
         }, ct)).ToList();
 
-        foreach (var definition in new[] { TwoSignalLoad.Definition, "fault-poison" })
+        foreach (var definition in new[] { TwoSignalLoad.Definition, PoisonWorkflows.Definition })
         {
             await foreach (var page in client.PagesAsync($"definition={definition}&{filter}", PageSize, ct))
             {

@@ -15,7 +15,6 @@ namespace WorkflowService.Benchmarks.Faults;
 /// </summary>
 internal sealed class ResourceAbuseScenario : FaultScenario
 {
-    private const string PoisonFile = "tests/WorkflowService.Benchmarks/Definitions/fault-poison.json";
     private const string RunawayFile = "tests/WorkflowService.Benchmarks/Definitions/fault-runaway.json";
     private const int LongPolls = 1000;
     private const int LongPollSeconds = 20;
@@ -40,7 +39,7 @@ internal sealed class ResourceAbuseScenario : FaultScenario
             ["Engine__RetryBackoff"] = "00:00:00.200",
         });
         await nodes.StartAsync(nodeCount, ct);
-        foreach (var file in new[] { TwoSignalLoad.DefinitionFile, PoisonFile, RunawayFile })
+        foreach (var file in new[] { TwoSignalLoad.DefinitionFile, PoisonWorkflows.DefinitionFile, RunawayFile })
         {
             await context.PublishAsync(nodes, file);
         }
@@ -74,7 +73,7 @@ internal sealed class ResourceAbuseScenario : FaultScenario
             {
                 var (file, input) = (i % 3) switch
                 {
-                    0 => ("fault-poison", (object)new { i }),
+                    0 => (PoisonWorkflows.Definition, (object)new { i }),
                     1 => ("fault-runaway", new { kind = "loop" }),
                     _ => ("fault-runaway", new { kind = "allocate" }),
                 };

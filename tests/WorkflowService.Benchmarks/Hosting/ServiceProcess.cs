@@ -36,7 +36,21 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
     public int SignalWorkers { get; }
     public string LogPath { get; }
     public int Pid => _process.Id;
-    public bool HasExited => _process.HasExited;
+    /// <summary>Whether the process has ended; true too once this object is disposed (a scenario may kill a node while the load reads it).</summary>
+    public bool HasExited
+    {
+        get
+        {
+            try
+            {
+                return _process.HasExited;
+            }
+            catch (InvalidOperationException)
+            {
+                return true;
+            }
+        }
+    }
 
     /// <param name="apiKey">The key the readiness probe sends in X-Api-Key (null: none, for a service without authentication).</param>
     public static async Task<ServiceProcess> StartAsync(

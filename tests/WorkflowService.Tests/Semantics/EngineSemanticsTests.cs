@@ -179,17 +179,7 @@ public abstract class EngineSemanticsTests<TBackend> : SharedServiceTest<TBacken
         // Found by the fault runner (duplicates on PostgreSQL): the loser of two concurrent replays hit the history's
         // unique sequence and was answered 500, and the client's retry, coming after the signal had been dead-lettered
         // again, replayed it a second time.
-        var name = Definitions.Unique("replay-race");
-        await Api.PublishAsync($$"""
-            {
-              "name": "{{name}}",
-              "steps": [
-                { "id": "wait", "type": "waitForSignal", "signal": "go" },
-                { "id": "boom", "type": "assign", "set": { "x": "noSuchFunction()" } },
-                { "id": "done", "type": "complete" }
-              ]
-            }
-            """);
+        var name = await PublishFailingAfterItsWaitAsync("replay-race");
         var letters = await Task.WhenAll(Enumerable.Range(0, 8).Select(async _ =>
         {
             var instance = await Api.StartAsync(name);
@@ -226,17 +216,7 @@ public abstract class EngineSemanticsTests<TBackend> : SharedServiceTest<TBacken
     {
         // Found by the fault runner (ambiguous commits): a replay committed whose answer was lost was retried with its key
         // and told 409, or, once the signal had failed into the dead letters again, replayed a second time.
-        var name = Definitions.Unique("replay-key");
-        await Api.PublishAsync($$"""
-            {
-              "name": "{{name}}",
-              "steps": [
-                { "id": "wait", "type": "waitForSignal", "signal": "go" },
-                { "id": "boom", "type": "assign", "set": { "x": "noSuchFunction()" } },
-                { "id": "done", "type": "complete" }
-              ]
-            }
-            """);
+        var name = await PublishFailingAfterItsWaitAsync("replay-key");
         var instance = await Api.StartAsync(name);
         var signal = await Api.SignalAsync(instance.Id, "go");
         await Api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
@@ -262,6 +242,23 @@ public abstract class EngineSemanticsTests<TBackend> : SharedServiceTest<TBacken
         using var refused = await Api.Http.SendAsync(tooLong);
         var problem = await ApiClient.ProblemAsync(refused, System.Net.HttpStatusCode.BadRequest);
         Assert.Contains("Idempotency-Key", problem.ToJsonString(), StringComparison.Ordinal);
+    }
+
+    /// <summary>A definition whose step after its wait for "go" always fails: "go" ends in the dead letters.</summary>
+    private async Task<string> PublishFailingAfterItsWaitAsync(string prefix)
+    {
+        var name = Definitions.Unique(prefix);
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "steps": [
+                { "id": "wait", "type": "waitForSignal", "signal": "go" },
+                { "id": "boom", "type": "assign", "set": { "x": "noSuchFunction()" } },
+                { "id": "done", "type": "complete" }
+              ]
+            }
+            """);
+        return name;
     }
 
     private async Task<System.Net.HttpStatusCode> ReplayAsync(Guid signal, string key)
