@@ -5,8 +5,6 @@ namespace WorkflowService.Storage.Relational.PostgreSql;
 /// <summary>The store's settings on its PostgreSQL connection string (the claim pool derives its own from the result).</summary>
 internal static class PostgreSqlConnectionTuning
 {
-    /// <summary>Npgsql's default Cancellation Timeout.</summary>
-    private const int DefaultCancellationTimeoutMs = 2000;
 
     /// <summary>Sets <paramref name="options"/>' pool size and command timeout, and the store's connection settings, on <paramref name="connection"/>.</summary>
     /// <param name="lease">
@@ -23,16 +21,6 @@ internal static class PostgreSqlConnectionTuning
         // Waiting for a connection (from the pool, or a new one) takes no longer than a command may: while the database
         // does not answer, a request fails within about two command timeouts, and is told to try again (503).
         connection.Timeout = Math.Min(connection.Timeout, options.CommandTimeoutSeconds);
-        // A command that timed out, or whose request was cancelled, is cancelled on the server; by default the driver then
-        // waits 2 s for the server to confirm, which a paused or unreachable server never does, so every such command took
-        // 2 s longer than its timeout (found by the fault table's database-outage row: a start answered after 15 s, past
-        // the request timeout). The driver still sends the cancellation, then breaks the connection without waiting for
-        // the answer (the pool opens a new one: a cancelled command costs a reconnect). A connection string that sets
-        // another wait keeps it.
-        if (connection.CancellationTimeout == DefaultCancellationTimeoutMs)
-        {
-            connection.CancellationTimeout = -1;
-        }
         // The store keeps no session state on pooled connections: skip the DISCARD ALL round trip on every return.
         connection.NoResetOnClose = true;
         // The hot path repeats a handful of statements: let the server keep their plans (prepared per connection),
