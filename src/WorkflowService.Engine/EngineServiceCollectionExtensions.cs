@@ -36,6 +36,8 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<SignalProcessor>();
         services.AddSingleton<LeaseKeeper>();
         services.AddHostedService<SignalDispatcher>();
+        services.AddSingleton<InstanceChangeWatcher>();
+        services.AddHostedService(p => p.GetRequiredService<InstanceChangeWatcher>());
         return services;
     }
 }

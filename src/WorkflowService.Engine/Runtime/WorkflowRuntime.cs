@@ -172,9 +172,10 @@ public sealed class WorkflowRuntime(
 
     /// <summary>
     /// Returns the instance once its status is one of <paramref name="statuses"/> (or it can no longer change by
-    /// itself), or when <paramref name="timeout"/> ends. Woken by this node's commits, re-reads the store periodically
-    /// for other nodes' commits. Null at once when there is no such instance in <paramref name="tenant"/> (an instance of
-    /// another tenant is neither waited for nor returned).
+    /// itself), or when <paramref name="timeout"/> ends. Woken by this node's commits and by
+    /// <see cref="InstanceChangeWatcher"/>'s periodic read of every watched instance (other nodes' commits): a waiting
+    /// long-poll reads the store only when its instance changed. Null at once when there is no such instance in
+    /// <paramref name="tenant"/> (an instance of another tenant is neither waited for nor returned).
     /// </summary>
     public async Task<WorkflowInstance?> WaitForStatusAsync(string tenant, Guid instanceId, IReadOnlySet<InstanceStatus> statuses,
         TimeSpan timeout, CancellationToken cancellationToken)
@@ -193,31 +194,40 @@ public sealed class WorkflowRuntime(
             instance = null;
         }
 
-        while (true)
+        try
         {
-            if (instance is null || Satisfies(instance, statuses) || time.GetTimestamp() >= deadline)
+            while (instance is not null && !Satisfies(instance, statuses))
             {
-                changes.Forget(instanceId, change);
-                return instance;
-            }
+                changes.Observed(instanceId, change, instance.Version);
+                var remaining = time.GetElapsedTime(time.GetTimestamp(), deadline);
+                if (remaining <= TimeSpan.Zero)
+                {
+                    return instance;
+                }
 
-            var remaining = time.GetElapsedTime(time.GetTimestamp(), deadline);
-            var wait = remaining < options.LongPollRecheck ? remaining : options.LongPollRecheck;
-            try
-            {
-                // A commit on this node hands over the committed state: when it is the awaited one, no read is needed.
-                var committed = await change.WaitAsync(wait, time, cancellationToken).ConfigureAwait(false);
+                WorkflowInstance? changed;
+                try
+                {
+                    changed = await change.WaitAsync(remaining, time, cancellationToken).ConfigureAwait(false);
+                }
+                catch (TimeoutException)
+                {
+                    // The last word at the deadline is the store's (a change may be under a period old).
+                    return await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
+                }
+
+                // The changed state is handed over: when it is the awaited one (or the instance is gone), no read is needed.
                 change = changes.NextChange(instanceId);
-                instance = Satisfies(committed, statuses)
-                    ? committed
+                instance = changed is null || Satisfies(changed, statuses)
+                    ? changed
                     : await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
             }
-            catch (TimeoutException)
-            {
-                changes.Forget(instanceId, change);
-                change = changes.NextChange(instanceId);
-                instance = await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
-            }
+
+            return instance;
+        }
+        finally
+        {
+            changes.Forget(instanceId, change);
         }
     }
 

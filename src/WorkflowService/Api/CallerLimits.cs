@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.ComponentModel.DataAnnotations;
 using System.Globalization;
 using System.Net;
@@ -29,31 +30,75 @@ public sealed class RateLimitingOptions
     [Range(1, 10_000_000)]
     public int Burst { get; set; } = 1000;
 
-    /// <summary>Long-polls (GET /instances/{id}?waitFor=…) one node holds at once; more get 503 with Retry-After.</summary>
+    /// <summary>
+    /// Long-polls (GET /instances/{id}?waitFor=…) one node holds at once; more get 503 with Retry-After. A waiting
+    /// long-poll costs its connection and a little memory, no database work of its own (all of a node's long-polls are
+    /// rechecked with one read a period).
+    /// </summary>
     [Range(1, 100_000)]
-    public int MaxConcurrentLongPolls { get; set; } = 1000;
+    public int MaxConcurrentLongPolls { get; set; } = 5000;
+
+    /// <summary>
+    /// Long-polls one caller (as the rate limit counts callers) may hold at once on a node; more get 429 with
+    /// Retry-After, so that one caller cannot take every slot of the node from the others.
+    /// </summary>
+    [Range(1, 100_000)]
+    public int MaxLongPollsPerCaller { get; set; } = 1000;
 }
 
-/// <summary>The node's count of open long-polls, bounded by <see cref="RateLimitingOptions.MaxConcurrentLongPolls"/>.</summary>
+/// <summary>
+/// The node's count of open long-polls, bounded by <see cref="RateLimitingOptions.MaxConcurrentLongPolls"/> in all and
+/// by <see cref="RateLimitingOptions.MaxLongPollsPerCaller"/> for each caller.
+/// </summary>
 public sealed class LongPollGate(IOptions<RateLimitingOptions> options)
 {
+    private readonly ConcurrentDictionary<string, int> _byCaller = new(StringComparer.Ordinal);
     private int _inUse;
 
     public int InUse => Volatile.Read(ref _inUse);
 
-    /// <summary>A slot, or null when the node holds as many long-polls as it may; dispose the slot to give it back.</summary>
-    public IDisposable? TryEnter()
+    /// <summary>The long-polls <paramref name="caller"/> holds now.</summary>
+    public int HeldBy(string caller) => _byCaller.TryGetValue(caller, out var held) ? held : 0;
+
+    /// <summary>
+    /// A slot, or null (with the limit that refused it) when the node, or <paramref name="caller"/>, holds as many
+    /// long-polls as it may; dispose the slot to give it back.
+    /// </summary>
+    public IDisposable? TryEnter(string caller, out LongPollRefusal refusal)
     {
-        if (Interlocked.Increment(ref _inUse) > options.Value.MaxConcurrentLongPolls)
+        var limits = options.Value;
+        if (Interlocked.Increment(ref _inUse) > limits.MaxConcurrentLongPolls)
         {
             Interlocked.Decrement(ref _inUse);
+            refusal = LongPollRefusal.NodeFull;
             return null;
         }
 
-        return new Slot(this);
+        if (_byCaller.AddOrUpdate(caller, 1, static (_, held) => held + 1) > limits.MaxLongPollsPerCaller)
+        {
+            Leave(caller);
+            refusal = LongPollRefusal.CallerFull;
+            return null;
+        }
+
+        refusal = LongPollRefusal.None;
+        return new Slot(this, caller);
     }
 
-    private sealed class Slot(LongPollGate gate) : IDisposable
+    private void Leave(string caller)
+    {
+        Interlocked.Decrement(ref _inUse);
+        // Decrement, and drop the caller's entry when it reaches zero (unless it was taken again meanwhile).
+        while (_byCaller.TryGetValue(caller, out var held))
+        {
+            if (held <= 1 ? _byCaller.TryRemove(new KeyValuePair<string, int>(caller, held)) : _byCaller.TryUpdate(caller, held - 1, held))
+            {
+                return;
+            }
+        }
+    }
+
+    private sealed class Slot(LongPollGate gate, string caller) : IDisposable
     {
         private int _released;
 
@@ -61,10 +106,20 @@ public sealed class LongPollGate(IOptions<RateLimitingOptions> options)
         {
             if (Interlocked.Exchange(ref _released, 1) == 0)
             {
-                Interlocked.Decrement(ref gate._inUse);
+                gate.Leave(caller);
             }
         }
     }
+}
+
+/// <summary>Why <see cref="LongPollGate.TryEnter"/> gave no slot.</summary>
+public enum LongPollRefusal
+{
+    None,
+    /// <summary>The node holds as many long-polls as it may (503).</summary>
+    NodeFull,
+    /// <summary>The caller holds as many long-polls as one caller may (429).</summary>
+    CallerFull,
 }
 
 internal static class CallerLimits
@@ -109,7 +164,7 @@ internal static class CallerLimits
     /// else the client's address (behind a proxy, the one X-Forwarded-For names when ASPNETCORE_FORWARDEDHEADERS_ENABLED
     /// is set), an IPv6 client by its /64 block.
     /// </summary>
-    private static string CallerKey(HttpContext context) =>
+    internal static string CallerKey(HttpContext context) =>
         context.User.Actor() is not { } actor ? $"address:{Network(context.Connection.RemoteIpAddress)}"
         : context.User.Identities.Any(i => i.AuthenticationType == ApiKeyHandler.SchemeName) ? $"key:{actor}"
         : $"user:{actor}";

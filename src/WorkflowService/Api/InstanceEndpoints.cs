@@ -2,6 +2,7 @@ using System.ComponentModel;
 using System.Security.Claims;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Mvc;
+using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
@@ -157,6 +158,7 @@ public static class InstanceEndpoints
         WorkflowRuntime runtime,
         IInstanceStore store,
         LongPollGate gate,
+        IOptions<RateLimitingOptions> rateLimits,
         HttpContext http,
         ClaimsPrincipal user,
         CancellationToken cancellationToken,
@@ -193,13 +195,18 @@ public static class InstanceEndpoints
                 return Problems.Invalid("timeout", "with waitFor, timeout (seconds, at least 0) is required");
             }
 
-            using var slot = gate.TryEnter();
+            using var slot = gate.TryEnter(CallerLimits.CallerKey(http), out var refusal);
             if (slot is null)
             {
                 http.Response.Headers.RetryAfter = "1";
-                return TypedResults.Problem(
-                    "This node holds as many waiting requests as it may; retry shortly, or read the instance without waitFor.",
-                    statusCode: StatusCodes.Status503ServiceUnavailable, title: "Too many waiting requests");
+                var limits = rateLimits.Value;
+                return refusal == LongPollRefusal.CallerFull
+                    ? TypedResults.Problem(
+                        $"This caller holds {limits.MaxLongPollsPerCaller} waiting requests on this node, as many as one caller may; retry after one of them ends, or read the instance without waitFor.",
+                        statusCode: StatusCodes.Status429TooManyRequests, title: "Too many waiting requests")
+                    : TypedResults.Problem(
+                        "This node holds as many waiting requests as it may; retry shortly, or read the instance without waitFor.",
+                        statusCode: StatusCodes.Status503ServiceUnavailable, title: "Too many waiting requests");
             }
 
             instance = await runtime.WaitForStatusAsync(tenant, id, statuses, TimeSpan.FromSeconds(Math.Min(seconds, 3600)), cancellationToken);

@@ -12,17 +12,23 @@ internal sealed record BenchApiKey(string Name, string Key, string Role)
     public const string HeaderName = "X-Api-Key";
 
     /// <summary>A fresh key of 32 random bytes (base64) with role admin, which may do everything the scenarios do.</summary>
-    public static BenchApiKey Create() => new("benchmark-runner", Convert.ToBase64String(RandomNumberGenerator.GetBytes(32)), "admin");
+    public static BenchApiKey Create() => Create("benchmark-runner");
+
+    /// <summary>Another caller's key (a second application), role admin.</summary>
+    public static BenchApiKey Create(string name) => new(name, Convert.ToBase64String(RandomNumberGenerator.GetBytes(32)), "admin");
 
     /// <summary>64 lower-case hex characters: SHA-256 over the key's UTF-8 bytes.</summary>
     public string Hash => Convert.ToHexStringLower(SHA256.HashData(Encoding.UTF8.GetBytes(Key)));
 
     /// <summary>The service's settings for this key, as environment variables.</summary>
-    public IReadOnlyDictionary<string, string> ServiceEnvironment => new Dictionary<string, string>
+    public IReadOnlyDictionary<string, string> ServiceEnvironment => ServiceEnvironmentAt(0);
+
+    /// <summary>The service's settings for this key as its <paramref name="index"/>th key (Authentication__ApiKeys__i__…).</summary>
+    public IReadOnlyDictionary<string, string> ServiceEnvironmentAt(int index) => new Dictionary<string, string>
     {
-        ["Authentication__ApiKeys__0__Name"] = Name,
-        ["Authentication__ApiKeys__0__Hash"] = Hash,
-        ["Authentication__ApiKeys__0__Roles__0"] = Role,
+        [$"Authentication__ApiKeys__{index}__Name"] = Name,
+        [$"Authentication__ApiKeys__{index}__Hash"] = Hash,
+        [$"Authentication__ApiKeys__{index}__Roles__0"] = Role,
     };
 
     /// <summary>Never the key itself (a record's generated ToString would print it).</summary>

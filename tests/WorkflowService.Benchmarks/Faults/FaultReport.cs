@@ -60,7 +60,7 @@ internal static class FaultReport
         text.AppendLine("*Recovery* runs from the end of the last fault: until every acknowledged workflow had completed where a node failed");
         text.AppendLine("(node-kill, partition, paused-node), until every node was ready again (database-outage) or writes were served again");
         text.AppendLine("(disk-full; read-only-file: from the node's start on the repaired filesystem) where the store failed.");
-        text.AppendLine("Latency is reported in one row (resource-abuse: the normal load's p95 beside the abusers against its p95 alone), not yet a verdict.");
+        text.AppendLine("Latency is a verdict in one row alone (resource-abuse: the normal load's p95 beside the abusers against its p95 alone).");
         text.AppendLine("*Retried* counts the load's attempts that got no answer, a 5xx or a 429 and were sent again with the same key.");
         text.AppendLine("*Max connections* is the highest count of the service's sessions in `pg_stat_activity` over the row, against the bound");
         text.AppendLine("of nodes × (Store:MaxPoolSize 20 + 4 claim connections + 1 listener).");

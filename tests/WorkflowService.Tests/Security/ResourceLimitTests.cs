@@ -69,6 +69,43 @@ public sealed class ResourceLimitTests : ServiceTest<SqliteBackend>
     }
 
     [Fact]
+    public async Task A_caller_holding_its_share_of_long_polls_gets_429_and_another_caller_still_waits_on_the_same_node()
+    {
+        var greedy = TestApiKey.Create("greedy-poller", "admin");
+        var polite = TestApiKey.Create("polite-poller", "admin");
+        var (factory, _) = await StartServiceAsync(new(TestApiKey.Settings(greedy, polite)) { ["RateLimiting:MaxLongPollsPerCaller"] = "2" });
+        using var greedyClient = Client(factory, greedy);
+        using var politeClient = Client(factory, polite);
+        var api = new ApiClient(greedyClient);
+        await api.PublishExampleAsync("signal-roundtrip.json");
+        var instance = await api.StartAsync("signal-roundtrip");
+        var gate = factory.Services.GetRequiredService<LongPollGate>();
+        var wait = $"/instances/{instance.Id}?waitFor=Completed&timeout=60";
+
+        var held = new[] { greedyClient.GetAsync(wait), greedyClient.GetAsync(wait) };
+        await Eventually.WaitUntilAsync(() => gate.InUse == 2);
+
+        using var refused = await greedyClient.GetAsync(wait);
+        var problem = await ApiClient.ProblemAsync(refused, HttpStatusCode.TooManyRequests);
+        Assert.Equal("1", refused.Headers.GetValues("Retry-After").Single());
+        Assert.Contains("holds 2 waiting requests", (string?)problem["detail"], StringComparison.Ordinal);
+        var politeWait = politeClient.GetAsync(wait);
+        await Eventually.WaitUntilAsync(() => gate.InUse == 3);
+
+        await api.SignalAsync(instance.Id, "go", new { value = "done" });
+        foreach (var answer in await Task.WhenAll([.. held, politeWait]))
+        {
+            using (answer)
+            {
+                Assert.Equal(InstanceStatus.Completed, (await answer.Content.ReadFromJsonAsync<InstanceView>(WorkflowServiceFactory.Json))!.Status);
+            }
+        }
+
+        Assert.Equal(0, gate.InUse);
+        Assert.Equal(0, gate.HeldBy("key:greedy-poller"));
+    }
+
+    [Fact]
     public async Task A_definition_over_the_size_or_step_limit_is_refused_and_nothing_is_published()
     {
         var (_, api) = await StartServiceAsync(new() { ["Api:MaxDefinitionBytes"] = "2048", ["Api:MaxDefinitionSteps"] = "3" });
