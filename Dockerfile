@@ -18,6 +18,7 @@ COPY global.json Directory.Build.props Directory.Packages.props ./
 COPY src/WorkflowService.Engine/WorkflowService.Engine.csproj src/WorkflowService.Engine/
 COPY src/WorkflowService.Storage.Relational/WorkflowService.Storage.Relational.csproj src/WorkflowService.Storage.Relational/
 COPY src/WorkflowService.Diagrams/WorkflowService.Diagrams.csproj src/WorkflowService.Diagrams/
+COPY src/WorkflowService.WakeUp.Redis/WorkflowService.WakeUp.Redis.csproj src/WorkflowService.WakeUp.Redis/
 COPY src/WorkflowService/WorkflowService.csproj src/WorkflowService/
 RUN dotnet restore src/WorkflowService/WorkflowService.csproj
 

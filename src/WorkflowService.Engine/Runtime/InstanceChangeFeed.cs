@@ -12,6 +12,8 @@ namespace WorkflowService.Engine.Runtime;
 public sealed class InstanceChangeFeed
 {
     private readonly ConcurrentDictionary<Guid, Watch> _waiters = new();
+    private readonly ConcurrentQueue<Guid> _hinted = new();
+    private TaskCompletionSource _hint = NewHint();
 
     /// <summary>How many instances are waited on now.</summary>
     public int Watched => _waiters.Count;
@@ -67,6 +69,41 @@ public sealed class InstanceChangeFeed
             _waiters.TryRemove(new KeyValuePair<Guid, Watch>(instanceId, watch));
         }
     }
+
+    /// <summary>
+    /// Another node says <paramref name="instanceId"/> committed: when it is waited on here, the watcher reads it at
+    /// once (with the other hints that arrived meanwhile) instead of at its next period.
+    /// </summary>
+    public void Hint(Guid instanceId)
+    {
+        if (_waiters.ContainsKey(instanceId))
+        {
+            _hinted.Enqueue(instanceId);
+            Volatile.Read(ref _hint).TrySetResult();
+        }
+    }
+
+    /// <summary>Completes when a hint arrives (at once if one arrived since the last <see cref="TakeHinted"/>).</summary>
+    internal Task HintArrived => Volatile.Read(ref _hint).Task;
+
+    /// <summary>The hinted instances still waited on, each once; the next hint completes a fresh <see cref="HintArrived"/>.</summary>
+    internal List<Guid> TakeHinted()
+    {
+        // Swapped before draining: a hint queued after the drain completes the new task.
+        Interlocked.Exchange(ref _hint, NewHint());
+        var hinted = new HashSet<Guid>();
+        while (_hinted.TryDequeue(out var id))
+        {
+            if (_waiters.TryGetValue(id, out var watch) && watch.Version >= 0)
+            {
+                hinted.Add(id);
+            }
+        }
+
+        return [.. hinted];
+    }
+
+    private static TaskCompletionSource NewHint() => new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     /// <summary>The watched instances whose waiters have told the version they hold (the ones a read can compare).</summary>
     internal List<Guid> ToRecheck() => [.. _waiters.Where(w => w.Value.Version >= 0).Select(w => w.Key)];

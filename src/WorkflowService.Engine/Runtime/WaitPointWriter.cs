@@ -60,6 +60,7 @@ public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, Ins
     private void Published(WaitPointCommit commit)
     {
         changes.Publish(commit.Instance);
+        wakeUp.Committed(commit.Instance.Id);
         long? due = commit.RequeueParked ? clock.NowMs() : null;
         foreach (var signal in commit.NewSignals)
         {

@@ -1,13 +1,22 @@
 namespace WorkflowService.Engine.WakeUp;
 
 /// <summary>
-/// A hint that signals became due. Losing one only delays work until the next bounded poll: the store, not the
-/// transport, is the source of truth.
+/// Hints between nodes: signals became due (wakes the workers), instances committed (wakes the long-polls waiting on
+/// them). Losing one only delays work until the next bounded poll or long-poll re-check: the store, not the transport,
+/// is the source of truth.
 /// </summary>
 public interface IWakeUpTransport
 {
     /// <summary>Says that a signal due at <paramref name="dueAtMs"/> (store clock, Unix ms) was committed.</summary>
     void Notify(long dueAtMs);
+
+    /// <summary>
+    /// Says that <paramref name="instanceId"/>'s state was committed, for long-polls on other nodes. Nothing to do for a
+    /// transport within one process: the node's own long-polls already got the state.
+    /// </summary>
+    void Committed(Guid instanceId)
+    {
+    }
 
     /// <summary>Waits until a notification for work due by <paramref name="untilMs"/> arrives, or that time comes. Returns true when notified.</summary>
     Task<bool> WaitAsync(long untilMs, CancellationToken cancellationToken);

@@ -38,11 +38,7 @@ public static class PostgreSqlServiceCollectionExtensions
     public static IServiceCollection AddPostgresNotifyWakeUp(this IServiceCollection services)
     {
         ArgumentNullException.ThrowIfNull(services);
-        services.AddSingleton<InProcessWakeUp>();
-        services.AddSingleton<PostgresWakeUp>();
-        services.AddSingleton<IWakeUpTransport>(p => p.GetRequiredService<PostgresWakeUp>());
-        services.AddHostedService(p => p.GetRequiredService<PostgresWakeUp>());
-        return services;
+        return services.AddBroadcastWakeUp<PostgresNotifyBus>();
     }
 
     /// <summary>The store's connection string, tuned for the store.</summary>

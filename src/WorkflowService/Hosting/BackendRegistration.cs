@@ -3,6 +3,7 @@ using WorkflowService.Engine.Configuration;
 using WorkflowService.Engine.WakeUp;
 using WorkflowService.Storage.Relational.PostgreSql;
 using WorkflowService.Storage.Relational.Sqlite;
+using WorkflowService.WakeUp.Redis;
 
 namespace WorkflowService.Hosting;
 
@@ -32,6 +33,7 @@ public static class BackendRegistration
 
         _ = (transport, provider) switch
         {
+            (WakeUpTransport.Redis, _) => services.AddRedisWakeUp(wakeUp),
             (WakeUpTransport.Auto or WakeUpTransport.PostgresNotify, StoreProvider.PostgreSql) => services.AddPostgresNotifyWakeUp(),
             (WakeUpTransport.PostgresNotify, _) => throw ConfigurationChoice.Invalid(
                 $"{wakeUp.Path}:Transport", $"{wakeUp.Path}:Transport 'PostgresNotify' needs {store.Path}:Provider 'PostgreSql' (it is '{provider}')."),

@@ -11,4 +11,7 @@ public enum WakeUpTransport
 
     /// <summary>LISTEN/NOTIFY across nodes; needs the PostgreSql store.</summary>
     PostgresNotify,
+
+    /// <summary>Redis pub/sub across nodes (WakeUp:Redis:ConnectionString), with any store.</summary>
+    Redis,
 }

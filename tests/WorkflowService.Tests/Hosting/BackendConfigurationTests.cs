@@ -29,10 +29,24 @@ public sealed class BackendConfigurationTests
     [InlineData("Store:SqliteSynchronous", "OFF", "Store:SqliteSynchronous 'OFF' is not supported; allowed values: Normal, Full, Extra.")]
     [InlineData("Store:MaxPoolSize", "1", "Store:MaxPoolSize must be between 2 and 1000 (it is 1).")]
     [InlineData("Store:ConnectionString", "", "Store:ConnectionString is empty; set it for the Sqlite store.")]
-    [InlineData("WakeUp:Transport", "Kafka", "WakeUp:Transport 'Kafka' is not supported; allowed values: Auto, InProcess, PostgresNotify.")]
+    [InlineData("WakeUp:Transport", "Kafka", "WakeUp:Transport 'Kafka' is not supported; allowed values: Auto, InProcess, PostgresNotify, Redis.")]
     [InlineData("WakeUp:Transport", "PostgresNotify", "WakeUp:Transport 'PostgresNotify' needs Store:Provider 'PostgreSql' (it is 'Sqlite').")]
     public void A_wrong_setting_fails_the_start_with_its_key_and_the_allowed_values(string key, string value, string message) =>
         Assert.Equal(message, StartupMessage(new() { [key] = value }));
+
+    [Theory]
+    [InlineData(null, "is empty")]
+    [InlineData("redis:6379,pasword=s3cret-value", "cannot be read")]
+    [InlineData(",", "names no server")]
+    public void Redis_wake_ups_without_a_readable_connection_string_fail_the_start_without_repeating_it(string? connectionString, string reason)
+    {
+        var message = StartupMessage(new() { ["WakeUp:Transport"] = "Redis", ["WakeUp:Redis:ConnectionString"] = connectionString });
+
+        Assert.NotNull(message);
+        Assert.StartsWith("WakeUp:Redis:ConnectionString", message, StringComparison.Ordinal);
+        Assert.Contains(reason, message, StringComparison.Ordinal);
+        Assert.DoesNotContain("s3cret", message, StringComparison.Ordinal);
+    }
 
     [Fact]
     public void Every_wrong_setting_of_the_postgresql_store_is_told_at_once()
@@ -87,7 +101,7 @@ public sealed class BackendConfigurationTests
         Assert.Contains("idle_in_transaction_session_timeout=30000", pool.Options, StringComparison.Ordinal);
         Assert.Contains("idle_in_transaction_session_timeout=30000", claims.Options, StringComparison.Ordinal);
         Assert.Single(services, d => d.ServiceType == typeof(IWakeUpTransport));
-        Assert.Contains(services, d => d.ServiceType == typeof(PostgresWakeUp));
+        Assert.Contains(services, d => d.ServiceType == typeof(PostgresNotifyBus));
     }
 
     [Fact]

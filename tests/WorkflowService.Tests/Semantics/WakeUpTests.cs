@@ -5,7 +5,11 @@ using WorkflowService.Tests.Infrastructure;
 
 namespace WorkflowService.Tests.Semantics;
 
-/// <summary>In-process wake-ups deliver signals at once; the bounded poll picks up what no wake-up announced.</summary>
+/// <summary>
+/// The single-node half of the transport contract, on every transport (in-process with SQLite, LISTEN/NOTIFY and Redis
+/// with PostgreSQL): a node's own signals wake it at once; the bounded poll picks up what no wake-up announced (a lost
+/// hint). The cross-node half is <see cref="Cluster.CrossNodeWakeUpTests{TBackend}"/>.
+/// </summary>
 public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
     // Each test starts a service with the poll interval it is about and asserts on that node's metrics.
@@ -66,3 +70,5 @@ public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBacke
 public sealed class SqliteWakeUpTests : WakeUpTests<SqliteBackend>;
 
 public sealed class PostgresWakeUpTests : WakeUpTests<PostgresBackend>;
+
+public sealed class RedisWakeUpTests : WakeUpTests<RedisWakeUpBackend>;

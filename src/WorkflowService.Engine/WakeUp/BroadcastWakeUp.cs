@@ -1,0 +1,335 @@
+using System.Collections.Concurrent;
+using System.Diagnostics.CodeAnalysis;
+using System.Globalization;
+using System.Text;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Polly;
+using Polly.Retry;
+using WorkflowService.Engine.Runtime;
+
+namespace WorkflowService.Engine.WakeUp;
+
+/// <summary>
+/// Wake-ups across nodes over an <see cref="IWakeUpBus"/>. Two hints travel: "a signal is due by then" (wakes the
+/// workers) and "these instances committed" (wakes the long-polls waiting on them, through
+/// <see cref="InstanceChangeFeed.Hint"/>). Both are sent outside the commit and coalesced: while one message is on
+/// its way, every hint that arrives meanwhile goes into the next one, so a burst costs a few messages, not one a
+/// commit. A node ignores its own echo (its own hints already woke it in process). The listening side reconnects with
+/// capped, jittered backoff (Polly); while it is down the node runs on its bounded poll and long-poll re-check and
+/// reports itself degraded. Nothing is lost by a lost hint: the store is the truth.
+/// </summary>
+public sealed partial class BroadcastWakeUp(
+    IWakeUpBus bus, InProcessWakeUp local, InstanceChangeFeed changes, TimeProvider time, ILogger<BroadcastWakeUp> logger)
+    : IWakeUpTransport, IHostedService, IAsyncDisposable
+{
+    /// <summary>The longest message sent: within PostgreSQL's 8,000-byte NOTIFY payload.</summary>
+    public const int MaxMessageLength = 7000;
+
+    /// <summary>Instance ids one message carries ("N" format, 32 characters and a comma each).</summary>
+    private const int IdsPerMessage = (MaxMessageLength - 64) / 33;
+
+    /// <summary>Instance changes waiting to be sent; more are dropped (counted), the long-poll re-check finds them.</summary>
+    private const int MaxPendingChanges = 50_000;
+
+    private static readonly TimeSpan MaxBackoff = TimeSpan.FromSeconds(30);
+    private static readonly TimeSpan SendTimeout = TimeSpan.FromSeconds(5);
+
+    /// <summary>Failed reconnects in a row before the listener gives up (about eight hours at the 30 s cap).</summary>
+    private const int MaxReconnects = 1000;
+
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly SemaphoreSlim _sendRequested = new(0, 1);
+    private readonly ConcurrentQueue<Guid> _changed = new();
+    private readonly string _senderId = Guid.NewGuid().ToString("N");
+    private long _pendingDueMs = long.MaxValue;
+    private int _pendingChanges;
+    private volatile bool _listening;
+    private volatile bool _gaveUp;
+    private int _disposed;
+    private Task _listener = Task.CompletedTask;
+    private Task _sender = Task.CompletedTask;
+    private long _requested;
+    private long _sent;
+    private long _dropped;
+    private long _received;
+    private long _subscriptions;
+
+    public bool IsHealthy => _listening;
+
+    /// <summary>True once the listener stopped reconnecting: the node then needs replacing, not just patience.</summary>
+    public bool HasGivenUp => _gaveUp;
+
+    /// <summary>Hints asked for by this node's commits (signals due and instances committed).</summary>
+    public long NotificationsRequested => Interlocked.Read(ref _requested);
+
+    /// <summary>Messages actually sent: fewer than requested when hints come faster than one message.</summary>
+    public long NotificationsSent => Interlocked.Read(ref _sent);
+
+    /// <summary>Instance changes not sent because too many were waiting (the bus is down or slow).</summary>
+    public long ChangesDropped => Interlocked.Read(ref _dropped);
+
+    /// <summary>Messages received from other nodes (this node's own echo is not counted: it is ignored).</summary>
+    public long NotificationsReceived => Interlocked.Read(ref _received);
+
+    /// <summary>How many times the listener has subscribed (1 when it never had to reconnect).</summary>
+    public long Subscriptions => Interlocked.Read(ref _subscriptions);
+
+    /// <summary>The bus, for operators and tests.</summary>
+    public IWakeUpBus Bus => bus;
+
+    public void Notify(long dueAtMs)
+    {
+        local.Notify(dueAtMs);
+        Interlocked.Increment(ref _requested);
+        // Keep the earliest due time among hints not yet sent.
+        long current;
+        do
+        {
+            current = Interlocked.Read(ref _pendingDueMs);
+            if (current <= dueAtMs)
+            {
+                break;
+            }
+        }
+        while (Interlocked.CompareExchange(ref _pendingDueMs, dueAtMs, current) != current);
+
+        RequestSend();
+    }
+
+    public void Committed(Guid instanceId)
+    {
+        Interlocked.Increment(ref _requested);
+        if (Interlocked.Increment(ref _pendingChanges) > MaxPendingChanges)
+        {
+            Interlocked.Decrement(ref _pendingChanges);
+            Interlocked.Increment(ref _dropped);
+            return;
+        }
+
+        _changed.Enqueue(instanceId);
+        RequestSend();
+    }
+
+    public Task<bool> WaitAsync(long untilMs, CancellationToken cancellationToken) => local.WaitAsync(untilMs, cancellationToken);
+
+    public Task StartAsync(CancellationToken cancellationToken)
+    {
+        _listener = Task.Run(() => ListenAsync(_stopping.Token), CancellationToken.None);
+        _sender = Task.Run(() => SendAsync(_stopping.Token), CancellationToken.None);
+        return Task.CompletedTask;
+    }
+
+    public async Task StopAsync(CancellationToken cancellationToken)
+    {
+        if (Volatile.Read(ref _disposed) == 1)
+        {
+            return;
+        }
+
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        await Task.WhenAll(_listener, _sender).WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>"sender|due|id,id,…": due is empty when only instances changed, the ids when only a signal is due.</summary>
+    internal static string Format(string sender, long dueMs, IReadOnlyCollection<Guid> changed)
+    {
+        var text = new StringBuilder(sender.Length + 24 + (changed.Count * 33)).Append(sender).Append('|');
+        if (dueMs != long.MaxValue)
+        {
+            text.Append(dueMs.ToString(CultureInfo.InvariantCulture));
+        }
+
+        text.Append('|');
+        var first = true;
+        foreach (var id in changed)
+        {
+            text.Append(first ? "" : ",").Append(id.ToString("N"));
+            first = false;
+        }
+
+        return text.ToString();
+    }
+
+    /// <summary>A message of another node: wakes the workers when a signal is due, and the long-polls of the changed instances.</summary>
+    internal void Receive(string message)
+    {
+        var parts = message.Split('|');
+        if (parts.Length != 3 || parts[0] == _senderId)
+        {
+            return;
+        }
+
+        Interlocked.Increment(ref _received);
+        if (parts[1].Length > 0)
+        {
+            local.Notify(long.TryParse(parts[1], NumberStyles.Integer, CultureInfo.InvariantCulture, out var due) ? due : 0);
+        }
+
+        foreach (var id in parts[2].Split(',', StringSplitOptions.RemoveEmptyEntries))
+        {
+            if (Guid.TryParseExact(id, "N", out var instanceId))
+            {
+                changes.Hint(instanceId);
+            }
+        }
+    }
+
+    private void RequestSend()
+    {
+        if (_sendRequested.CurrentCount == 0)
+        {
+            try
+            {
+                _sendRequested.Release();
+            }
+            catch (SemaphoreFullException)
+            {
+                // Already requested by a concurrent caller: coalesced.
+            }
+        }
+    }
+
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "A background listener: whatever ends it is logged and the node falls back to polling; letting it escape would fault an unobserved task.")]
+    private async Task ListenAsync(CancellationToken stopping)
+    {
+        // After MaxReconnects failures in a row the listener gives up and the node reports itself unhealthy, so that an
+        // orchestrator replaces it.
+        var failures = 0;
+        var reconnect = new ResiliencePipelineBuilder { TimeProvider = time }
+            .AddRetry(new RetryStrategyOptions
+            {
+                ShouldHandle = new PredicateBuilder().Handle<Exception>(e => e is not OperationCanceledException),
+                MaxRetryAttempts = MaxReconnects,
+                BackoffType = DelayBackoffType.Exponential,
+                UseJitter = true,
+                Delay = TimeSpan.FromMilliseconds(200),
+                MaxDelay = MaxBackoff,
+                OnRetry = args =>
+                {
+                    _listening = false;
+                    failures++;
+                    LogListenerDown(logger, args.Outcome.Exception!, bus.Name, failures, args.RetryDelay);
+                    return default;
+                },
+            })
+            .Build();
+        try
+        {
+            // Each pass connects (retried by the pipeline, so the limit counts failures in a row) and listens until
+            // the connection breaks; then a fresh pass starts with a fresh count.
+            while (!stopping.IsCancellationRequested)
+            {
+                await reconnect.ExecuteAsync(async ct => await ListenOnceAsync(ct).ConfigureAwait(false), stopping).ConfigureAwait(false);
+                failures = 0;
+            }
+        }
+        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+        {
+        }
+        catch (Exception e)
+        {
+            _gaveUp = true;
+            LogListenerGaveUp(logger, e, bus.Name, MaxReconnects);
+        }
+        finally
+        {
+            _listening = false;
+        }
+    }
+
+    /// <summary>One subscription, held until it breaks (a failure to subscribe throws, for the retry).</summary>
+    private async Task ListenOnceAsync(CancellationToken stopping)
+    {
+        try
+        {
+            await bus.ListenAsync(Receive, description =>
+            {
+                _listening = true;
+                Interlocked.Increment(ref _subscriptions);
+                LogListening(logger, bus.Name, description);
+                // Anything committed while nobody listened is due now: look once.
+                local.Notify(0);
+            }, stopping).ConfigureAwait(false);
+        }
+        catch (Exception e) when (_listening && (e is not OperationCanceledException || !stopping.IsCancellationRequested))
+        {
+            // It was up and broke: a fresh pass reconnects at once, with a fresh count of failures.
+            _listening = false;
+            LogListenerLost(logger, e, bus.Name);
+        }
+    }
+
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "A background sender: a lost hint only delays other nodes until their next poll or re-check, so any failure is logged and the loop goes on.")]
+    private async Task SendAsync(CancellationToken stopping)
+    {
+        var batch = new HashSet<Guid>();
+        while (!stopping.IsCancellationRequested)
+        {
+            try
+            {
+                await _sendRequested.WaitAsync(stopping).ConfigureAwait(false);
+                var due = Interlocked.Exchange(ref _pendingDueMs, long.MaxValue);
+                do
+                {
+                    batch.Clear();
+                    while (batch.Count < IdsPerMessage && _changed.TryDequeue(out var id))
+                    {
+                        Interlocked.Decrement(ref _pendingChanges);
+                        batch.Add(id);
+                    }
+
+                    if (due == long.MaxValue && batch.Count == 0)
+                    {
+                        break;
+                    }
+
+                    using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
+                    timeout.CancelAfter(SendTimeout);
+                    await bus.PublishAsync(Format(_senderId, due, batch), timeout.Token).ConfigureAwait(false);
+                    Interlocked.Increment(ref _sent);
+                    due = long.MaxValue;
+                }
+                while (!_changed.IsEmpty);
+            }
+            catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+            {
+                break;
+            }
+            catch (Exception e)
+            {
+                // A lost hint only delays other nodes until their next poll or re-check.
+                LogSendFailed(logger, e, bus.Name);
+            }
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        // Registered under several service types, so the container may dispose it more than once.
+        if (Interlocked.Exchange(ref _disposed, 1) == 1)
+        {
+            return;
+        }
+
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        await Task.WhenAll(_listener, _sender).WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+        _stopping.Dispose();
+        _sendRequested.Dispose();
+    }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener ({Bus}) is down (failure {Failures}); running on the poll alone, reconnecting in {Backoff}")]
+    private static partial void LogListenerDown(ILogger logger, Exception exception, string bus, int failures, TimeSpan backoff);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener ({Bus}) lost its connection; reconnecting, and running on the poll alone meanwhile")]
+    private static partial void LogListenerLost(ILogger logger, Exception exception, string bus);
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "Wake-up listener ({Bus}) is listening: {Subscription}")]
+    private static partial void LogListening(ILogger logger, string bus, string subscription);
+
+    [LoggerMessage(Level = LogLevel.Critical, Message = "Wake-up listener ({Bus}) gave up after {Attempts} failed reconnects; this node runs on its poll alone until restarted")]
+    private static partial void LogListenerGaveUp(ILogger logger, Exception exception, string bus, int attempts);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Sending a wake-up ({Bus}) failed; other nodes will see the work at their next poll")]
+    private static partial void LogSendFailed(ILogger logger, Exception exception, string bus);
+}

@@ -1,0 +1,171 @@
+using System.Net.Http.Json;
+using Microsoft.Extensions.DependencyInjection;
+using Npgsql;
+using StackExchange.Redis;
+using WorkflowService.Api;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Runtime;
+using WorkflowService.Engine.WakeUp;
+using WorkflowService.Storage.Relational.PostgreSql;
+using WorkflowService.Tests.Backends;
+using WorkflowService.Tests.Infrastructure;
+using WorkflowService.WakeUp.Redis;
+
+namespace WorkflowService.Tests.Cluster;
+
+/// <summary>
+/// The transport contract across nodes, written once and run on every transport that crosses nodes (PostgreSQL
+/// LISTEN/NOTIFY, Redis pub/sub): a signal taken by one node wakes another's workers, a commit on one node answers the
+/// long-polls on another (not at the re-check), a node ignores its own echo, a burst is coalesced, and a killed
+/// listener comes back by itself while the poll carries the work. The single-node half (in-process included) is
+/// <see cref="Semantics.WakeUpTests{TBackend}"/>.
+/// </summary>
+public abstract class CrossNodeWakeUpTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
+{
+    // Each test starts the nodes it is about on one database of its own.
+    protected override bool UsesDefaultService => false;
+
+    private const int Waiting = 40;
+
+    /// <summary>Kills <paramref name="node"/>'s listening connection from the server's side.</summary>
+    protected abstract Task KillListenerAsync(WorkflowServiceFactory node, BackendDatabase database);
+
+    [Fact]
+    public async Task A_signal_sent_through_another_node_wakes_this_nodes_workers()
+    {
+        var database = await CreateDatabaseAsync();
+        var (worker, _) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:10:00", ["Workers:NodeId"] = "worker" }, database: database);
+        var (front, api) = await StartServiceAsync(new() { ["Workers:Enabled"] = "false", ["Workers:NodeId"] = "front" }, database: database);
+        var name = Definitions.Unique("notify");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+        await Eventually.WaitUntilAsync(() => worker.Get<BroadcastWakeUp>().IsHealthy && front.Get<BroadcastWakeUp>().IsHealthy);
+
+        // The API-only node takes the signal; only a hint can wake the worker node before its ten-minute poll.
+        var instance = await api.StartAsync(name);
+        await api.SignalAsync(instance.Id, "go", new { value = 1 });
+
+        var done = await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+        Assert.Equal(1, done.Output!.Value.GetProperty("result").GetInt32());
+        Assert.True(front.Get<BroadcastWakeUp>().NotificationsSent >= 1);
+        Assert.True(worker.Get<BroadcastWakeUp>().NotificationsReceived >= 1);
+    }
+
+    [Fact]
+    public async Task Long_polls_on_one_node_are_answered_by_the_hints_of_another_nodes_commits_not_by_the_recheck()
+    {
+        var database = await CreateDatabaseAsync();
+        var (worker, _) = await StartServiceAsync(new() { ["Workers:NodeId"] = "worker" }, database: database);
+        // A one-minute re-check: long-polls of a minute that are answered at all were answered by a hint.
+        var (front, api) = await StartServiceAsync(new()
+        {
+            ["Workers:Enabled"] = "false",
+            ["Workers:NodeId"] = "front",
+            ["Workers:LongPollRecheck"] = "00:01:00",
+        }, database: database);
+        var name = Definitions.Unique("cross-poll");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+        await Eventually.WaitUntilAsync(() => worker.Get<BroadcastWakeUp>().IsHealthy && front.Get<BroadcastWakeUp>().IsHealthy);
+        var instances = new List<InstanceView>();
+        for (var i = 0; i < Waiting; i++)
+        {
+            instances.Add(await api.StartAsync(name));
+        }
+
+        var ct = TestContext.Current.CancellationToken;
+        var polls = instances.Select(i => api.Http.GetFromJsonAsync<InstanceView>($"/instances/{i.Id}?waitFor=Completed&timeout=50", WorkflowServiceFactory.Json, ct)).ToList();
+        var feed = front.Get<InstanceChangeFeed>();
+        await Eventually.WaitUntilAsync(() => front.Get<LongPollGate>().InUse == Waiting && feed.ToRecheck().Count == Waiting);
+
+        // The front node only queues the signals; the worker node commits every change.
+        foreach (var instance in instances)
+        {
+            await api.SignalAsync(instance.Id, "go", new { value = 1 });
+        }
+
+        var answers = await Task.WhenAll(polls);
+
+        Assert.All(answers, a => Assert.Equal(InstanceStatus.Completed, a!.Status));
+        var watcher = front.Get<InstanceChangeWatcher>();
+        Assert.True(watcher.HintedReads >= 1);
+        Assert.Equal(0, watcher.Rechecks);
+        Assert.Equal(0, feed.Watched);
+    }
+
+    [Fact]
+    public async Task A_node_alone_ignores_its_own_echo_and_a_burst_of_commits_is_coalesced_into_fewer_messages()
+    {
+        var (node, api) = await StartServiceAsync([]);
+        var transport = node.Get<BroadcastWakeUp>();
+        await Eventually.WaitUntilAsync(() => transport.IsHealthy);
+        var name = Definitions.Unique("echo");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+
+        var instances = await Task.WhenAll(Enumerable.Range(0, 50).Select(_ => api.StartAsync(name)));
+        await Task.WhenAll(instances.Select(i => api.SignalAsync(i.Id, "go", new { value = 2 })));
+        foreach (var instance in instances)
+        {
+            await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+        }
+
+        Assert.True(transport.NotificationsSent >= 1);
+        Assert.True(transport.NotificationsSent < transport.NotificationsRequested,
+            $"{transport.NotificationsSent} messages for {transport.NotificationsRequested} hints: nothing was coalesced");
+        // Its own messages came back over the bus (it is subscribed) and were dropped there.
+        Assert.Equal(0, transport.NotificationsReceived);
+    }
+
+    [Fact]
+    public async Task With_the_listening_connection_killed_work_completes_by_the_poll_and_the_listener_comes_back()
+    {
+        var database = await CreateDatabaseAsync();
+        var (worker, _) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:00:02", ["Workers:NodeId"] = "worker" }, database: database);
+        var (_, api) = await StartServiceAsync(new() { ["Workers:Enabled"] = "false", ["Workers:NodeId"] = "front" }, database: database);
+        var listener = worker.Get<BroadcastWakeUp>();
+        await Eventually.WaitUntilAsync(() => listener.IsHealthy);
+        var name = Definitions.Unique("lost");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var instance = await api.StartAsync(name);
+        var subscriptions = listener.Subscriptions;
+
+        await KillListenerAsync(worker, database);
+        await api.SignalAsync(instance.Id, "go", new { value = 2 });
+        var done = await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+        Assert.Equal(2, done.Output!.Value.GetProperty("result").GetInt32());
+
+        await Eventually.WaitUntilAsync(() => listener.IsHealthy && listener.Subscriptions > subscriptions, what: "the listener is back");
+        Assert.IsType<BroadcastWakeUp>(worker.Services.GetRequiredService<IWakeUpTransport>());
+    }
+}
+
+public sealed class PostgresNotifyCrossNodeTests : CrossNodeWakeUpTests<PostgresBackend>
+{
+    protected override async Task KillListenerAsync(WorkflowServiceFactory node, BackendDatabase database)
+    {
+        var bus = node.Get<PostgresNotifyBus>();
+        await Eventually.WaitUntilAsync(() => bus.ListenerProcessId is not null);
+        var pid = bus.ListenerProcessId!.Value;
+        await using var admin = new NpgsqlConnection(database.Settings["Store:ConnectionString"]);
+        await admin.OpenAsync(TestContext.Current.CancellationToken);
+        await using var terminate = new NpgsqlCommand("SELECT pg_terminate_backend(@pid)", admin);
+        terminate.Parameters.AddWithValue("pid", pid);
+        Assert.True((bool)(await terminate.ExecuteScalarAsync(TestContext.Current.CancellationToken))!);
+        await Eventually.WaitUntilAsync(() => bus.ListenerProcessId != pid, what: "the killed listener is noticed");
+    }
+}
+
+public sealed class RedisCrossNodeTests : CrossNodeWakeUpTests<RedisWakeUpBackend>
+{
+    protected override async Task KillListenerAsync(WorkflowServiceFactory node, BackendDatabase database)
+    {
+        var clientName = node.Get<RedisWakeUpBus>().ClientName;
+        await using var admin = await ConnectionMultiplexer.ConnectAsync(database.Settings["WakeUp:Redis:ConnectionString"]! + ",allowAdmin=true");
+        var server = admin.GetServer(admin.GetEndPoints()[0]);
+        var clients = (await server.ClientListAsync()).Where(c => c.Name == clientName).ToList();
+        Assert.NotEmpty(clients);
+        foreach (var client in clients)
+        {
+            await server.ClientKillAsync(client.Id);
+        }
+
+    }
+}
