@@ -44,6 +44,12 @@ public sealed class RedisWakeUpBus(IOptions<RedisWakeUpOptions> options, NodeIde
                 received(message!);
             }
         }).WaitAsync(stopping).ConfigureAwait(false);
+        if (!connection.IsConnected)
+        {
+            // Failed before the handler above was attached: start again rather than wait for an event already gone.
+            throw new IOException("the wake-up connection to Redis broke while subscribing");
+        }
+
         _connection = connection;
         listening($"{string.Join(", ", connection.GetEndPoints().Select(e => e.ToString()))}, channel {settings.Channel}");
         try

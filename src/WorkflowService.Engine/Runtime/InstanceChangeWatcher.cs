@@ -68,8 +68,15 @@ public sealed partial class InstanceChangeWatcher(
                     }
                     else
                     {
-                        next = time.GetTimestamp() + (long)(period.TotalSeconds * time.TimestampFrequency);
-                        await RecheckAsync(stoppingToken).ConfigureAwait(false);
+                        try
+                        {
+                            await RecheckAsync(stoppingToken).ConfigureAwait(false);
+                        }
+                        finally
+                        {
+                            // A full period after the read ends: a slow store is not read back to back.
+                            next = time.GetTimestamp() + (long)(period.TotalSeconds * time.TimestampFrequency);
+                        }
                     }
                 }
                 catch (Exception e) when (e is not OperationCanceledException || !stoppingToken.IsCancellationRequested)

@@ -188,14 +188,14 @@ public sealed class WorkflowRuntime(
 
         var deadline = time.GetTimestamp() + (long)(timeout.TotalSeconds * time.TimestampFrequency);
         var change = changes.NextChange(instanceId);
-        var instance = await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
-        if (instance is not null && instance.Tenant != tenant)
-        {
-            instance = null;
-        }
-
         try
         {
+            var instance = await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
+            if (instance is not null && instance.Tenant != tenant)
+            {
+                instance = null;
+            }
+
             while (instance is not null && !Satisfies(instance, statuses))
             {
                 changes.Observed(instanceId, change, instance.Version);
@@ -218,6 +218,12 @@ public sealed class WorkflowRuntime(
 
                 // The changed state is handed over: when it is the awaited one (or the instance is gone), no read is needed.
                 change = changes.NextChange(instanceId);
+                if (changed is not null && changed.Version <= instance.Version)
+                {
+                    // Not news to this waiter (a read that began before the state it holds, a late publish).
+                    continue;
+                }
+
                 instance = changed is null || Satisfies(changed, statuses)
                     ? changed
                     : await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);

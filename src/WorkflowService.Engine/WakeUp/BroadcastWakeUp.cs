@@ -66,7 +66,7 @@ public sealed partial class BroadcastWakeUp(
     /// <summary>Messages actually sent: fewer than requested when hints come faster than one message.</summary>
     public long NotificationsSent => Interlocked.Read(ref _sent);
 
-    /// <summary>Instance changes not sent because too many were waiting (the bus is down or slow).</summary>
+    /// <summary>Instance changes not sent: too many were waiting (the bus is down or slow), or their message failed.</summary>
     public long ChangesDropped => Interlocked.Read(ref _dropped);
 
     /// <summary>Messages received from other nodes (this node's own echo is not counted: it is ignored).</summary>
@@ -177,7 +177,7 @@ public sealed partial class BroadcastWakeUp(
 
     private void RequestSend()
     {
-        if (_sendRequested.CurrentCount == 0)
+        if (_sendRequested.CurrentCount == 0 && Volatile.Read(ref _disposed) == 0)
         {
             try
             {
@@ -186,6 +186,10 @@ public sealed partial class BroadcastWakeUp(
             catch (SemaphoreFullException)
             {
                 // Already requested by a concurrent caller: coalesced.
+            }
+            catch (ObjectDisposedException)
+            {
+                // The node is shutting down: the commit stands, its hint is not needed.
             }
         }
     }
@@ -199,7 +203,7 @@ public sealed partial class BroadcastWakeUp(
         var reconnect = new ResiliencePipelineBuilder { TimeProvider = time }
             .AddRetry(new RetryStrategyOptions
             {
-                ShouldHandle = new PredicateBuilder().Handle<Exception>(e => e is not OperationCanceledException),
+                ShouldHandle = new PredicateBuilder().Handle<Exception>(e => e is not OperationCanceledException || !stopping.IsCancellationRequested),
                 MaxRetryAttempts = MaxReconnects,
                 BackoffType = DelayBackoffType.Exponential,
                 UseJitter = true,
@@ -298,8 +302,13 @@ public sealed partial class BroadcastWakeUp(
             }
             catch (Exception e)
             {
-                // A lost hint only delays other nodes until their next poll or re-check.
+                // A lost hint only delays other nodes until their next poll or re-check; what is still queued goes next.
+                Interlocked.Add(ref _dropped, batch.Count);
                 LogSendFailed(logger, e, bus.Name);
+                if (!_changed.IsEmpty)
+                {
+                    RequestSend();
+                }
             }
         }
     }

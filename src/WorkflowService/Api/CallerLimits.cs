@@ -40,7 +40,7 @@ public sealed class RateLimitingOptions
 
     /// <summary>
     /// Long-polls one caller (as the rate limit counts callers) may hold at once on a node; more get 429 with
-    /// Retry-After, so that one caller cannot take every slot of the node from the others.
+    /// Retry-After, so that one caller cannot take every slot of the node from the others. Off with <see cref="Enabled"/>.
     /// </summary>
     [Range(1, 100_000)]
     public int MaxLongPollsPerCaller { get; set; } = 1000;
@@ -74,7 +74,8 @@ public sealed class LongPollGate(IOptions<RateLimitingOptions> options)
             return null;
         }
 
-        if (_byCaller.AddOrUpdate(caller, 1, static (_, held) => held + 1) > limits.MaxLongPollsPerCaller)
+        // With caller limits off (a gateway limits callers), only the node's cap applies; the count is kept all the same.
+        if (_byCaller.AddOrUpdate(caller, 1, static (_, held) => held + 1) > limits.MaxLongPollsPerCaller && limits.Enabled)
         {
             Leave(caller);
             refusal = LongPollRefusal.CallerFull;
