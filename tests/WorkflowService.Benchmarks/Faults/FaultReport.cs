@@ -58,7 +58,7 @@ internal static class FaultReport
         text.AppendLine("run saw, not what a deployment promises. The verdict does not depend on them except where the issue sets a bound");
         text.AppendLine("(recovery within lease + poll + 10 s after the last fault; ready again within 15 s; connections within pool size × nodes).");
         text.AppendLine("*Recovery* runs from the end of the last fault: until every acknowledged workflow had completed where a node failed");
-        text.AppendLine("(node-kill, partition, paused-node), until every node was ready again (database-outage) or writes were served again");
+        text.AppendLine("(node-kill, partition, paused-node; a graceful restart ends when its node is ready again), until every node was ready again (database-outage) or writes were served again");
         text.AppendLine("(disk-full; read-only-file: from the node's start on the repaired filesystem) where the store failed.");
         text.AppendLine("Latency is a verdict in one row alone (resource-abuse: the normal load's p95 beside the abusers against its p95 alone).");
         text.AppendLine("*Retried* counts the load's attempts that got no answer, a 5xx or a 429 and were sent again with the same key.");

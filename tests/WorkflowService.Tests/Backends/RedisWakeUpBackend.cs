@@ -1,4 +1,3 @@
-using System.Diagnostics.CodeAnalysis;
 using Testcontainers.Redis;
 using WorkflowService.Benchmarks.Hosting;
 
@@ -13,9 +12,7 @@ namespace WorkflowService.Tests.Backends;
 public sealed class RedisWakeUpBackend : StoreBackend
 {
     public const string Variable = "WORKFLOW_TESTS_REDIS";
-    private static readonly SemaphoreSlim Gate = new(1, 1);
-    private static string? _server;
-    private static string? _unavailable;
+    private static readonly ServerSource Source = new(Variable, "Redis");
 
     public override string Name => "redis";
 
@@ -24,7 +21,7 @@ public sealed class RedisWakeUpBackend : StoreBackend
         var redis = await ServerAsync();
         if (redis is null)
         {
-            Unavailable(_unavailable!);
+            Unavailable(Source.Unavailable!);
         }
 
         var database = await new PostgresBackend().CreateDatabaseAsync();
@@ -36,61 +33,17 @@ public sealed class RedisWakeUpBackend : StoreBackend
     }
 
     /// <summary>The Redis configuration string, found once per test run.</summary>
-    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "Whatever stops Testcontainers or the local binary from starting Redis becomes the reason the Redis tests are reported unavailable.")]
-    public static async Task<string?> ServerAsync()
-    {
-        await Gate.WaitAsync();
-        try
+    public static Task<string?> ServerAsync() => Source.FindAsync(
+        async ct =>
         {
-            if (_server is not null || _unavailable is not null)
-            {
-                return _server;
-            }
-
-            var configured = Environment.GetEnvironmentVariable(Variable);
-            if (!string.IsNullOrWhiteSpace(configured))
-            {
-                return _server = configured;
-            }
-
-            if (File.Exists("/var/run/docker.sock") || Environment.GetEnvironmentVariable("DOCKER_HOST") is not null)
-            {
-                try
-                {
-                    var container = new RedisBuilder("redis:7").Build();
-                    using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(3));
-                    await container.StartAsync(timeout.Token);
-                    return _server = container.GetConnectionString();
-                }
-                catch (Exception e)
-                {
-                    _unavailable = $"{Variable} is not set and Testcontainers could not start Redis: {e.Message}";
-                }
-            }
-
-            if (OwnedRedisServer.Unavailable() is { } missing)
-            {
-                _unavailable ??= $"{Variable} is not set, no Docker engine answers for Testcontainers, and no local server can be started: {missing}";
-                return null;
-            }
-
-            try
-            {
-                using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(1));
-                var owned = await OwnedRedisServer.StartAsync(timeout.Token);
-                AppDomain.CurrentDomain.ProcessExit += (_, _) => owned.DisposeAsync().AsTask().GetAwaiter().GetResult();
-                _unavailable = null;
-                return _server = owned.ConnectionString;
-            }
-            catch (Exception e)
-            {
-                _unavailable = $"{Variable} is not set and a local redis-server could not be started: {e.Message}";
-                return null;
-            }
-        }
-        finally
+            var container = new RedisBuilder("redis:7").Build();
+            await container.StartAsync(ct);
+            return container.GetConnectionString();
+        },
+        OwnedRedisServer.Unavailable,
+        async ct =>
         {
-            Gate.Release();
-        }
-    }
+            var owned = await OwnedRedisServer.StartAsync(ct);
+            return (owned.ConnectionString, owned);
+        });
 }
