@@ -1,7 +1,5 @@
-using Microsoft.Extensions.DependencyInjection;
 using Npgsql;
 using WorkflowService.Engine.Persistence;
-using WorkflowService.Engine.WakeUp;
 using WorkflowService.Storage.Relational.PostgreSql;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
