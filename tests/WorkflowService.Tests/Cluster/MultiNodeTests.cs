@@ -3,6 +3,7 @@ using System.Net;
 using System.Net.Http.Json;
 using System.Text;
 using WorkflowService.Api;
+using WorkflowService.Benchmarks.Hosting;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
@@ -18,9 +19,21 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
     // The test runs service processes of its own on a database of its own.
     protected override bool UsesDefaultService => false;
 
-    private const int Instances = 2000;
     private const int Concurrency = 24;
-    private const int KillAfterStarts = 600;
+
+    /// <summary>Instances the load starts and signals; the node is killed once 30 % of them have started.</summary>
+    protected virtual int Instances => 2000;
+
+    private int KillAfterStarts => Instances * 3 / 10;
+
+    /// <summary>
+    /// Another fault of the suite's own, injected into the load (after the node kill, once <paramref name="halfway"/> says
+    /// half the instances have started) while <paramref name="nodes"/> serve it; none by default.
+    /// </summary>
+    protected virtual Task DisturbAsync(ServiceProcess[] nodes, HttpClient[] clients, Func<bool> halfway) => Task.CompletedTask;
+
+    /// <summary>Changes the nodes' settings before they start; nothing by default.</summary>
+    protected virtual Task PrepareAsync(Dictionary<string, string?> settings) => Task.CompletedTask;
 
     [Fact]
     public async Task Three_nodes_complete_every_instance_exactly_once_when_one_is_killed()
@@ -31,6 +44,7 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
             ["Workers:LeaseDuration"] = "00:00:03",
             ["Workers:PollInterval"] = "00:00:01",
         };
+        await PrepareAsync(settings);
 
         // All three start at once against an empty database: the schema is created once, safely.
         var nodes = await Task.WhenAll(Enumerable.Range(0, 3).Select(i => ServiceProcess.StartAsync($"node-{i}", settings)));
@@ -50,6 +64,7 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
         var started = 0;
         var next = -1;
         var killer = KillWhileItHoldsClaimsAsync(nodes[2], clients[0], () => Volatile.Read(ref started) >= KillAfterStarts);
+        var disturbing = DisturbAsync(nodes, clients, () => Volatile.Read(ref started) >= Instances / 2);
         await Task.WhenAll(Enumerable.Range(0, Concurrency).Select(async _ =>
         {
             int i;
@@ -65,6 +80,7 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
             }
         }));
         var orphaned = await killer;
+        await disturbing;
         Assert.True(nodes[2].HasExited);
         Assert.NotEmpty(orphaned);
 
@@ -204,3 +220,62 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
 }
 
 public sealed class PostgresMultiNodeTests : MultiNodeTests<PostgresBackend>;
+
+/// <summary>The same on PostgreSQL with Redis as the wake-up transport.</summary>
+public sealed class RedisMultiNodeTests : MultiNodeTests<RedisWakeUpBackend>
+{
+    protected override int Instances => 1000;
+}
+
+/// <summary>
+/// With Redis wake-ups, and the Redis server (one of the test's own) killed in the middle of the load until every live
+/// node reports its wake-ups unhealthy, then started again: the store and the poll carry the work meanwhile, every
+/// instance still completes exactly once, and every node's transport comes back by itself.
+/// </summary>
+public sealed class RedisOutageMultiNodeTests : MultiNodeTests<RedisWakeUpBackend>
+{
+    private OwnedRedisServer? _redis;
+
+    protected override int Instances => 1000;
+
+    protected override async Task PrepareAsync(Dictionary<string, string?> settings)
+    {
+        if (OwnedRedisServer.Unavailable() is { } missing)
+        {
+            Assert.Skip($"killing Redis needs a redis-server this test owns: {missing}");
+        }
+
+        _redis = Own(await OwnedRedisServer.StartAsync(TestContext.Current.CancellationToken));
+        settings["WakeUp:Redis:ConnectionString"] = _redis.ConnectionString;
+    }
+
+    protected override async Task DisturbAsync(ServiceProcess[] nodes, HttpClient[] clients, Func<bool> halfway)
+    {
+        await Eventually.WaitUntilAsync(() => halfway() && nodes.Any(n => n.HasExited), TimeSpan.FromMinutes(2),
+            what: "half the load has started and a node has been killed");
+        await Eventually.WaitUntilAsync(async () => await AllAsync(nodes, clients, healthy: true), what: "every node's wake-ups are healthy before Redis dies");
+        _redis!.Kill();
+        await Eventually.WaitUntilAsync(async () => await AllAsync(nodes, clients, healthy: false), what: "every live node notices Redis is gone");
+        await _redis.RestartAsync(TestContext.Current.CancellationToken);
+        await Eventually.WaitUntilAsync(async () => await AllAsync(nodes, clients, healthy: true), TimeSpan.FromMinutes(1), what: "every live node's wake-ups come back");
+    }
+
+    private static async Task<bool> AllAsync(ServiceProcess[] nodes, HttpClient[] clients, bool healthy)
+    {
+        for (var i = 0; i < nodes.Length; i++)
+        {
+            if (nodes[i].HasExited)
+            {
+                continue;
+            }
+
+            var metrics = await clients[i].GetFromJsonAsync<NodeMetricsView>("/metrics", WorkflowServiceFactory.Json);
+            if (metrics!.WakeUpHealthy != healthy)
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+}
