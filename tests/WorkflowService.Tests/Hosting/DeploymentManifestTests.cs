@@ -305,6 +305,47 @@ public sealed class DeploymentManifestTests
         }
     }
 
+    [Fact]
+    public async Task Compose_init_secrets_writes_every_secret_the_compose_files_mount_and_adds_missing_ones_to_an_older_folder()
+    {
+        var shell = ExternalTools.OnPath("sh", "sh", "compose/init-secrets.sh, a POSIX sh script, writes the compose secrets");
+        var compose = await ValidateComposeAsync();
+        var mounted = compose.Objects
+            .Select(file => At(file, "secrets"))
+            .Where(secrets => secrets.ValueKind == JsonValueKind.Object)
+            .SelectMany(secrets => secrets.EnumerateObject().Select(s => Path.GetFileName(Text(s.Value, "file")!)))
+            .ToHashSet();
+        Assert.Contains("WakeUp__Redis__ConnectionString", mounted);
+        var work = Directory.CreateTempSubdirectory("compose-secrets-");
+        try
+        {
+            async Task InitAsync()
+            {
+                var run = await ExternalTools.RunAsync(shell, [Repository.Path("compose", "init-secrets.sh")], work.FullName, ToolTimeout,
+                    new Dictionary<string, string?> { ["WORKFLOW_COMPOSE_SECRETS"] = work.FullName });
+                Assert.True(run.ExitCode == 0, $"compose/init-secrets.sh failed: {run}");
+            }
+
+            await InitAsync();
+            Assert.All(mounted, name => Assert.True(new FileInfo(Path.Combine(work.FullName, name)) is { Exists: true, Length: > 0 }, $"{name} was not written"));
+            var key = await File.ReadAllTextAsync(Path.Combine(work.FullName, "api-key"));
+            var redis = await File.ReadAllTextAsync(Path.Combine(work.FullName, "WakeUp__Redis__ConnectionString"));
+            Assert.Contains($"password={await File.ReadAllTextAsync(Path.Combine(work.FullName, "redis-password"))}", redis, StringComparison.Ordinal);
+
+            // A folder an older release wrote has no Redis secrets: they are added, and the API key is kept.
+            File.Delete(Path.Combine(work.FullName, "redis-password"));
+            File.Delete(Path.Combine(work.FullName, "WakeUp__Redis__ConnectionString"));
+            await InitAsync();
+            Assert.Equal(key, await File.ReadAllTextAsync(Path.Combine(work.FullName, "api-key")));
+            Assert.True(File.Exists(Path.Combine(work.FullName, "WakeUp__Redis__ConnectionString")));
+            Assert.NotEqual(redis, await File.ReadAllTextAsync(Path.Combine(work.FullName, "WakeUp__Redis__ConnectionString")));
+        }
+        finally
+        {
+            work.Delete(recursive: true);
+        }
+    }
+
     // ---------------------------------------------------------------------------------------------------- helpers
 
     private static string Version() =>
