@@ -14,6 +14,7 @@ public sealed class EngineMetrics : IDisposable
     private readonly Counter<long> _retries;
     private readonly Counter<long> _deadLetters;
     private readonly Histogram<double> _runMs;
+    private readonly Histogram<double> _ageAtClaim;
     private long _conflictTotal;
     private long _deadLetterTotal;
     private long _retryTotal;
@@ -29,7 +30,15 @@ public sealed class EngineMetrics : IDisposable
         _retries = _meter.CreateCounter<long>("workflow.runs.retried");
         _deadLetters = _meter.CreateCounter<long>("workflow.signals.dead_lettered");
         _runMs = _meter.CreateHistogram<double>("workflow.signal.processing", unit: "ms");
+        _ageAtClaim = _meter.CreateHistogram<double>("workflow.signal.age_at_claim", unit: "ms",
+            description: "from a signal's due time (its creation, for one due at once) to its claim by a worker, by the store's clock");
     }
+
+    /// <summary>
+    /// How long due signals waited for a worker: from the due time (a signal due at once: when it was written) to the claim,
+    /// by the store's clock. Across nodes this is the wake-up's latency; where no hint arrived, the poll's.
+    /// </summary>
+    public LatencyHistogram SignalAgeAtClaim { get; } = new();
 
     public long Conflicts => Interlocked.Read(ref _conflictTotal);
     public long DeadLetters => Interlocked.Read(ref _deadLetterTotal);
@@ -45,6 +54,13 @@ public sealed class EngineMetrics : IDisposable
         Interlocked.Increment(ref _handledTotal);
         _signalsHandled.Add(1);
         _runMs.Record(elapsedMs);
+    }
+
+    /// <summary>A worker claimed a signal that had been due for <paramref name="ageMs"/>.</summary>
+    public void SignalClaimed(double ageMs)
+    {
+        SignalAgeAtClaim.Record(ageMs);
+        _ageAtClaim.Record(Math.Max(0, ageMs));
     }
 
     public void Conflict()

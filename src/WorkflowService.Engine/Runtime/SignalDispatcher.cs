@@ -78,6 +78,15 @@ public sealed partial class SignalDispatcher(
                     idle.Release(free - claimed.Count);
                 }
 
+                if (claimed.Count > 0)
+                {
+                    var claimedAt = clock.NowMs();
+                    foreach (var work in claimed)
+                    {
+                        metrics.SignalClaimed(claimedAt - work.Signal.DueAtMs);
+                    }
+                }
+
                 // Signals of one instance go to one worker, in due order: run side by side, all but one would lose the
                 // race on the instance's version and run again. Their other workers are free for the next claim.
                 foreach (var group in claimed.GroupBy(work => work.Signal.InstanceId))

@@ -9,7 +9,8 @@ namespace WorkflowService.Api;
 /// <summary>
 /// This node's engine counters since it started (also exported as System.Diagnostics.Metrics "WorkflowService.Engine"), and
 /// the runtime's JIT work so far (methods compiled, time spent compiling): a node still compiling is not yet at its
-/// steady-state speed.
+/// steady-state speed; and how long due signals waited for a worker (<c>signalAgeAtClaim</c>: due time, or creation, to
+/// claim, by the store's clock), which is the wake-up's latency where the signal was taken by another node.
 /// </summary>
 public sealed record NodeMetricsView(
     string NodeId,
@@ -22,7 +23,26 @@ public sealed record NodeMetricsView(
     long WakeUpsRequested,
     long WakeUpsSent,
     long JitCompiledMethods,
-    double JitCompilationMs);
+    double JitCompilationMs,
+    LatencyHistogramView SignalAgeAtClaim);
+
+/// <summary>
+/// Durations counted in fixed buckets since the node started: <c>buckets[i]</c> counts those above the previous bucket's
+/// <c>upToMs</c> and at most its own (the last bucket, with no <c>upToMs</c>, everything above). Subtract two readings for a
+/// period; a percentile is the bucket it falls in.
+/// </summary>
+public sealed record LatencyHistogramView(long Count, double SumMs, IReadOnlyList<LatencyBucketView> Buckets)
+{
+    public static LatencyHistogramView From(LatencyHistogram histogram)
+    {
+        var counts = histogram.Counts();
+        var buckets = counts.Select((count, i) => new LatencyBucketView(i < LatencyHistogram.UpperBoundsMs.Count ? LatencyHistogram.UpperBoundsMs[i] : null, count)).ToList();
+        return new LatencyHistogramView(counts.Sum(), histogram.SumMs, buckets);
+    }
+}
+
+/// <summary>One bucket: how many durations were at most <c>upToMs</c> and above the bucket before it (null: no bound).</summary>
+public sealed record LatencyBucketView(double? UpToMs, long Count);
 
 /// <summary>
 /// Operators' view of one node. Its counters cover every tenant's work, so only callers of the default tenant (no tenant
@@ -34,7 +54,7 @@ public static class MetricsEndpoints
     {
         var group = routes.MapGroup("/metrics").WithTags("Operations").RequireAuthorization(Policies.Operate);
         group.MapGet("/", Get).WithName("GetNodeMetrics")
-            .WithSummary("This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work");
+            .WithSummary("This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work, signal age at claim");
         return group;
     }
 
@@ -44,5 +64,6 @@ public static class MetricsEndpoints
             : TypedResults.Ok(new NodeMetricsView(
                 node.Id, metrics.SignalsHandled, metrics.Conflicts, metrics.Retries, metrics.DeadLetters, metrics.IdlePolls,
                 wakeUp.IsHealthy, wakeUp.NotificationsRequested, wakeUp.NotificationsSent,
-                System.Runtime.JitInfo.GetCompiledMethodCount(), System.Runtime.JitInfo.GetCompilationTime().TotalMilliseconds));
+                System.Runtime.JitInfo.GetCompiledMethodCount(), System.Runtime.JitInfo.GetCompilationTime().TotalMilliseconds,
+                LatencyHistogramView.From(metrics.SignalAgeAtClaim)));
 }

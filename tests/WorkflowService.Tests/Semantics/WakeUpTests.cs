@@ -41,6 +41,10 @@ public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBacke
         // The runtime's JIT work so far: a node that has served requests has compiled code, and said how long it took.
         Assert.True(metrics.JitCompiledMethods > 0);
         Assert.True(metrics.JitCompilationMs > 0);
+        // Every claim counted its signal's age (due time to claim) in one bucket of the histogram.
+        Assert.True(metrics.SignalAgeAtClaim.Count >= 5);
+        Assert.Equal(metrics.SignalAgeAtClaim.Count, metrics.SignalAgeAtClaim.Buckets.Sum(b => b.Count));
+        Assert.Null(metrics.SignalAgeAtClaim.Buckets[^1].UpToMs);
     }
 
     [Fact]

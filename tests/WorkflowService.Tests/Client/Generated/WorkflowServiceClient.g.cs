@@ -3138,7 +3138,7 @@ namespace WorkflowService.Tests.Client.Generated
 
         /// <param name="cancellationToken">A cancellation token that can be used by other objects or threads to receive notice of cancellation.</param>
         /// <summary>
-        /// This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work
+        /// This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work, signal age at claim
         /// </summary>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
@@ -4397,6 +4397,59 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     /// <summary>
+    /// One bucket: how many durations were at most `upToMs` and above the bucket before it (null: no bound).
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class LatencyBucketView
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("upToMs")]
+        public double? UpToMs { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("count")]
+        public long Count { get; set; } = default!;
+
+        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
+
+        [System.Text.Json.Serialization.JsonExtensionData]
+        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
+        {
+            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
+            set { _additionalProperties = value; }
+        }
+
+    }
+
+    /// <summary>
+    /// Durations counted in fixed buckets since the node started: `buckets[i]` counts those above the previous bucket's
+    /// <br/>`upToMs` and at most its own (the last bucket, with no `upToMs`, everything above). Subtract two readings for a
+    /// <br/>period; a percentile is the bucket it falls in.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class LatencyHistogramView
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("count")]
+        public long Count { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("sumMs")]
+        public double SumMs { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("buckets")]
+        public System.Collections.Generic.ICollection<LatencyBucketView> Buckets { get; set; } = new System.Collections.ObjectModel.Collection<LatencyBucketView>();
+
+        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
+
+        [System.Text.Json.Serialization.JsonExtensionData]
+        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
+        {
+            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
+            set { _additionalProperties = value; }
+        }
+
+    }
+
+    /// <summary>
     /// Move one instance to another version; with dryRun, only say where its wait would land.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
@@ -4585,7 +4638,8 @@ namespace WorkflowService.Tests.Client.Generated
     /// <summary>
     /// This node's engine counters since it started (also exported as System.Diagnostics.Metrics "WorkflowService.Engine"), and
     /// <br/>the runtime's JIT work so far (methods compiled, time spent compiling): a node still compiling is not yet at its
-    /// <br/>steady-state speed.
+    /// <br/>steady-state speed; and how long due signals waited for a worker (`signalAgeAtClaim`: due time, or creation, to
+    /// <br/>claim, by the store's clock), which is the wake-up's latency where the signal was taken by another node.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class NodeMetricsView
@@ -4623,6 +4677,9 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("jitCompilationMs")]
         public double JitCompilationMs { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("signalAgeAtClaim")]
+        public LatencyHistogramView SignalAgeAtClaim { get; set; } = new LatencyHistogramView();
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
