@@ -12,14 +12,36 @@ public sealed partial class RelationalWorkflowStore : IStoreSchema
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         await dialect.EnsureSchemaAsync(db, cancellationToken).ConfigureAwait(false);
         await CheckSchemaVersionAsync(cancellationToken).ConfigureAwait(false);
-        var before = time.GetUtcNow().ToUnixTimeMilliseconds();
-        var database = await dialect.ReadClockMsAsync(db, cancellationToken).ConfigureAwait(false);
-        var after = time.GetUtcNow().ToUnixTimeMilliseconds();
-        if (database is { } dbNow)
+        // The database's clock against this node's, the way NTP does it: of a few readings, the one with the shortest round
+        // trip (the first pays for compiling the query), its midpoint taken as the moment the database read its clock. So
+        // every node's store clock agrees with the database's to within half a round trip and a millisecond.
+        long? offset = null;
+        var shortest = long.MaxValue;
+        for (var reading = 0; reading < ClockReadings; reading++)
         {
-            Interlocked.Exchange(ref _clockOffsetMs, dbNow - (before + after) / 2);
+            var before = time.GetTimestamp();
+            var database = await dialect.ReadClockMsAsync(db, cancellationToken).ConfigureAwait(false);
+            var after = time.GetTimestamp();
+            if (database is not { } dbNow)
+            {
+                break;
+            }
+
+            if (after - before < shortest)
+            {
+                shortest = after - before;
+                var midpoint = time.GetUtcNow() - time.GetElapsedTime(before, after) / 2 - time.GetElapsedTime(after);
+                offset = dbNow - midpoint.ToUnixTimeMilliseconds();
+            }
+        }
+
+        if (offset is { } ms)
+        {
+            Interlocked.Exchange(ref _clockOffsetMs, ms);
         }
     }
+
+    private const int ClockReadings = 5;
 
     /// <summary>
     /// Records the schema version in a new database, and refuses to start on a database written by a build with another

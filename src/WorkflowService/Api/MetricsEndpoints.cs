@@ -9,7 +9,7 @@ namespace WorkflowService.Api;
 /// <summary>
 /// This node's engine counters since it started (also exported as System.Diagnostics.Metrics "WorkflowService.Engine"), and
 /// the runtime's JIT work so far (methods compiled, time spent compiling): a node still compiling is not yet at its
-/// steady-state speed; and how long due signals waited for a worker (<c>signalAgeAtClaim</c>: due time, or creation, to
+/// steady-state speed; the long-polls this node holds now; and how long due signals waited for a worker (<c>signalAgeAtClaim</c>: due time, or creation, to
 /// claim, by the store's clock), which is the wake-up's latency where the signal was taken by another node.
 /// </summary>
 public sealed record NodeMetricsView(
@@ -24,6 +24,7 @@ public sealed record NodeMetricsView(
     long WakeUpsSent,
     long JitCompiledMethods,
     double JitCompilationMs,
+    int LongPollsWaiting,
     LatencyHistogramView SignalAgeAtClaim);
 
 /// <summary>
@@ -54,16 +55,16 @@ public static class MetricsEndpoints
     {
         var group = routes.MapGroup("/metrics").WithTags("Operations").RequireAuthorization(Policies.Operate);
         group.MapGet("/", Get).WithName("GetNodeMetrics")
-            .WithSummary("This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work, signal age at claim");
+            .WithSummary("This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work, long-polls waiting, signal age at claim");
         return group;
     }
 
-    private static Results<Ok<NodeMetricsView>, ProblemHttpResult> Get(EngineMetrics metrics, NodeIdentity node, IWakeUpTransport wakeUp, ClaimsPrincipal user) =>
+    private static Results<Ok<NodeMetricsView>, ProblemHttpResult> Get(EngineMetrics metrics, NodeIdentity node, IWakeUpTransport wakeUp, LongPollGate longPolls, ClaimsPrincipal user) =>
         user.Tenant().Length > 0
             ? Problems.Forbidden("The node's metrics count the work of every tenant; only callers of the default tenant (credentials without a tenant) may read them.")
             : TypedResults.Ok(new NodeMetricsView(
                 node.Id, metrics.SignalsHandled, metrics.Conflicts, metrics.Retries, metrics.DeadLetters, metrics.IdlePolls,
                 wakeUp.IsHealthy, wakeUp.NotificationsRequested, wakeUp.NotificationsSent,
                 System.Runtime.JitInfo.GetCompiledMethodCount(), System.Runtime.JitInfo.GetCompilationTime().TotalMilliseconds,
-                LatencyHistogramView.From(metrics.SignalAgeAtClaim)));
+                longPolls.InUse, LatencyHistogramView.From(metrics.SignalAgeAtClaim)));
 }

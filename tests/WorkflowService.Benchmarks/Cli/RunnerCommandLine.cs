@@ -72,13 +72,24 @@ internal static class RunnerCommandLine
             DefaultValueFactory = _ => "full",
         }.AcceptOnlyFromAmong("full", "normal", "extra");
 
+        var transport = new Option<string>("--transport")
+        {
+            Description = "The wake-up transport: auto (the store's own: in-process on SQLite, LISTEN/NOTIFY on PostgreSQL) or redis (Redis pub/sub; reports get a -redis suffix).",
+            DefaultValueFactory = _ => "auto",
+        }.AcceptOnlyFromAmong("auto", "redis");
+        var redis = new Option<string>("--redis")
+        {
+            Description = "With --transport redis: the Redis server (a StackExchange.Redis configuration string; default $WORKFLOW_BENCH_REDIS, else a redis-server the runner starts on a free port).",
+            HelpName = "configuration",
+        };
+
         var run = new RootCommand("The benchmark runner: starts the service (Release) on a fresh database, drives the scenario set over HTTP and writes docs/benchmarks/<backend>-<yyyy-MM-dd>[-<tier>].md/.json.")
         {
-            backend, tier, only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous,
+            backend, tier, only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis,
         };
         var compare = new Command("compare", "sqlite then postgres (tier all), then regenerates the README of the output directory.")
         {
-            only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous,
+            only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis,
         };
         var readme = new Command("readme", "Only regenerates the README of the output directory from its latest reports.") { output };
         run.Subcommands.Add(compare);
@@ -105,6 +116,8 @@ internal static class RunnerCommandLine
                 KeepDatabase = parse.GetValue(keepDatabase),
                 Auth = command != "readme" && parse.GetValue(auth) == "none" ? AuthMode.None : AuthMode.ApiKey,
                 RequestLog = command != "readme" && parse.GetValue(requestLog),
+                Transport = command == "readme" ? "auto" : parse.GetValue(transport)!,
+                Redis = parse.GetValue(redis) ?? Environment.GetEnvironmentVariable("WORKFLOW_BENCH_REDIS"),
                 SqliteSynchronous = command == "readme" ? WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous : parse.GetValue(sqliteSynchronous)!.ToUpperInvariant(),
             };
         }

@@ -26,6 +26,12 @@ internal sealed record RunnerOptions
     /// <summary>Log every request as the shipped configuration does (--request-log); runs log only warnings otherwise.</summary>
     public bool RequestLog { get; init; }
 
+    /// <summary>The wake-up transport (--transport): auto (the store's own: in-process on SQLite, LISTEN/NOTIFY on PostgreSQL) or redis.</summary>
+    public string Transport { get; init; } = "auto";
+
+    /// <summary>The Redis server for --transport redis (--redis, else $WORKFLOW_BENCH_REDIS); null: the runner starts its own redis-server.</summary>
+    public string? Redis { get; init; }
+
     /// <summary>The embedded store's synchronous mode (--sqlite-synchronous): FULL, as the service ships, unless asked.</summary>
     public string SqliteSynchronous { get; init; } = WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous;
 
@@ -33,13 +39,14 @@ internal sealed record RunnerOptions
 
     /// <summary>
     /// The report file name's suffix: none for a full run, the tier or "partial" otherwise; "-noauth" after it for a run
-    /// without authentication, "-requestlog" for one that logs every request and "-sync-normal" (or -extra) for an embedded
+    /// without authentication, "-redis" for one with Redis wake-ups, "-requestlog" for one that logs every request and "-sync-normal" (or -extra) for an embedded
     /// store run with another synchronous mode than the service's default, so that it never stands in for the day's report
     /// (the README reads only unsuffixed ones).
     /// </summary>
     public string ReportSuffix => (Only is not null ? "-partial" : Tier == Tier.All ? string.Empty : "-" + Tier.ToString().ToLowerInvariant())
                                   + (Auth == AuthMode.None ? "-noauth" : string.Empty)
                                   + (RequestLog ? "-requestlog" : string.Empty)
+                                  + (Transport == "auto" ? string.Empty : "-" + Transport)
                                   + (SqliteSynchronous == WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous ? string.Empty : "-sync-" + SqliteSynchronous.ToLowerInvariant());
 
     public static string FindRepositoryRoot()

@@ -35,6 +35,43 @@ internal sealed record NodeCounters
     /// <summary>Milliseconds the service's runtime has spent JIT-compiling since it started (all threads).</summary>
     public double JitCompilationMs { get; init; }
 
+    /// <summary>Long-polls the node held at the (later) reading.</summary>
+    public int LongPollsWaiting { get; init; }
+
+    /// <summary>
+    /// Signals claimed per bucket of their age at the claim (due time, or creation, to claim; store clock), the buckets'
+    /// upper bounds in <see cref="AgeAtClaimBoundsMs"/> (null: no bound). Empty in reports written before the node had it.
+    /// </summary>
+    public IReadOnlyList<long> AgeAtClaimCounts { get; init; } = [];
+
+    public IReadOnlyList<double?> AgeAtClaimBoundsMs { get; init; } = [];
+
+    /// <summary>
+    /// The bucket bound under which a share <paramref name="quantile"/> of the claims fell (the percentile, rounded up to the
+    /// bucket it lies in); null when nothing was claimed, infinity when it lies above the last bound.
+    /// </summary>
+    public double? AgeAtClaimPercentileMs(double quantile)
+    {
+        var total = AgeAtClaimCounts.Sum();
+        if (total == 0)
+        {
+            return null;
+        }
+
+        var rank = (long)Math.Ceiling(quantile * total);
+        long seen = 0;
+        for (var i = 0; i < AgeAtClaimCounts.Count; i++)
+        {
+            seen += AgeAtClaimCounts[i];
+            if (seen >= rank)
+            {
+                return AgeAtClaimBoundsMs[i] ?? double.PositiveInfinity;
+            }
+        }
+
+        return double.PositiveInfinity;
+    }
+
     /// <summary>Whether the node's wake-up transport delivered notifications at the (later) reading.</summary>
     public bool WakeUpHealthy { get; init; }
 
@@ -60,7 +97,13 @@ internal sealed record NodeCounters
                                ?? throw new InvalidOperationException($"GET /metrics has no 'jitCompilationMs': {metrics.ToJsonString()}"),
             WakeUpHealthy = metrics["wakeUpHealthy"]?.GetValue<bool>()
                             ?? throw new InvalidOperationException($"GET /metrics has no 'wakeUpHealthy': {metrics.ToJsonString()}"),
+            LongPollsWaiting = (int)Count("longPollsWaiting"),
+            AgeAtClaimCounts = Buckets(metrics).Select(b => b!["count"]!.GetValue<long>()).ToList(),
+            AgeAtClaimBoundsMs = Buckets(metrics).Select(b => b!["upToMs"]?.GetValue<double>()).ToList(),
         };
+
+        static JsonArray Buckets(JsonObject metrics) => metrics["signalAgeAtClaim"]?["buckets"]?.AsArray()
+            ?? throw new InvalidOperationException($"GET /metrics has no 'signalAgeAtClaim.buckets': {metrics.ToJsonString()}");
     }
 
     /// <summary>This reading minus an earlier one of the same node; the health flag is this reading's.</summary>
@@ -75,5 +118,6 @@ internal sealed record NodeCounters
         WakeUpsSent = WakeUpsSent - earlier.WakeUpsSent,
         JitCompiledMethods = JitCompiledMethods - earlier.JitCompiledMethods,
         JitCompilationMs = JitCompilationMs - earlier.JitCompilationMs,
+        AgeAtClaimCounts = AgeAtClaimCounts.Select((count, i) => count - (i < earlier.AgeAtClaimCounts.Count ? earlier.AgeAtClaimCounts[i] : 0)).ToList(),
     };
 }

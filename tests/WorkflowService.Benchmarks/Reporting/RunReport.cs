@@ -19,6 +19,9 @@ internal sealed record RunReport
     /// </summary>
     public string? Authentication { get; init; }
 
+    /// <summary>The wake-up transport (--transport): auto or redis; null in reports written before the runner had the option.</summary>
+    public string? WakeUpTransport { get; init; }
+
     public required Dictionary<string, string> Machine { get; init; }
     public Dictionary<string, string> Database { get; set; } = [];
 

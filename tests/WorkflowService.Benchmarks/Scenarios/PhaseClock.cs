@@ -21,6 +21,9 @@ internal sealed class PhaseClock
         _last = now;
     }
 
+    /// <summary>Records a duration measured otherwise (not a lap: the running phase goes on).</summary>
+    public void Record(string phase, double milliseconds) => _phases[phase] = milliseconds;
+
     /// <summary>Ends the operation: ok when <paramref name="problem"/> is null.</summary>
     public OperationSample Finish(string? problem = null) => new(problem is null, ElapsedMs, _phases, problem);
 }

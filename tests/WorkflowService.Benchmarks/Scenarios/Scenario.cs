@@ -24,6 +24,15 @@ internal abstract class Scenario
     /// <summary>False for scenarios that talk to the database directly (the ceiling): the service is stopped meanwhile.</summary>
     public virtual bool NeedsService => true;
 
+    /// <summary>
+    /// Whether the scenario needs a second node beside the service (<see cref="ScenarioContext.Front"/>): an API-only node
+    /// (no workers) on the same database and wake-up transport, whose long-polls learn of commits only from hints.
+    /// </summary>
+    public virtual bool NeedsFrontNode => false;
+
+    /// <summary>Why the scenario does not run on <paramref name="backend"/>, or null where it does.</summary>
+    public virtual string? NotApplicableTo(string backend) => null;
+
     /// <summary>Definition files (relative to the repository root) the scenario starts instances of.</summary>
     public virtual IReadOnlyList<string> DefinitionFiles => [];
 

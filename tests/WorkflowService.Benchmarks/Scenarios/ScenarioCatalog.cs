@@ -15,6 +15,7 @@ internal static class ScenarioCatalog
     public const string LatencySerial1K = "signal-roundtrip-latency-serial-1k";
     public const string ThroughputParallel = "signal-roundtrip-throughput-parallel";
     public const string IdlePolling = "idle-polling";
+    public const string CrossNode = "cross-node-roundtrip-serial-1k";
     public static readonly string[] CapacityLadder = ["signal-roundtrip-capacity-c1", "signal-roundtrip-capacity-c4", "signal-roundtrip-capacity-c8", "signal-roundtrip-capacity-c16"];
 
     public static IReadOnlyList<Scenario> Select(RunnerOptions options)
@@ -54,6 +55,9 @@ internal static class ScenarioCatalog
         new QuoteOrCancelScenario { Name = "insurance-quote-or-cancel-smoke", TierLabel = "Smoke", Ops = 10, Concurrency = 4 },
         new QuotationToPolicyScenario { Name = "insurance-quotation-confirm-convert-to-policy-nightly", TierLabel = "Nightly", Ops = 12, Concurrency = 4 },
 
+
+        // Two nodes: the wake-up transport carries the signal to the workers and the completion to the long-poll.
+        new CrossNodeRoundtripScenario { Name = CrossNode, TierLabel = "Transport", Ops = 1000, Concurrency = 1 },
 
         Roundtrip(Sustained, "Scaled", 10_000, 64),
         new CeilingScenario { Name = Ceiling, TierLabel = "Ceiling", Ops = 10_000, Concurrency = 64 },

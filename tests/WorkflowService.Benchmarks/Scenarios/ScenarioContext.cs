@@ -8,6 +8,7 @@ namespace WorkflowService.Benchmarks.Scenarios;
 internal sealed class ScenarioContext
 {
     private WorkflowClient? _client;
+    private WorkflowClient? _front;
 
     public required Backend Backend { get; init; }
     public required RunnerOptions Options { get; init; }
@@ -19,5 +20,12 @@ internal sealed class ScenarioContext
     {
         get => _client ?? throw new InvalidOperationException("this scenario runs without the service");
         init => _client = value;
+    }
+
+    /// <summary>The second, API-only node's client, for scenarios that ask for one (<see cref="Scenario.NeedsFrontNode"/>).</summary>
+    public WorkflowClient Front
+    {
+        get => _front ?? throw new InvalidOperationException("this scenario runs without a front node");
+        init => _front = value;
     }
 }

@@ -18,6 +18,14 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
     private const int MaxListedInstances = 50_000;
 
     private ServiceProcess? _service;
+    private ServiceProcess? _front;
+
+    /// <summary>The Redis configuration string for --transport redis (null otherwise), and the server the runner owns for it.</summary>
+    private string? _redis;
+    private OwnedRedisServer? _ownedRedis;
+
+    /// <summary>This run's Redis channel: nodes of another run on the same server are not its nodes.</summary>
+    private readonly string _channel = $"wf-bench-{Guid.NewGuid():N}";
 
     /// <summary>The run's random API key (--auth apikey), or null (--auth none).</summary>
     private readonly BenchApiKey? _apiKey = options.Auth == AuthMode.ApiKey ? BenchApiKey.Create() : null;
@@ -35,6 +43,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             Command = "dotnet run -c Release --project tests/WorkflowService.Benchmarks -- " + string.Join(' ', Environment.GetCommandLineArgs().Skip(1)),
             TableGrowthSeed = options.TableGrowthSeed,
             Authentication = options.AuthName,
+            WakeUpTransport = options.Transport,
             Machine = MachineFacts.Read(options.RepositoryRoot),
         };
         if (options.TableGrowthSeed != RunnerOptions.FullTableGrowthSeed && scenarios.Any(s => s.Name == ScenarioCatalog.TableGrowth))
@@ -48,10 +57,35 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         await using var backend = Backend.Create(backendName, options);
         await backend.ProvisionAsync(work, cancellationToken);
         report.CounterNotes = [.. backend.CounterNotes];
+        if (options.Transport == "redis")
+        {
+            _redis = options.Redis;
+            if (_redis is null)
+            {
+                if (OwnedRedisServer.Unavailable() is { } missing)
+                {
+                    throw new InvalidOperationException($"--transport redis: no --redis or WORKFLOW_BENCH_REDIS, and no redis-server to start: {missing}");
+                }
+
+                _ownedRedis = await OwnedRedisServer.StartAsync(cancellationToken);
+                _redis = _ownedRedis.ConnectionString;
+            }
+
+            report.Notes.Add(_ownedRedis is null
+                ? "Wake-ups over Redis pub/sub (--transport redis), on the server --redis or WORKFLOW_BENCH_REDIS named."
+                : $"Wake-ups over Redis pub/sub (--transport redis), on a redis-server the runner started on this machine (127.0.0.1:{_ownedRedis.Port}, no persistence), whose CPU counts as other load.");
+        }
+
         try
         {
             foreach (var scenario in scenarios)
             {
+                if (scenario.NotApplicableTo(backendName) is { } why)
+                {
+                    Console.WriteLine($"== {backendName}-{scenario.Name}: not applicable ({why})");
+                    continue;
+                }
+
                 var result = await RunScenarioAsync(backend, scenario, work, cancellationToken);
                 report.Scenarios.Add(result);
                 Console.WriteLine(Summary(result));
@@ -64,6 +98,10 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         finally
         {
             await StopServiceAsync();
+            if (_ownedRedis is not null)
+            {
+                await _ownedRedis.DisposeAsync();
+            }
         }
 
         report.Indexes = [.. await backend.ReadIndexesAsync(cancellationToken)];
@@ -116,6 +154,21 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             }
         }
 
+        WorkflowClient? front = null;
+        if (scenario.NeedsFrontNode)
+        {
+            // An API-only node: its long-polls hear of the service node's commits only through the transport's hints.
+            var environment = new Dictionary<string, string>(ServiceEnvironment(backend))
+            {
+                ["Workers__Enabled"] = "false",
+                ["Workers__NodeId"] = "front",
+                ["Workers__LongPollRecheck"] = CrossNodeRoundtripScenario.FrontRecheck.ToString("c", CultureInfo.InvariantCulture),
+            };
+            _front = await ServiceProcess.StartAsync(options.ServiceDll, environment, scenario.SignalWorkers, work, _apiKey?.Key, ct);
+            front = new WorkflowClient(_front.Address, scenario.Concurrency + 1, _apiKey?.Key);
+            await WaitForWakeUpsAsync([client!, front], ct);
+        }
+
         var service = _service;
         try
         {
@@ -123,7 +176,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             WarmUpResult warmUp;
             await using (var warm = new ProgressMeter(name, 0, null))
             {
-                warmUp = await WarmUp.RunAsync(scenario, Context(backend, client, warm, ct), client);
+                warmUp = await WarmUp.RunAsync(scenario, Context(backend, client, warm, ct, front), client);
             }
 
             Console.WriteLine(FormattableString.Invariant(
@@ -136,6 +189,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             // scenario's. Read once the JIT has gone quiet, so that the compile time they report is the measured part's own.
             await WarmUp.WaitForQuietJitAsync(client, ct);
             var nodeBefore = client is null ? null : await client.GetNodeCountersAsync(ct);
+            var frontBefore = front is null ? null : await front.GetNodeCountersAsync(ct);
             var clientJitBefore = System.Runtime.JitInfo.GetCompilationTime();
             var peakReset = service is not null && ResourceProbe.ResetPeak(service.Pid);
             var before = ResourceProbe.Read(service?.Pid);
@@ -143,12 +197,14 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             Measurement measurement;
             await using (var progress = new ProgressMeter(name, scenario.Ops, service?.Pid))
             {
-                measurement = await scenario.MeasureAsync(Context(backend, client, progress, ct));
+                measurement = await scenario.MeasureAsync(Context(backend, client, progress, ct, front));
             }
 
             var after = ResourceProbe.Read(service?.Pid);
             var clientJitMs = (System.Runtime.JitInfo.GetCompilationTime() - clientJitBefore).TotalMilliseconds;
             var node = client is null ? null : (await client.GetNodeCountersAsync(ct)).Minus(nodeBefore!);
+            var frontNode = front is null ? null : (await front.GetNodeCountersAsync(ct)).Minus(frontBefore!);
+            AddWakeUpFigures(measurement, scenario, node, frontNode);
             int? deadLettered = client is null ? null : await client.TotalAsync("/dead-letters", ct) - deadBefore;
             int? stuck = client is null ? null : await CountStuckAsync(client, from, ct);
             var countersAfter = await backend.ReadCountersAsync(service?.Pid ?? Environment.ProcessId, ct);
@@ -227,6 +283,51 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         finally
         {
             client?.Dispose();
+            front?.Dispose();
+        }
+    }
+
+    /// <summary>Wake-up messages per workflow, and the wake-up latency (signals' age at claim) p50/p99, as the nodes counted them.</summary>
+    private static void AddWakeUpFigures(Measurement measurement, Scenario scenario, NodeCounters? node, NodeCounters? front)
+    {
+        if (node is null)
+        {
+            return;
+        }
+
+        if (node.AgeAtClaimPercentileMs(0.5) is { } p50 && node.AgeAtClaimPercentileMs(0.99) is { } p99)
+        {
+            measurement.Figures[WakeUpFigures.AgeAtClaimP50] = p50;
+            measurement.Figures[WakeUpFigures.AgeAtClaimP99] = p99;
+        }
+
+        var sent = node.WakeUpsSent + (front?.WakeUpsSent ?? 0);
+        if (scenario.Ops > 0 && node.WakeUpsRequested + (front?.WakeUpsRequested ?? 0) > 0)
+        {
+            measurement.Figures[WakeUpFigures.MessagesPerWorkflow] = Math.Round(sent / (double)scenario.Ops, 3);
+        }
+
+        if (front is not null)
+        {
+            measurement.Figures[WakeUpFigures.FrontWakeUpsSent] = front.WakeUpsSent;
+        }
+    }
+
+    /// <summary>Waits (bounded) until every node's wake-up transport is connected, so that no hint of the run is sent into the void.</summary>
+    private static async Task WaitForWakeUpsAsync(IReadOnlyList<WorkflowClient> nodes, CancellationToken ct)
+    {
+        var deadline = DateTime.UtcNow.AddSeconds(60);
+        foreach (var node in nodes)
+        {
+            while (!(await node.GetNodeCountersAsync(ct)).WakeUpHealthy)
+            {
+                if (DateTime.UtcNow > deadline)
+                {
+                    throw new InvalidOperationException("a node's wake-up transport did not connect within 60 s");
+                }
+
+                await Task.Delay(50, ct);
+            }
         }
     }
 
@@ -255,6 +356,13 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             }
         }
 
+        if (_redis is not null)
+        {
+            environment["WakeUp__Transport"] = "Redis";
+            environment["WakeUp__Redis__ConnectionString"] = _redis;
+            environment["WakeUp__Redis__Channel"] = _channel;
+        }
+
         if (options.RequestLog)
         {
             // The shipped level for request events (one Information line per request, to standard output, which the runner
@@ -265,9 +373,13 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         return environment;
     }
 
-    private ScenarioContext Context(Backend backend, WorkflowClient? client, ProgressMeter progress, CancellationToken ct) => client is null
-        ? new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct }
-        : new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct, Client = client };
+    private ScenarioContext Context(Backend backend, WorkflowClient? client, ProgressMeter progress, CancellationToken ct, WorkflowClient? front = null) =>
+        (client, front) switch
+        {
+            (null, _) => new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct },
+            (_, null) => new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct, Client = client },
+            _ => new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct, Client = client, Front = front },
+        };
 
     /// <summary>
     /// Instances created since the scenario began (warm-up included) that are not terminal and have no pending wake-up:
@@ -304,6 +416,13 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
 
     private async Task StopServiceAsync()
     {
+        if (_front is not null)
+        {
+            await _front.StopAsync();
+            await _front.DisposeAsync();
+            _front = null;
+        }
+
         if (_service is not null)
         {
             var code = await _service.StopAsync();
@@ -321,6 +440,10 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         FormattableString.Invariant($"  {r.ThroughputPerSecond:F1} ops/s in {r.DurationMs / 1000:F2} s; latency avg {r.Latency?.Avg:F2} p50 {r.Latency?.P50:F2} p95 {r.Latency?.P95:F2} p99 {r.Latency?.P99:F2} max {r.Latency?.Max:F2} ms; ") +
         FormattableString.Invariant($"failures {r.Failures}, dead letters {Show(r.DeadLettered)}, stuck {Show(r.StuckInstances)}, conflicts {r.RuntimeConflicts?.ToString(CultureInfo.InvariantCulture) ?? "n/a"}") +
         (r.Node is { WakeUpsRequested: > 0 } n ? FormattableString.Invariant($", wake-ups sent {n.WakeUpsSent}/{n.WakeUpsRequested}") : string.Empty) +
+        (r.Figures.TryGetValue(WakeUpFigures.AgeAtClaimP50, out var age50) && r.Figures.TryGetValue(WakeUpFigures.AgeAtClaimP99, out var age99)
+            ? FormattableString.Invariant($"; age at claim p50 <= {age50} p99 <= {age99} ms") : string.Empty) +
+        (r.Phases.TryGetValue(CrossNodeRoundtripScenario.CommitToAnswer, out var answer)
+            ? FormattableString.Invariant($"; commit to cross-node long-poll answer p50 {answer.P50:F2} p99 {answer.P99:F2} ms") : string.Empty) +
         (r.Figures.TryGetValue(IdlePollingScenario.QueriesPerSecond, out var idle) ? FormattableString.Invariant($"; idle {idle:0.##} queries/s") : string.Empty) +
         (r.ServiceCpuSeconds is { } cpu ? FormattableString.Invariant($"; service {cpu:F1} CPU s, peak {r.ServicePeakWorkingSetBytes / 1048576.0:F0} MB") : string.Empty) +
         (r.FailureSamples.Count > 0 ? $"\n  first failure: {r.FailureSamples[0]}" : string.Empty);
