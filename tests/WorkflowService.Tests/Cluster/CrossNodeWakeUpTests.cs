@@ -74,7 +74,9 @@ public abstract class CrossNodeWakeUpTests<TBackend> : ServiceTest<TBackend> whe
         var ct = TestContext.Current.CancellationToken;
         var polls = instances.Select(i => api.Http.GetFromJsonAsync<InstanceView>($"/instances/{i.Id}?waitFor=Completed&timeout=50", WorkflowServiceFactory.Json, ct)).ToList();
         var feed = front.Get<InstanceChangeFeed>();
-        await Eventually.WaitUntilAsync(() => front.Get<LongPollGate>().InUse == Waiting && feed.ToRecheck().Count == Waiting);
+        await Eventually.WaitUntilAsync(async () =>
+            (await api.Http.GetFromJsonAsync<NodeMetricsView>("/metrics", WorkflowServiceFactory.Json, ct))!.LongPollsWaiting == Waiting
+            && feed.ToRecheck().Count == Waiting, what: "every long-poll is held (GET /metrics longPollsWaiting)");
 
         // The front node only queues the signals; the worker node commits every change.
         foreach (var instance in instances)

@@ -45,6 +45,7 @@ public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBacke
         Assert.True(metrics.SignalAgeAtClaim.Count >= 5);
         Assert.Equal(metrics.SignalAgeAtClaim.Count, metrics.SignalAgeAtClaim.Buckets.Sum(b => b.Count));
         Assert.Null(metrics.SignalAgeAtClaim.Buckets[^1].UpToMs);
+        Assert.Equal(0, metrics.LongPollsWaiting);
     }
 
     [Fact]

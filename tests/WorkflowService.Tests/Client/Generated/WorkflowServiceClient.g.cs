@@ -3138,7 +3138,7 @@ namespace WorkflowService.Tests.Client.Generated
 
         /// <param name="cancellationToken">A cancellation token that can be used by other objects or threads to receive notice of cancellation.</param>
         /// <summary>
-        /// This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work, signal age at claim
+        /// This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work, long-polls waiting, signal age at claim
         /// </summary>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
@@ -4638,7 +4638,7 @@ namespace WorkflowService.Tests.Client.Generated
     /// <summary>
     /// This node's engine counters since it started (also exported as System.Diagnostics.Metrics "WorkflowService.Engine"), and
     /// <br/>the runtime's JIT work so far (methods compiled, time spent compiling): a node still compiling is not yet at its
-    /// <br/>steady-state speed; and how long due signals waited for a worker (`signalAgeAtClaim`: due time, or creation, to
+    /// <br/>steady-state speed; the long-polls this node holds now; and how long due signals waited for a worker (`signalAgeAtClaim`: due time, or creation, to
     /// <br/>claim, by the store's clock), which is the wake-up's latency where the signal was taken by another node.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
@@ -4677,6 +4677,9 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("jitCompilationMs")]
         public double JitCompilationMs { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("longPollsWaiting")]
+        public int LongPollsWaiting { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("signalAgeAtClaim")]
         public LatencyHistogramView SignalAgeAtClaim { get; set; } = new LatencyHistogramView();
