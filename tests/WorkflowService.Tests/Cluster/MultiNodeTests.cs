@@ -229,7 +229,7 @@ public sealed class RedisMultiNodeTests : MultiNodeTests<RedisWakeUpBackend>
 
 /// <summary>
 /// With Redis wake-ups, and the Redis server (one of the test's own) killed in the middle of the load until every live
-/// node reports its wake-ups unhealthy, then started again: the store and the poll carry the work meanwhile, every
+/// node reports its wake-ups unhealthy (GET /metrics) and itself Degraded (GET /health/ready), then started again: the store and the poll carry the work meanwhile, every
 /// instance still completes exactly once, and every node's transport comes back by itself.
 /// </summary>
 public sealed class RedisOutageMultiNodeTests : MultiNodeTests<RedisWakeUpBackend>
@@ -270,7 +270,9 @@ public sealed class RedisOutageMultiNodeTests : MultiNodeTests<RedisWakeUpBacken
             }
 
             var metrics = await clients[i].GetFromJsonAsync<NodeMetricsView>("/metrics", WorkflowServiceFactory.Json);
-            if (metrics!.WakeUpHealthy != healthy)
+            // Readiness says the same to a load balancer: Degraded (still serving, by the poll) while wake-ups are down.
+            var ready = System.Text.Json.Nodes.JsonNode.Parse(await clients[i].GetStringAsync("/health/ready"))!;
+            if (metrics!.WakeUpHealthy != healthy || (string?)ready["status"] != (healthy ? "Healthy" : "Degraded"))
             {
                 return false;
             }
