@@ -30,8 +30,10 @@ public sealed class EngineMetrics : IDisposable
         _retries = _meter.CreateCounter<long>("workflow.runs.retried");
         _deadLetters = _meter.CreateCounter<long>("workflow.signals.dead_lettered");
         _runMs = _meter.CreateHistogram<double>("workflow.signal.processing", unit: "ms");
-        _ageAtClaim = _meter.CreateHistogram<double>("workflow.signal.age_at_claim", unit: "ms",
-            description: "from a signal's due time (its creation, for one due at once) to its claim by a worker, by the store's clock");
+        _ageAtClaim = _meter.CreateHistogram("workflow.signal.age_at_claim", unit: "ms",
+            description: "from a signal's due time (its creation, for one due at once) to its claim by a worker, by the store's clock",
+            tags: null,
+            advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = LatencyHistogram.UpperBoundsMs });
     }
 
     /// <summary>

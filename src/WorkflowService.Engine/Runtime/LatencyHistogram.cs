@@ -30,7 +30,16 @@ public sealed class LatencyHistogram
     }
 
     /// <summary>Counts per bucket so far (the last one: above the last bound).</summary>
-    public IReadOnlyList<long> Counts() => _counts.Select(c => Interlocked.Read(ref c)).ToArray();
+    public IReadOnlyList<long> Counts()
+    {
+        var counts = new long[_counts.Length];
+        for (var i = 0; i < counts.Length; i++)
+        {
+            counts[i] = Volatile.Read(ref _counts[i]);
+        }
+
+        return counts;
+    }
 
     /// <summary>The sum of every recorded duration so far, in milliseconds.</summary>
     public double SumMs => Interlocked.Read(ref _sumMicroseconds) / 1000.0;

@@ -83,6 +83,14 @@ internal static class RunnerCommandLine
             HelpName = "configuration",
         };
 
+        redis.Validators.Add(result =>
+        {
+            if (result.Parent?.GetValue(transport) != "redis")
+            {
+                result.AddError("--redis names the Redis server of --transport redis; add --transport redis, or leave --redis out");
+            }
+        });
+
         var run = new RootCommand("The benchmark runner: starts the service (Release) on a fresh database, drives the scenario set over HTTP and writes docs/benchmarks/<backend>-<yyyy-MM-dd>[-<tier>].md/.json.")
         {
             backend, tier, only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis,

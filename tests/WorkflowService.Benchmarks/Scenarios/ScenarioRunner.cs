@@ -97,10 +97,16 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         }
         finally
         {
-            await StopServiceAsync();
-            if (_ownedRedis is not null)
+            try
             {
-                await _ownedRedis.DisposeAsync();
+                await StopServiceAsync();
+            }
+            finally
+            {
+                if (_ownedRedis is not null)
+                {
+                    await _ownedRedis.DisposeAsync();
+                }
             }
         }
 
@@ -155,23 +161,27 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         }
 
         WorkflowClient? front = null;
-        if (scenario.NeedsFrontNode)
-        {
-            // An API-only node: its long-polls hear of the service node's commits only through the transport's hints.
-            var environment = new Dictionary<string, string>(ServiceEnvironment(backend))
-            {
-                ["Workers__Enabled"] = "false",
-                ["Workers__NodeId"] = "front",
-                ["Workers__LongPollRecheck"] = CrossNodeRoundtripScenario.FrontRecheck.ToString("c", CultureInfo.InvariantCulture),
-            };
-            _front = await ServiceProcess.StartAsync(options.ServiceDll, environment, scenario.SignalWorkers, work, _apiKey?.Key, ct);
-            front = new WorkflowClient(_front.Address, scenario.Concurrency + 1, _apiKey?.Key);
-            await WaitForWakeUpsAsync([client!, front], ct);
-        }
-
         var service = _service;
         try
         {
+            if (scenario.NeedsFrontNode)
+            {
+                // An API-only node: its long-polls hear of the service node's commits only through the transport's hints.
+                var environment = new Dictionary<string, string>(ServiceEnvironment(backend))
+                {
+                    ["Workers__Enabled"] = "false",
+                    ["Workers__NodeId"] = "front",
+                    ["Workers__LongPollRecheck"] = CrossNodeRoundtripScenario.FrontRecheck.ToString("c", CultureInfo.InvariantCulture),
+                };
+                _front = await ServiceProcess.StartAsync(options.ServiceDll, environment, scenario.SignalWorkers, work, _apiKey?.Key, ct);
+                front = new WorkflowClient(_front.Address, scenario.Concurrency + 1, _apiKey?.Key);
+            }
+
+            if (client is not null && (front is not null || _redis is not null))
+            {
+                await WaitForWakeUpsAsync(front is null ? [client] : [client, front], ct);
+            }
+
             var from = DateTimeOffset.UtcNow;
             WarmUpResult warmUp;
             await using (var warm = new ProgressMeter(name, 0, null))
@@ -416,11 +426,20 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
 
     private async Task StopServiceAsync()
     {
-        if (_front is not null)
+        try
         {
-            await _front.StopAsync();
-            await _front.DisposeAsync();
-            _front = null;
+            if (_front is not null)
+            {
+                await _front.StopAsync();
+            }
+        }
+        finally
+        {
+            if (_front is not null)
+            {
+                await _front.DisposeAsync();
+                _front = null;
+            }
         }
 
         if (_service is not null)

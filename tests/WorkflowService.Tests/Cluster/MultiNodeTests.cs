@@ -27,10 +27,13 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
     private int KillAfterStarts => Instances * 3 / 10;
 
     /// <summary>
-    /// Another fault of the suite's own, injected into the load (after the node kill, once <paramref name="halfway"/> says
-    /// half the instances have started) while <paramref name="nodes"/> serve it; none by default.
+    /// Another fault of the suite's own, injected when half the instances have started (and the node kill has happened):
+    /// the second half starts once this returns; none by default.
     /// </summary>
-    protected virtual Task DisturbAsync(ServiceProcess[] nodes, HttpClient[] clients, Func<bool> halfway) => Task.CompletedTask;
+    protected virtual Task InterruptAsync(ServiceProcess[] nodes, HttpClient[] clients) => Task.CompletedTask;
+
+    /// <summary>What follows <see cref="InterruptAsync"/>, while the second half of the load runs; awaited after the load.</summary>
+    protected virtual Task RecoverAsync(ServiceProcess[] nodes, HttpClient[] clients, CancellationToken cancellationToken) => Task.CompletedTask;
 
     /// <summary>Changes the nodes' settings before they start; nothing by default.</summary>
     protected virtual Task PrepareAsync(Dictionary<string, string?> settings) => Task.CompletedTask;
@@ -64,23 +67,47 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
         var started = 0;
         var next = -1;
         var killer = KillWhileItHoldsClaimsAsync(nodes[2], clients[0], () => Volatile.Read(ref started) >= KillAfterStarts);
-        var disturbing = DisturbAsync(nodes, clients, () => Volatile.Read(ref started) >= Instances / 2);
-        await Task.WhenAll(Enumerable.Range(0, Concurrency).Select(async _ =>
+        using var stop = CancellationTokenSource.CreateLinkedTokenSource(TestContext.Current.CancellationToken);
+        var interruption = new Lazy<Task<Task>>(async () =>
         {
-            int i;
-            while ((i = Interlocked.Increment(ref next)) < Instances)
+            await Eventually.WaitUntilAsync(() => nodes.Any(n => n.HasExited), TimeSpan.FromMinutes(2), what: "a node has been killed");
+            await InterruptAsync(nodes, clients);
+            return RecoverAsync(nodes, clients, stop.Token);
+        });
+        try
+        {
+            await Task.WhenAll(Enumerable.Range(0, Concurrency).Select(async _ =>
             {
-                var instance = await SendAsync<InstanceView>(nodes, clients, i, HttpMethod.Post, _ => "/instances",
-                    new { definition = "signal-roundtrip", input = new { n = i } }, $"start-{i}");
-                ids[i] = instance.Id;
-                Interlocked.Increment(ref started);
+                int i;
+                while ((i = Interlocked.Increment(ref next)) < Instances)
+                {
+                    if (i >= Instances / 2)
+                    {
+                        await interruption.Value;
+                    }
 
-                await SendAsync<SignalView>(nodes, clients, i + 1, HttpMethod.Post, _ => $"/instances/{instance.Id}/signals",
-                    new { name = "go", payload = new { value = i } }, $"go-{i}");
+                    var instance = await SendAsync<InstanceView>(nodes, clients, i, HttpMethod.Post, _ => "/instances",
+                        new { definition = "signal-roundtrip", input = new { n = i } }, $"start-{i}");
+                    ids[i] = instance.Id;
+                    Interlocked.Increment(ref started);
+
+                    await SendAsync<SignalView>(nodes, clients, i + 1, HttpMethod.Post, _ => $"/instances/{instance.Id}/signals",
+                        new { name = "go", payload = new { value = i } }, $"go-{i}");
+                }
+            }));
+            await await interruption.Value;
+        }
+        finally
+        {
+            // On a failing load too: nothing of the interruption outlives the test.
+            await stop.CancelAsync();
+            if (interruption.IsValueCreated && await Task.WhenAny(interruption.Value) is { IsCompletedSuccessfully: true } interrupted)
+            {
+                await Task.WhenAny(await interrupted);
             }
-        }));
+        }
+
         var orphaned = await killer;
-        await disturbing;
         Assert.True(nodes[2].HasExited);
         Assert.NotEmpty(orphaned);
 
@@ -249,19 +276,27 @@ public sealed class RedisOutageMultiNodeTests : MultiNodeTests<RedisWakeUpBacken
         settings["WakeUp:Redis:ConnectionString"] = _redis.ConnectionString;
     }
 
-    protected override async Task DisturbAsync(ServiceProcess[] nodes, HttpClient[] clients, Func<bool> halfway)
+    protected override async Task InterruptAsync(ServiceProcess[] nodes, HttpClient[] clients)
     {
-        await Eventually.WaitUntilAsync(() => halfway() && nodes.Any(n => n.HasExited), TimeSpan.FromMinutes(2),
-            what: "half the load has started and a node has been killed");
-        await Eventually.WaitUntilAsync(async () => await AllAsync(nodes, clients, healthy: true), what: "every node's wake-ups are healthy before Redis dies");
+        await Eventually.WaitUntilAsync(() => AllAsync(nodes, clients, healthy: true), what: "both live nodes' wake-ups are healthy before Redis dies");
         _redis!.Kill();
-        await Eventually.WaitUntilAsync(async () => await AllAsync(nodes, clients, healthy: false), what: "every live node notices Redis is gone");
-        await _redis.RestartAsync(TestContext.Current.CancellationToken);
-        await Eventually.WaitUntilAsync(async () => await AllAsync(nodes, clients, healthy: true), TimeSpan.FromMinutes(1), what: "every live node's wake-ups come back");
     }
 
+    protected override async Task RecoverAsync(ServiceProcess[] nodes, HttpClient[] clients, CancellationToken cancellationToken)
+    {
+        await Eventually.WaitUntilAsync(() => AllAsync(nodes, clients, healthy: false), what: "both live nodes notice Redis is gone");
+        cancellationToken.ThrowIfCancellationRequested();
+        await _redis!.RestartAsync(cancellationToken);
+        await Eventually.WaitUntilAsync(() => AllAsync(nodes, clients, healthy: true), TimeSpan.FromMinutes(1), what: "both live nodes' wake-ups come back");
+    }
+
+    /// <summary>
+    /// Whether both live nodes report their wake-ups <paramref name="healthy"/> (GET /metrics) and themselves Healthy or
+    /// Degraded (GET /health/ready); an answer that is not 200 (a node busy past its readiness timeout) is "not yet".
+    /// </summary>
     private static async Task<bool> AllAsync(ServiceProcess[] nodes, HttpClient[] clients, bool healthy)
     {
+        var asked = 0;
         for (var i = 0; i < nodes.Length; i++)
         {
             if (nodes[i].HasExited)
@@ -269,15 +304,25 @@ public sealed class RedisOutageMultiNodeTests : MultiNodeTests<RedisWakeUpBacken
                 continue;
             }
 
-            var metrics = await clients[i].GetFromJsonAsync<NodeMetricsView>("/metrics", WorkflowServiceFactory.Json);
-            // Readiness says the same to a load balancer: Degraded (still serving, by the poll) while wake-ups are down.
-            var ready = System.Text.Json.Nodes.JsonNode.Parse(await clients[i].GetStringAsync("/health/ready"))!;
-            if (metrics!.WakeUpHealthy != healthy || (string?)ready["status"] != (healthy ? "Healthy" : "Degraded"))
+            try
+            {
+                var metrics = await clients[i].GetFromJsonAsync<NodeMetricsView>("/metrics", WorkflowServiceFactory.Json);
+                // Readiness says the same to a load balancer: Degraded (still serving, by the poll) while wake-ups are down.
+                using var response = await clients[i].GetAsync("/health/ready");
+                var ready = System.Text.Json.Nodes.JsonNode.Parse(await response.Content.ReadAsStringAsync());
+                if (!response.IsSuccessStatusCode || metrics!.WakeUpHealthy != healthy || (string?)ready?["status"] != (healthy ? "Healthy" : "Degraded"))
+                {
+                    return false;
+                }
+            }
+            catch (HttpRequestException)
             {
                 return false;
             }
+
+            asked++;
         }
 
-        return true;
+        return asked == 2;
     }
 }

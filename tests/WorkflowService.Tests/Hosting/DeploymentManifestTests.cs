@@ -332,13 +332,17 @@ public sealed class DeploymentManifestTests
             var redis = await File.ReadAllTextAsync(Path.Combine(work.FullName, "WakeUp__Redis__ConnectionString"));
             Assert.Contains($"password={await File.ReadAllTextAsync(Path.Combine(work.FullName, "redis-password"))}", redis, StringComparison.Ordinal);
 
-            // A folder an older release wrote has no Redis secrets: they are added, and the API key is kept.
+            // A folder an older release wrote has no Redis secrets: they are added, and the API key is kept; a file derived
+            // from a kept password (lost, say, to an interrupted run) is written again from it.
             File.Delete(Path.Combine(work.FullName, "redis-password"));
             File.Delete(Path.Combine(work.FullName, "WakeUp__Redis__ConnectionString"));
+            File.Delete(Path.Combine(work.FullName, "Store__ConnectionString"));
             await InitAsync();
             Assert.Equal(key, await File.ReadAllTextAsync(Path.Combine(work.FullName, "api-key")));
             Assert.True(File.Exists(Path.Combine(work.FullName, "WakeUp__Redis__ConnectionString")));
             Assert.NotEqual(redis, await File.ReadAllTextAsync(Path.Combine(work.FullName, "WakeUp__Redis__ConnectionString")));
+            Assert.EndsWith($"Password={await File.ReadAllTextAsync(Path.Combine(work.FullName, "postgres-password"))}",
+                await File.ReadAllTextAsync(Path.Combine(work.FullName, "Store__ConnectionString")), StringComparison.Ordinal);
         }
         finally
         {
