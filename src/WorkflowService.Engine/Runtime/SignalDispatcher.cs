@@ -48,6 +48,9 @@ public sealed partial class SignalDispatcher(
         var keeping = Task.Run(() => leases.RunAsync(_abort.Token), CancellationToken.None);
         LogStarted(logger, node.Id, workers);
 
+        // Whether the last sleep ended at a time (the poll, or a due time) rather than by a notification: then what is due
+        // next is looked up after the claim even when it found work, since no notification announced that work.
+        var timedOut = false;
         try
         {
             while (!stoppingToken.IsCancellationRequested)
@@ -105,11 +108,14 @@ public sealed partial class SignalDispatcher(
                     continue;
                 }
 
-                // Sleep until a wake-up, the next due signal, or the poll interval. After a claim that found work, the next
-                // due time is not looked up: any signal committed meanwhile has already woken the transport (a notification
-                // while the dispatcher works completes its next wait at once), so the lookup would only cost a query per batch.
+                // Sleep until a wake-up, the next due signal, or the poll interval. After a claim that found work following a
+                // notification, the next due time is not looked up: any signal committed meanwhile has already woken the
+                // transport (a notification while the dispatcher works completes its next wait at once, and one due later
+                // than its planned look ends its next wait on time), so the lookup would only cost a query per batch. After a
+                // sleep that ended at a time (the poll, a due time), it is looked up: the signals due just after the ones
+                // claimed (a burst of timers) were announced by no notification since.
                 var until = clock.NowMs() + (long)settings.PollInterval.TotalMilliseconds;
-                if (claimed.Count == 0)
+                if (claimed.Count == 0 || timedOut)
                 {
                     try
                     {
@@ -124,10 +130,13 @@ public sealed partial class SignalDispatcher(
                         LogStoreError(logger, e);
                     }
 
-                    metrics.IdlePoll();
+                    if (claimed.Count == 0)
+                    {
+                        metrics.IdlePoll();
+                    }
                 }
 
-                await wakeUp.WaitAsync(until, stoppingToken).ConfigureAwait(false);
+                timedOut = !await wakeUp.WaitAsync(until, stoppingToken).ConfigureAwait(false);
             }
         }
         catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)

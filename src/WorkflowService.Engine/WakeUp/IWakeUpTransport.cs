@@ -18,7 +18,11 @@ public interface IWakeUpTransport
     {
     }
 
-    /// <summary>Waits until a notification for work due by <paramref name="untilMs"/> arrives, or that time comes. Returns true when notified.</summary>
+    /// <summary>
+    /// Waits until a notification for work due by <paramref name="untilMs"/> arrives, or that time comes, or the due time
+    /// of an earlier notification that came while the dispatcher planned to look later. Returns true when notified; false
+    /// when a time came (the dispatcher then looks up what is due next).
+    /// </summary>
     Task<bool> WaitAsync(long untilMs, CancellationToken cancellationToken);
 
     /// <summary>True while notifications are delivered; false means the node runs on the poll alone.</summary>

@@ -7,6 +7,7 @@ public sealed class InProcessWakeUp(TimeProvider time, IStoreClock store) : IWak
 {
     private TaskCompletionSource _pending = NewPending();
     private long _plannedWakeMs = long.MaxValue;
+    private long _setAsideMs = long.MaxValue;
 
     public bool IsHealthy => true;
 
@@ -16,12 +17,28 @@ public sealed class InProcessWakeUp(TimeProvider time, IStoreClock store) : IWak
         if (dueAtMs <= Interlocked.Read(ref _plannedWakeMs))
         {
             Volatile.Read(ref _pending).TrySetResult();
+            return;
+        }
+
+        // Due later than that: the earliest such time is kept, and the dispatcher's waits end by it, whatever else brings
+        // the dispatcher to look meanwhile (a claim that finds some work does not look up what is due next).
+        long seen;
+        while (dueAtMs < (seen = Interlocked.Read(ref _setAsideMs)) && Interlocked.CompareExchange(ref _setAsideMs, dueAtMs, seen) != seen)
+        {
         }
     }
+
+    /// <summary>
+    /// The earliest due time a notification announced that did not wake the dispatcher, until a wait reaches it
+    /// (<see cref="long.MaxValue"/>: none).
+    /// </summary>
+    public long SetAsideMs => Interlocked.Read(ref _setAsideMs);
 
     public async Task<bool> WaitAsync(long untilMs, CancellationToken cancellationToken)
     {
         var current = Volatile.Read(ref _pending);
+        var setAside = Interlocked.Read(ref _setAsideMs);
+        untilMs = Math.Min(untilMs, setAside);
         Interlocked.Exchange(ref _plannedWakeMs, untilMs);
         var delay = TimeSpan.FromMilliseconds(Math.Max(0, untilMs - store.NowMs()));
         bool notified;
@@ -38,6 +55,12 @@ public sealed class InProcessWakeUp(TimeProvider time, IStoreClock store) : IWak
         {
             // While the dispatcher works, every notification counts: it must look again before it sleeps.
             Interlocked.Exchange(ref _plannedWakeMs, long.MaxValue);
+        }
+
+        // Reached: the dispatcher's next claim takes that work, and its look-up after a timed-out wait what comes after.
+        if (setAside != long.MaxValue && setAside <= store.NowMs())
+        {
+            Interlocked.CompareExchange(ref _setAsideMs, long.MaxValue, setAside);
         }
 
         // A notification that lands after this swap completes the new source; the caller claims after the swap, so

@@ -49,6 +49,34 @@ public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBacke
     }
 
     [Fact]
+    public async Task A_burst_of_signals_due_later_is_each_handled_at_its_due_time_not_at_the_next_poll()
+    {
+        // A ten-minute poll: a signal the dispatcher slept past would wait for it, far beyond the test's deadline.
+        var (_, api) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:10:00" });
+        var name = Definitions.Unique("due-burst");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+        var instances = new List<WorkflowService.Api.InstanceView>();
+        for (var i = 0; i < 12; i++)
+        {
+            instances.Add(await api.StartAsync(name));
+        }
+
+        // Due a moment later, one after another: the first due time wakes the dispatcher, whose claim finds only the
+        // signals due by then; the rest were announced before it slept, and nothing else will announce them.
+        var due = DateTimeOffset.UtcNow.AddMilliseconds(500);
+        for (var i = 0; i < instances.Count; i++)
+        {
+            await api.SignalAsync(instances[i].Id, "go", new { value = i }, dueAt: due.AddMilliseconds(5 * i));
+        }
+
+        for (var i = 0; i < instances.Count; i++)
+        {
+            var done = await api.WaitForAsync(instances[i].Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+            Assert.Equal(i, done.Output!.Value.GetProperty("result").GetInt32());
+        }
+    }
+
+    [Fact]
     public async Task A_signal_written_without_a_wake_up_is_picked_up_by_the_poll()
     {
         var (factory, api) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:00:00.100" });
