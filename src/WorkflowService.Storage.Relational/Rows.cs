@@ -16,7 +16,7 @@ internal static class Rows
 
     public const string SignalColumns =
         "id, instance_id, name, payload_json, status, due_at_ms, attempts, lease_owner, lease_token, lease_until_ms, last_error, "
-        + "idempotency_key, task_id, created_at, handled_at, actor";
+        + "idempotency_key, task_id, created_at, handled_at, actor, trace_parent";
 
     public const string HistoryColumns = "instance_id, sequence, at, type, step_id, data_json, actor";
 
@@ -73,6 +73,7 @@ internal static class Rows
         CreatedAt = Utc(r.GetDateTime(at + 13)),
         HandledAt = r.IsDBNull(at + 14) ? null : Utc(r.GetDateTime(at + 14)),
         Actor = NullableString(r, at + 15),
+        TraceParent = NullableString(r, at + 16),
     };
 
     /// <summary>The values of <see cref="InstanceColumns"/>, in order.</summary>
@@ -87,7 +88,7 @@ internal static class Rows
     public static object?[] SignalValues(SignalMessage m) =>
     [
         m.Id, m.InstanceId, m.Name, m.PayloadJson, m.Status.ToString(), m.DueAtMs, m.Attempts, m.LeaseOwner, m.LeaseToken,
-        m.LeaseUntilMs, m.LastError, m.IdempotencyKey, m.SubjectId, m.CreatedAt, m.HandledAt, m.Actor,
+        m.LeaseUntilMs, m.LastError, m.IdempotencyKey, m.SubjectId, m.CreatedAt, m.HandledAt, m.Actor, m.TraceParent,
     ];
 
     public static object?[] HistoryValues(HistoryEvent h) => [h.InstanceId, h.Sequence, h.At, h.Type, h.StepId, h.DataJson, h.Actor];

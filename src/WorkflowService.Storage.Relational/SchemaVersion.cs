@@ -4,7 +4,7 @@ namespace WorkflowService.Storage.Relational;
 public sealed class SchemaVersion
 {
     /// <summary>The schema this build creates and expects. Raise it with every change to the model.</summary>
-    public const int Current = 4;
+    public const int Current = 5;
 
     public int Id { get; set; } = 1;
     public int Version { get; set; }

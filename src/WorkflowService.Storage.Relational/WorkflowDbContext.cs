@@ -59,6 +59,7 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(s => s.LeaseOwner).HasMaxLength(200);
             e.Property(s => s.IdempotencyKey).HasMaxLength(200);
             e.Property(s => s.Actor).HasMaxLength(200);
+            e.Property(s => s.TraceParent).HasMaxLength(SignalMessage.TraceParentMaxLength);
             e.Property(s => s.LeaseToken).IsConcurrencyToken();
             e.Ignore(s => s.IsSystem);
             e.Ignore(s => s.TaskId);

@@ -46,6 +46,17 @@ public sealed class SignalMessage
     public DateTime CreatedAt { get; set; }
     public DateTime? HandledAt { get; set; }
 
+    /// <summary>The longest W3C traceparent kept (version 00 is 55 characters; later versions may append fields).</summary>
+    public const int TraceParentMaxLength = 128;
+
+    /// <summary>
+    /// The W3C trace context (a <c>traceparent</c> value) of whatever sent the signal: the caller's request, or the run that
+    /// scheduled it. The run that handles the signal, later and perhaps on another node, continues that trace. A new
+    /// signal takes the trace it is created in (<see cref="Runtime.EngineTelemetry.CurrentTraceParent"/>); one read from
+    /// the store, the one stored with it. Null when nothing was traced.
+    /// </summary>
+    public string? TraceParent { get; set; } = Runtime.EngineTelemetry.CurrentTraceParent();
+
     public bool IsSystem => Name.StartsWith(SystemPrefix, StringComparison.Ordinal);
 
     /// <summary>The same signal carrying another payload (a call-out's response in place of its request).</summary>

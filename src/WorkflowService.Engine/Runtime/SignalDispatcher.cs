@@ -64,12 +64,16 @@ public sealed partial class SignalDispatcher(
 
                 // The claim reads the batch's instances with it; a worker re-reads its own only after a conflict.
                 IReadOnlyList<ClaimedSignal> claimed;
+                var claim = EngineTelemetry.StartClaim(node.Id, free);
                 try
                 {
                     claimed = await signals.ClaimDueWorkAsync(node.Id, free, settings.LeaseDuration, stoppingToken).ConfigureAwait(false);
+                    EngineTelemetry.EndClaim(claim, claimed.Count);
                 }
                 catch (Exception e) when (e is not OperationCanceledException)
                 {
+                    EngineTelemetry.Failed(claim, e.GetType().Name);
+                    claim?.Dispose();
                     idle.Release(free);
                     LogStoreError(logger, e);
                     await Task.Delay(settings.ErrorBackoff, time, stoppingToken).ConfigureAwait(false);
@@ -209,6 +213,8 @@ public sealed partial class SignalDispatcher(
 
     private async Task ProcessAsync(SignalMessage signal, WorkflowInstance? instance)
     {
+        // The run continues the trace the signal was sent in; the claim's span, a root of its own, has ended.
+        using var run = EngineTelemetry.StartRun(signal, node.Id);
         try
         {
             await processor.ProcessAsync(signal, instance, _abort.Token).ConfigureAwait(false);
@@ -216,6 +222,7 @@ public sealed partial class SignalDispatcher(
         catch (Exception e) when (e is not OperationCanceledException || !_abort.IsCancellationRequested)
         {
             // The claim stays until its lease expires; another attempt (here or on another node) follows then.
+            EngineTelemetry.Failed(run, e.GetType().Name);
             LogProcessingError(logger, e, signal.Id);
         }
     }

@@ -1,3 +1,5 @@
+using OpenTelemetry.Metrics;
+using OpenTelemetry.Trace;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.EntityFrameworkCore.Diagnostics;
 using Microsoft.Extensions.Configuration;
@@ -19,6 +21,9 @@ public static class PostgreSqlServiceCollectionExtensions
         ArgumentNullException.ThrowIfNull(services);
         ArgumentNullException.ThrowIfNull(section);
         services.AddStoreOptions<PostgreSqlStoreOptions>(section, "PostgreSql");
+        // Npgsql's own spans (one per command) and metrics, where the host turns telemetry on; nothing otherwise.
+        services.ConfigureOpenTelemetryTracerProvider(tracing => tracing.AddNpgsql());
+        services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.AddMeter("Npgsql"));
         services.AddSingleton(p => new NpgsqlDataSourceBuilder(Connection(p).ConnectionString).Build());
         services.AddSingleton(p => new PostgresClaimDataSource(
             new NpgsqlDataSourceBuilder(PostgresClaimDataSource.ConnectionString(Connection(p))).Build()));

@@ -27,6 +27,7 @@ public static class ServiceDefaults
         ListenAddresses.Check(builder.Configuration);
         var services = builder.Services;
         services.AddWorkflowLogging(builder.Configuration);
+        services.AddWorkflowTelemetry(builder.Configuration);
 
         services.AddProblemDetails(o => o.CustomizeProblemDetails = c =>
         {

@@ -36,6 +36,8 @@ public sealed class StartupConfigurationTests
     [InlineData("Serilog:WriteTo:0:Args:formatter", "No.Such.Formatter, Nowhere",
         "Serilog: the logging configuration cannot be applied: Type No.Such.Formatter, Nowhere was not found.")]
     [InlineData("Serilog:WriteTo:0:Name", "Nowhere", "Serilog: the logging configuration cannot be applied: Unable to find a method called Nowhere.")]
+    [InlineData("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4317",
+        "OTEL_EXPORTER_OTLP_ENDPOINT 'collector:4317' is not an absolute http:// or https:// address (for example http://otel-collector:4317)")]
     [InlineData("ASPNETCORE_URLS", "localhost-9000",
         "ASPNETCORE_URLS (or --urls) 'localhost-9000' is not an address to listen on; expected scheme://host:port with a port from 0 to 65535, "
         + "several separated by ';', such as http://+:8080.")]

@@ -1,0 +1,129 @@
+using System.Collections;
+using System.Diagnostics;
+using Microsoft.Extensions.DependencyInjection;
+using OpenTelemetry;
+using OpenTelemetry.Trace;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Runtime;
+using WorkflowService.Tests.Backends;
+using WorkflowService.Tests.Infrastructure;
+
+namespace WorkflowService.Tests.Cluster;
+
+/// <summary>
+/// Traces across the durable gap: the caller's request that sends a signal and the run that handles it later, on another
+/// node, are one trace, carried by the W3C trace context stored with the signal. Spans go to OpenTelemetry's in-memory
+/// exporter through the service's own registrations; only the exporter is the test's.
+/// </summary>
+public sealed class TraceAcrossNodesTests : ServiceTest<PostgresBackend>
+{
+    protected override bool UsesDefaultService => false;
+
+    [Fact]
+    public async Task A_signal_request_on_one_node_and_the_run_that_handles_it_on_another_are_one_trace()
+    {
+        var database = await CreateDatabaseAsync();
+        // One provider collects for the whole process (listeners are process-wide): the spans of both nodes land here.
+        var spans = new Spans();
+        var (worker, _) = await StartServiceAsync(new() { ["Workers:NodeId"] = "worker" },
+            services => services.AddOpenTelemetry().WithTracing(tracing => tracing.AddInMemoryExporter(spans)), database);
+        var (_, front) = await StartServiceAsync(new() { ["Workers:Enabled"] = "false", ["Workers:NodeId"] = "front" }, database: database);
+        Assert.NotNull(worker.Services.GetService<TracerProvider>());
+        var name = Definitions.Unique("traced");
+        await front.PublishAsync(Definitions.SignalRoundtrip(name));
+        var instance = await front.StartAsync(name);
+
+        var signal = await front.SignalAsync(instance.Id, "go", new { value = 7 });
+        await front.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+
+        // The front node's server span of the signal request ...
+        var request = Assert.Single(spans.Snapshot(), s => s.Kind == ActivityKind.Server
+            && (string?)s.GetTagItem("http.route") == "/instances/{id:guid}/signals" && s.GetTagItem("url.path") as string == $"/instances/{instance.Id}/signals");
+        // ... is the parent of the worker node's run of that signal, and the run of its commit.
+        Activity? run = null;
+        await Eventually.WaitUntilAsync(() => (run = spans.Snapshot().FirstOrDefault(s => s.OperationName == "workflow.run"
+            && Equals(s.GetTagItem("workflow.signal.id"), signal.Id))) is not null, what: "the run's span is exported");
+        Assert.Equal("worker", run!.GetTagItem("workflow.node"));
+        Assert.Equal(ActivityKind.Consumer, run.Kind);
+        Assert.Equal(request.TraceId, run.TraceId);
+        Assert.Equal(request.SpanId, run.ParentSpanId);
+        Activity? commit = null;
+        await Eventually.WaitUntilAsync(() => (commit = spans.Snapshot().FirstOrDefault(s => s.OperationName == "workflow.commit"
+            && s.ParentSpanId == run.SpanId)) is not null, what: "the run's commit span is exported");
+        Assert.Equal(instance.Id, commit!.GetTagItem("workflow.instance.id"));
+        Assert.Equal("Completed", commit.GetTagItem("workflow.instance.status"));
+        Assert.Equal(name, commit.GetTagItem("workflow.definition.name"));
+        // The claim that took the signal is a span of its own (claims serve many traces), with its batch size.
+        Assert.Contains(spans.Snapshot(), s => s.OperationName == "workflow.claim" && "worker".Equals(s.GetTagItem("workflow.node"))
+            && s.GetTagItem("workflow.claim.batch_size") is int size && size >= 1);
+    }
+
+    [Fact]
+    public async Task Without_an_exporter_configured_the_service_collects_no_telemetry()
+    {
+        var (node, _) = await StartServiceAsync([]);
+
+        Assert.Null(node.Services.GetService<TracerProvider>());
+        Assert.Null(node.Services.GetService<OpenTelemetry.Metrics.MeterProvider>());
+    }
+
+    /// <summary>The exporter's collection: spans end on many threads at once.</summary>
+    private sealed class Spans : ICollection<Activity>
+    {
+        private readonly List<Activity> _items = [];
+        private readonly Lock _lock = new();
+
+        public int Count
+        {
+            get
+            {
+                lock (_lock)
+                {
+                    return _items.Count;
+                }
+            }
+        }
+
+        public bool IsReadOnly => false;
+
+        public List<Activity> Snapshot()
+        {
+            lock (_lock)
+            {
+                return [.. _items];
+            }
+        }
+
+        public void Add(Activity item)
+        {
+            lock (_lock)
+            {
+                _items.Add(item);
+            }
+        }
+
+        public void Clear()
+        {
+            lock (_lock)
+            {
+                _items.Clear();
+            }
+        }
+
+        public bool Contains(Activity item) => Snapshot().Contains(item);
+
+        public void CopyTo(Activity[] array, int arrayIndex) => Snapshot().CopyTo(array, arrayIndex);
+
+        public bool Remove(Activity item)
+        {
+            lock (_lock)
+            {
+                return _items.Remove(item);
+            }
+        }
+
+        public IEnumerator<Activity> GetEnumerator() => Snapshot().GetEnumerator();
+
+        IEnumerator IEnumerable.GetEnumerator() => GetEnumerator();
+    }
+}
