@@ -58,6 +58,30 @@ public sealed class LoggingConfigurationTests
         Assert.DoesNotContain(lines, l => l.Contains(key, StringComparison.Ordinal));
     }
 
+    [Fact]
+    public async Task Text_logs_carry_the_trace_and_span_of_the_request_they_were_written_in()
+    {
+        var database = Path.Combine(Directory.CreateTempSubdirectory("workflow-logging-").FullName, "workflow.db");
+        await using var node = await ServiceProcess.StartAsync("logging-text", new Dictionary<string, string?>
+        {
+            ["Store:ConnectionString"] = $"Data Source={database}",
+            ["Serilog:MinimumLevel:Default"] = "Information",
+        });
+        using var client = node.CreateClient();
+        var traced = ActivityTraceId.CreateRandom().ToHexString();
+
+        using var list = await SendAsync(client, HttpMethod.Get, "/definitions", traced);
+
+        Assert.Equal(HttpStatusCode.OK, list.StatusCode);
+        string? line = null;
+        await Eventually.WaitUntilAsync(() => (line = node.OutputLines.FirstOrDefault(l => l.Contains(RequestLogger, StringComparison.Ordinal)
+            && l.Contains($"trace={traced} span=", StringComparison.Ordinal))) is not null, TimeSpan.FromSeconds(10), "the request line with its trace");
+        // The span is the request's own (a child of the caller's), 16 hex digits.
+        Assert.Matches($"trace={traced} span=[0-9a-f]{{16}}$", line!);
+        // Lines written outside any trace (start-up) carry none.
+        Assert.Contains(node.OutputLines, l => !l.Contains(" trace=", StringComparison.Ordinal));
+    }
+
     private static async Task<HttpResponseMessage> SendAsync(HttpClient client, HttpMethod method, string path, string traceId, string? body = null)
     {
         using var request = new HttpRequestMessage(method, path);
