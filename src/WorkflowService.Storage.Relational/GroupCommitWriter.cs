@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Data.Common;
 using System.Diagnostics.CodeAnalysis;
 using System.Threading.Channels;
@@ -84,6 +85,9 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
 
     private async Task RunAsync(WriterLane lane)
     {
+        // The lanes are started by the first caller and live as long as the process: they belong to no caller's trace (a
+        // batch serves many), so their database spans and log lines must not claim that first caller's.
+        Activity.Current = null;
         var stopping = _stopping.Token;
         var batch = new List<Request>(_options.MaxBatch);
         try

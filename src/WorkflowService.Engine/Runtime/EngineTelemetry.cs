@@ -15,13 +15,22 @@ public static class EngineTelemetry
 
     public static readonly ActivitySource Source = new(SourceName, typeof(EngineTelemetry).Assembly.GetName().Version?.ToString(3));
 
-    /// <summary>The ambient W3C trace context to store with work that continues later, or null when nothing is traced.</summary>
+    /// <summary>
+    /// The ambient W3C trace context to store with work that continues later, or null when nothing is traced: only a
+    /// sampled one (a trace someone records), so that no signal carries an "unsampled" decision that would keep its run
+    /// out of the traces of a node that does record, and a node without telemetry stores nothing.
+    /// </summary>
     public static string? CurrentTraceParent() =>
-        Activity.Current is { IdFormat: ActivityIdFormat.W3C } current && current.Id is { Length: <= SignalMessage.TraceParentMaxLength } id ? id : null;
+        Activity.Current is { IdFormat: ActivityIdFormat.W3C, Recorded: true } current && current.Id is { Length: <= SignalMessage.TraceParentMaxLength } id
+            ? id
+            : null;
 
     /// <summary>
-    /// Starts the span of a run that handles <paramref name="signal"/> on <paramref name="node"/>, a child of the trace the
-    /// signal was sent in (a root when it carries none); null when no one listens.
+    /// Starts the span of a run that handles <paramref name="signal"/> on <paramref name="node"/>; null when no one listens.
+    /// A signal someone sent (a request, or another instance's run) makes it a child of that trace. A timer the instance
+    /// set itself starts a trace of its own, linked to the run that set it: an instance that loops on a timer for months
+    /// would otherwise grow one trace without end. Called where no activity is current (a worker's loop), so a signal
+    /// without a context makes a root span.
     /// </summary>
     public static Activity? StartRun(SignalMessage signal, string node)
     {
@@ -30,8 +39,11 @@ public static class EngineTelemetry
             return null;
         }
 
-        var parent = ActivityContext.TryParse(signal.TraceParent, null, isRemote: true, out var context) ? context : default;
-        var activity = Source.StartActivity(ActivityKind.Consumer, parent, name: "workflow.run");
+        var stored = ActivityContext.TryParse(signal.TraceParent, null, isRemote: true, out var context);
+        var ownTimer = signal.Name is SignalMessage.TimerSignal or SignalMessage.TimeoutSignal;
+        var activity = stored && ownTimer
+            ? Source.StartActivity(ActivityKind.Consumer, default, links: [new ActivityLink(context)], name: "workflow.run")
+            : Source.StartActivity(ActivityKind.Consumer, stored ? context : default, name: "workflow.run");
         if (activity is { IsAllDataRequested: true })
         {
             activity.SetTag("workflow.node", node);
@@ -44,7 +56,10 @@ public static class EngineTelemetry
         return activity;
     }
 
-    /// <summary>Starts the span of one claim by <paramref name="node"/> (a root span); null when no one listens.</summary>
+    /// <summary>
+    /// Starts the span of one claim by <paramref name="node"/>; null when no one listens. A root span: the dispatcher's loop,
+    /// which calls it, runs outside any activity.
+    /// </summary>
     public static Activity? StartClaim(string node, int requested)
     {
         var activity = Source.StartActivity("workflow.claim", ActivityKind.Internal, parentContext: default);
@@ -58,10 +73,10 @@ public static class EngineTelemetry
     }
 
     /// <summary>
-    /// Ends a claim's span with the number of signals it took; a claim that found nothing (an idle poll, every second on an
-    /// idle node) is not recorded, so that an idle node sends no spans.
+    /// Records on a claim's span the number of signals it took; a claim that found nothing (an idle poll, every second on
+    /// an idle node) is not recorded, so that an idle node sends no claim spans. The caller ends the span.
     /// </summary>
-    public static void EndClaim(Activity? activity, int claimed)
+    public static void Claimed(Activity? activity, int claimed)
     {
         if (activity is null)
         {
@@ -77,8 +92,6 @@ public static class EngineTelemetry
         {
             activity.SetTag("workflow.claim.batch_size", claimed);
         }
-
-        activity.Dispose();
     }
 
     /// <summary>

@@ -63,19 +63,28 @@ public sealed partial class SignalDispatcher(
                 }
 
                 // The claim reads the batch's instances with it; a worker re-reads its own only after a conflict.
-                IReadOnlyList<ClaimedSignal> claimed;
+                IReadOnlyList<ClaimedSignal> claimed = [];
+                Exception? failure = null;
                 var claim = EngineTelemetry.StartClaim(node.Id, free);
                 try
                 {
                     claimed = await signals.ClaimDueWorkAsync(node.Id, free, settings.LeaseDuration, stoppingToken).ConfigureAwait(false);
-                    EngineTelemetry.EndClaim(claim, claimed.Count);
+                    EngineTelemetry.Claimed(claim, claimed.Count);
                 }
                 catch (Exception e) when (e is not OperationCanceledException)
                 {
                     EngineTelemetry.Failed(claim, e.GetType().Name);
+                    failure = e;
+                }
+                finally
+                {
                     claim?.Dispose();
+                }
+
+                if (failure is not null)
+                {
                     idle.Release(free);
-                    LogStoreError(logger, e);
+                    LogStoreError(logger, failure);
                     await Task.Delay(settings.ErrorBackoff, time, stoppingToken).ConfigureAwait(false);
                     continue;
                 }

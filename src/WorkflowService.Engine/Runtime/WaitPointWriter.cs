@@ -18,7 +18,19 @@ public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, Ins
     public async Task CreateAsync<TState>(WaitPointCommit commit, Action<TState> committed, TState state, CancellationToken cancellationToken)
     {
         StampActor(commit);
-        await store.CreateInstanceAsync(commit, cancellationToken).ConfigureAwait(false);
+        using (var span = EngineTelemetry.StartCommit(commit))
+        {
+            try
+            {
+                await store.CreateInstanceAsync(commit, cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception e)
+            {
+                EngineTelemetry.Failed(span, e.GetType().Name);
+                throw;
+            }
+        }
+
         committed(state);
         Published(commit);
     }

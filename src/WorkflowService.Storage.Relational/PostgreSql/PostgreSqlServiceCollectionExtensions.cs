@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using OpenTelemetry.Metrics;
 using OpenTelemetry.Trace;
 using Microsoft.EntityFrameworkCore;
@@ -24,9 +25,18 @@ public static class PostgreSqlServiceCollectionExtensions
         // Npgsql's own spans (one per command) and metrics, where the host turns telemetry on; nothing otherwise.
         services.ConfigureOpenTelemetryTracerProvider(tracing => tracing.AddNpgsql());
         services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.AddMeter("Npgsql"));
-        services.AddSingleton(p => new NpgsqlDataSourceBuilder(Connection(p).ConnectionString).Build());
+        services.AddSingleton(p => new NpgsqlDataSourceBuilder(Connection(p).ConnectionString)
+            // A command is traced inside a traced operation only (a request, a run), never from the node's background loops
+            // (idle polls, wake-up messages, the group-commit lanes, which serve many traces at once).
+            .ConfigureTracing(tracing => tracing
+                .ConfigureCommandFilter(_ => Activity.Current is { Recorded: true })
+                .ConfigureBatchFilter(_ => Activity.Current is { Recorded: true }))
+            .Build());
         services.AddSingleton(p => new PostgresClaimDataSource(
-            new NpgsqlDataSourceBuilder(PostgresClaimDataSource.ConnectionString(Connection(p))).Build()));
+            new NpgsqlDataSourceBuilder(PostgresClaimDataSource.ConnectionString(Connection(p)))
+                // The claim's own span (workflow.claim) covers its one statement.
+                .ConfigureTracing(tracing => tracing.ConfigureCommandFilter(_ => false).ConfigureBatchFilter(_ => false))
+                .Build()));
         services.AddPooledDbContextFactory<WorkflowDbContext>((provider, o) => o
             .UseNpgsql(provider.GetRequiredService<NpgsqlDataSource>(), npgsql => npgsql
                 // Bounded retries of transient failures (dropped connections, failover); every wait is bounded.

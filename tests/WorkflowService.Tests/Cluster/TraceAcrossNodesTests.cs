@@ -25,9 +25,11 @@ public sealed class TraceAcrossNodesTests : ServiceTest<PostgresBackend>
         var database = await CreateDatabaseAsync();
         // One provider collects for the whole process (listeners are process-wide): the spans of both nodes land here.
         var spans = new Spans();
-        var (worker, _) = await StartServiceAsync(new() { ["Workers:NodeId"] = "worker" },
+        // Node ids of this test's own: other suites' nodes run in the same process, and their spans land here too.
+        var workerId = $"worker-{Guid.NewGuid():N}";
+        var (worker, _) = await StartServiceAsync(new() { ["Workers:NodeId"] = workerId },
             services => services.AddOpenTelemetry().WithTracing(tracing => tracing.AddInMemoryExporter(spans)), database);
-        var (_, front) = await StartServiceAsync(new() { ["Workers:Enabled"] = "false", ["Workers:NodeId"] = "front" }, database: database);
+        var (_, front) = await StartServiceAsync(new() { ["Workers:Enabled"] = "false", ["Workers:NodeId"] = $"front-{Guid.NewGuid():N}" }, database: database);
         Assert.NotNull(worker.Services.GetService<TracerProvider>());
         var name = Definitions.Unique("traced");
         await front.PublishAsync(Definitions.SignalRoundtrip(name));
@@ -37,15 +39,17 @@ public sealed class TraceAcrossNodesTests : ServiceTest<PostgresBackend>
         await front.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
 
         // The front node's server span of the signal request ...
-        var request = Assert.Single(spans.Snapshot(), s => s.Kind == ActivityKind.Server
-            && (string?)s.GetTagItem("http.route") == "/instances/{id:guid}/signals" && s.GetTagItem("url.path") as string == $"/instances/{instance.Id}/signals");
+        Activity? request = null;
+        await Eventually.WaitUntilAsync(() => (request = spans.Snapshot().SingleOrDefault(s => s.Kind == ActivityKind.Server
+            && (string?)s.GetTagItem("http.route") == "/instances/{id:guid}/signals" && s.GetTagItem("url.path") as string == $"/instances/{instance.Id}/signals"))
+            is not null, what: "the signal request's span is exported");
         // ... is the parent of the worker node's run of that signal, and the run of its commit.
         Activity? run = null;
         await Eventually.WaitUntilAsync(() => (run = spans.Snapshot().FirstOrDefault(s => s.OperationName == "workflow.run"
             && Equals(s.GetTagItem("workflow.signal.id"), signal.Id))) is not null, what: "the run's span is exported");
-        Assert.Equal("worker", run!.GetTagItem("workflow.node"));
+        Assert.Equal(workerId, run!.GetTagItem("workflow.node"));
         Assert.Equal(ActivityKind.Consumer, run.Kind);
-        Assert.Equal(request.TraceId, run.TraceId);
+        Assert.Equal(request!.TraceId, run.TraceId);
         Assert.Equal(request.SpanId, run.ParentSpanId);
         Activity? commit = null;
         await Eventually.WaitUntilAsync(() => (commit = spans.Snapshot().FirstOrDefault(s => s.OperationName == "workflow.commit"
@@ -54,14 +58,15 @@ public sealed class TraceAcrossNodesTests : ServiceTest<PostgresBackend>
         Assert.Equal("Completed", commit.GetTagItem("workflow.instance.status"));
         Assert.Equal(name, commit.GetTagItem("workflow.definition.name"));
         // The claim that took the signal is a span of its own (claims serve many traces), with its batch size.
-        Assert.Contains(spans.Snapshot(), s => s.OperationName == "workflow.claim" && "worker".Equals(s.GetTagItem("workflow.node"))
+        Assert.Contains(spans.Snapshot(), s => s.OperationName == "workflow.claim" && workerId.Equals(s.GetTagItem("workflow.node"))
             && s.GetTagItem("workflow.claim.batch_size") is int size && size >= 1);
     }
 
     [Fact]
     public async Task Without_an_exporter_configured_the_service_collects_no_telemetry()
     {
-        var (node, _) = await StartServiceAsync([]);
+        // Set empty here, over whatever the environment of the test run says.
+        var (node, _) = await StartServiceAsync(new() { ["OTEL_EXPORTER_OTLP_ENDPOINT"] = "" });
 
         Assert.Null(node.Services.GetService<TracerProvider>());
         Assert.Null(node.Services.GetService<OpenTelemetry.Metrics.MeterProvider>());
