@@ -2,19 +2,26 @@ using System.Diagnostics.Metrics;
 
 namespace WorkflowService.Engine.Runtime;
 
-/// <summary>Engine counters, exported through System.Diagnostics.Metrics and readable as totals for reports.</summary>
+/// <summary>
+/// The engine's instruments (System.Diagnostics.Metrics, meter "WorkflowService.Engine"), named and united the
+/// OpenTelemetry way (dotted lower-case names, plural for counts of things with a <c>{thing}</c> unit, durations in
+/// seconds), and the totals GET /metrics reads. Every instrument is listed in docs/operations.md.
+/// </summary>
 public sealed class EngineMetrics : IDisposable
 {
     public const string MeterName = "WorkflowService.Engine";
 
     private readonly Meter _meter;
     private readonly Counter<long> _started;
+    private readonly Counter<long> _accepted;
     private readonly Counter<long> _signalsHandled;
     private readonly Counter<long> _conflicts;
     private readonly Counter<long> _retries;
     private readonly Counter<long> _deadLetters;
-    private readonly Histogram<double> _runMs;
-    private readonly Histogram<double> _ageAtClaim;
+    private readonly Histogram<double> _runSeconds;
+    private readonly Histogram<double> _commitSeconds;
+    private readonly Histogram<double> _ageAtClaimSeconds;
+    private readonly Histogram<int> _claimBatch;
     private long _conflictTotal;
     private long _deadLetterTotal;
     private long _retryTotal;
@@ -24,16 +31,25 @@ public sealed class EngineMetrics : IDisposable
     public EngineMetrics(IMeterFactory meterFactory)
     {
         _meter = meterFactory.Create(MeterName);
-        _started = _meter.CreateCounter<long>("workflow.instances.started");
-        _signalsHandled = _meter.CreateCounter<long>("workflow.signals.handled");
-        _conflicts = _meter.CreateCounter<long>("workflow.runtime.conflicts", description: "optimistic-concurrency retries");
-        _retries = _meter.CreateCounter<long>("workflow.runs.retried");
-        _deadLetters = _meter.CreateCounter<long>("workflow.signals.dead_lettered");
-        _runMs = _meter.CreateHistogram<double>("workflow.signal.processing", unit: "ms");
-        _ageAtClaim = _meter.CreateHistogram("workflow.signal.age_at_claim", unit: "ms",
-            description: "from a signal's due time (its creation, for one due at once) to its claim by a worker, by the store's clock",
-            tags: null,
-            advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = LatencyHistogram.UpperBoundsMs });
+        _started = _meter.CreateCounter<long>("workflow.instances.started", "{instance}", "instances started");
+        _accepted = _meter.CreateCounter<long>("workflow.signals.accepted", "{signal}",
+            "signals accepted from callers (POST /instances/{id}/signals, task completions), queued for a worker");
+        _signalsHandled = _meter.CreateCounter<long>("workflow.signals.handled", "{signal}", "signals whose run committed");
+        _conflicts = _meter.CreateCounter<long>("workflow.commit.conflicts", "{conflict}",
+            "commits that lost the race on the instance's version and ran again (optimistic concurrency)");
+        _retries = _meter.CreateCounter<long>("workflow.runs.retried", "{run}", "failed runs handed back to be retried with backoff");
+        _deadLetters = _meter.CreateCounter<long>("workflow.signals.dead_lettered", "{signal}", "signals given up on, with the reason, for an operator");
+        _runSeconds = _meter.CreateHistogram("workflow.run.duration", "s",
+            "a claimed signal's handling: the instance run to its next wait and its commit", tags: null,
+            advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = Seconds(LatencyHistogram.UpperBoundsMs) });
+        _commitSeconds = _meter.CreateHistogram("workflow.commit.duration", "s",
+            "one wait point's write (state, history, signals, tasks in one transaction), queueing for the writer included", tags: null,
+            advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = Seconds(LatencyHistogram.UpperBoundsMs) });
+        _ageAtClaimSeconds = _meter.CreateHistogram("workflow.signal.age_at_claim", "s",
+            "from a signal's due time (its creation, for one due at once) to its claim by a worker, by the store's clock: the queue's latency",
+            tags: null, advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = Seconds(LatencyHistogram.UpperBoundsMs) });
+        _claimBatch = _meter.CreateHistogram("workflow.claim.batch_size", "{signal}", "signals one claim took (claims that took none are not recorded)",
+            tags: null, advice: new InstrumentAdvice<int> { HistogramBucketBoundaries = [1, 2, 4, 8, 16, 32, 64, 128, 256] });
     }
 
     /// <summary>
@@ -51,18 +67,32 @@ public sealed class EngineMetrics : IDisposable
 
     public void InstanceStarted() => _started.Add(1);
 
+    public void SignalAccepted() => _accepted.Add(1);
+
     public void SignalHandled(double elapsedMs)
     {
         Interlocked.Increment(ref _handledTotal);
         _signalsHandled.Add(1);
-        _runMs.Record(elapsedMs);
+        _runSeconds.Record(elapsedMs / 1000);
+    }
+
+    /// <summary>A wait point's write took <paramref name="elapsedMs"/>.</summary>
+    public void Committed(double elapsedMs) => _commitSeconds.Record(elapsedMs / 1000);
+
+    /// <summary>A claim took <paramref name="count"/> signals.</summary>
+    public void Claimed(int count)
+    {
+        if (count > 0)
+        {
+            _claimBatch.Record(count);
+        }
     }
 
     /// <summary>A worker claimed a signal that had been due for <paramref name="ageMs"/>.</summary>
     public void SignalClaimed(double ageMs)
     {
         SignalAgeAtClaim.Record(ageMs);
-        _ageAtClaim.Record(Math.Max(0, ageMs));
+        _ageAtClaimSeconds.Record(Math.Max(0, ageMs) / 1000);
     }
 
     public void Conflict()
@@ -85,5 +115,18 @@ public sealed class EngineMetrics : IDisposable
 
     public void IdlePoll() => Interlocked.Increment(ref _pollCycles);
 
+    /// <summary>
+    /// An instrument whose value is read when a collector asks (the long-polls a node holds, the wake-ups it sent), never
+    /// on the hot path.
+    /// </summary>
+    public void ObserveUpDown(string name, string unit, string description, Func<long> value) =>
+        _meter.CreateObservableUpDownCounter(name, value, unit, description);
+
+    /// <summary>A monotonic total read when a collector asks.</summary>
+    public void ObserveTotal(string name, string unit, string description, Func<long> value) =>
+        _meter.CreateObservableCounter(name, value, unit, description);
+
     public void Dispose() => _meter.Dispose();
+
+    private static double[] Seconds(IReadOnlyList<double> milliseconds) => milliseconds.Select(ms => ms / 1000).ToArray();
 }

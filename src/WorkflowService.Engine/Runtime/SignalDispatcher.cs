@@ -70,6 +70,7 @@ public sealed partial class SignalDispatcher(
                 {
                     claimed = await signals.ClaimDueWorkAsync(node.Id, free, settings.LeaseDuration, stoppingToken).ConfigureAwait(false);
                     EngineTelemetry.Claimed(claim, claimed.Count);
+                    metrics.Claimed(claimed.Count);
                 }
                 catch (Exception e) when (e is not OperationCanceledException)
                 {

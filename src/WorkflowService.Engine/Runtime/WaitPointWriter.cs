@@ -8,7 +8,7 @@ namespace WorkflowService.Engine.Runtime;
 /// state to this node's long-polls, and sends the wake-up for whatever the write queued. Queue changes that are not
 /// wait points (a signal accepted, a task completed, a retry or a replay scheduled) send their wake-up through it too.
 /// </summary>
-public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, InstanceChangeFeed changes, IWakeUpTransport wakeUp)
+public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, InstanceChangeFeed changes, IWakeUpTransport wakeUp, EngineMetrics metrics)
 {
     /// <summary>
     /// Writes a new instance at its first wait point (or its end). <paramref name="committed"/> runs after the write
@@ -20,9 +20,11 @@ public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, Ins
         StampActor(commit);
         using (var span = EngineTelemetry.StartCommit(commit))
         {
+            var writing = System.Diagnostics.Stopwatch.GetTimestamp();
             try
             {
                 await store.CreateInstanceAsync(commit, cancellationToken).ConfigureAwait(false);
+                metrics.Committed(System.Diagnostics.Stopwatch.GetElapsedTime(writing).TotalMilliseconds);
             }
             catch (Exception e)
             {
@@ -50,9 +52,11 @@ public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, Ins
         StampActor(commit);
         using (var span = EngineTelemetry.StartCommit(commit))
         {
+            var writing = System.Diagnostics.Stopwatch.GetTimestamp();
             try
             {
                 await store.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
+                metrics.Committed(System.Diagnostics.Stopwatch.GetElapsedTime(writing).TotalMilliseconds);
             }
             catch (Exception e)
             {

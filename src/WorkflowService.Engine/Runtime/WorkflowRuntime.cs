@@ -77,6 +77,7 @@ public sealed class WorkflowRuntime(
             }
 
             writer.SignalQueued(stored.DueAtMs);
+            metrics.SignalAccepted();
             return new SignalResult(SignalOutcome.Accepted, stored, null);
         }
 

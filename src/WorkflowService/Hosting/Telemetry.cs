@@ -33,6 +33,7 @@ internal static class Telemetry
             .AddHttpClientInstrumentation()
             .AddRuntimeInstrumentation());
 
+        services.AddHostedService<TelemetryObservers>();
         if (Endpoint(configuration) is not null)
         {
             services.AddOpenTelemetry()

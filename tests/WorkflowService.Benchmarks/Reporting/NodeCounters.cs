@@ -11,7 +11,7 @@ internal sealed record NodeCounters
     /// <summary>Signals this node's workers handled.</summary>
     public long SignalsHandled { get; init; }
 
-    /// <summary>Optimistic-concurrency retries: a commit that lost the race on the instance version and ran again (workflow.runtime.conflicts).</summary>
+    /// <summary>Optimistic-concurrency retries: a commit that lost the race on the instance version and ran again (workflow.commit.conflicts).</summary>
     public long RuntimeConflicts { get; init; }
 
     /// <summary>Failed runs retried later with backoff (workflow.runs.retried).</summary>

@@ -1,0 +1,74 @@
+using Microsoft.Extensions.DependencyInjection;
+using OpenTelemetry;
+using OpenTelemetry.Metrics;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Tests.Backends;
+using WorkflowService.Tests.Infrastructure;
+
+namespace WorkflowService.Tests.Hosting;
+
+/// <summary>
+/// The engine's metrics as a collector receives them, through the service's own registrations and OpenTelemetry's
+/// in-memory exporter: the names and units of the OpenTelemetry conventions, and values that count the work done.
+/// </summary>
+public sealed class MetricsTelemetryTests : ServiceTest<SqliteBackend>
+{
+    protected override bool UsesDefaultService => false;
+
+    [Fact]
+    public async Task The_engine_reports_its_work_under_conventional_names_and_units()
+    {
+        var exported = new List<Metric>();
+        var (node, api) = await StartServiceAsync([], services => services.AddOpenTelemetry().WithMetrics(metrics => metrics.AddInMemoryExporter(exported)));
+        var name = Definitions.Unique("measured");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+        for (var i = 0; i < 3; i++)
+        {
+            var instance = await api.StartAsync(name);
+            await api.SignalAsync(instance.Id, "go", new { value = i });
+            await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+        }
+
+        Assert.True(node.Services.GetRequiredService<MeterProvider>().ForceFlush(10_000));
+
+        var units = exported.GroupBy(m => m.Name).ToDictionary(g => g.Key, g => g.Last().Unit);
+        var expected = new Dictionary<string, string>
+        {
+            ["workflow.instances.started"] = "{instance}",
+            ["workflow.signals.accepted"] = "{signal}",
+            ["workflow.signals.handled"] = "{signal}",
+            ["workflow.run.duration"] = "s",
+            ["workflow.commit.duration"] = "s",
+            ["workflow.signal.age_at_claim"] = "s",
+            ["workflow.claim.batch_size"] = "{signal}",
+            ["workflow.longpolls.active"] = "{request}",
+            ["workflow.wakeups.requested"] = "{message}",
+            ["workflow.wakeups.sent"] = "{message}",
+            // ASP.NET Core's own, registered by the service.
+            ["http.server.request.duration"] = "s",
+        };
+        foreach (var (metric, unit) in expected)
+        {
+            Assert.True(units.TryGetValue(metric, out var actual), $"{metric} was not exported; exported: {string.Join(", ", units.Keys.Order())}");
+            Assert.Equal(unit, actual);
+        }
+
+        // Other suites' nodes in this process report under the same meter: at least this test's work is counted.
+        Assert.True(Sum(exported, "workflow.signals.handled") >= 3);
+        Assert.True(Sum(exported, "workflow.signals.accepted") >= 3);
+    }
+
+    private static long Sum(List<Metric> exported, string name)
+    {
+        long total = 0;
+        foreach (var metric in exported.Where(m => m.Name == name).TakeLast(1))
+        {
+            foreach (ref readonly var point in metric.GetMetricPoints())
+            {
+                total += point.GetSumLong();
+            }
+        }
+
+        return total;
+    }
+}
