@@ -4,7 +4,7 @@ using WorkflowService.Engine.WakeUp;
 namespace WorkflowService.Engine.Runtime;
 
 /// <summary>Human tasks: the inbox query, claiming, and completion that resumes the waiting instance.</summary>
-public sealed class TaskInbox(ITaskStore tasks, IStoreClock clock, WaitPointWriter writer)
+public sealed class TaskInbox(ITaskStore tasks, IStoreClock clock, WaitPointWriter writer, EngineMetrics metrics)
 {
     public Task<Page<HumanTask>> QueryAsync(TaskQuery query, CancellationToken cancellationToken) =>
         tasks.QueryTasksAsync(query, cancellationToken);
@@ -40,6 +40,7 @@ public sealed class TaskInbox(ITaskStore tasks, IStoreClock clock, WaitPointWrit
         if (outcome == TaskCompletionOutcome.Completed)
         {
             writer.SignalQueued(resume.DueAtMs);
+            metrics.SignalAccepted();
         }
 
         return outcome;
