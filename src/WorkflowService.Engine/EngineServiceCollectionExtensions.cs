@@ -18,6 +18,7 @@ public static class EngineServiceCollectionExtensions
         services.AddSettings<EngineOptions>(configuration.GetSection(EngineOptions.Section));
         services.AddSettings<ExpressionOptions>(configuration.GetSection(ExpressionOptions.Section));
         services.AddSettings<WorkerOptions>(configuration.GetSection(WorkerOptions.Section));
+        services.AddSettings<TelemetryOptions>(configuration.GetSection(TelemetryOptions.Section));
         services.TryAddSingleton(TimeProvider.System);
         services.AddMetrics();
         services.AddSingleton<ExpressionRuntime>();
@@ -38,6 +39,7 @@ public static class EngineServiceCollectionExtensions
         services.AddHostedService<SignalDispatcher>();
         services.AddSingleton<InstanceChangeWatcher>();
         services.AddHostedService(p => p.GetRequiredService<InstanceChangeWatcher>());
+        services.AddHostedService<InstanceStatusGauge>();
         return services;
     }
 }

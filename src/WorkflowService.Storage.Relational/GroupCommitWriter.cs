@@ -159,6 +159,7 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
 
                 committing = true;
                 await transaction.CommitAsync(stopping).ConfigureAwait(false);
+                StoreTelemetry.GroupCommitted(batch.Count);
                 break;
             }
             catch (Exception e)
@@ -182,7 +183,7 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
 
         foreach (var request in batch)
         {
-            request.Finish();
+            request.Finish(batch.Count);
         }
     }
 
@@ -267,9 +268,12 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
         public CancellationToken CancellationToken { get; } = cancellationToken;
         public Exception? Failure { get; set; }
 
+        /// <summary>The caller's engine span (its commit's), told the size of the group that carried the write.</summary>
+        protected Activity? Span { get; } = StoreTelemetry.CommitSpan();
+
         public abstract Task RunAsync(WorkflowDbContext db, SqlCommandCache? commands, DbTransaction transaction, SqlStatement? savepoint,
             CancellationToken stopping);
-        public abstract void Finish();
+        public abstract void Finish(int groupSize);
         public abstract void Cancel();
     }
 
@@ -284,10 +288,11 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
             CancellationToken stopping) =>
             _value = await work(db, commands, transaction, savepoint, stopping).ConfigureAwait(false);
 
-        public override void Finish()
+        public override void Finish(int groupSize)
         {
             if (Failure is null)
             {
+                StoreTelemetry.CommittedIn(Span, groupSize);
                 _result.TrySetResult(_value!);
             }
             else

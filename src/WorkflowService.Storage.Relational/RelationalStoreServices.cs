@@ -4,6 +4,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using OpenTelemetry.Metrics;
 using WorkflowService.Engine.Configuration;
 using WorkflowService.Engine.Persistence;
 
@@ -34,6 +35,8 @@ internal static class RelationalStoreServices
         services.AddSingleton<ITaskStore>(p => p.GetRequiredService<RelationalWorkflowStore>());
         services.AddSingleton<IOperatorQueries>(p => p.GetRequiredService<RelationalWorkflowStore>());
         services.AddSingleton<IStoreFailures>(p => p.GetRequiredService<RelationalWorkflowStore>());
+        // Collected where a meter provider exists (an exporter is configured): the group commit's size.
+        services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.AddMeter(StoreTelemetry.MeterName));
         return services;
     }
 

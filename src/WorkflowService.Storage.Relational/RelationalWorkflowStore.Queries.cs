@@ -29,6 +29,14 @@ public sealed partial class RelationalWorkflowStore : IOperatorQueries
         return new Page<WorkflowInstance>(items, total, query.Offset, query.Limit);
     }
 
+    public async Task<IReadOnlyDictionary<InstanceStatus, long>> CountInstancesByStatusAsync(CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var counts = await db.Instances.AsNoTracking().GroupBy(i => i.Status).Select(g => new { Status = g.Key, Count = g.LongCount() })
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        return counts.ToDictionary(c => c.Status, c => c.Count);
+    }
+
     public async Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(Guid instanceId, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);

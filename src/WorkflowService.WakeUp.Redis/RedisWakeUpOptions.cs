@@ -12,7 +12,7 @@ public sealed class RedisWakeUpOptions
 
     /// <summary>The pub/sub channel every node of one deployment shares (default "workflow-wakeup").</summary>
     [Required]
-    [RegularExpression(@"^[A-Za-z0-9_.:\-]{1,100}$", ErrorMessage = "letters, digits, '_', '.', ':' and '-', at most 100")]
+    [RegularExpression(@"^[A-Za-z0-9_.:\-]{1,100}$", ErrorMessage = "{0} must be letters, digits, '_', '.', ':' and '-', at most 100.")]
     public string Channel { get; set; } = "workflow-wakeup";
 
     /// <summary>How long one attempt to connect may take (default 5 s); failed attempts are retried with backoff.</summary>

@@ -7,6 +7,11 @@ namespace WorkflowService.Engine.Persistence;
 public interface IOperatorQueries
 {
     Task<Page<WorkflowInstance>> QueryInstancesAsync(InstanceQuery query, CancellationToken cancellationToken);
+    /// <summary>
+    /// How many instances there are in each status, across every tenant (operators' gauge); statuses with none are left
+    /// out. Reads every instance's status: callers bound how often (see <see cref="Runtime.InstanceStatusGauge"/>).
+    /// </summary>
+    Task<IReadOnlyDictionary<InstanceStatus, long>> CountInstancesByStatusAsync(CancellationToken cancellationToken);
     /// <summary>Every signal of an instance, oldest first.</summary>
     Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(Guid instanceId, CancellationToken cancellationToken);
     /// <summary>Signals across instances, e.g. the claims a node holds (operators' view of the queue).</summary>

@@ -52,10 +52,11 @@ public sealed class SignalMessage
     /// <summary>
     /// The W3C trace context (a <c>traceparent</c> value) of whatever sent the signal: the caller's request, or the run that
     /// scheduled it. The run that handles the signal, later and perhaps on another node, continues that trace. A new
-    /// signal takes the trace it is created in (<see cref="Runtime.EngineTelemetry.CurrentTraceParent"/>); one read from
-    /// the store, the one stored with it. Null when nothing was traced.
+    /// signal takes the trace it is sent in (<see cref="Runtime.EngineTelemetry.CurrentTraceParent"/>): set where a caller's
+    /// signal is accepted, and by <see cref="Runtime.WaitPointWriter"/> for the signals a wait point queues. Null when
+    /// nothing was traced.
     /// </summary>
-    public string? TraceParent { get; set; } = Runtime.EngineTelemetry.CurrentTraceParent();
+    public string? TraceParent { get; set; }
 
     public bool IsSystem => Name.StartsWith(SystemPrefix, StringComparison.Ordinal);
 

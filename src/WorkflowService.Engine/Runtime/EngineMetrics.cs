@@ -122,6 +122,10 @@ public sealed class EngineMetrics : IDisposable
     public void ObserveUpDown(string name, string unit, string description, Func<long> value) =>
         _meter.CreateObservableUpDownCounter(name, value, unit, description);
 
+    /// <summary>A gauge of several attributed values, read when a collector asks.</summary>
+    public ObservableGauge<long> ObserveGauge(string name, string unit, string description, Func<IEnumerable<Measurement<long>>> values) =>
+        _meter.CreateObservableGauge(name, values, unit, description);
+
     /// <summary>A monotonic total read when a collector asks.</summary>
     public void ObserveTotal(string name, string unit, string description, Func<long> value) =>
         _meter.CreateObservableCounter(name, value, unit, description);

@@ -57,16 +57,44 @@ public static class EngineTelemetry
     }
 
     /// <summary>
-    /// Starts the span of one claim by <paramref name="node"/>; null when no one listens. A root span: the dispatcher's loop,
-    /// which calls it, runs outside any activity.
+    /// Records on the current run's span (started by <see cref="StartRun"/>) what it is about to commit: the definition and
+    /// version it ran, the steps it executed, and the status it leaves the instance in. Nothing without a recorded span.
     /// </summary>
-    public static Activity? StartClaim(string node, int requested)
+    public static void Ran(WaitPointCommit commit)
+    {
+        if (Activity.Current is not { IsAllDataRequested: true, OperationName: "workflow.run" } run || run.Source != Source)
+        {
+            return;
+        }
+
+        var steps = 0;
+        foreach (var entry in commit.History)
+        {
+            if (entry.Type is HistoryEventTypes.StepCompleted)
+            {
+                steps++;
+            }
+        }
+
+        run.SetTag("workflow.definition.name", commit.Instance.DefinitionName);
+        run.SetTag("workflow.definition.version", commit.Instance.DefinitionVersion);
+        run.SetTag("workflow.run.steps", steps);
+        run.SetTag("workflow.instance.status", commit.Instance.Status.ToString());
+    }
+
+    /// <summary>
+    /// Starts the span of one claim by <paramref name="node"/>; null when no one listens. A root span: the dispatcher's loop,
+    /// which calls it, runs outside any activity. <paramref name="trigger"/> says what started it (one of
+    /// <see cref="ClaimTriggers"/>).
+    /// </summary>
+    public static Activity? StartClaim(string node, int requested, string trigger)
     {
         var activity = Source.StartActivity("workflow.claim", ActivityKind.Internal, parentContext: default);
         if (activity is { IsAllDataRequested: true })
         {
             activity.SetTag("workflow.node", node);
             activity.SetTag("workflow.claim.requested", requested);
+            activity.SetTag("workflow.claim.trigger", trigger);
         }
 
         return activity;
@@ -115,9 +143,40 @@ public static class EngineTelemetry
         return activity;
     }
 
+    /// <summary>
+    /// Starts the span of one wake-up message sent to the other nodes over <paramref name="bus"/> (kind Producer, a root:
+    /// the sender's loop serves many commits); null when no one listens. It says whether the message announces a due
+    /// signal and how many changed instances it names; a failed send ends it with an error.
+    /// </summary>
+    public static Activity? StartWakeUp(string bus, bool due, int instances)
+    {
+        var activity = Source.StartActivity("workflow.wakeup", ActivityKind.Producer, parentContext: default);
+        if (activity is { IsAllDataRequested: true })
+        {
+            activity.SetTag("workflow.wakeup.transport", bus);
+            activity.SetTag("workflow.wakeup.due", due);
+            activity.SetTag("workflow.wakeup.instances", instances);
+        }
+
+        return activity;
+    }
+
     /// <summary>Marks <paramref name="activity"/> as failed with <paramref name="error"/>.</summary>
     public static void Failed(Activity? activity, string? error)
     {
         activity?.SetStatus(ActivityStatusCode.Error, error);
     }
+}
+
+/// <summary>What started a claim (the span's <c>workflow.claim.trigger</c>).</summary>
+public static class ClaimTriggers
+{
+    /// <summary>The dispatcher's first claim.</summary>
+    public const string Start = "start";
+    /// <summary>A wake-up: a commit on this node, or another node's message.</summary>
+    public const string WakeUp = "wake-up";
+    /// <summary>The sleep ended at a time: the poll interval, or a due time the dispatcher knew of.</summary>
+    public const string Time = "time";
+    /// <summary>The claim before took a full batch: more work is likely waiting.</summary>
+    public const string Backlog = "backlog";
 }

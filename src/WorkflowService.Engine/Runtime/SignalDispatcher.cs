@@ -51,6 +51,7 @@ public sealed partial class SignalDispatcher(
         // Whether the last sleep ended at a time (the poll, or a due time) rather than by a notification: then what is due
         // next is looked up after the claim even when it found work, since no notification announced that work.
         var timedOut = false;
+        var trigger = ClaimTriggers.Start;
         try
         {
             while (!stoppingToken.IsCancellationRequested)
@@ -65,7 +66,7 @@ public sealed partial class SignalDispatcher(
                 // The claim reads the batch's instances with it; a worker re-reads its own only after a conflict.
                 IReadOnlyList<ClaimedSignal> claimed = [];
                 Exception? failure = null;
-                var claim = EngineTelemetry.StartClaim(node.Id, free);
+                var claim = EngineTelemetry.StartClaim(node.Id, free, trigger);
                 try
                 {
                     claimed = await signals.ClaimDueWorkAsync(node.Id, free, settings.LeaseDuration, stoppingToken).ConfigureAwait(false);
@@ -119,6 +120,7 @@ public sealed partial class SignalDispatcher(
 
                 if (claimed.Count == free)
                 {
+                    trigger = ClaimTriggers.Backlog;
                     continue;
                 }
 
@@ -151,6 +153,7 @@ public sealed partial class SignalDispatcher(
                 }
 
                 timedOut = !await wakeUp.WaitAsync(until, stoppingToken).ConfigureAwait(false);
+                trigger = timedOut ? ClaimTriggers.Time : ClaimTriggers.WakeUp;
             }
         }
         catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)

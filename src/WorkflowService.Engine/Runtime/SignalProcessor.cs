@@ -102,6 +102,7 @@ public sealed partial class SignalProcessor(
             }
 
             commit.Actor = signal.Actor;
+            EngineTelemetry.Ran(commit);
             try
             {
                 // Counted before waiters hear of the commit: a client that saw the instance move sees the count too.

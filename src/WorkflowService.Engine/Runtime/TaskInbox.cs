@@ -35,6 +35,7 @@ public sealed class TaskInbox(ITaskStore tasks, IStoreClock clock, WaitPointWrit
             Status = SignalStatus.Pending,
             DueAtMs = now.UnixMs,
             CreatedAt = now.UtcDateTime,
+            TraceParent = EngineTelemetry.CurrentTraceParent(),
         };
         var outcome = await tasks.CompleteTaskAsync(taskId, user, resultJson, resume, cancellationToken).ConfigureAwait(false);
         if (outcome == TaskCompletionOutcome.Completed)

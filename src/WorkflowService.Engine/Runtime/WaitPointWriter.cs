@@ -17,22 +17,7 @@ public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, Ins
     /// <exception cref="DuplicateInstanceException">Its idempotency or business key is taken.</exception>
     public async Task CreateAsync<TState>(WaitPointCommit commit, Action<TState> committed, TState state, CancellationToken cancellationToken)
     {
-        StampActor(commit);
-        using (var span = EngineTelemetry.StartCommit(commit))
-        {
-            var writing = System.Diagnostics.Stopwatch.GetTimestamp();
-            try
-            {
-                await store.CreateInstanceAsync(commit, cancellationToken).ConfigureAwait(false);
-                metrics.Committed(System.Diagnostics.Stopwatch.GetElapsedTime(writing).TotalMilliseconds);
-            }
-            catch (Exception e)
-            {
-                EngineTelemetry.Failed(span, e.GetType().Name);
-                throw;
-            }
-        }
-
+        await WriteAsync(commit, static (store, commit, ct) => store.CreateInstanceAsync(commit, ct), cancellationToken).ConfigureAwait(false);
         committed(state);
         Published(commit);
     }
@@ -49,36 +34,48 @@ public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, Ins
     /// </summary>
     public async Task CommitAsync<TState>(WaitPointCommit commit, Action<TState> committed, TState state, CancellationToken cancellationToken)
     {
-        StampActor(commit);
-        using (var span = EngineTelemetry.StartCommit(commit))
-        {
-            var writing = System.Diagnostics.Stopwatch.GetTimestamp();
-            try
-            {
-                await store.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
-                metrics.Committed(System.Diagnostics.Stopwatch.GetElapsedTime(writing).TotalMilliseconds);
-            }
-            catch (Exception e)
-            {
-                EngineTelemetry.Failed(span, e.GetType().Name);
-                throw;
-            }
-        }
-
+        await WriteAsync(commit, static (store, commit, ct) => store.CommitAsync(commit, ct), cancellationToken).ConfigureAwait(false);
         committed(state);
         Published(commit);
     }
 
-    private static void StampActor(WaitPointCommit commit)
+    /// <summary>
+    /// The write itself, in its span and timed, with the caller's actor on every history entry and the trace it runs in
+    /// on every signal it queues (a request's, or the run's), which the run that handles the signal continues.
+    /// </summary>
+    private async Task WriteAsync(WaitPointCommit commit, Func<IInstanceStore, WaitPointCommit, CancellationToken, Task> write, CancellationToken cancellationToken)
     {
-        if (commit.Actor is null)
+        Stamp(commit);
+        using var span = EngineTelemetry.StartCommit(commit);
+        var writing = System.Diagnostics.Stopwatch.GetTimestamp();
+        try
         {
-            return;
+            await write(store, commit, cancellationToken).ConfigureAwait(false);
+            metrics.Committed(System.Diagnostics.Stopwatch.GetElapsedTime(writing).TotalMilliseconds);
+        }
+        catch (Exception e)
+        {
+            EngineTelemetry.Failed(span, e.GetType().Name);
+            throw;
+        }
+    }
+
+    private static void Stamp(WaitPointCommit commit)
+    {
+        if (commit.Actor is not null)
+        {
+            foreach (var entry in commit.History)
+            {
+                entry.Actor ??= commit.Actor;
+            }
         }
 
-        foreach (var entry in commit.History)
+        if (commit.NewSignals.Count > 0 && EngineTelemetry.CurrentTraceParent() is { } trace)
         {
-            entry.Actor ??= commit.Actor;
+            foreach (var signal in commit.NewSignals)
+            {
+                signal.TraceParent ??= trace;
+            }
         }
     }
 

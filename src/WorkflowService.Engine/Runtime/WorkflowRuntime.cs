@@ -66,6 +66,7 @@ public sealed class WorkflowRuntime(
             IdempotencyKey = request.IdempotencyKey,
             Actor = request.Actor,
             CreatedAt = now.UtcDateTime,
+            TraceParent = EngineTelemetry.CurrentTraceParent(),
         };
 
         var (stored, created) = await signals.EnqueueSignalIfOpenAsync(signal, request.Tenant, cancellationToken).ConfigureAwait(false);

@@ -290,7 +290,17 @@ public sealed partial class BroadcastWakeUp(
 
                     using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
                     timeout.CancelAfter(SendTimeout);
-                    await bus.PublishAsync(Format(_senderId, due, batch), timeout.Token).ConfigureAwait(false);
+                    using var span = EngineTelemetry.StartWakeUp(bus.Name, due != long.MaxValue, batch.Count);
+                    try
+                    {
+                        await bus.PublishAsync(Format(_senderId, due, batch), timeout.Token).ConfigureAwait(false);
+                    }
+                    catch (Exception e)
+                    {
+                        EngineTelemetry.Failed(span, e.GetType().Name);
+                        throw;
+                    }
+
                     Interlocked.Increment(ref _sent);
                     due = long.MaxValue;
                 }

@@ -87,6 +87,7 @@ public static class ServiceDefaults
         app.MapTaskEndpoints();
         app.MapMigrationEndpoints();
         app.MapMetricsEndpoints();
+        app.MapPrometheusEndpoint();
         app.MapSignalEndpoints();
         app.MapDeadLetterEndpoints();
         app.MapDiagramEndpoints();

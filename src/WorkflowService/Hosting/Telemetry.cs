@@ -2,8 +2,10 @@ using OpenTelemetry;
 using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
 using OpenTelemetry.Trace;
+using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Configuration;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Security;
 
 namespace WorkflowService.Hosting;
 
@@ -34,19 +36,53 @@ internal static class Telemetry
             .AddRuntimeInstrumentation());
 
         services.AddHostedService<TelemetryObservers>();
-        if (Endpoint(configuration) is not null)
+        services.AddSettings<PrometheusOptions>(configuration.GetSection(PrometheusOptions.Section));
+
+        var otlp = Endpoint(configuration) is not null;
+        var prometheus = PrometheusEnabled(configuration);
+        if (otlp || prometheus)
         {
-            services.AddOpenTelemetry()
+            var telemetry = services.AddOpenTelemetry()
                 .ConfigureResource(resource => resource.AddService(
                     configuration["OTEL_SERVICE_NAME"] is { Length: > 0 } name ? name : DefaultServiceName,
                     serviceVersion: typeof(Telemetry).Assembly.GetName().Version?.ToString(3)))
-                .WithTracing()
-                .WithMetrics()
-                .UseOtlpExporter();
+                .WithMetrics(metrics =>
+                {
+                    if (prometheus)
+                    {
+                        metrics.AddPrometheusExporter();
+                    }
+                });
+            if (otlp)
+            {
+                telemetry.WithTracing().UseOtlpExporter();
+            }
         }
 
         return services;
     }
+
+    /// <summary>
+    /// Serves the Prometheus scrape endpoint where it is enabled, to operators of the default tenant (the figures count
+    /// every tenant's work), as GET /metrics.
+    /// </summary>
+    public static WebApplication MapPrometheusEndpoint(this WebApplication app)
+    {
+        var options = app.Services.GetRequiredService<IOptions<PrometheusOptions>>().Value;
+        if (options.Enabled)
+        {
+            app.MapPrometheusScrapingEndpoint(options.Path)
+                .RequireAuthorization(Policies.Operate)
+                .RequireAuthorization(policy => policy.RequireAssertion(context => context.User.Tenant().Length == 0));
+        }
+
+        return app;
+    }
+
+    // Read before the settings are checked (registration depends on it); a value that is not a boolean leaves it off here and
+    // stops the start when PrometheusOptions is validated.
+    private static bool PrometheusEnabled(IConfiguration configuration) =>
+        bool.TryParse(configuration[$"{PrometheusOptions.Section}:Enabled"], out var enabled) && enabled;
 
     /// <summary>The OTLP endpoint, or null when none is configured; one that is not an absolute http(s) URI stops the start.</summary>
     public static Uri? Endpoint(IConfiguration configuration)

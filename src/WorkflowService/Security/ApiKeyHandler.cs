@@ -14,7 +14,8 @@ public sealed class ApiKeyOptions : AuthenticationSchemeOptions
 }
 
 /// <summary>
-/// Authenticates the X-Api-Key header against the configured SHA-256 hashes. The presented key is hashed and compared
+/// Authenticates the X-Api-Key header (or <c>Authorization: ApiKey &lt;key&gt;</c>, for clients that can only set that header,
+/// such as a Prometheus scrape) against the configured SHA-256 hashes. The presented key is hashed and compared
 /// with every configured hash in constant time, so neither timing nor order tells which key came close; the key itself is
 /// never logged or kept.
 /// </summary>
@@ -24,19 +25,41 @@ public sealed class ApiKeyHandler(IOptionsMonitor<ApiKeyOptions> options, ILogge
     public const string SchemeName = "ApiKey";
     public const string HeaderName = "X-Api-Key";
 
+    /// <summary>The scheme of an API key in the Authorization header: <c>Authorization: ApiKey &lt;key&gt;</c>.</summary>
+    public const string AuthorizationPrefix = SchemeName + " ";
+
+    /// <summary>Whether <paramref name="request"/> presents an API key, in either header.</summary>
+    public static bool Presents(HttpRequest request) =>
+        request.Headers.ContainsKey(HeaderName)
+        || request.Headers.Authorization.ToString().StartsWith(AuthorizationPrefix, StringComparison.OrdinalIgnoreCase);
+
     protected override Task<AuthenticateResult> HandleAuthenticateAsync()
     {
-        if (!Request.Headers.TryGetValue(HeaderName, out var values))
+        string? presentedKey;
+        if (Request.Headers.TryGetValue(HeaderName, out var values))
+        {
+            if (values.Count != 1 || string.IsNullOrEmpty(values[0]))
+            {
+                return Task.FromResult(AuthenticateResult.Fail("the X-Api-Key header must carry exactly one key"));
+            }
+
+            presentedKey = values[0];
+        }
+        else if (Request.Headers.Authorization is { Count: 1 } authorization
+                 && authorization[0] is { } header && header.StartsWith(AuthorizationPrefix, StringComparison.OrdinalIgnoreCase))
+        {
+            presentedKey = header[AuthorizationPrefix.Length..].Trim();
+            if (presentedKey.Length == 0)
+            {
+                return Task.FromResult(AuthenticateResult.Fail("the Authorization header's ApiKey carries no key"));
+            }
+        }
+        else
         {
             return Task.FromResult(AuthenticateResult.NoResult());
         }
 
-        if (values.Count != 1 || string.IsNullOrEmpty(values[0]))
-        {
-            return Task.FromResult(AuthenticateResult.Fail("the X-Api-Key header must carry exactly one key"));
-        }
-
-        var presented = SHA256.HashData(Encoding.UTF8.GetBytes(values[0]!));
+        var presented = SHA256.HashData(Encoding.UTF8.GetBytes(presentedKey!));
         ApiKeySettings? match = null;
         foreach (var (key, hash) in Options.Keys)
         {

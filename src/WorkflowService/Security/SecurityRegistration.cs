@@ -22,7 +22,7 @@ public static class SecurityRegistration
 
         services.AddAuthentication(DefaultScheme)
             .AddPolicyScheme(DefaultScheme, "API key or bearer token", o => o.ForwardDefaultSelector = context =>
-                context.Request.Headers.ContainsKey(ApiKeyHandler.HeaderName)
+                ApiKeyHandler.Presents(context.Request)
                 || !context.RequestServices.GetRequiredService<IOptions<AuthenticationSettings>>().Value.Jwt.IsConfigured
                     ? ApiKeyHandler.SchemeName
                     : JwtBearerDefaults.AuthenticationScheme)

@@ -77,6 +77,11 @@ internal static class RunnerCommandLine
             Description = "The wake-up transport: auto (the store's own: in-process on SQLite, LISTEN/NOTIFY on PostgreSQL) or redis (Redis pub/sub; reports get a -redis suffix).",
             DefaultValueFactory = _ => "auto",
         }.AcceptOnlyFromAmong("auto", "redis");
+        var telemetry = new Option<string>("--telemetry")
+        {
+            Description = "The service's telemetry: off (no exporter, as the service ships) or otlp (traces and metrics over OTLP/HTTP to a receiver the runner starts on this machine, every request traced; reports get a -otlp suffix).",
+            DefaultValueFactory = _ => "off",
+        }.AcceptOnlyFromAmong("off", "otlp");
         var redis = new Option<string>("--redis")
         {
             Description = "With --transport redis: the Redis server (a StackExchange.Redis configuration string; default $WORKFLOW_BENCH_REDIS, else a redis-server the runner starts on a free port).",
@@ -93,11 +98,11 @@ internal static class RunnerCommandLine
 
         var run = new RootCommand("The benchmark runner: starts the service (Release) on a fresh database, drives the scenario set over HTTP and writes docs/benchmarks/<backend>-<yyyy-MM-dd>[-<tier>].md/.json.")
         {
-            backend, tier, only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis,
+            backend, tier, only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry,
         };
         var compare = new Command("compare", "sqlite then postgres (tier all), then regenerates the README of the output directory.")
         {
-            only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis,
+            only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry,
         };
         var readme = new Command("readme", "Only regenerates the README of the output directory from its latest reports.") { output };
         run.Subcommands.Add(compare);
@@ -126,6 +131,7 @@ internal static class RunnerCommandLine
                 RequestLog = command != "readme" && parse.GetValue(requestLog),
                 Transport = command == "readme" ? "auto" : parse.GetValue(transport)!,
                 Redis = parse.GetValue(redis) ?? Environment.GetEnvironmentVariable("WORKFLOW_BENCH_REDIS"),
+                Telemetry = command == "readme" ? "off" : parse.GetValue(telemetry)!,
                 SqliteSynchronous = command == "readme" ? WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous : parse.GetValue(sqliteSynchronous)!.ToUpperInvariant(),
             };
         }

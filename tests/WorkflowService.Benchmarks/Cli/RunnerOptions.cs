@@ -32,6 +32,12 @@ internal sealed record RunnerOptions
     /// <summary>The Redis server for --transport redis (--redis, else $WORKFLOW_BENCH_REDIS); null: the runner starts its own redis-server.</summary>
     public string? Redis { get; init; }
 
+    /// <summary>
+    /// The service's telemetry (--telemetry): off (no exporter, as the service ships) or otlp (traces and metrics exported
+    /// over OTLP/HTTP to a receiver the runner starts on this machine).
+    /// </summary>
+    public string Telemetry { get; init; } = "off";
+
     /// <summary>The embedded store's synchronous mode (--sqlite-synchronous): FULL, as the service ships, unless asked.</summary>
     public string SqliteSynchronous { get; init; } = WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous;
 
@@ -39,7 +45,7 @@ internal sealed record RunnerOptions
 
     /// <summary>
     /// The report file name's suffix: none for a full run, the tier or "partial" otherwise; "-noauth" after it for a run
-    /// without authentication, "-redis" for one with Redis wake-ups, "-requestlog" for one that logs every request and "-sync-normal" (or -extra) for an embedded
+    /// without authentication, "-redis" for one with Redis wake-ups, "-otlp" for one exporting telemetry, "-requestlog" for one that logs every request and "-sync-normal" (or -extra) for an embedded
     /// store run with another synchronous mode than the service's default, so that it never stands in for the day's report
     /// (the README reads only unsuffixed ones).
     /// </summary>
@@ -47,6 +53,7 @@ internal sealed record RunnerOptions
                                   + (Auth == AuthMode.None ? "-noauth" : string.Empty)
                                   + (RequestLog ? "-requestlog" : string.Empty)
                                   + (Transport == "auto" ? string.Empty : "-" + Transport)
+                                  + (Telemetry == "off" ? string.Empty : "-" + Telemetry)
                                   + (SqliteSynchronous == WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous ? string.Empty : "-sync-" + SqliteSynchronous.ToLowerInvariant());
 
     public static string FindRepositoryRoot()

@@ -24,6 +24,9 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
     private string? _redis;
     private OwnedRedisServer? _ownedRedis;
 
+    /// <summary>The receiver of the service's telemetry for --telemetry otlp (null otherwise).</summary>
+    private OtlpReceiver? _otlp;
+
     /// <summary>This run's Redis channel: nodes of another run on the same server are not its nodes.</summary>
     private readonly string _channel = $"wf-bench-{Guid.NewGuid():N}";
 
@@ -76,6 +79,11 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
                 : $"Wake-ups over Redis pub/sub (--transport redis), on a redis-server the runner started on this machine (127.0.0.1:{_ownedRedis.Port}, no persistence), whose CPU counts as other load.");
         }
 
+        if (options.Telemetry == "otlp")
+        {
+            _otlp = OtlpReceiver.Start();
+        }
+
         try
         {
             foreach (var scenario in scenarios)
@@ -106,6 +114,14 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
                 if (_ownedRedis is not null)
                 {
                     await _ownedRedis.DisposeAsync();
+                }
+
+                if (_otlp is not null)
+                {
+                    var received = _otlp.Totals;
+                    await _otlp.DisposeAsync();
+                    report.Notes.Add(string.Create(CultureInfo.InvariantCulture,
+                        $"Telemetry on (--telemetry otlp): every request traced (the default parent-based always-on sampler), traces and metrics (every 10 s) exported over OTLP/HTTP protobuf to a receiver in the runner's process on this machine (127.0.0.1:{_otlp.Port}). It received {received.Spans:N0} spans in {received.TraceRequests:N0} trace exports ({received.TraceBytes / 1048576.0:N1} MiB{(received.UnreadableTraceRequests > 0 ? $", {received.UnreadableTraceRequests:N0} exports unreadable" : "")}) and {received.MetricRequests:N0} metric exports ({received.MetricBytes / 1048576.0:N1} MiB) over the whole run, warm-ups included."));
                 }
             }
         }
@@ -371,6 +387,16 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             environment["WakeUp__Transport"] = "Redis";
             environment["WakeUp__Redis__ConnectionString"] = _redis;
             environment["WakeUp__Redis__Channel"] = _channel;
+        }
+
+        if (_otlp is not null)
+        {
+            // The standard variables an operator sets; metrics every 10 s rather than the default minute, so that a
+            // scenario's export cost is in its window.
+            environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = _otlp.Endpoint;
+            environment["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/protobuf";
+            environment["OTEL_METRIC_EXPORT_INTERVAL"] = "10000";
+            environment["OTEL_SERVICE_NAME"] = "workflow-bench";
         }
 
         if (options.RequestLog)

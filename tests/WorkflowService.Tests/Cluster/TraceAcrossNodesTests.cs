@@ -51,15 +51,26 @@ public sealed class TraceAcrossNodesTests : ServiceTest<PostgresBackend>
         Assert.Equal(ActivityKind.Consumer, run.Kind);
         Assert.Equal(request!.TraceId, run.TraceId);
         Assert.Equal(request.SpanId, run.ParentSpanId);
+        // What the run ran: the definition and version, the steps it executed, the status it left the instance in.
+        Assert.Equal(name, run.GetTagItem("workflow.definition.name"));
+        Assert.Equal(1, run.GetTagItem("workflow.definition.version"));
+        Assert.True(run.GetTagItem("workflow.run.steps") is int steps && steps >= 1, "the run executed steps");
+        Assert.Equal("Completed", run.GetTagItem("workflow.instance.status"));
         Activity? commit = null;
         await Eventually.WaitUntilAsync(() => (commit = spans.Snapshot().FirstOrDefault(s => s.OperationName == "workflow.commit"
             && s.ParentSpanId == run.SpanId)) is not null, what: "the run's commit span is exported");
         Assert.Equal(instance.Id, commit!.GetTagItem("workflow.instance.id"));
         Assert.Equal("Completed", commit.GetTagItem("workflow.instance.status"));
         Assert.Equal(name, commit.GetTagItem("workflow.definition.name"));
+        // The group commit that carried it.
+        Assert.True(commit.GetTagItem("workflow.commit.group_size") is int group && group >= 1, "the commit's group size is recorded");
         // The claim that took the signal is a span of its own (claims serve many traces), with its batch size.
         Assert.Contains(spans.Snapshot(), s => s.OperationName == "workflow.claim" && workerId.Equals(s.GetTagItem("workflow.node"))
-            && s.GetTagItem("workflow.claim.batch_size") is int size && size >= 1);
+            && s.GetTagItem("workflow.claim.batch_size") is int size && size >= 1
+            && s.GetTagItem("workflow.claim.trigger") is "start" or "wake-up" or "time" or "backlog");
+        // The front node told the worker of the signal with a wake-up message: a producer span of its own.
+        Assert.Contains(spans.Snapshot(), s => s.OperationName == "workflow.wakeup" && s.Kind == ActivityKind.Producer
+            && (string?)s.GetTagItem("workflow.wakeup.transport") == "PostgreSQL LISTEN/NOTIFY" && s.Status != ActivityStatusCode.Error);
     }
 
     [Fact]

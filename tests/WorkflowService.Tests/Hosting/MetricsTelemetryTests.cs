@@ -29,7 +29,11 @@ public sealed class MetricsTelemetryTests : ServiceTest<SqliteBackend>
             await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
         }
 
-        Assert.True(node.Services.GetRequiredService<MeterProvider>().ForceFlush(10_000));
+        var provider = node.Services.GetRequiredService<MeterProvider>();
+        Assert.True(provider.ForceFlush(10_000));
+        // The instances gauge counts when first read and reports from the next read on.
+        await Eventually.WaitUntilAsync(() => provider.ForceFlush(10_000) && Gauge(exported, "workflow.instances", "Completed") >= 3,
+            TimeSpan.FromSeconds(30), "the instances gauge to count the completed instances");
 
         var units = exported.GroupBy(m => m.Name).ToDictionary(g => g.Key, g => g.Last().Unit);
         var expected = new Dictionary<string, string>
@@ -41,6 +45,9 @@ public sealed class MetricsTelemetryTests : ServiceTest<SqliteBackend>
             ["workflow.commit.duration"] = "s",
             ["workflow.signal.age_at_claim"] = "s",
             ["workflow.claim.batch_size"] = "{signal}",
+            ["workflow.instances"] = "{instance}",
+            // The relational store's, on meter WorkflowService.Store.
+            ["workflow.commit.group_size"] = "{write}",
             ["workflow.longpolls.active"] = "{request}",
             ["workflow.wakeups.requested"] = "{message}",
             ["workflow.wakeups.sent"] = "{message}",
@@ -56,6 +63,25 @@ public sealed class MetricsTelemetryTests : ServiceTest<SqliteBackend>
         // Other suites' nodes in this process report under the same meter: at least this test's work is counted.
         Assert.True(Sum(exported, "workflow.signals.handled") >= 3);
         Assert.True(Sum(exported, "workflow.signals.accepted") >= 3);
+    }
+
+    private static long Gauge(List<Metric> exported, string name, string status)
+    {
+        foreach (var metric in exported.Where(m => m.Name == name).TakeLast(1))
+        {
+            foreach (ref readonly var point in metric.GetMetricPoints())
+            {
+                foreach (var tag in point.Tags)
+                {
+                    if (tag.Key == "workflow.instance.status" && Equals(tag.Value, status))
+                    {
+                        return point.GetGaugeLastValueLong();
+                    }
+                }
+            }
+        }
+
+        return -1;
     }
 
     private static long Sum(List<Metric> exported, string name)

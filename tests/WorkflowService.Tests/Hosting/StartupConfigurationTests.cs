@@ -36,6 +36,9 @@ public sealed class StartupConfigurationTests
     [InlineData("Serilog:WriteTo:0:Args:formatter", "No.Such.Formatter, Nowhere",
         "Serilog: the logging configuration cannot be applied: Type No.Such.Formatter, Nowhere was not found.")]
     [InlineData("Serilog:WriteTo:0:Name", "Nowhere", "Serilog: the logging configuration cannot be applied: Unable to find a method called Nowhere.")]
+    [InlineData("Telemetry:InstanceCountInterval", "00:00:00", "Telemetry:InstanceCountInterval must be between 00:00:01 and 01:00:00 (it is 00:00:00).")]
+    [InlineData("Telemetry:Prometheus:Enabled", "yes", "Telemetry:Prometheus:Enabled 'yes' cannot be read; expected true or false.")]
+    [InlineData("Telemetry:Prometheus:Path", "metrics", "Telemetry:Prometheus:Path must be a path starting with '/' (letters, digits, '_', '.', '-', '/').")]
     [InlineData("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4317",
         "OTEL_EXPORTER_OTLP_ENDPOINT 'collector:4317' is not an absolute http:// or https:// address (for example http://otel-collector:4317)")]
     [InlineData("ASPNETCORE_URLS", "localhost-9000",
