@@ -31,7 +31,7 @@ internal static class Logging
             SelfLog.Enable(message => { lock (reports) reports.Add(message); });
             try
             {
-                logger.ReadFrom.Configuration(configuration).ReadFrom.Services(provider);
+                logger.ReadFrom.Configuration(configuration).ReadFrom.Services(provider).WriteToOtlp(configuration);
             }
             catch (Exception e) when (e is InvalidOperationException or ArgumentException or FormatException or TypeLoadException
                                           or MissingMethodException or System.Reflection.TargetInvocationException or IOException)

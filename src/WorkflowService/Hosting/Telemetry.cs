@@ -1,4 +1,6 @@
 using OpenTelemetry;
+using Serilog;
+using Serilog.Sinks.OpenTelemetry;
 using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
 using OpenTelemetry.Trace;
@@ -43,9 +45,7 @@ internal static class Telemetry
         if (otlp || prometheus)
         {
             var telemetry = services.AddOpenTelemetry()
-                .ConfigureResource(resource => resource.AddService(
-                    configuration["OTEL_SERVICE_NAME"] is { Length: > 0 } name ? name : DefaultServiceName,
-                    serviceVersion: typeof(Telemetry).Assembly.GetName().Version?.ToString(3)))
+                .ConfigureResource(resource => resource.AddService(ServiceName(configuration), serviceVersion: ServiceVersion))
                 .WithMetrics(metrics =>
                 {
                     if (prometheus)
@@ -83,6 +83,65 @@ internal static class Telemetry
     // stops the start when PrometheusOptions is validated.
     private static bool PrometheusEnabled(IConfiguration configuration) =>
         bool.TryParse(configuration[$"{PrometheusOptions.Section}:Enabled"], out var enabled) && enabled;
+
+    /// <summary>
+    /// Where an OTLP endpoint is configured, log events go there too, through Serilog's OpenTelemetry sink (Serilog is the
+    /// service's only logging provider, so the SDK's own log pipeline would receive nothing), configured from the same
+    /// standard variables read from the service's configuration (environment, mounted secrets): endpoint, protocol
+    /// (<c>grpc</c> by default, <c>http/protobuf</c>), <c>OTEL_EXPORTER_OTLP_HEADERS</c>, the service's name and
+    /// <c>OTEL_RESOURCE_ATTRIBUTES</c>. Each record carries the trace and span it was written in. The sink's own exports
+    /// are kept out of the traces.
+    /// </summary>
+    public static LoggerConfiguration WriteToOtlp(this LoggerConfiguration logger, IConfiguration configuration)
+    {
+        if (Endpoint(configuration) is not { } endpoint)
+        {
+            return logger;
+        }
+
+        var http = string.Equals(configuration["OTEL_EXPORTER_OTLP_PROTOCOL"], "http/protobuf", StringComparison.OrdinalIgnoreCase);
+        var baseAddress = endpoint.AbsoluteUri.TrimEnd('/');
+        return logger.WriteTo.OpenTelemetry(options =>
+        {
+            options.Protocol = http ? OtlpProtocol.HttpProtobuf : OtlpProtocol.Grpc;
+            options.Endpoint = http ? $"{baseAddress}/v1/logs" : baseAddress;
+            foreach (var (key, value) in Pairs(configuration["OTEL_EXPORTER_OTLP_HEADERS"]))
+            {
+                options.Headers[key] = Uri.UnescapeDataString(value);
+            }
+
+            foreach (var (key, value) in Pairs(configuration["OTEL_RESOURCE_ATTRIBUTES"]))
+            {
+                options.ResourceAttributes[key] = Uri.UnescapeDataString(value);
+            }
+
+            options.ResourceAttributes["service.name"] = ServiceName(configuration);
+            if (ServiceVersion is { } version)
+            {
+                options.ResourceAttributes["service.version"] = version;
+            }
+
+            options.OnBeginSuppressInstrumentation = SuppressInstrumentationScope.Begin;
+        }, ignoreEnvironment: true);
+    }
+
+    private static string ServiceName(IConfiguration configuration) =>
+        configuration["OTEL_SERVICE_NAME"] is { Length: > 0 } name ? name : DefaultServiceName;
+
+    private static string? ServiceVersion => typeof(Telemetry).Assembly.GetName().Version?.ToString(3);
+
+    /// <summary>The <c>key=value,key=value</c> pairs of an OTEL_* list variable; malformed parts are skipped, as the SDK does.</summary>
+    private static IEnumerable<(string Key, string Value)> Pairs(string? list)
+    {
+        foreach (var part in (list ?? "").Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+        {
+            var equals = part.IndexOf('=', StringComparison.Ordinal);
+            if (equals > 0)
+            {
+                yield return (part[..equals].Trim(), part[(equals + 1)..].Trim());
+            }
+        }
+    }
 
     /// <summary>The OTLP endpoint, or null when none is configured; one that is not an absolute http(s) URI stops the start.</summary>
     public static Uri? Endpoint(IConfiguration configuration)

@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
@@ -5,21 +6,26 @@ using System.Net.Sockets;
 namespace WorkflowService.Benchmarks.Hosting;
 
 /// <summary>
-/// A local OTLP/HTTP receiver for --telemetry otlp: accepts what a node exports (POST /v1/traces, /v1/metrics, /v1/logs,
-/// protobuf), answers as a collector does (200, an empty export response), and counts requests, bytes and the spans in
-/// each trace export, so that the report can say what the node sent. It keeps nothing else: the cost measured is the
-/// node's (building, batching and sending), as with a collector on the same machine, whose CPU counts as other load.
+/// A local OTLP/HTTP receiver: accepts what a node exports (POST /v1/traces, /v1/metrics, /v1/logs, protobuf), answers as a
+/// collector does (200, an empty export response), and reads enough of each export to say what arrived: spans by name,
+/// metrics by name with their units, log records and how many carry a trace id. The benchmark runner uses it for
+/// --telemetry otlp (the node's export cost, with the receiver's CPU as other load); the tests use it as the collector
+/// that proves the OTLP names end to end.
 /// </summary>
 internal sealed class OtlpReceiver : IAsyncDisposable
 {
     private readonly HttpListener _listener = new();
     private readonly Task _accepting;
+    private readonly ConcurrentDictionary<string, long> _spanNames = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, string> _metricUnits = new(StringComparer.Ordinal);
     private long _traceRequests;
     private long _traceBytes;
     private long _spans;
     private long _metricRequests;
     private long _metricBytes;
-    private long _otherRequests;
+    private long _logRequests;
+    private long _logRecords;
+    private long _tracedLogRecords;
     private long _unreadable;
 
     private OtlpReceiver(int port)
@@ -40,8 +46,15 @@ internal sealed class OtlpReceiver : IAsyncDisposable
     /// <summary>What arrived so far.</summary>
     public OtlpTotals Totals => new(
         Interlocked.Read(ref _traceRequests), Interlocked.Read(ref _traceBytes), Interlocked.Read(ref _spans),
-        Interlocked.Read(ref _metricRequests), Interlocked.Read(ref _metricBytes), Interlocked.Read(ref _otherRequests),
+        Interlocked.Read(ref _metricRequests), Interlocked.Read(ref _metricBytes),
+        Interlocked.Read(ref _logRequests), Interlocked.Read(ref _logRecords), Interlocked.Read(ref _tracedLogRecords),
         Interlocked.Read(ref _unreadable));
+
+    /// <summary>The spans received, counted by name.</summary>
+    public IReadOnlyDictionary<string, long> SpanNames => new Dictionary<string, long>(_spanNames, StringComparer.Ordinal);
+
+    /// <summary>The metrics received, by name, with their units.</summary>
+    public IReadOnlyDictionary<string, string> MetricUnits => new Dictionary<string, string>(_metricUnits, StringComparer.Ordinal);
 
     private async Task AcceptAsync()
     {
@@ -68,28 +81,10 @@ internal sealed class OtlpReceiver : IAsyncDisposable
             using var body = new MemoryStream();
             await context.Request.InputStream.CopyToAsync(body);
             var bytes = body.ToArray();
-            switch (context.Request.Url?.AbsolutePath)
+            var readable = context.Request.Headers["Content-Encoding"] is null && Read(context.Request.Url?.AbsolutePath, bytes);
+            if (!readable)
             {
-                case "/v1/traces":
-                    Interlocked.Increment(ref _traceRequests);
-                    Interlocked.Add(ref _traceBytes, bytes.Length);
-                    if (context.Request.Headers["Content-Encoding"] is null && CountSpans(bytes) is { } spans)
-                    {
-                        Interlocked.Add(ref _spans, spans);
-                    }
-                    else
-                    {
-                        Interlocked.Increment(ref _unreadable);
-                    }
-
-                    break;
-                case "/v1/metrics":
-                    Interlocked.Increment(ref _metricRequests);
-                    Interlocked.Add(ref _metricBytes, bytes.Length);
-                    break;
-                default:
-                    Interlocked.Increment(ref _otherRequests);
-                    break;
+                Interlocked.Increment(ref _unreadable);
             }
 
             context.Response.StatusCode = 200;
@@ -106,25 +101,79 @@ internal sealed class OtlpReceiver : IAsyncDisposable
         }
     }
 
-    /// <summary>
-    /// The spans in an ExportTraceServiceRequest: resource_spans (field 1) → scope_spans (field 2) → spans (field 2). Null
-    /// when the message cannot be read as protobuf.
-    /// </summary>
+    private bool Read(string? path, byte[] export)
+    {
+        switch (path)
+        {
+            case "/v1/traces":
+                Interlocked.Increment(ref _traceRequests);
+                Interlocked.Add(ref _traceBytes, export.Length);
+                return Records(export, span =>
+                {
+                    Interlocked.Increment(ref _spans);
+                    _spanNames.AddOrUpdate(Text(span, 5) ?? "", 1, (_, n) => n + 1);
+                    return true;
+                });
+            case "/v1/metrics":
+                Interlocked.Increment(ref _metricRequests);
+                Interlocked.Add(ref _metricBytes, export.Length);
+                return Records(export, metric =>
+                {
+                    _metricUnits[Text(metric, 1) ?? ""] = Text(metric, 3) ?? "";
+                    return true;
+                });
+            case "/v1/logs":
+                Interlocked.Increment(ref _logRequests);
+                return Records(export, record =>
+                {
+                    Interlocked.Increment(ref _logRecords);
+                    if (Bytes(record, 9) is { Length: 16 } traceId && traceId.ContainsAnyExcept((byte)0))
+                    {
+                        Interlocked.Increment(ref _tracedLogRecords);
+                    }
+
+                    return true;
+                });
+            default:
+                return false;
+        }
+    }
+
+    /// <summary>The spans in an ExportTraceServiceRequest, or null when it cannot be read as protobuf.</summary>
     internal static long? CountSpans(ReadOnlySpan<byte> request)
     {
         long spans = 0;
-        var ok = Fields(request, 1, resource =>
-            Fields(resource, 2, scope =>
-                Fields(scope, 2, _ =>
-                {
-                    spans++;
-                    return true;
-                })));
-        return ok ? spans : null;
+        return Records(request, _ =>
+        {
+            spans++;
+            return true;
+        }) ? spans : null;
+    }
+
+    /// <summary>
+    /// Visits the records of an OTLP export request: spans, metrics or log records, which all sit two levels down
+    /// (resource_* field 1, scope_* field 2, the records field 2). False when the message is not well-formed.
+    /// </summary>
+    private static bool Records(ReadOnlySpan<byte> request, FieldVisitor visit) =>
+        Fields(request, 1, resource => Fields(resource, 2, scope => Fields(scope, 2, visit)));
+
+    /// <summary>The first length-delimited field <paramref name="number"/> of a message, as UTF-8 text.</summary>
+    private static string? Text(ReadOnlySpan<byte> message, int number) =>
+        Bytes(message, number) is { } value ? System.Text.Encoding.UTF8.GetString(value) : null;
+
+    /// <summary>The first length-delimited field <paramref name="number"/> of a message.</summary>
+    private static byte[]? Bytes(ReadOnlySpan<byte> message, int number)
+    {
+        byte[]? found = null;
+        Fields(message, number, value =>
+        {
+            found ??= value.ToArray();
+            return true;
+        });
+        return found;
     }
 
     private delegate bool FieldVisitor(ReadOnlySpan<byte> value);
-
     /// <summary>Visits each length-delimited field <paramref name="number"/> of a message; false when it is not well-formed.</summary>
     private static bool Fields(ReadOnlySpan<byte> message, int number, FieldVisitor visit)
     {
@@ -204,5 +253,7 @@ internal sealed class OtlpReceiver : IAsyncDisposable
     }
 }
 
-/// <summary>What an <see cref="OtlpReceiver"/> received: trace and metric exports, their bytes, and the spans in them.</summary>
-internal sealed record OtlpTotals(long TraceRequests, long TraceBytes, long Spans, long MetricRequests, long MetricBytes, long OtherRequests, long UnreadableTraceRequests);
+/// <summary>What an <see cref="OtlpReceiver"/> received: exports of each signal, their bytes, and the records in them.</summary>
+internal sealed record OtlpTotals(
+    long TraceRequests, long TraceBytes, long Spans, long MetricRequests, long MetricBytes, long LogRequests, long LogRecords,
+    long TracedLogRecords, long UnreadableRequests);

@@ -121,7 +121,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
                     var received = _otlp.Totals;
                     await _otlp.DisposeAsync();
                     report.Notes.Add(string.Create(CultureInfo.InvariantCulture,
-                        $"Telemetry on (--telemetry otlp): every request traced (the default parent-based always-on sampler), traces and metrics (every 10 s) exported over OTLP/HTTP protobuf to a receiver in the runner's process on this machine (127.0.0.1:{_otlp.Port}). It received {received.Spans:N0} spans in {received.TraceRequests:N0} trace exports ({received.TraceBytes / 1048576.0:N1} MiB{(received.UnreadableTraceRequests > 0 ? $", {received.UnreadableTraceRequests:N0} exports unreadable" : "")}) and {received.MetricRequests:N0} metric exports ({received.MetricBytes / 1048576.0:N1} MiB) over the whole run, warm-ups included."));
+                        $"Telemetry on (--telemetry otlp): every request traced (the default parent-based always-on sampler), traces, metrics (every 10 s) and logs exported over OTLP/HTTP protobuf to a receiver in the runner's process on this machine (127.0.0.1:{_otlp.Port}). It received {received.Spans:N0} spans in {received.TraceRequests:N0} trace exports ({received.TraceBytes / 1048576.0:N1} MiB{(received.UnreadableRequests > 0 ? $"; {received.UnreadableRequests:N0} exports unreadable" : "")}) {received.MetricRequests:N0} metric exports ({received.MetricBytes / 1048576.0:N1} MiB) and {received.LogRecords:N0} log records (the runs log warnings only) over the whole run, warm-ups included. Spans by name: {string.Join(", ", _otlp.SpanNames.OrderByDescending(n => n.Value).Select(n => $"{n.Key} {n.Value:N0}"))}."));
                 }
             }
         }
