@@ -41,7 +41,7 @@ internal sealed class OtlpReceiver : IAsyncDisposable
     /// <summary>The endpoint a node is given (OTEL_EXPORTER_OTLP_ENDPOINT, with OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf).</summary>
     public string Endpoint => string.Create(CultureInfo.InvariantCulture, $"http://127.0.0.1:{Port}");
 
-    public static OtlpReceiver Start() => new(FreePort());
+    public static OtlpReceiver Start() => new(LoopbackPort.Free());
 
     /// <summary>What arrived so far.</summary>
     public OtlpTotals Totals => new(
@@ -243,13 +243,6 @@ internal sealed class OtlpReceiver : IAsyncDisposable
         _listener.Stop();
         _listener.Close();
         await _accepting;
-    }
-
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 }
 

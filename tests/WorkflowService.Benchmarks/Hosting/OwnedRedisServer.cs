@@ -28,7 +28,7 @@ internal sealed class OwnedRedisServer : IAsyncDisposable
 
     public static async Task<OwnedRedisServer> StartAsync(CancellationToken cancellationToken)
     {
-        var server = new OwnedRedisServer(FreePort());
+        var server = new OwnedRedisServer(LoopbackPort.Free());
         await server.RestartAsync(cancellationToken);
         return server;
     }
@@ -101,13 +101,6 @@ internal sealed class OwnedRedisServer : IAsyncDisposable
         {
             return false;
         }
-    }
-
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 
     public ValueTask DisposeAsync()

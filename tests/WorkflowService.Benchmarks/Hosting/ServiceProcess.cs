@@ -57,7 +57,7 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
         string serviceDll, IReadOnlyDictionary<string, string> environment, int signalWorkers, string workDirectory, string? apiKey,
         CancellationToken cancellationToken)
     {
-        var port = FreePort();
+        var port = LoopbackPort.Free();
         Directory.CreateDirectory(workDirectory);
         var logPath = Path.Combine(workDirectory, $"service-{DateTime.UtcNow:HHmmss}-{port}.log");
         var start = new ProcessStartInfo("dotnet", [serviceDll])
@@ -219,13 +219,6 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
                 _log.WriteLine(line);
             }
         }
-    }
-
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 
     private const int SigTerm = 15;

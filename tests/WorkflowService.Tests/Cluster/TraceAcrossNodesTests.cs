@@ -1,8 +1,10 @@
 using System.Collections;
 using System.Diagnostics;
+using System.Net.Http.Json;
 using Microsoft.Extensions.DependencyInjection;
 using OpenTelemetry;
 using OpenTelemetry.Trace;
+using WorkflowService.Api;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.Tests.Backends;
@@ -71,6 +73,57 @@ public sealed class TraceAcrossNodesTests : ServiceTest<PostgresBackend>
         // The front node told the worker of the signal with a wake-up message: a producer span of its own.
         Assert.Contains(spans.Snapshot(), s => s.OperationName == "workflow.wakeup" && s.Kind == ActivityKind.Producer
             && (string?)s.GetTagItem("workflow.wakeup.transport") == "PostgreSQL LISTEN/NOTIFY" && s.Status != ActivityStatusCode.Error);
+    }
+
+    [Fact]
+    public async Task A_child_workflow_and_its_call_out_continue_the_trace_of_the_request_that_started_the_parent()
+    {
+        var spans = new Spans();
+        var (_, api) = await StartServiceAsync(new() { ["Workers:NodeId"] = $"tracer-{Guid.NewGuid():N}" },
+            services => services.AddOpenTelemetry().WithTracing(tracing => tracing.AddInMemoryExporter(spans)));
+        await using var target = await CallOutTarget.StartAsync();
+        var child = Definitions.Unique("traced-child");
+        var parent = Definitions.Unique("traced-parent");
+        await api.PublishAsync($$"""
+            {
+              "name": "{{child}}",
+              "steps": [
+                { "id": "price", "type": "http", "method": "POST", "url": "'{{target.Address}}quote'", "body": "({ sum: 100 })",
+                  "timeout": "PT5S", "output": "quote" },
+                { "id": "done", "type": "complete", "result": "({ premium: vars.quote.body.premium })" }
+              ]
+            }
+            """);
+        await api.PublishAsync($$"""
+            {
+              "name": "{{parent}}",
+              "steps": [
+                { "id": "delegate", "type": "subWorkflow", "definition": "{{child}}", "output": "child" },
+                { "id": "done", "type": "complete", "result": "({ premium: vars.child.output.premium })" }
+              ]
+            }
+            """);
+
+        // The caller's own trace, sampled: everything the start leads to belongs to it.
+        var trace = ActivityTraceId.CreateRandom();
+        using var start = new HttpRequestMessage(HttpMethod.Post, "/instances") { Content = JsonContent.Create(new { definition = parent }) };
+        start.Headers.Add("traceparent", $"00-{trace.ToHexString()}-{ActivitySpanId.CreateRandom().ToHexString()}-01");
+        using var started = await api.Http.SendAsync(start, TestContext.Current.CancellationToken);
+        Assert.Equal(System.Net.HttpStatusCode.Created, started.StatusCode);
+        var parentId = (await started.Content.ReadFromJsonAsync<InstanceView>(WorkflowServiceFactory.Json, TestContext.Current.CancellationToken))!.Id;
+        await api.WaitForAsync(parentId, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+
+        // The called service received the trace.
+        Assert.NotNull(target.LastQuoteTraceParent);
+        Assert.Equal(trace.ToHexString(), target.LastQuoteTraceParent!.Split('-')[1]);
+        // The parent's runs and the child's (its start, its call-out's resumption) are spans of that trace.
+        await Eventually.WaitUntilAsync(() => spans.Snapshot().Any(s => s.OperationName == "workflow.run" && s.TraceId == trace
+            && Equals(s.GetTagItem("workflow.definition.name"), child)), what: "the child's run is exported in the caller's trace");
+        Assert.Contains(spans.Snapshot(), s => s.OperationName == "workflow.run" && s.TraceId == trace
+            && Equals(s.GetTagItem("workflow.definition.name"), parent) && Equals(s.GetTagItem("workflow.instance.status"), "Completed"));
+        // The call-out is an HTTP client span of that trace, under a run.
+        Assert.Contains(spans.Snapshot(), s => s.Kind == ActivityKind.Client && s.TraceId == trace
+            && spans.Snapshot().Any(run => run.OperationName == "workflow.run" && run.SpanId == s.ParentSpanId));
     }
 
     [Fact]

@@ -1,7 +1,6 @@
 using Microsoft.Extensions.DependencyInjection;
 using OpenTelemetry;
 using OpenTelemetry.Metrics;
-using WorkflowService.Engine.Persistence;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
 
@@ -20,14 +19,7 @@ public sealed class MetricsTelemetryTests : ServiceTest<SqliteBackend>
     {
         var exported = new List<Metric>();
         var (node, api) = await StartServiceAsync([], services => services.AddOpenTelemetry().WithMetrics(metrics => metrics.AddInMemoryExporter(exported)));
-        var name = Definitions.Unique("measured");
-        await api.PublishAsync(Definitions.SignalRoundtrip(name));
-        for (var i = 0; i < 3; i++)
-        {
-            var instance = await api.StartAsync(name);
-            await api.SignalAsync(instance.Id, "go", new { value = i });
-            await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
-        }
+        await api.CompleteRoundtripsAsync("measured", 3);
 
         var provider = node.Services.GetRequiredService<MeterProvider>();
         Assert.True(provider.ForceFlush(10_000));
@@ -36,24 +28,7 @@ public sealed class MetricsTelemetryTests : ServiceTest<SqliteBackend>
             TimeSpan.FromSeconds(30), "the instances gauge to count the completed instances");
 
         var units = exported.GroupBy(m => m.Name).ToDictionary(g => g.Key, g => g.Last().Unit);
-        var expected = new Dictionary<string, string>
-        {
-            ["workflow.instances.started"] = "{instance}",
-            ["workflow.signals.accepted"] = "{signal}",
-            ["workflow.signals.handled"] = "{signal}",
-            ["workflow.run.duration"] = "s",
-            ["workflow.commit.duration"] = "s",
-            ["workflow.signal.age_at_claim"] = "s",
-            ["workflow.claim.batch_size"] = "{signal}",
-            ["workflow.instances"] = "{instance}",
-            // The relational store's, on meter WorkflowService.Store.
-            ["workflow.commit.group_size"] = "{write}",
-            ["workflow.longpolls.active"] = "{request}",
-            ["workflow.wakeups.requested"] = "{message}",
-            ["workflow.wakeups.sent"] = "{message}",
-            // ASP.NET Core's own, registered by the service.
-            ["http.server.request.duration"] = "s",
-        };
+        var expected = TelemetryExpectations.Units;
         foreach (var (metric, unit) in expected)
         {
             Assert.True(units.TryGetValue(metric, out var actual), $"{metric} was not exported; exported: {string.Join(", ", units.Keys.Order())}");

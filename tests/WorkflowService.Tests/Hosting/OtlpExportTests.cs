@@ -1,5 +1,4 @@
 using WorkflowService.Benchmarks.Hosting;
-using WorkflowService.Engine.Persistence;
 using WorkflowService.Tests.Infrastructure;
 
 namespace WorkflowService.Tests.Hosting;
@@ -29,33 +28,14 @@ public sealed class OtlpExportTests
             ["Serilog:MinimumLevel:Default"] = "Information",
         });
         var api = new ApiClient(node.CreateClient());
-        var name = Definitions.Unique("exported");
-        await api.PublishAsync(Definitions.SignalRoundtrip(name));
-        for (var i = 0; i < 3; i++)
-        {
-            var instance = await api.StartAsync(name);
-            await api.SignalAsync(instance.Id, "go", new { value = i });
-            await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
-        }
+        await api.CompleteRoundtripsAsync("exported", 3);
 
         string[] spans = ["workflow.claim", "workflow.run", "workflow.commit", "POST /instances/{id:guid}/signals"];
         await Eventually.WaitUntilAsync(() => spans.All(receiver.SpanNames.ContainsKey), TimeSpan.FromSeconds(60),
             $"the spans {string.Join(", ", spans)} to arrive; arrived: {string.Join(", ", receiver.SpanNames.Keys.Order())}");
         Assert.True(receiver.SpanNames["workflow.run"] >= 3);
 
-        var units = new Dictionary<string, string>
-        {
-            ["workflow.instances.started"] = "{instance}",
-            ["workflow.signals.accepted"] = "{signal}",
-            ["workflow.signals.handled"] = "{signal}",
-            ["workflow.run.duration"] = "s",
-            ["workflow.commit.duration"] = "s",
-            ["workflow.signal.age_at_claim"] = "s",
-            ["workflow.claim.batch_size"] = "{signal}",
-            ["workflow.commit.group_size"] = "{write}",
-            ["workflow.instances"] = "{instance}",
-            ["http.server.request.duration"] = "s",
-        };
+        var units = TelemetryExpectations.Units;
         await Eventually.WaitUntilAsync(() => units.Keys.All(receiver.MetricUnits.ContainsKey), TimeSpan.FromSeconds(60),
             "the metrics to arrive");
         foreach (var (metric, unit) in units)

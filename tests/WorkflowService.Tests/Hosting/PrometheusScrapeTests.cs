@@ -1,3 +1,4 @@
+using WorkflowService.Benchmarks.Hosting;
 using System.Diagnostics;
 using System.Globalization;
 using System.Net;
@@ -34,17 +35,9 @@ public sealed class PrometheusScrapeTests
             ["Authentication:ApiKeys:1:Roles:0"] = "operator",
         });
         using var client = node.CreateClient();
-        var api = new ApiClient(client);
 
         // The work the collector must see counted.
-        var name = Definitions.Unique("scraped");
-        await api.PublishAsync(Definitions.SignalRoundtrip(name));
-        for (var i = 0; i < 3; i++)
-        {
-            var instance = await api.StartAsync(name);
-            await api.SignalAsync(instance.Id, "go", new { value = i });
-            await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
-        }
+        await new ApiClient(client).CompleteRoundtripsAsync("scraped", 3);
 
         var keyFile = Path.Combine(directory, "scraper.key");
         await File.WriteAllTextAsync(keyFile, scraper.Key, TestContext.Current.CancellationToken);
@@ -62,7 +55,7 @@ public sealed class PrometheusScrapeTests
                 static_configs:
                   - targets: ['{node.Address.Authority}']
             """, TestContext.Current.CancellationToken);
-        var port = FreePort();
+        var port = LoopbackPort.Free();
         using var server = StartPrometheus(prometheus, config, Path.Combine(directory, "data"), port, Path.Combine(directory, "prometheus.log"));
         try
         {
@@ -189,12 +182,5 @@ public sealed class PrometheusScrapeTests
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
         return process;
-    }
-
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 }

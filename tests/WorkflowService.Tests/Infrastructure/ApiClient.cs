@@ -59,6 +59,24 @@ public sealed class ApiClient(HttpClient http)
         return (await response.Content.ReadFromJsonAsync<SignalView>(Json))!;
     }
 
+    /// <summary>
+    /// Publishes the signal-roundtrip definition under a fresh name and runs <paramref name="count"/> instances of it to
+    /// completion (start, signal "go", wait): the work a telemetry test then expects to see counted. Returns the name.
+    /// </summary>
+    public async Task<string> CompleteRoundtripsAsync(string prefix, int count)
+    {
+        var name = Definitions.Unique(prefix);
+        await PublishAsync(Definitions.SignalRoundtrip(name));
+        for (var i = 0; i < count; i++)
+        {
+            var instance = await StartAsync(name);
+            await SignalAsync(instance.Id, "go", new { value = i });
+            await WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+        }
+
+        return name;
+    }
+
     public async Task<InstanceView> GetAsync(Guid id) =>
         (await http.GetFromJsonAsync<InstanceView>($"/instances/{id}", Json))!;
 

@@ -22,6 +22,9 @@ public sealed class CallOutTarget : IAsyncDisposable
     /// <summary>How many requests /flaky has received.</summary>
     public int FlakyCalls => Volatile.Read(ref _flakyCalls);
 
+    /// <summary>The W3C traceparent header of the last request /quote received (null: none yet, or it carried none).</summary>
+    public string? LastQuoteTraceParent { get; private set; }
+
     /// <summary>How many requests /slow has received.</summary>
     public int SlowCalls => Volatile.Read(ref _slowCalls);
 
@@ -34,6 +37,7 @@ public sealed class CallOutTarget : IAsyncDisposable
         var target = new CallOutTarget(app);
         app.MapPost("/quote", async (HttpRequest request) =>
         {
+            target.LastQuoteTraceParent = request.Headers["traceparent"] is { Count: > 0 } traceParent ? traceParent.ToString() : null;
             var body = await request.ReadFromJsonAsync<Dictionary<string, int>>();
             return Results.Json(new { premium = body!["sum"] / 100, currency = request.Headers["X-Currency"].ToString() });
         });

@@ -1,3 +1,4 @@
+using WorkflowService.Benchmarks.Hosting;
 using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
@@ -47,7 +48,7 @@ public sealed class ServiceProcess : IAsyncDisposable
     public static async Task<ServiceProcess> StartAsync(string nodeId, IReadOnlyDictionary<string, string?> settings,
         ListenAddress listen = ListenAddress.AspNetCoreUrls)
     {
-        var port = FreePort();
+        var port = LoopbackPort.Free();
         var directory = Directory.CreateTempSubdirectory("workflow-node-").FullName;
         var log = Path.Combine(directory, "service.log");
         var start = new ProcessStartInfo("dotnet", [ServiceDll()])
@@ -227,13 +228,6 @@ public sealed class ServiceProcess : IAsyncDisposable
         {
             return "(no log)";
         }
-    }
-
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 
     /// <summary>The service build that sits beside this test build (same configuration).</summary>
