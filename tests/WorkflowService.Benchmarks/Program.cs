@@ -33,6 +33,11 @@ static async Task<int> RunAsync(RunnerOptions options, CancellationToken cancell
         await ServiceBuild.RunAsync(options.RepositoryRoot, ServiceBuild.Service, cancellationToken);
     }
 
+    if (options.Command == "interleave")
+    {
+        return await new InterleavedRun(options, options.Backends[0]).RunAsync(cancellationToken) ? 0 : 1;
+    }
+
     var correct = true;
     foreach (var backend in options.Backends)
     {

@@ -104,9 +104,45 @@ internal static class RunnerCommandLine
         {
             only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry,
         };
+        var variants = new Option<string>("--variants")
+        {
+            Description = $"interleave: the service variants to compare, the first the baseline (of {string.Join(", ", InterleavedRun.Known.Keys)}).",
+            DefaultValueFactory = _ => "off,otlp",
+            HelpName = "names",
+        };
+        variants.Validators.Add(result =>
+        {
+            var names = Names(result.GetValueOrDefault<string>()) ?? [];
+            var unknown = names.Where(n => !InterleavedRun.Known.ContainsKey(n)).ToList();
+            if (unknown.Count > 0 || names.Length < 2 || names.Distinct(StringComparer.Ordinal).Count() != names.Length)
+            {
+                result.AddError($"--variants: two or more distinct names of {string.Join(", ", InterleavedRun.Known.Keys)}");
+            }
+        });
+        var windows = new Option<int>("--windows") { Description = "interleave: rounds (each variant loaded once per round).", DefaultValueFactory = _ => 5 };
+        windows.Validators.Add(result =>
+        {
+            if (result.GetValueOrDefault<int>() is < 3 or > 50)
+            {
+                result.AddError("--windows: 3 to 50 rounds");
+            }
+        });
+        var windowOps = new Option<int>("--window-ops") { Description = "interleave: operations per window.", DefaultValueFactory = _ => 3000 };
+        windowOps.Validators.Add(result =>
+        {
+            if (result.GetValueOrDefault<int>() is < 500 or > 100_000)
+            {
+                result.AddError("--window-ops: 500 to 100,000 operations");
+            }
+        });
+        var interleave = new Command("interleave", "Service variants (telemetry settings) side by side, each its own process on its own database of the same server, loaded in turns (A B, B A, …) with signal-roundtrip at concurrency 64; writes <output>/interleaved-<backend>-<date>-<variants>.md/.json.")
+        {
+            backend, postgres, output, noBuild, variants, windows, windowOps,
+        };
         var readme = new Command("readme", "Only regenerates the README of the output directory from its latest reports.") { output };
         run.Subcommands.Add(compare);
         run.Subcommands.Add(readme);
+        run.Subcommands.Add(interleave);
         run.Subcommands.Add(FaultsCommand(postgres, noBuild, executeFaults));
 
         RunnerOptions Options(ParseResult parse, string command, IReadOnlyList<string> backends)
@@ -117,8 +153,8 @@ internal static class RunnerCommandLine
                 Command = command,
                 Backends = backends,
                 Tier = command == "run" ? Enum.Parse<Tier>(parse.GetValue(tier)!, ignoreCase: true) : Tier.All,
-                Only = command == "readme" ? null : Names(parse.GetValue(only))?.ToHashSet(),
-                TableGrowthSeed = command == "readme" ? RunnerOptions.FullTableGrowthSeed : parse.GetValue(seed),
+                Only = command is "readme" or "interleave" ? null : Names(parse.GetValue(only))?.ToHashSet(),
+                TableGrowthSeed = command is "readme" or "interleave" ? RunnerOptions.FullTableGrowthSeed : parse.GetValue(seed),
                 PostgresAdmin = parse.GetValue(postgres) ?? Environment.GetEnvironmentVariable("WORKFLOW_BENCH_POSTGRES")
                     // Loopback to a server on this machine: no TLS, as between containers of one compose project. The report
                     // records the connection's SSL mode; pass --postgres with "SSL Mode=Require" to measure with TLS.
@@ -127,18 +163,24 @@ internal static class RunnerCommandLine
                 OutputDirectory = Path.GetFullPath(parse.GetValue(output) ?? Path.Combine(root, "docs", "benchmarks")),
                 Build = !parse.GetValue(noBuild),
                 KeepDatabase = parse.GetValue(keepDatabase),
-                Auth = command != "readme" && parse.GetValue(auth) == "none" ? AuthMode.None : AuthMode.ApiKey,
-                RequestLog = command != "readme" && parse.GetValue(requestLog),
-                Transport = command == "readme" ? "auto" : parse.GetValue(transport)!,
+                Auth = command is not ("readme" or "interleave") && parse.GetValue(auth) == "none" ? AuthMode.None : AuthMode.ApiKey,
+                RequestLog = command is not ("readme" or "interleave") && parse.GetValue(requestLog),
+                Transport = command is "readme" or "interleave" ? "auto" : parse.GetValue(transport)!,
                 Redis = parse.GetValue(redis) ?? Environment.GetEnvironmentVariable("WORKFLOW_BENCH_REDIS"),
-                Telemetry = command == "readme" ? "off" : parse.GetValue(telemetry)!,
-                SqliteSynchronous = command == "readme" ? WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous : parse.GetValue(sqliteSynchronous)!.ToUpperInvariant(),
+                Telemetry = command is "readme" or "interleave" ? "off" : parse.GetValue(telemetry)!,
+                SqliteSynchronous = command is "readme" or "interleave" ? WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous : parse.GetValue(sqliteSynchronous)!.ToUpperInvariant(),
             };
         }
 
         run.SetAction(parse => execute(Options(parse, "run", [parse.GetValue(backend) == "sqlite" ? "sqlite" : "postgres"])));
         compare.SetAction(parse => execute(Options(parse, "compare", ["sqlite", "postgres"])));
         readme.SetAction(parse => execute(Options(parse, "readme", [])));
+        interleave.SetAction(parse => execute(Options(parse, "interleave", [parse.GetValue(backend) == "sqlite" ? "sqlite" : "postgres"]) with
+        {
+            Variants = Names(parse.GetValue(variants))!,
+            Windows = parse.GetValue(windows),
+            WindowOps = parse.GetValue(windowOps),
+        }));
 
         var parsed = run.Parse(args);
         if (parsed.Errors.Count > 0)

@@ -38,6 +38,11 @@ internal sealed record RunnerOptions
     /// </summary>
     public string Telemetry { get; init; } = "off";
 
+    /// <summary>interleave: the variants compared (the first is the baseline), the rounds and each window's operations.</summary>
+    public IReadOnlyList<string> Variants { get; init; } = ["off", "otlp"];
+    public int Windows { get; init; } = 5;
+    public int WindowOps { get; init; } = 3000;
+
     /// <summary>The embedded store's synchronous mode (--sqlite-synchronous): FULL, as the service ships, unless asked.</summary>
     public string SqliteSynchronous { get; init; } = WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous;
 
