@@ -136,6 +136,7 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
     [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "Any failure of the batch's transaction is handed to each waiting request, which rethrows it to its caller; only the writer loop survives it.")]
     private async Task WriteBatchAsync(WriterLane lane, List<Request> batch, CancellationToken stopping)
     {
+        var committed = 0;
         for (var attempt = 0; ; attempt++)
         {
             var committing = false;
@@ -159,7 +160,9 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
 
                 committing = true;
                 await transaction.CommitAsync(stopping).ConfigureAwait(false);
-                StoreTelemetry.GroupCommitted(batch.Count);
+                // The writes that committed: one rolled back to its savepoint failed alone and is not among them.
+                committed = batch.Count(request => request.Failure is null);
+                StoreTelemetry.GroupCommitted(committed);
                 break;
             }
             catch (Exception e)
@@ -183,7 +186,7 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
 
         foreach (var request in batch)
         {
-            request.Finish(batch.Count);
+            request.Finish(committed);
         }
     }
 
@@ -292,7 +295,12 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
         {
             if (Failure is null)
             {
-                StoreTelemetry.CommittedIn(Span, groupSize);
+                // A caller that gave up (its token) may have ended its span already.
+                if (!CancellationToken.IsCancellationRequested)
+                {
+                    StoreTelemetry.CommittedIn(Span, groupSize);
+                }
+
                 _result.TrySetResult(_value!);
             }
             else

@@ -13,6 +13,19 @@ public static class EngineTelemetry
 {
     public const string SourceName = "WorkflowService.Engine";
 
+    /// <summary>The name of a wait point's commit span (<see cref="StartCommit"/>).</summary>
+    public const string CommitSpanName = "workflow.commit";
+
+    /// <summary>The name of a wake-up message's span (<see cref="StartWakeUp"/>).</summary>
+    public const string WakeUpSpanName = "workflow.wakeup";
+
+    /// <summary>
+    /// Whether a store command issued now belongs in a trace: inside a recorded operation (a request, a run, a commit),
+    /// and not a wake-up message's own NOTIFY, which its span already times.
+    /// </summary>
+    public static bool TracesStoreCommands() =>
+        Activity.Current is { Recorded: true } current && !(current.OperationName == WakeUpSpanName && current.Source == Source);
+
     public static readonly ActivitySource Source = new(SourceName, typeof(EngineTelemetry).Assembly.GetName().Version?.ToString(3));
 
     /// <summary>
@@ -57,8 +70,8 @@ public static class EngineTelemetry
     }
 
     /// <summary>
-    /// Records on the current run's span (started by <see cref="StartRun"/>) what it is about to commit: the definition and
-    /// version it ran, the steps it executed, and the status it leaves the instance in. Nothing without a recorded span.
+    /// Records on the current run's span (started by <see cref="StartRun"/>) what it committed: the definition and version it
+    /// ran, the steps it executed, and the status it left the instance in. Nothing without a recorded span.
     /// </summary>
     public static void Ran(WaitPointCommit commit)
     {
@@ -128,7 +141,7 @@ public static class EngineTelemetry
     /// </summary>
     public static Activity? StartCommit(WaitPointCommit commit)
     {
-        var activity = Source.StartActivity("workflow.commit", ActivityKind.Internal);
+        var activity = Source.StartActivity(CommitSpanName, ActivityKind.Internal);
         if (activity is { IsAllDataRequested: true })
         {
             activity.SetTag("workflow.instance.id", commit.Instance.Id);
@@ -144,15 +157,18 @@ public static class EngineTelemetry
     }
 
     /// <summary>
-    /// Starts the span of one wake-up message sent to the other nodes over <paramref name="bus"/> (kind Producer, a root:
-    /// the sender's loop serves many commits); null when no one listens. It says whether the message announces a due
-    /// signal and how many changed instances it names; a failed send ends it with an error.
+    /// Starts the span of one wake-up message <paramref name="node"/> sends to the other nodes over <paramref name="bus"/>;
+    /// null when no one listens. A root: the sender's loop coalesces the hints of many commits into one message, and the
+    /// message carries no trace context (a receiving node's claim says <c>trigger=wake-up</c>). It says whether the message
+    /// announces a due signal and how many changed instances it names; a failed send ends it with an error. The send's own
+    /// statement (NOTIFY) is not traced apart: this span is its time.
     /// </summary>
-    public static Activity? StartWakeUp(string bus, bool due, int instances)
+    public static Activity? StartWakeUp(string node, string bus, bool due, int instances)
     {
-        var activity = Source.StartActivity("workflow.wakeup", ActivityKind.Producer, parentContext: default);
+        var activity = Source.StartActivity(WakeUpSpanName, ActivityKind.Internal, parentContext: default);
         if (activity is { IsAllDataRequested: true })
         {
+            activity.SetTag("workflow.node", node);
             activity.SetTag("workflow.wakeup.transport", bus);
             activity.SetTag("workflow.wakeup.due", due);
             activity.SetTag("workflow.wakeup.instances", instances);
@@ -179,4 +195,6 @@ public static class ClaimTriggers
     public const string Time = "time";
     /// <summary>The claim before took a full batch: more work is likely waiting.</summary>
     public const string Backlog = "backlog";
+    /// <summary>The claim before failed (the store); this one follows the error backoff.</summary>
+    public const string Retry = "retry";
 }

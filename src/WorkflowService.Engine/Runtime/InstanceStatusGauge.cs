@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Diagnostics.Metrics;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -26,6 +27,8 @@ public sealed partial class InstanceStatusGauge(
     private volatile IReadOnlyDictionary<InstanceStatus, long>? _counts;
     private long _countedAt = long.MinValue;
     private int _counting;
+    private int _stopped;
+    private int _disposed;
 
     public Task StartAsync(CancellationToken cancellationToken)
     {
@@ -34,17 +37,35 @@ public sealed partial class InstanceStatusGauge(
         return Task.CompletedTask;
     }
 
-    public async Task StopAsync(CancellationToken cancellationToken) => await _stopping.CancelAsync().ConfigureAwait(false);
+    public async Task StopAsync(CancellationToken cancellationToken)
+    {
+        // A host may stop a service after disposing it (a test host torn down twice): stopping then has nothing to do.
+        if (Interlocked.Exchange(ref _stopped, 1) == 0 && Volatile.Read(ref _disposed) == 0)
+        {
+            await _stopping.CancelAsync().ConfigureAwait(false);
+        }
+    }
 
-    public void Dispose() => _stopping.Dispose();
+    public void Dispose()
+    {
+        Volatile.Write(ref _stopped, 1);
+        if (Interlocked.Exchange(ref _disposed, 1) == 0)
+        {
+            _stopping.Dispose();
+        }
+    }
 
     private IEnumerable<Measurement<long>> Read()
     {
         var countedAt = Interlocked.Read(ref _countedAt);
         if ((countedAt == long.MinValue || time.GetElapsedTime(countedAt) >= options.Value.InstanceCountInterval)
-            && !_stopping.IsCancellationRequested && Interlocked.CompareExchange(ref _counting, 1, 0) == 0)
+            && Interlocked.CompareExchange(ref _counting, 1, 0) == 0)
         {
-            _ = Task.Run(CountAsync, CancellationToken.None);
+            // The count belongs to no collector's request: it runs outside the reader's trace and logging scope.
+            using (ExecutionContext.SuppressFlow())
+            {
+                _ = Task.Run(CountAsync, CancellationToken.None);
+            }
         }
 
         return _counts is { } counts
@@ -53,23 +74,24 @@ public sealed partial class InstanceStatusGauge(
             : [];
     }
 
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "A background count: whatever ends it is logged and leaves the gauge empty; letting it escape would fault an unobserved task.")]
     private async Task CountAsync()
     {
-        // Bounded by the interval: a slow count never runs into the next one.
-        using var bounded = CancellationTokenSource.CreateLinkedTokenSource(_stopping.Token);
-        bounded.CancelAfter(options.Value.InstanceCountInterval);
         try
         {
+            // Bounded by the interval: a slow count never runs into the next one.
+            using var bounded = CancellationTokenSource.CreateLinkedTokenSource(_stopping.Token);
+            bounded.CancelAfter(options.Value.InstanceCountInterval);
             _counts = await queries.CountInstancesByStatusAsync(bounded.Token).ConfigureAwait(false);
         }
-        catch (Exception e) when (!_stopping.IsCancellationRequested)
+        catch (Exception e)
         {
+            // Stopping (the token, or the source already disposed) ends the count quietly; anything else is said once.
             _counts = null;
-            LogCountFailed(logger, e.GetType().Name);
-        }
-        catch (OperationCanceledException)
-        {
-            // Stopping.
+            if (e is not (OperationCanceledException or ObjectDisposedException) || !IsStopping)
+            {
+                LogCountFailed(logger, e.GetType().Name);
+            }
         }
         finally
         {
@@ -77,6 +99,8 @@ public sealed partial class InstanceStatusGauge(
             Volatile.Write(ref _counting, 0);
         }
     }
+
+    private bool IsStopping => Volatile.Read(ref _stopped) == 1;
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Counting instances by status for the workflow.instances gauge failed ({Error}); it reports nothing until a count succeeds")]
     private static partial void LogCountFailed(ILogger logger, string error);

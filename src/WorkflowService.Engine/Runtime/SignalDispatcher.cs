@@ -88,6 +88,7 @@ public sealed partial class SignalDispatcher(
                     idle.Release(free);
                     LogStoreError(logger, failure);
                     await Task.Delay(settings.ErrorBackoff, time, stoppingToken).ConfigureAwait(false);
+                    trigger = ClaimTriggers.Retry;
                     continue;
                 }
 

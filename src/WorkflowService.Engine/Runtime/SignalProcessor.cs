@@ -102,12 +102,12 @@ public sealed partial class SignalProcessor(
             }
 
             commit.Actor = signal.Actor;
-            EngineTelemetry.Ran(commit);
             try
             {
                 // Counted before waiters hear of the commit: a client that saw the instance move sees the count too.
                 await writer.CommitAsync(commit, static s => s.Metrics.SignalHandled(Stopwatch.GetElapsedTime(s.Started).TotalMilliseconds),
                     (Metrics: metrics, Started: started), cancellationToken).ConfigureAwait(false);
+                EngineTelemetry.Ran(commit);
                 return;
             }
             catch (ConcurrencyConflictException)

@@ -20,7 +20,7 @@ namespace WorkflowService.Engine.WakeUp;
 /// reports itself degraded. Nothing is lost by a lost hint: the store is the truth.
 /// </summary>
 public sealed partial class BroadcastWakeUp(
-    IWakeUpBus bus, InProcessWakeUp local, InstanceChangeFeed changes, TimeProvider time, ILogger<BroadcastWakeUp> logger)
+    IWakeUpBus bus, InProcessWakeUp local, InstanceChangeFeed changes, NodeIdentity node, TimeProvider time, ILogger<BroadcastWakeUp> logger)
     : IWakeUpTransport, IHostedService, IAsyncDisposable
 {
     /// <summary>The longest message sent: within PostgreSQL's 8,000-byte NOTIFY payload.</summary>
@@ -290,7 +290,7 @@ public sealed partial class BroadcastWakeUp(
 
                     using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
                     timeout.CancelAfter(SendTimeout);
-                    using var span = EngineTelemetry.StartWakeUp(bus.Name, due != long.MaxValue, batch.Count);
+                    using var span = EngineTelemetry.StartWakeUp(node.Id, bus.Name, due != long.MaxValue, batch.Count);
                     try
                     {
                         await bus.PublishAsync(Format(_senderId, due, batch), timeout.Token).ConfigureAwait(false);

@@ -7,6 +7,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using Npgsql;
+using WorkflowService.Engine.Runtime;
 using WorkflowService.Engine.WakeUp;
 
 namespace WorkflowService.Storage.Relational.PostgreSql;
@@ -29,8 +30,8 @@ public static class PostgreSqlServiceCollectionExtensions
             // A command is traced inside a traced operation only (a request, a run), never from the node's background loops
             // (idle polls, wake-up messages, the group-commit lanes, which serve many traces at once).
             .ConfigureTracing(tracing => tracing
-                .ConfigureCommandFilter(_ => Activity.Current is { Recorded: true })
-                .ConfigureBatchFilter(_ => Activity.Current is { Recorded: true }))
+                .ConfigureCommandFilter(_ => EngineTelemetry.TracesStoreCommands())
+                .ConfigureBatchFilter(_ => EngineTelemetry.TracesStoreCommands()))
             .Build());
         services.AddSingleton(p => new PostgresClaimDataSource(
             new NpgsqlDataSourceBuilder(PostgresClaimDataSource.ConnectionString(Connection(p)))

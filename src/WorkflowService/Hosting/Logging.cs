@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using Microsoft.AspNetCore.Diagnostics;
+using Microsoft.Extensions.Options;
 using Serilog;
 using Serilog.Debugging;
 using Serilog.Events;
@@ -56,15 +57,16 @@ internal static class Logging
 
     /// <summary>
     /// One event per request at its end: method, route template, status and duration, at Information (Error for a 5xx or
-    /// an exception). Health probes log at Debug (Warning when not healthy), so that an orchestrator's polling does not
-    /// fill the log at the default level.
+    /// an exception). Health probes and Prometheus' scrapes log at Debug (Warning when they fail), so that an orchestrator's
+    /// or a collector's polling does not fill the log at the default level.
     /// </summary>
     public static WebApplication UseWorkflowRequestLogging(this WebApplication app)
     {
+        var scrapePath = Telemetry.ScrapePath(app.Services.GetRequiredService<IOptions<PrometheusOptions>>().Value);
         app.UseSerilogRequestLogging(o =>
         {
             o.MessageTemplate = "HTTP {RequestMethod} {RouteTemplate} responded {StatusCode} in {Elapsed:0.0000} ms";
-            o.GetLevel = (context, _, exception) => (exception, context.Response.StatusCode, IsProbe(context)) switch
+            o.GetLevel = (context, _, exception) => (exception, context.Response.StatusCode, Telemetry.IsProbe(context, scrapePath)) switch
             {
                 (_, >= 500, true) => LogEventLevel.Warning,
                 (null, _, true) => LogEventLevel.Debug,
@@ -89,8 +91,6 @@ internal static class Logging
         ArgumentNullException.ThrowIfNull(context);
         return Activity.Current is { IdFormat: ActivityIdFormat.W3C } activity ? activity.TraceId.ToHexString() : context.TraceIdentifier;
     }
-
-    private static bool IsProbe(HttpContext context) => context.Request.Path.StartsWithSegments("/health", StringComparison.Ordinal);
 
     /// <summary>Levels are checked here so that the message names the key (Serilog's own names only the value).</summary>
     private static void ThrowOnWrongLevels(IConfigurationSection section)

@@ -22,14 +22,18 @@ namespace WorkflowService.Hosting;
 internal static class Telemetry
 {
     public const string EndpointVariable = "OTEL_EXPORTER_OTLP_ENDPOINT";
+    public const string ProtocolVariable = "OTEL_EXPORTER_OTLP_PROTOCOL";
     public const string DefaultServiceName = "workflow-service";
 
     public static IServiceCollection AddWorkflowTelemetry(this IServiceCollection services, IConfiguration configuration)
     {
+        var scrapePath = PrometheusEnabled(configuration)
+            ? configuration[$"{PrometheusOptions.Section}:{nameof(PrometheusOptions.Path)}"] is { Length: > 0 } path ? path : new PrometheusOptions().Path
+            : null;
         services.ConfigureOpenTelemetryTracerProvider(tracing => tracing
             .AddSource(EngineTelemetry.SourceName)
-            // Health probes every few seconds would drown the traces that matter.
-            .AddAspNetCoreInstrumentation(o => o.Filter = context => !context.Request.Path.StartsWithSegments("/health"))
+            // Health probes and scrapes every few seconds would drown the traces that matter.
+            .AddAspNetCoreInstrumentation(o => o.Filter = context => !IsProbe(context, scrapePath))
             .AddHttpClientInstrumentation());
         services.ConfigureOpenTelemetryMeterProvider(metrics => metrics
             .AddMeter(EngineMetrics.MeterName)
@@ -79,6 +83,17 @@ internal static class Telemetry
         return app;
     }
 
+    /// <summary>The Prometheus scrape endpoint's path where it is served; null where it is not.</summary>
+    public static string? ScrapePath(PrometheusOptions options) => options.Enabled ? options.Path : null;
+
+    /// <summary>
+    /// A request an orchestrator or a collector repeats every few seconds (the health probes, Prometheus' scrape): neither
+    /// traced nor logged at the default level.
+    /// </summary>
+    public static bool IsProbe(HttpContext context, string? scrapePath) =>
+        context.Request.Path.StartsWithSegments("/health", StringComparison.Ordinal)
+        || (scrapePath is not null && context.Request.Path.StartsWithSegments(scrapePath, StringComparison.OrdinalIgnoreCase));
+
     // Read before the settings are checked (registration depends on it); a value that is not a boolean leaves it off here and
     // stops the start when PrometheusOptions is validated.
     private static bool PrometheusEnabled(IConfiguration configuration) =>
@@ -99,7 +114,7 @@ internal static class Telemetry
             return logger;
         }
 
-        var http = string.Equals(configuration["OTEL_EXPORTER_OTLP_PROTOCOL"], "http/protobuf", StringComparison.OrdinalIgnoreCase);
+        var http = configuration[ProtocolVariable] == "http/protobuf";
         var baseAddress = endpoint.AbsoluteUri.TrimEnd('/');
         return logger.WriteTo.OpenTelemetry(options =>
         {
@@ -143,18 +158,30 @@ internal static class Telemetry
         }
     }
 
-    /// <summary>The OTLP endpoint, or null when none is configured; one that is not an absolute http(s) URI stops the start.</summary>
+    /// <summary>
+    /// The OTLP endpoint, or null when none is configured; one that is not an absolute http(s) URI, or a protocol the
+    /// exporters do not speak, stops the start.
+    /// </summary>
     public static Uri? Endpoint(IConfiguration configuration)
     {
+        var protocol = configuration[ProtocolVariable];
+        if (!string.IsNullOrEmpty(protocol) && protocol is not ("grpc" or "http/protobuf"))
+        {
+            throw ConfigurationChoice.Invalid(ProtocolVariable,
+                $"{ProtocolVariable} '{protocol}' is not supported; allowed values: grpc (the default), http/protobuf");
+        }
+
         var value = configuration[EndpointVariable];
         if (string.IsNullOrWhiteSpace(value))
         {
             return null;
         }
 
+        // An address with credentials in it is not repeated in the message (it goes to the console and the orchestrator's log).
+        var shown = value.Contains('@', StringComparison.Ordinal) ? "(its value has credentials in it: not shown)" : $"'{value}'";
         return Uri.TryCreate(value, UriKind.Absolute, out var uri) && uri.Scheme is "http" or "https"
             ? uri
             : throw ConfigurationChoice.Invalid(EndpointVariable,
-                $"{EndpointVariable} '{value}' is not an absolute http:// or https:// address (for example http://otel-collector:4317)");
+                $"{EndpointVariable} {shown} is not an absolute http:// or https:// address (for example http://otel-collector:4317)");
     }
 }

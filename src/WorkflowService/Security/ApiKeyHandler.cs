@@ -28,38 +28,49 @@ public sealed class ApiKeyHandler(IOptionsMonitor<ApiKeyOptions> options, ILogge
     /// <summary>The scheme of an API key in the Authorization header: <c>Authorization: ApiKey &lt;key&gt;</c>.</summary>
     public const string AuthorizationPrefix = SchemeName + " ";
 
-    /// <summary>Whether <paramref name="request"/> presents an API key, in either header.</summary>
-    public static bool Presents(HttpRequest request) =>
-        request.Headers.ContainsKey(HeaderName)
-        || request.Headers.Authorization.ToString().StartsWith(AuthorizationPrefix, StringComparison.OrdinalIgnoreCase);
+    /// <summary>Whether <paramref name="request"/> presents an API key, in either header (well-formed or not).</summary>
+    public static bool Presents(HttpRequest request) => Presented(request, out _) is not Presentation.None;
 
-    protected override Task<AuthenticateResult> HandleAuthenticateAsync()
+    private enum Presentation { None, Key, Malformed }
+
+    /// <summary>The key <paramref name="request"/> presents: X-Api-Key (exactly one, not empty), else <c>Authorization: ApiKey &lt;key&gt;</c>.</summary>
+    private static Presentation Presented(HttpRequest request, out string key)
     {
-        string? presentedKey;
-        if (Request.Headers.TryGetValue(HeaderName, out var values))
+        key = "";
+        if (request.Headers.TryGetValue(HeaderName, out var values))
         {
             if (values.Count != 1 || string.IsNullOrEmpty(values[0]))
             {
-                return Task.FromResult(AuthenticateResult.Fail("the X-Api-Key header must carry exactly one key"));
+                return Presentation.Malformed;
             }
 
-            presentedKey = values[0];
+            key = values[0]!;
+            return Presentation.Key;
         }
-        else if (Request.Headers.Authorization is { Count: 1 } authorization
-                 && authorization[0] is { } header && header.StartsWith(AuthorizationPrefix, StringComparison.OrdinalIgnoreCase))
+
+        foreach (var header in request.Headers.Authorization)
         {
-            presentedKey = header[AuthorizationPrefix.Length..].Trim();
-            if (presentedKey.Length == 0)
+            if (header is not null && header.StartsWith(AuthorizationPrefix, StringComparison.OrdinalIgnoreCase))
             {
-                return Task.FromResult(AuthenticateResult.Fail("the Authorization header's ApiKey carries no key"));
+                key = header[AuthorizationPrefix.Length..].Trim();
+                return request.Headers.Authorization.Count == 1 && key.Length > 0 ? Presentation.Key : Presentation.Malformed;
             }
         }
-        else
+
+        return Presentation.None;
+    }
+
+    protected override Task<AuthenticateResult> HandleAuthenticateAsync()
+    {
+        switch (Presented(Request, out var presentedKey))
         {
-            return Task.FromResult(AuthenticateResult.NoResult());
+            case Presentation.None:
+                return Task.FromResult(AuthenticateResult.NoResult());
+            case Presentation.Malformed:
+                return Task.FromResult(AuthenticateResult.Fail("an API key must be one non-empty X-Api-Key header, or one 'Authorization: ApiKey <key>' header"));
         }
 
-        var presented = SHA256.HashData(Encoding.UTF8.GetBytes(presentedKey!));
+        var presented = SHA256.HashData(Encoding.UTF8.GetBytes(presentedKey));
         ApiKeySettings? match = null;
         foreach (var (key, hash) in Options.Keys)
         {

@@ -79,7 +79,7 @@ internal static class RunnerCommandLine
         }.AcceptOnlyFromAmong("auto", "redis");
         var telemetry = new Option<string>("--telemetry")
         {
-            Description = "The service's telemetry: off (no exporter, as the service ships) or otlp (traces and metrics over OTLP/HTTP to a receiver the runner starts on this machine, every request traced; reports get a -otlp suffix).",
+            Description = "The service's telemetry: off (no exporter, as the service ships) or otlp (traces, metrics and logs over OTLP/HTTP to a receiver the runner starts on this machine, every request traced; reports get a -otlp suffix).",
             DefaultValueFactory = _ => "off",
         }.AcceptOnlyFromAmong("off", "otlp");
         var redis = new Option<string>("--redis")

@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
@@ -74,6 +75,7 @@ internal sealed class OtlpReceiver : IAsyncDisposable
         }
     }
 
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "One export's handling, started and not awaited: whatever goes wrong is counted as unreadable, never an unobserved task.")]
     private async Task HandleAsync(HttpListenerContext context)
     {
         try
@@ -90,16 +92,32 @@ internal sealed class OtlpReceiver : IAsyncDisposable
             context.Response.StatusCode = 200;
             context.Response.ContentType = "application/x-protobuf";
             context.Response.ContentLength64 = 0;
-        }
-        catch (Exception e) when (e is HttpListenerException or IOException)
-        {
-            // The node gave up on this export (it is stopping): nothing to answer.
-        }
-        finally
-        {
             context.Response.Close();
         }
+        catch (Exception)
+        {
+            // The node gave up on this export, or the receiver is stopping: nothing to answer.
+            Interlocked.Increment(ref _unreadable);
+            try
+            {
+                context.Response.Abort();
+            }
+            catch (ObjectDisposedException)
+            {
+                // Closed already.
+            }
+        }
     }
+
+    /// <summary>The service settings that send a node's telemetry here, the standard way (OTEL_* variables).</summary>
+    public IReadOnlyDictionary<string, string> ServiceEnvironment(string serviceName) => new Dictionary<string, string>
+    {
+        ["OTEL_EXPORTER_OTLP_ENDPOINT"] = Endpoint,
+        ["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/protobuf",
+        // Metrics every 10 s rather than the default minute, so that a measured window carries their cost.
+        ["OTEL_METRIC_EXPORT_INTERVAL"] = "10000",
+        ["OTEL_SERVICE_NAME"] = serviceName,
+    };
 
     private bool Read(string? path, byte[] export)
     {

@@ -143,10 +143,10 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
         if (name is "otlp" or "otlp-sampled")
         {
-            environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.Endpoint;
-            environment["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/protobuf";
-            environment["OTEL_METRIC_EXPORT_INTERVAL"] = "10000";
-            environment["OTEL_SERVICE_NAME"] = $"workflow-bench-{name}";
+            foreach (var (key, value) in receiver.ServiceEnvironment($"workflow-bench-{name}"))
+            {
+                environment[key] = value;
+            }
         }
 
         if (name == "otlp-sampled")
@@ -160,10 +160,26 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             environment["Telemetry__Prometheus__Enabled"] = "true";
         }
 
-        var service = await ServiceProcess.StartAsync(options.ServiceDll, environment, SignalWorkers, Path.Combine(work, name), _apiKey.Key, cancellationToken);
-        var client = new WorkflowClient(service.Address, Concurrency, _apiKey.Key);
-        await client.PublishAsync(await File.ReadAllTextAsync(Path.Combine(options.RepositoryRoot, "docs/examples/signal-roundtrip.json"), cancellationToken), cancellationToken);
-        return new Variant(name, backend, service, client);
+        ServiceProcess? service = null;
+        try
+        {
+            service = await ServiceProcess.StartAsync(options.ServiceDll, environment, SignalWorkers, Path.Combine(work, name), _apiKey.Key, cancellationToken);
+            var variant = new Variant(name, backend, service, new WorkflowClient(service.Address, Concurrency, _apiKey.Key));
+            await variant.Client.PublishAsync(
+                await File.ReadAllTextAsync(Path.Combine(options.RepositoryRoot, "docs/examples/signal-roundtrip.json"), cancellationToken), cancellationToken);
+            return variant;
+        }
+        catch
+        {
+            // Not yet among the variants the run disposes: its process and database go now.
+            if (service is not null)
+            {
+                await service.DisposeAsync();
+            }
+
+            await backend.DisposeAsync();
+            throw;
+        }
     }
 
     private (string Markdown, string Json) Save(IReadOnlyList<Window> windows, OtlpTotals received, IReadOnlyDictionary<string, long> spanNames, DateTimeOffset started)

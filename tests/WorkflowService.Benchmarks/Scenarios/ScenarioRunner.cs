@@ -391,12 +391,10 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
 
         if (_otlp is not null)
         {
-            // The standard variables an operator sets; metrics every 10 s rather than the default minute, so that a
-            // scenario's export cost is in its window.
-            environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = _otlp.Endpoint;
-            environment["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/protobuf";
-            environment["OTEL_METRIC_EXPORT_INTERVAL"] = "10000";
-            environment["OTEL_SERVICE_NAME"] = "workflow-bench";
+            foreach (var (key, value) in _otlp.ServiceEnvironment("workflow-bench"))
+            {
+                environment[key] = value;
+            }
         }
 
         if (options.RequestLog)

@@ -28,7 +28,7 @@ public sealed class PrometheusScrapeTests
         {
             ["Store:ConnectionString"] = $"Data Source={Path.Combine(directory, "workflow.db")}",
             ["Telemetry:Prometheus:Enabled"] = "true",
-            ["Telemetry:InstanceCountInterval"] = "00:00:01",
+            ["Telemetry:InstanceCountInterval"] = "00:00:02",
             // The node's own admin key is Authentication:ApiKeys:0.
             ["Authentication:ApiKeys:1:Name"] = scraper.Name,
             ["Authentication:ApiKeys:1:Hash"] = scraper.Hash,
@@ -56,7 +56,8 @@ public sealed class PrometheusScrapeTests
                   - targets: ['{node.Address.Authority}']
             """, TestContext.Current.CancellationToken);
         var port = LoopbackPort.Free();
-        using var server = StartPrometheus(prometheus, config, Path.Combine(directory, "data"), port, Path.Combine(directory, "prometheus.log"));
+        await using var log = new StreamWriter(Path.Combine(directory, "prometheus.log")) { AutoFlush = true };
+        using var server = StartPrometheus(prometheus, config, Path.Combine(directory, "data"), port, log);
         try
         {
             using var query = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{port}"), Timeout = TimeSpan.FromSeconds(10) };
@@ -96,7 +97,7 @@ public sealed class PrometheusScrapeTests
     }
 
     [Fact]
-    public async Task The_scrape_endpoint_is_for_operators_of_every_tenant_only()
+    public async Task The_scrape_endpoint_is_for_operators_of_the_default_tenant_only()
     {
         var directory = Directory.CreateTempSubdirectory("workflow-prometheus-").FullName;
         var tenantOperator = TestApiKey.ForTenant("acme", "acme-operator", "operator");
@@ -117,6 +118,7 @@ public sealed class PrometheusScrapeTests
 
         Assert.Equal(HttpStatusCode.Unauthorized, await StatusAsync(http, null));
         Assert.Equal(HttpStatusCode.Unauthorized, await StatusAsync(http, "ApiKey not-a-key"));
+        Assert.Equal(HttpStatusCode.Unauthorized, await StatusAsync(http, "ApiKey "));
         Assert.Equal(HttpStatusCode.Forbidden, await StatusAsync(http, $"ApiKey {application.Key}"));
         Assert.Equal(HttpStatusCode.Forbidden, await StatusAsync(http, $"ApiKey {tenantOperator.Key}"));
         Assert.Equal(HttpStatusCode.OK, await StatusAsync(http, $"ApiKey {node.ApiKey}"));
@@ -158,7 +160,7 @@ public sealed class PrometheusScrapeTests
         return body["data"]!;
     }
 
-    private static Process StartPrometheus(string prometheus, string config, string data, int port, string log)
+    private static Process StartPrometheus(string prometheus, string config, string data, int port, StreamWriter writer)
     {
         var start = new ProcessStartInfo(prometheus)
         {
@@ -175,7 +177,6 @@ public sealed class PrometheusScrapeTests
         }
 
         var process = Process.Start(start)!;
-        var writer = new StreamWriter(log) { AutoFlush = true };
         var writing = new Lock();
         process.OutputDataReceived += (_, e) => { if (e.Data is not null) lock (writing) writer.WriteLine(e.Data); };
         process.ErrorDataReceived += (_, e) => { if (e.Data is not null) lock (writing) writer.WriteLine(e.Data); };

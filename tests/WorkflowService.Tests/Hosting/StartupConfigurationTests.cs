@@ -38,9 +38,13 @@ public sealed class StartupConfigurationTests
     [InlineData("Serilog:WriteTo:0:Name", "Nowhere", "Serilog: the logging configuration cannot be applied: Unable to find a method called Nowhere.")]
     [InlineData("Telemetry:InstanceCountInterval", "00:00:00", "Telemetry:InstanceCountInterval must be between 00:00:01 and 01:00:00 (it is 00:00:00).")]
     [InlineData("Telemetry:Prometheus:Enabled", "yes", "Telemetry:Prometheus:Enabled 'yes' cannot be read; expected true or false.")]
-    [InlineData("Telemetry:Prometheus:Path", "metrics", "Telemetry:Prometheus:Path must be a path starting with '/' (letters, digits, '_', '.', '-', '/').")]
+    [InlineData("Telemetry:Prometheus:Path", "metrics", "Telemetry:Prometheus:Path must be a path such as /metrics/prometheus: '/' and segments of letters, digits, '_', '.', '-'.")]
+    [InlineData("Telemetry:Prometheus:Path", "/metrics", "Telemetry:Prometheus:Path '/metrics' is a route of the API; choose a path of its own, such as /metrics/prometheus.")]
+    [InlineData("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", "OTEL_EXPORTER_OTLP_PROTOCOL 'http/json' is not supported; allowed values: grpc (the default), http/protobuf")]
     [InlineData("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4317",
         "OTEL_EXPORTER_OTLP_ENDPOINT 'collector:4317' is not an absolute http:// or https:// address (for example http://otel-collector:4317)")]
+    [InlineData("OTEL_EXPORTER_OTLP_ENDPOINT", "user:s3cret@collector:4317",
+        "OTEL_EXPORTER_OTLP_ENDPOINT (its value has credentials in it: not shown) is not an absolute http:// or https:// address (for example http://otel-collector:4317)")]
     [InlineData("ASPNETCORE_URLS", "localhost-9000",
         "ASPNETCORE_URLS (or --urls) 'localhost-9000' is not an address to listen on; expected scheme://host:port with a port from 0 to 65535, "
         + "several separated by ';', such as http://+:8080.")]
