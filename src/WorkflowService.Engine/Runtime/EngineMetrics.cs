@@ -41,13 +41,13 @@ public sealed class EngineMetrics : IDisposable
         _deadLetters = _meter.CreateCounter<long>("workflow.signals.dead_lettered", "{signal}", "signals given up on, with the reason, for an operator");
         _runSeconds = _meter.CreateHistogram("workflow.run.duration", "s",
             "a claimed signal's handling: the instance run to its next wait and its commit", tags: null,
-            advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = Seconds(LatencyHistogram.UpperBoundsMs) });
+            advice: LatencySeconds);
         _commitSeconds = _meter.CreateHistogram("workflow.commit.duration", "s",
             "one wait point's write (state, history, signals, tasks in one transaction), queueing for the writer included", tags: null,
-            advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = Seconds(LatencyHistogram.UpperBoundsMs) });
+            advice: LatencySeconds);
         _ageAtClaimSeconds = _meter.CreateHistogram("workflow.signal.age_at_claim", "s",
             "from a signal's due time (its creation, for one due at once) to its claim by a worker, by the store's clock: the queue's latency",
-            tags: null, advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = Seconds(LatencyHistogram.UpperBoundsMs) });
+            tags: null, advice: LatencySeconds);
         _claimBatch = _meter.CreateHistogram("workflow.claim.batch_size", "{signal}", "signals one claim took (claims that took none are not recorded)",
             tags: null, advice: new InstrumentAdvice<int> { HistogramBucketBoundaries = [1, 2, 4, 8, 16, 32, 64, 128, 256] });
     }
@@ -132,5 +132,9 @@ public sealed class EngineMetrics : IDisposable
 
     public void Dispose() => _meter.Dispose();
 
-    private static double[] Seconds(IReadOnlyList<double> milliseconds) => milliseconds.Select(ms => ms / 1000).ToArray();
+    /// <summary>The durations' buckets: <see cref="LatencyHistogram"/>'s (GET /metrics), in seconds.</summary>
+    private static readonly InstrumentAdvice<double> LatencySeconds = new()
+    {
+        HistogramBucketBoundaries = LatencyHistogram.UpperBoundsMs.Select(ms => ms / 1000).ToArray(),
+    };
 }
