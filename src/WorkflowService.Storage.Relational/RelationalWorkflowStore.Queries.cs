@@ -9,13 +9,8 @@ public sealed partial class RelationalWorkflowStore : IOperatorQueries
     public async Task<Page<WorkflowInstance>> QueryInstancesAsync(InstanceQuery query, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        var q = db.Instances.AsNoTracking().Where(i => i.Tenant == query.Tenant);
-        if (query.DefinitionName is not null) q = q.Where(i => i.DefinitionName == query.DefinitionName);
-        if (query.DefinitionVersion is { } version) q = q.Where(i => i.DefinitionVersion == version);
+        var q = Filter(db.Instances.AsNoTracking(), query);
         if (query.Status is { } status) q = q.Where(i => i.Status == status);
-        if (query.BusinessKey is not null) q = q.Where(i => i.BusinessKey == query.BusinessKey);
-        if (query.CreatedFrom is { } from) q = q.Where(i => i.CreatedAt >= from);
-        if (query.CreatedTo is { } to) q = q.Where(i => i.CreatedAt < to);
         var total = await q.CountAsync(cancellationToken).ConfigureAwait(false);
         if (query.After is { } after)
         {
@@ -35,6 +30,27 @@ public sealed partial class RelationalWorkflowStore : IOperatorQueries
         var counts = await db.Instances.AsNoTracking().GroupBy(i => i.Status).Select(g => new { Status = g.Key, Count = g.LongCount() })
             .ToListAsync(cancellationToken).ConfigureAwait(false);
         return counts.ToDictionary(c => c.Status, c => c.Count);
+    }
+
+    public async Task<IReadOnlyDictionary<InstanceStatus, long>> CountInstancesByStatusAsync(InstanceQuery filter, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var counts = await Filter(db.Instances.AsNoTracking(), filter).GroupBy(i => i.Status).Select(g => new { Status = g.Key, Count = g.LongCount() })
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        return counts.ToDictionary(c => c.Status, c => c.Count);
+    }
+
+    /// <summary>The query's tenant and filters, all but its status.</summary>
+    private static IQueryable<WorkflowInstance> Filter(IQueryable<WorkflowInstance> instances, InstanceQuery query)
+    {
+        var q = instances.Where(i => i.Tenant == query.Tenant);
+        if (query.DefinitionName is not null) q = q.Where(i => i.DefinitionName == query.DefinitionName);
+        if (query.DefinitionVersion is { } version) q = q.Where(i => i.DefinitionVersion == version);
+        if (query.BusinessKey is not null) q = q.Where(i => i.BusinessKey == query.BusinessKey);
+        if (query.CreatedFrom is { } from) q = q.Where(i => i.CreatedAt >= from);
+        if (query.CreatedTo is { } to) q = q.Where(i => i.CreatedAt < to);
+        if (query.ParentId is { } parent) q = q.Where(i => i.ParentInstanceId == parent);
+        return q;
     }
 
     public async Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(Guid instanceId, CancellationToken cancellationToken)

@@ -12,6 +12,11 @@ public interface IOperatorQueries
     /// out. Reads every instance's status: callers bound how often (see <see cref="Runtime.InstanceStatusGauge"/>).
     /// </summary>
     Task<IReadOnlyDictionary<InstanceStatus, long>> CountInstancesByStatusAsync(CancellationToken cancellationToken);
+    /// <summary>
+    /// How many instances of <paramref name="filter"/>'s tenant match its filters in each status (its status, paging and
+    /// position are ignored); statuses with none are left out.
+    /// </summary>
+    Task<IReadOnlyDictionary<InstanceStatus, long>> CountInstancesByStatusAsync(InstanceQuery filter, CancellationToken cancellationToken);
     /// <summary>Every signal of an instance, oldest first.</summary>
     Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(Guid instanceId, CancellationToken cancellationToken);
     /// <summary>Signals across instances, e.g. the claims a node holds (operators' view of the queue).</summary>

@@ -19,7 +19,8 @@ public sealed record InstanceQuery(
     int Limit = 50,
     int? DefinitionVersion = null,
     string Tenant = "",
-    InstancePosition? After = null);
+    InstancePosition? After = null,
+    Guid? ParentId = null);
 
 /// <summary>An instance's place in the list's order: its creation time and id (the tie-break).</summary>
 public sealed record InstancePosition(DateTime CreatedAt, Guid Id)

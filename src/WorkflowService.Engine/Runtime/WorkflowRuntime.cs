@@ -179,7 +179,20 @@ public sealed class WorkflowRuntime(
     /// long-poll reads the store only when its instance changed. Null at once when there is no such instance in
     /// <paramref name="tenant"/> (an instance of another tenant is neither waited for nor returned).
     /// </summary>
-    public async Task<WorkflowInstance?> WaitForStatusAsync(string tenant, Guid instanceId, IReadOnlySet<InstanceStatus> statuses,
+    public Task<WorkflowInstance?> WaitForStatusAsync(string tenant, Guid instanceId, IReadOnlySet<InstanceStatus> statuses,
+        TimeSpan timeout, CancellationToken cancellationToken) =>
+        WaitUntilAsync(tenant, instanceId, i => Satisfies(i, statuses), timeout, cancellationToken);
+
+    /// <summary>
+    /// Returns the instance once it has committed a version after <paramref name="afterVersion"/>, or its current state
+    /// when <paramref name="timeout"/> ends (what a page that shows the instance waits on to redraw). Null at once when
+    /// there is no such instance in <paramref name="tenant"/>.
+    /// </summary>
+    public Task<WorkflowInstance?> WaitForChangeAsync(string tenant, Guid instanceId, int afterVersion, TimeSpan timeout,
+        CancellationToken cancellationToken) =>
+        WaitUntilAsync(tenant, instanceId, i => i.Version > afterVersion, timeout, cancellationToken);
+
+    private async Task<WorkflowInstance?> WaitUntilAsync(string tenant, Guid instanceId, Func<WorkflowInstance, bool> done,
         TimeSpan timeout, CancellationToken cancellationToken)
     {
         var options = workerOptions.Value;
@@ -198,7 +211,7 @@ public sealed class WorkflowRuntime(
                 instance = null;
             }
 
-            while (instance is not null && !Satisfies(instance, statuses))
+            while (instance is not null && !done(instance))
             {
                 changes.Observed(instanceId, change, instance.Version);
                 var remaining = time.GetElapsedTime(time.GetTimestamp(), deadline);
@@ -226,7 +239,7 @@ public sealed class WorkflowRuntime(
                     continue;
                 }
 
-                instance = changed is null || Satisfies(changed, statuses)
+                instance = changed is null || done(changed)
                     ? changed
                     : await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
             }

@@ -9,6 +9,7 @@ using WorkflowService.Api;
 using WorkflowService.Diagrams;
 using WorkflowService.Engine;
 using WorkflowService.Engine.Configuration;
+using WorkflowService.OperatorConsole;
 using WorkflowService.Security;
 
 namespace WorkflowService.Hosting;
@@ -57,6 +58,7 @@ public static class ServiceDefaults
         services.AddWorkflowBackend(builder.Configuration);
         services.AddWorkflowEngine(builder.Configuration);
         services.AddSingleton<DiagramRenderer>();
+        services.AddOperatorConsole(builder.Configuration);
         services.AddSettings<HealthOptions>(builder.Configuration.GetSection(HealthOptions.Section));
         services.AddHealthChecks();
         // Registered with its configured timeout: past it the check counts as failed (Unhealthy) instead of hanging the probe.
@@ -73,9 +75,11 @@ public static class ServiceDefaults
         app.UseExceptionHandler();
         app.UseStatusCodePages();
         app.UseMiddleware<RequestSizeLimit>();
+        app.UseConsoleSession();
         app.UseAuthentication();
         app.UseRateLimiter();
         app.UseAuthorization();
+        app.UseConsoleGate();
         app.UseRequestTimeouts();
 
         app.MapApiDocument();
@@ -91,6 +95,7 @@ public static class ServiceDefaults
         app.MapSignalEndpoints();
         app.MapDeadLetterEndpoints();
         app.MapDiagramEndpoints();
+        app.MapOperatorConsole();
         return app;
     }
 }

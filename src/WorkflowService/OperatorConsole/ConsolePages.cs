@@ -1,0 +1,293 @@
+using System.Globalization;
+using System.Reflection;
+using DiffPlex;
+using DiffPlex.DiffBuilder;
+using Microsoft.AspNetCore.Components;
+using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.Extensions.Options;
+using WorkflowService.Api;
+using WorkflowService.Diagrams;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Runtime;
+using WorkflowService.OperatorConsole.Pages;
+using WorkflowService.Security;
+
+namespace WorkflowService.OperatorConsole;
+
+/// <summary>The console's pages (GET): each reads what it shows through the engine's own services, in the caller's tenant.</summary>
+public static class ConsolePages
+{
+    public static IEndpointRouteBuilder MapConsolePages(this IEndpointRouteBuilder routes)
+    {
+        var group = routes.MapGroup(ConsolePaths.Root).ExcludeFromDescription();
+        group.MapGet("/", () => TypedResults.Redirect(ConsolePaths.Instances));
+        group.MapGet("/sign-in", SignInForm);
+        group.MapGet("/instances", Instances);
+        group.MapGet("/instances/{id:guid}", Instance);
+        group.MapGet("/live/instances/{id:guid}", Live);
+        group.MapGet("/definitions", Definitions);
+        group.MapGet("/definitions/{name}", Definition);
+        group.MapGet("/dead-letters", DeadLetters);
+        group.MapGet("/tasks", Tasks);
+        group.MapGet("/assets/{file}", Asset);
+        return routes;
+    }
+
+    internal static RazorComponentResult Page<TPage>(object model, int statusCode = StatusCodes.Status200OK) where TPage : IComponent =>
+        new RazorComponentResult<TPage>(new { Model = model }) { StatusCode = statusCode };
+
+    internal static RazorComponentResult Message(ConsoleCaller? caller, string title, string message, int statusCode) =>
+        Page<MessagePage>(new MessageModel(caller, title, message), statusCode);
+
+    internal static RazorComponentResult Refused(ConsoleCaller caller, string what) =>
+        Message(caller, "Not allowed", $"Your credentials do not allow {what}. Ask an administrator for a role that does.", StatusCodes.Status403Forbidden);
+
+    private static RazorComponentResult SignInForm(HttpContext http, IOptions<AuthenticationSettings> authentication, string? returnUrl = null,
+        string? expired = null, string? rejected = null)
+    {
+        var message = rejected is not null ? "That key or token was not accepted."
+            : expired is not null ? "Your sign-in has ended or was not accepted; sign in again."
+            : null;
+        return Page<SignInPage>(new SignInModel(ConsolePaths.IsLocal(returnUrl) ? returnUrl! : ConsolePaths.Instances, message,
+            authentication.Value.Jwt.IsConfigured));
+    }
+
+    private static async Task<RazorComponentResult> Instances(
+        HttpContext http, IOperatorQueries queries, IDefinitionStore definitions, IOptions<ConsoleOptions> options, CancellationToken cancellationToken,
+        string? definition = null, string? status = null, string? businessKey = null, string? createdFrom = null, string? createdTo = null,
+        string? after = null)
+    {
+        var caller = await ConsoleCaller.OfAsync(http);
+        if (!caller.ReadInstances)
+        {
+            return Refused(caller, "reading instances");
+        }
+
+        var errors = new List<string>();
+        InstanceStatus? statusFilter = null;
+        if (!string.IsNullOrEmpty(status))
+        {
+            if (Enum.TryParse<InstanceStatus>(status, ignoreCase: true, out var parsed) && !int.TryParse(status, out _))
+            {
+                statusFilter = parsed;
+            }
+            else
+            {
+                errors.Add($"Status '{status}' is not one of {string.Join(", ", Enum.GetNames<InstanceStatus>())}.");
+            }
+        }
+
+        var from = ParseTime(createdFrom, "Created from", errors);
+        var to = ParseTime(createdTo, "Created before", errors);
+        var filter = new InstanceFilter(Blank(definition), statusFilter, Blank(businessKey), from, to, Blank(after));
+        InstancePosition? position = null;
+        if (filter.After is { } cursor && (position = ListCursor.Decode(cursor)) is null)
+        {
+            errors.Add("That page link is not one this console made; start again from the first page.");
+        }
+
+        var size = options.Value.PageSize;
+        var query = new InstanceQuery(filter.Definition, filter.Status, filter.BusinessKey, from, to, Limit: size, Tenant: caller.Tenant, After: position);
+        var names = caller.ReadDefinitions
+            ? (await definitions.ListDefinitionsAsync(caller.Tenant, cancellationToken)).Select(d => d.Name).ToList()
+            : [];
+        if (errors.Count > 0)
+        {
+            return Page<InstancesPage>(new InstancesModel(caller, filter, new Page<WorkflowInstance>([], 0, 0, size),
+                new Dictionary<InstanceStatus, long>(), null, names, string.Join(" ", errors)), StatusCodes.Status400BadRequest);
+        }
+
+        var page = await queries.QueryInstancesAsync(query, cancellationToken);
+        var counts = await queries.CountInstancesByStatusAsync(query, cancellationToken);
+        var next = page.Items.Count == size ? ListCursor.Encode(InstancePosition.Of(page.Items[^1])) : null;
+        return Page<InstancesPage>(new InstancesModel(caller, filter, page, counts, next, names, null));
+    }
+
+    private static async Task<RazorComponentResult> Instance(
+        Guid id, HttpContext http, IInstanceStore store, IOperatorQueries queries, IDefinitionStore definitions, DefinitionRegistry registry,
+        DiagramRenderer renderer, TaskInbox inbox, CancellationToken cancellationToken, string? done = null)
+    {
+        var caller = await ConsoleCaller.OfAsync(http);
+        if (!caller.ReadInstances)
+        {
+            return Refused(caller, "reading instances");
+        }
+
+        var instance = InstanceEndpoints.InTenant(await store.GetInstanceAsync(id, cancellationToken), caller.Tenant);
+        if (instance is null)
+        {
+            return Message(caller, "No such instance", $"No instance has the id {id}.", StatusCodes.Status404NotFound);
+        }
+
+        var history = await store.GetHistoryAsync(id, cancellationToken);
+        var compiled = await registry.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken);
+        var signals = await queries.ListSignalsAsync(id, cancellationToken);
+        var tasks = await inbox.QueryAsync(new TaskQuery(InstanceId: id, Limit: 200, Tenant: caller.Tenant), cancellationToken);
+        var children = await queries.QueryInstancesAsync(new InstanceQuery(Limit: 50, Tenant: caller.Tenant, ParentId: id), cancellationToken);
+        var versions = caller.Operate
+            ? (await definitions.ListDefinitionVersionsAsync(caller.Tenant, instance.DefinitionName, cancellationToken)).Select(v => v.Version).ToList()
+            : [];
+        return Page<InstancePage>(new InstanceModel(caller, instance, compiled is null ? null : renderer.RenderInstance(compiled, instance, history),
+            history, signals, tasks.Items, children, versions, Done(done)));
+    }
+
+    /// <summary>
+    /// Waits (bounded by Console:LiveWait) until the instance commits a version after <paramref name="version"/>: what an
+    /// open instance page asks, to redraw itself without a reload.
+    /// </summary>
+    private static async Task<IResult> Live(
+        Guid id, int version, HttpContext http, WorkflowRuntime runtime, LongPollGate gate, IOptions<ConsoleOptions> options,
+        CancellationToken cancellationToken)
+    {
+        var caller = await ConsoleCaller.OfAsync(http);
+        if (!caller.ReadInstances)
+        {
+            return TypedResults.StatusCode(StatusCodes.Status403Forbidden);
+        }
+
+        using var slot = gate.TryEnter(CallerLimits.CallerKey(http), out _);
+        if (slot is null)
+        {
+            http.Response.Headers.RetryAfter = "5";
+            return TypedResults.StatusCode(StatusCodes.Status429TooManyRequests);
+        }
+
+        var instance = await runtime.WaitForChangeAsync(caller.Tenant, id, version, options.Value.LiveWait, cancellationToken);
+        return instance is null
+            ? TypedResults.NotFound()
+            : TypedResults.Ok(new LiveChange(instance.Version, instance.Status.ToString(), instance.Status.IsTerminal()));
+    }
+
+    private static async Task<RazorComponentResult> Definitions(HttpContext http, IDefinitionStore store, CancellationToken cancellationToken)
+    {
+        var caller = await ConsoleCaller.OfAsync(http);
+        return caller.ReadDefinitions
+            ? Page<DefinitionsPage>(new DefinitionsModel(caller, await store.ListDefinitionsAsync(caller.Tenant, cancellationToken)))
+            : Refused(caller, "reading definitions");
+    }
+
+    private static async Task<RazorComponentResult> Definition(
+        string name, HttpContext http, IDefinitionStore store, DefinitionRegistry registry, DiagramRenderer renderer,
+        CancellationToken cancellationToken, int? version = null, int? compare = null)
+    {
+        var caller = await ConsoleCaller.OfAsync(http);
+        if (!caller.ReadDefinitions)
+        {
+            return Refused(caller, "reading definitions");
+        }
+
+        var versions = (await store.ListDefinitionVersionsAsync(caller.Tenant, name, cancellationToken)).OrderByDescending(v => v.Version).ToList();
+        var selected = version is { } v ? versions.Find(r => r.Version == v) : versions.FirstOrDefault();
+        if (selected is null)
+        {
+            return Message(caller, "No such definition",
+                version is null ? $"No definition is named '{name}'." : $"Definition '{name}' has no version {version}.", StatusCodes.Status404NotFound);
+        }
+
+        var compiled = await registry.GetAsync(caller.Tenant, name, selected.Version, cancellationToken);
+        var json = ConsoleFormat.Json(selected.Json);
+        var other = compare is { } c ? versions.Find(r => r.Version == c) : null;
+        var diff = other is null ? null : SideBySideDiffBuilder.Diff(new Differ(), ConsoleFormat.Json(other.Json), json);
+        return Page<DefinitionPage>(new DefinitionModel(caller, name, versions, selected, compiled is null ? null : renderer.RenderDefinition(compiled), json,
+            other?.Version, diff));
+    }
+
+    private static async Task<RazorComponentResult> DeadLetters(
+        HttpContext http, DeadLetterQueue deadLetters, IOptions<ConsoleOptions> options, CancellationToken cancellationToken, int offset = 0,
+        string? done = null)
+    {
+        var caller = await ConsoleCaller.OfAsync(http);
+        if (!caller.Operate)
+        {
+            return Refused(caller, "seeing dead letters");
+        }
+
+        var page = await deadLetters.ListAsync(caller.Tenant, Math.Max(0, offset), options.Value.PageSize, cancellationToken);
+        return Page<DeadLettersPage>(new DeadLettersModel(caller, page, Done(done)));
+    }
+
+    private static async Task<RazorComponentResult> Tasks(
+        HttpContext http, TaskInbox inbox, IOptions<AuthenticationSettings> authentication, IOptions<ConsoleOptions> options,
+        CancellationToken cancellationToken, string? status = null, int offset = 0, string? done = null)
+    {
+        var caller = await ConsoleCaller.OfAsync(http);
+        HumanTaskStatus? filter = null;
+        if (!string.IsNullOrEmpty(status))
+        {
+            if (!Enum.TryParse<HumanTaskStatus>(status, ignoreCase: true, out var parsed) || int.TryParse(status, out _))
+            {
+                return Page<TasksPage>(new TasksModel(caller, null, new Page<HumanTask>([], 0, 0, options.Value.PageSize), new HashSet<Guid>(), null,
+                    $"Status '{status}' is not one of {string.Join(", ", Enum.GetNames<HumanTaskStatus>())}."), StatusCodes.Status400BadRequest);
+            }
+
+            filter = parsed;
+        }
+
+        // As the API's inbox: callers who read instances see every task; a task user sees those they may work.
+        var taskCaller = TaskCaller.Of(http.User, authentication.Value);
+        var candidateOnly = taskCaller.ReadsEverything ? null : taskCaller.Candidate ?? new TaskCandidate("", []);
+        var page = await inbox.QueryAsync(new TaskQuery(Status: filter, Offset: Math.Max(0, offset), Limit: options.Value.PageSize,
+            CandidateOnly: candidateOnly, Tenant: caller.Tenant), cancellationToken);
+        var workable = page.Items.Where(taskCaller.MayWork).Select(t => t.Id).ToHashSet();
+        return Page<TasksPage>(new TasksModel(caller, filter, page, workable, Done(done), null));
+    }
+
+    private static readonly Assembly Self = typeof(ConsolePages).Assembly;
+
+    private static IResult Asset(string file, HttpContext http)
+    {
+        var type = Path.GetExtension(file) switch
+        {
+            ".css" => "text/css; charset=utf-8",
+            ".js" => "text/javascript; charset=utf-8",
+            _ => null,
+        };
+        using var stream = type is null ? null : Self.GetManifestResourceStream($"console/{file}");
+        if (stream is null)
+        {
+            return TypedResults.NotFound();
+        }
+
+        using var buffer = new MemoryStream();
+        stream.CopyTo(buffer);
+        http.Response.Headers.CacheControl = "no-cache";
+        return TypedResults.Bytes(buffer.ToArray(), type);
+    }
+
+    /// <summary>What the last action did, said on the page it returned to.</summary>
+    private static string? Done(string? done) => done switch
+    {
+        "signal" => "Signal sent.",
+        "cancel" => "Cancel requested: the definition's cancel path runs.",
+        "terminate" => "Instance terminated.",
+        "suspend" => "Instance suspended.",
+        "resume" => "Instance resumed.",
+        "migrate" => "Instance migrated.",
+        "replay" => "Dead letter replayed: the signal is queued again.",
+        "claim" => "Task claimed.",
+        "complete" => "Task completed.",
+        _ => null,
+    };
+
+    private static string? Blank(string? value) => string.IsNullOrWhiteSpace(value) ? null : value.Trim();
+
+    private static DateTime? ParseTime(string? text, string field, List<string> errors)
+    {
+        if (string.IsNullOrWhiteSpace(text))
+        {
+            return null;
+        }
+
+        string[] formats = ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss.FFFFFFF", "yyyy-MM-dd"];
+        if (DateTime.TryParseExact(text.Trim(), formats, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var at))
+        {
+            return at;
+        }
+
+        errors.Add($"{field} '{text}' is not a date and time such as 2026-11-25T09:30.");
+        return null;
+    }
+}
+
+/// <summary>What an open instance page learns from /console/live: the committed version, the status, and whether it can still change.</summary>
+public sealed record LiveChange(int Version, string Status, bool Final);

@@ -1,0 +1,38 @@
+using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Configuration;
+
+namespace WorkflowService.OperatorConsole;
+
+/// <summary>The operations console: its settings, its sign-in, its pages and actions.</summary>
+public static class ConsoleRegistration
+{
+    public static IServiceCollection AddOperatorConsole(this IServiceCollection services, IConfiguration configuration)
+    {
+        services.AddSettings<ConsoleOptions>(configuration.GetSection(ConsoleOptions.Section));
+        services.AddRazorComponents();
+        services.AddAntiforgery(o =>
+        {
+            o.Cookie.Name = "workflow-console-antiforgery";
+            o.Cookie.Path = ConsolePaths.Root;
+            o.Cookie.SameSite = SameSiteMode.Strict;
+            o.FormFieldName = "__antiforgery";
+        });
+        services.AddSingleton<ConsoleSessionCookie>();
+        return services;
+    }
+
+    /// <summary>Before authentication: a console request presents its session as the Authorization header.</summary>
+    public static IApplicationBuilder UseConsoleSession(this IApplicationBuilder app) =>
+        Enabled(app) ? app.UseMiddleware<ConsoleSession>() : app;
+
+    /// <summary>After authorization: the sign-in gate and the forms' antiforgery check.</summary>
+    public static IApplicationBuilder UseConsoleGate(this IApplicationBuilder app) =>
+        Enabled(app) ? app.UseMiddleware<ConsoleSignInGate>().UseAntiforgery() : app;
+
+    public static IEndpointRouteBuilder MapOperatorConsole(this IEndpointRouteBuilder routes) =>
+        Enabled(routes.ServiceProvider) ? routes.MapConsolePages().MapConsoleActions() : routes;
+
+    private static bool Enabled(IApplicationBuilder app) => Enabled(app.ApplicationServices);
+
+    private static bool Enabled(IServiceProvider services) => services.GetRequiredService<IOptions<ConsoleOptions>>().Value.Enabled;
+}

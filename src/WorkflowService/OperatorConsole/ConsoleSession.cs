@@ -1,0 +1,139 @@
+using System.Security.Cryptography;
+using Microsoft.AspNetCore.DataProtection;
+using Microsoft.Extensions.Options;
+using WorkflowService.Security;
+
+namespace WorkflowService.OperatorConsole;
+
+/// <summary>
+/// The console's sign-in: the API key or token a person pastes is kept, encrypted and time-limited, in a cookie scoped to
+/// /console; each console request presents it to the API's own authentication as the Authorization header
+/// (<see cref="ConsoleSession"/>), so the console sees exactly the identity, roles and tenant the API would. The cookie
+/// is HttpOnly, SameSite=Strict and never sent to the API's routes, so a page elsewhere cannot act with it; the console's
+/// forms also carry an antiforgery token.
+/// </summary>
+public sealed class ConsoleSessionCookie(IDataProtectionProvider protection, IOptions<ConsoleOptions> options, TimeProvider time)
+{
+    public const string CookieName = "workflow-console";
+
+    private readonly ITimeLimitedDataProtector _protector =
+        protection.CreateProtector("WorkflowService.OperatorConsole.Session.v1").ToTimeLimitedDataProtector();
+
+    /// <summary>Keeps <paramref name="credential"/> for this browser: a token (three dot-separated parts) as a bearer token, anything else as an API key.</summary>
+    public void SignIn(HttpContext context, string credential)
+    {
+        var header = LooksLikeToken(credential) ? $"Bearer {credential}" : $"{ApiKeyHandler.AuthorizationPrefix}{credential}";
+        var lifetime = options.Value.SessionLifetime;
+        context.Response.Cookies.Append(CookieName, _protector.Protect(header, time.GetUtcNow().Add(lifetime)), Options(context, lifetime));
+    }
+
+    public static void SignOut(HttpContext context) => context.Response.Cookies.Delete(CookieName, Options(context, TimeSpan.Zero));
+
+    /// <summary>The Authorization header the cookie holds; null when it has expired or was written with a key this node lacks.</summary>
+    public string? Read(string cookie)
+    {
+        try
+        {
+            return _protector.Unprotect(cookie, out var expires) is { } header && expires > time.GetUtcNow() ? header : null;
+        }
+        catch (CryptographicException)
+        {
+            return null;
+        }
+    }
+
+    private static bool LooksLikeToken(string credential) => credential.Count(c => c == '.') == 2 && !credential.Contains(' ', StringComparison.Ordinal);
+
+    private static CookieOptions Options(HttpContext context, TimeSpan lifetime) => new()
+    {
+        Path = ConsolePaths.Root,
+        HttpOnly = true,
+        Secure = context.Request.IsHttps,
+        SameSite = SameSiteMode.Strict,
+        IsEssential = true,
+        MaxAge = lifetime > TimeSpan.Zero ? lifetime : null,
+    };
+}
+
+/// <summary>
+/// Presents a console request's session (<see cref="ConsoleSessionCookie"/>) as its Authorization header, before
+/// authentication runs; sets the console pages' security headers (nothing but this node's own script and styles).
+/// </summary>
+public sealed class ConsoleSession(RequestDelegate next, ConsoleSessionCookie sessions, IOptions<AuthenticationSettings> authentication)
+{
+    /// <summary>The longest credential the sign-in form takes (a token with many claims stays well under it).</summary>
+    public const int MaxCredentialLength = 8192;
+
+    private const string ContentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; "
+        + "frame-ancestors 'none'; base-uri 'none'";
+
+    public Task InvokeAsync(HttpContext context)
+    {
+        if (!context.Request.Path.StartsWithSegments(ConsolePaths.Root, StringComparison.OrdinalIgnoreCase))
+        {
+            return next(context);
+        }
+
+        var headers = context.Response.Headers;
+        headers.ContentSecurityPolicy = ContentSecurityPolicy;
+        headers.XFrameOptions = "DENY";
+        headers["Referrer-Policy"] = "same-origin";
+        if (authentication.Value.HasScheme
+            && !context.Request.Headers.ContainsKey(ApiKeyHandler.HeaderName)
+            && context.Request.Headers.Authorization.Count == 0
+            && context.Request.Cookies[ConsoleSessionCookie.CookieName] is { Length: > 0 } cookie)
+        {
+            context.Items[typeof(ConsoleSession)] = true;
+            if (sessions.Read(cookie) is { } header)
+            {
+                context.Request.Headers.Authorization = header;
+            }
+        }
+
+        return next(context);
+    }
+
+    /// <summary>Whether this request came with a console session (which, when it is not signed in now, has expired or was refused).</summary>
+    public static bool HadSession(HttpContext context) => context.Items.ContainsKey(typeof(ConsoleSession));
+
+    public static void SignOut(HttpContext context) => ConsoleSessionCookie.SignOut(context);
+}
+
+/// <summary>
+/// Sends a console visitor who is not signed in to the sign-in page (the API itself answers 401); runs after
+/// authentication, so it sees the identity the session presented.
+/// </summary>
+public sealed class ConsoleSignInGate(RequestDelegate next, IOptions<AuthenticationSettings> authentication)
+{
+    public Task InvokeAsync(HttpContext context)
+    {
+        var path = context.Request.Path;
+        if (!path.StartsWithSegments(ConsolePaths.Root, StringComparison.OrdinalIgnoreCase)
+            || !authentication.Value.HasScheme
+            || context.User.Identity?.IsAuthenticated == true
+            || path.StartsWithSegments(ConsolePaths.SignIn, StringComparison.OrdinalIgnoreCase)
+            || path.StartsWithSegments(ConsolePaths.Assets, StringComparison.OrdinalIgnoreCase))
+        {
+            return next(context);
+        }
+
+        if (ConsoleSession.HadSession(context))
+        {
+            ConsoleSession.SignOut(context);
+        }
+
+        if (HttpMethods.IsGet(context.Request.Method) && !path.StartsWithSegments(ConsolePaths.Live, StringComparison.OrdinalIgnoreCase))
+        {
+            var back = ConsolePaths.IsLocal(path + context.Request.QueryString) ? path + context.Request.QueryString : (string)ConsolePaths.Root;
+            var reason = ConsoleSession.HadSession(context) ? "&expired=1" : "";
+            context.Response.Redirect($"{ConsolePaths.SignIn}?returnUrl={Uri.EscapeDataString(back)}{reason}");
+        }
+        else
+        {
+            context.Response.StatusCode = StatusCodes.Status401Unauthorized;
+        }
+
+        return Task.CompletedTask;
+    }
+}

@@ -1,0 +1,260 @@
+using System.Text.RegularExpressions;
+using Deque.AxeCore.Commons;
+using Deque.AxeCore.Playwright;
+using Microsoft.Playwright;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Tests.Infrastructure;
+using static Microsoft.Playwright.Assertions;
+
+namespace WorkflowService.Tests.Console;
+
+/// <summary>
+/// The operations console in a real browser (Debian's Chromium through Playwright) against a real node: sign in, find an
+/// instance, see where it waits on the diagram, act on it, watch it change, and every page free of console errors.
+/// </summary>
+[Collection(nameof(ConsoleBrowserTests))]
+public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<ConsoleBrowser>
+{
+    private const string Claim = "insurance-claim";
+
+    private ApiClient Api => browser.Api;
+
+    [Fact]
+    public async Task An_operator_finds_an_instance_sees_its_waits_on_the_diagram_sends_signals_and_watches_it_complete()
+    {
+        await EnsureClaimDefinitionAsync();
+        var businessKey = $"CLM-{Guid.NewGuid():N}"[..12];
+        var instance = await Api.StartAsync(Claim, new { amount = 3200 }, businessKey);
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Waiting);
+        await using var console = await browser.OpenAsync();
+        var page = console.Page;
+        await console.SignInAsync(browser.Node.ApiKey);
+
+        await page.GetByLabel("Business key").FillAsync(businessKey);
+        await page.GetByRole(AriaRole.Button, new() { Name = "Filter" }).ClickAsync();
+        await page.GetByRole(AriaRole.Link, new() { Name = instance.Id.ToString() }).ClickAsync();
+
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Level = 1 })).ToContainTextAsync("Waiting");
+        // Both parallel branches wait, each at its own step, and the diagram marks both as current.
+        await Expect(page.Locator("svg g[data-step='wait-assessor-report']")).ToHaveAttributeAsync("data-state", "current");
+        await Expect(page.Locator("svg g[data-step='wait-police-report']")).ToHaveAttributeAsync("data-state", "current");
+        await Expect(page.Locator("svg g[data-step='register']")).ToHaveAttributeAsync("data-state", "completed");
+
+        await SendSignalAsync(page, "assessor-report", """{"damage": 1800}""");
+        await Expect(page.GetByRole(AriaRole.Status)).ToContainTextAsync("Signal sent.");
+        await SendSignalAsync(page, "police-report", """{"atFault": "other"}""");
+
+        // The page follows the instance to its end: the badge, the diagram and the history redraw as it commits.
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Level = 1 })).ToContainTextAsync("Completed");
+        await Expect(page.Locator("svg g[data-step='settle']")).ToHaveAttributeAsync("data-state", "completed");
+        await Expect(page.Locator("ol.timeline")).ToContainTextAsync("InstanceCompleted");
+        await Expect(page.Locator("tr[data-signal-status='Handled']", new() { HasText = "assessor-report" })).ToHaveCountAsync(1);
+        await Expect(page.Locator("tr[data-signal-status='Handled']", new() { HasText = "police-report" })).ToHaveCountAsync(1);
+        Assert.Equal(InstanceStatus.Completed, (await Api.GetAsync(instance.Id)).Status);
+        Assert.Empty(console.Errors);
+    }
+
+    [Fact]
+    public async Task An_open_instance_page_redraws_when_the_instance_commits_without_a_reload()
+    {
+        await EnsureClaimDefinitionAsync();
+        var instance = await Api.StartAsync(Claim, new { amount = 900 });
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Waiting);
+        await using var console = await browser.OpenAsync();
+        var page = console.Page;
+        await console.SignInAsync(browser.Node.ApiKey);
+        await page.GotoAsync($"/console/instances/{instance.Id}");
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Level = 1 })).ToContainTextAsync("Waiting");
+        // A mark on this document: a reload would lose it.
+        await page.EvaluateAsync("() => { window.notReloaded = true; }");
+
+        await Api.SignalAsync(instance.Id, "assessor-report", new { damage = 700 });
+        await Api.SignalAsync(instance.Id, "police-report", new { atFault = "other" });
+
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Level = 1 })).ToContainTextAsync("Completed");
+        await Expect(page.GetByRole(AriaRole.Status)).ToContainTextAsync("Completed");
+        Assert.True(await page.EvaluateAsync<bool>("() => window.notReloaded === true"));
+        Assert.Empty(console.Errors);
+    }
+
+    [Fact]
+    public async Task A_dead_letter_is_replayed_from_the_console_after_a_confirmation()
+    {
+        var name = Definitions.Unique("faulty");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "steps": [
+                { "id": "wait", "type": "waitForSignal", "signal": "go", "output": "go" },
+                { "id": "boom", "type": "assign", "set": { "x": "noSuchFunction()" } },
+                { "id": "done", "type": "complete" }
+              ]
+            }
+            """);
+        var instance = await Api.StartAsync(name);
+        var signal = await Api.SignalAsync(instance.Id, "go");
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
+        await using var console = await browser.OpenAsync();
+        var page = console.Page;
+        await console.SignInAsync(browser.Node.ApiKey);
+
+        await page.GetByRole(AriaRole.Link, new() { Name = "Dead letters" }).ClickAsync();
+        var row = page.Locator($"tr[data-signal='{signal.Id}']");
+        await Expect(row).ToContainTextAsync("noSuchFunction");
+        await row.GetByRole(AriaRole.Button, new() { Name = "Replay…" }).ClickAsync();
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Name = "Replay a dead letter" })).ToBeVisibleAsync();
+        await page.GetByRole(AriaRole.Button, new() { Name = "Replay", Exact = true }).ClickAsync();
+
+        await Expect(page.GetByRole(AriaRole.Status)).ToContainTextAsync("Dead letter replayed");
+        await Eventually.WaitUntilAsync(async () => (await Api.HistoryAsync(instance.Id)).Any(h => h.Type == "InstanceReplayed"));
+        var replayed = (await Api.HistoryAsync(instance.Id)).First(h => h.Type == "InstanceReplayed");
+        Assert.Equal("test-client", replayed.Actor);
+        Assert.Empty(console.Errors);
+    }
+
+    [Fact]
+    public async Task A_caller_without_the_operator_role_sees_no_operator_actions_and_a_wrong_key_is_refused()
+    {
+        await EnsureClaimDefinitionAsync();
+        var instance = await Api.StartAsync(Claim, new { amount = 100 });
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Waiting);
+        await using var console = await browser.OpenAsync();
+        var page = console.Page;
+
+        await console.SignInAsync("not-a-key-of-this-node");
+        await Expect(page.GetByRole(AriaRole.Alert)).ToContainTextAsync("not accepted");
+
+        await console.SignInAsync(browser.Application.Key);
+        await page.GotoAsync($"/console/instances/{instance.Id}");
+        await Expect(page.GetByRole(AriaRole.Button, new() { Name = "Send signal…" })).ToBeVisibleAsync();
+        await Expect(page.GetByRole(AriaRole.Button, new() { Name = "Terminate…" })).ToHaveCountAsync(0);
+        await Expect(page.GetByRole(AriaRole.Button, new() { Name = "Cancel…" })).ToHaveCountAsync(0);
+        await Expect(page.GetByRole(AriaRole.Link, new() { Name = "Dead letters" })).ToHaveCountAsync(0);
+
+        Assert.Empty(console.Errors);
+        var refused = await page.GotoAsync("/console/dead-letters");
+        Assert.Equal(403, refused!.Status);
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Name = "Not allowed" })).ToBeVisibleAsync();
+    }
+
+    [Fact]
+    public async Task Every_page_renders_without_console_errors_or_serious_accessibility_violations()
+    {
+        var seed = await SeedTourAsync();
+        await using var console = await browser.OpenAsync();
+        var page = console.Page;
+        var shots = Environment.GetEnvironmentVariable(ConsoleBrowser.ScreenshotsVariable);
+
+        await page.GotoAsync("/console");
+        await VisitAsync(page, shots, "sign-in");
+        await console.SignInAsync(browser.Node.ApiKey);
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Name = "Instances" })).ToBeVisibleAsync();
+        await VisitAsync(page, shots, "instances");
+        await page.GotoAsync($"/console/instances/{seed.Waiting}");
+        await VisitAsync(page, shots, "instance-waiting");
+        await page.GotoAsync($"/console/instances/{seed.Completed}");
+        await VisitAsync(page, shots, "instance-completed");
+        await page.GotoAsync($"/console/instances/{seed.Faulted}");
+        await VisitAsync(page, shots, "instance-faulted");
+        await page.GotoAsync($"/console/instances/{seed.Waiting}");
+        await page.GetByLabel("Name", new() { Exact = true }).FillAsync("assessor-report");
+        await page.GetByLabel("Payload (JSON, optional)").FillAsync("""{"damage": 2400}""");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Send signal…" }).ClickAsync();
+        await VisitAsync(page, shots, "confirm-signal");
+        await page.GotoAsync($"/console/instances/{seed.Waiting}");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Plan migration…" }).ClickAsync();
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Name = "Dry-run plan" })).ToBeVisibleAsync();
+        await VisitAsync(page, shots, "confirm-migration");
+        await page.GotoAsync("/console/definitions");
+        await VisitAsync(page, shots, "definitions");
+        await page.GotoAsync($"/console/definitions/{Claim}?version=2&compare=1");
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Name = "Differences: v1 → v2" })).ToBeVisibleAsync();
+        await VisitAsync(page, shots, "definition-diff");
+        await page.GotoAsync("/console/tasks");
+        await VisitAsync(page, shots, "tasks");
+        await page.GotoAsync("/console/dead-letters");
+        await VisitAsync(page, shots, "dead-letters");
+
+        Assert.Empty(console.Errors);
+    }
+
+    private static async Task SendSignalAsync(IPage page, string name, string payload)
+    {
+        await page.GetByLabel("Name", new() { Exact = true }).FillAsync(name);
+        await page.GetByLabel("Payload (JSON, optional)").FillAsync(payload);
+        await page.GetByRole(AriaRole.Button, new() { Name = "Send signal…" }).ClickAsync();
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Name = "Send a signal" })).ToBeVisibleAsync();
+        await Expect(page.Locator("dl.facts")).ToContainTextAsync(name);
+        await page.GetByRole(AriaRole.Button, new() { Name = "Send signal", Exact = true }).ClickAsync();
+        await Expect(page).ToHaveURLAsync(new Regex("/console/instances/[0-9a-f-]+\\?done=signal"));
+    }
+
+    /// <summary>Checks the page with axe-core (serious and critical findings fail it), then saves its screenshot when asked to.</summary>
+    private static async Task VisitAsync(IPage page, string? shots, string name)
+    {
+        await page.WaitForLoadStateAsync(LoadState.Load);
+        var axe = await page.RunAxe(new AxeRunOptions { RunOnly = new RunOnlyOptions { Type = "tag", Values = ["wcag2a", "wcag2aa", "wcag21aa"] } });
+        var serious = axe.Violations.Where(v => v.Impact is "serious" or "critical")
+            .Select(v => $"{name}: {v.Id} ({v.Impact}) {v.Help}: {string.Join(" | ", v.Nodes.Take(3).Select(n => n.Html))}").ToList();
+        Assert.True(serious.Count == 0, string.Join("\n", serious));
+        if (!string.IsNullOrEmpty(shots))
+        {
+            Directory.CreateDirectory(shots);
+            await page.ScreenshotAsync(new PageScreenshotOptions { Path = Path.Combine(shots, $"{name}.png"), FullPage = true });
+        }
+    }
+
+    private async Task EnsureClaimDefinitionAsync()
+    {
+        using var existing = await Api.Http.GetAsync($"/definitions/{Claim}");
+        if (!existing.IsSuccessStatusCode)
+        {
+            await Api.PublishExampleAsync("insurance-claim.json");
+        }
+    }
+
+    private sealed record Tour(Guid Waiting, Guid Completed, Guid Faulted);
+
+    /// <summary>What the tour shows: the claim in two versions, claims waiting, done and at a task, a dead letter.</summary>
+    private async Task<Tour> SeedTourAsync()
+    {
+        await EnsureClaimDefinitionAsync();
+        using var versions = await Api.Http.GetAsync($"/definitions/{Claim}/versions");
+        if (!(await versions.Content.ReadAsStringAsync()).Contains("\"version\":2", StringComparison.Ordinal))
+        {
+            var v2 = (await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "examples", "insurance-claim.json")))
+                .Replace("\"autoApproveLimit\": 5000", "\"autoApproveLimit\": 7500", StringComparison.Ordinal)
+                .Replace("\"P10D\"", "\"P7D\"", StringComparison.Ordinal);
+            await Api.PublishAsync(v2);
+        }
+
+        var waiting = await Api.StartAsync(Claim, new { amount = 2400 }, $"CLM-{Random.Shared.Next(10_000, 99_999)}", version: 1);
+        var completed = await Api.StartAsync(Claim, new { amount = 1200 }, $"CLM-{Random.Shared.Next(10_000, 99_999)}");
+        var review = await Api.StartAsync(Claim, new { amount = 18_000 }, $"CLM-{Random.Shared.Next(10_000, 99_999)}");
+        await Api.WaitForAsync(completed.Id, InstanceStatus.Waiting);
+        await Api.SignalAsync(completed.Id, "assessor-report", new { damage = 1200 });
+        await Api.SignalAsync(completed.Id, "police-report", new { atFault = "other" });
+        await Api.WaitForAsync(review.Id, InstanceStatus.Waiting);
+        await Api.SignalAsync(review.Id, "assessor-report", new { damage = 18_000 });
+        await Api.SignalAsync(review.Id, "police-report", new { atFault = "insured" });
+        await Api.WaitForAsync(completed.Id, InstanceStatus.Completed);
+
+        var faulty = Definitions.Unique("payout");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{faulty}}",
+              "description": "Pays a settled claim out through the ledger.",
+              "steps": [
+                { "id": "await-settlement", "type": "waitForSignal", "signal": "settled", "output": "settlement" },
+                { "id": "book-payment", "type": "assign", "set": { "booking": "ledger.book(vars.settlement)" } },
+                { "id": "done", "type": "complete" }
+              ]
+            }
+            """);
+        var payout = await Api.StartAsync(faulty, new { claim = "CLM-1001" });
+        await Api.SignalAsync(payout.Id, "settled", new { amount = 1200 });
+        await Api.WaitForAsync(payout.Id, InstanceStatus.Faulted);
+        await Api.WaitForAsync(waiting.Id, InstanceStatus.Waiting);
+        return new Tour(waiting.Id, completed.Id, payout.Id);
+    }
+}
