@@ -7,7 +7,8 @@ namespace WorkflowService.OperatorConsole;
 /// <summary>How the console writes values: JSON indented, times in UTC to the second.</summary>
 public static class ConsoleFormat
 {
-    private static readonly JsonSerializerOptions Indented = new() { WriteIndented = true };
+    // Relaxed escaping: quotes and ampersands stay readable; the page's HTML encoding (Razor's) is what makes the text safe.
+    private static readonly JsonSerializerOptions Indented = new() { WriteIndented = true, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
 
     public static string Json(string? json)
     {

@@ -1,5 +1,4 @@
 using System.Globalization;
-using DiffPlex.DiffBuilder.Model;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
 
@@ -71,7 +70,7 @@ public sealed record DefinitionsModel(ConsoleCaller Caller, IReadOnlyList<Defini
 
 public sealed record DefinitionModel(
     ConsoleCaller Caller, string Name, IReadOnlyList<DefinitionRecord> Versions, DefinitionRecord Selected, string? Diagram, string Json,
-    int? Compare, SideBySideDiffModel? Diff);
+    int? Compare, IReadOnlyList<DiffRow>? Diff);
 
 public sealed record DeadLettersModel(ConsoleCaller Caller, Page<SignalMessage> Page, string? Notice);
 

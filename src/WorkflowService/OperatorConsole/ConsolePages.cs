@@ -1,7 +1,5 @@
 using System.Globalization;
 using System.Reflection;
-using DiffPlex;
-using DiffPlex.DiffBuilder;
 using Microsoft.AspNetCore.Components;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.Options;
@@ -187,7 +185,7 @@ public static class ConsolePages
         var compiled = await registry.GetAsync(caller.Tenant, name, selected.Version, cancellationToken);
         var json = ConsoleFormat.Json(selected.Json);
         var other = compare is { } c ? versions.Find(r => r.Version == c) : null;
-        var diff = other is null ? null : SideBySideDiffBuilder.Diff(new Differ(), ConsoleFormat.Json(other.Json), json);
+        var diff = other is null ? null : DefinitionDiff.Of(ConsoleFormat.Json(other.Json), json);
         return Page<DefinitionPage>(new DefinitionModel(caller, name, versions, selected, compiled is null ? null : renderer.RenderDefinition(compiled), json,
             other?.Version, diff));
     }

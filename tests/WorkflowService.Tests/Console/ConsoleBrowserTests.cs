@@ -113,6 +113,43 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
     }
 
     [Fact]
+    public async Task A_task_is_claimed_and_completed_from_the_task_list_and_its_instance_goes_on()
+    {
+        var name = Definitions.Unique("approval");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "steps": [
+                { "id": "approve", "type": "humanTask", "title": "Approve the refund {{name}}", "output": "approval" },
+                { "id": "done", "type": "complete", "result": "vars.approval" }
+              ]
+            }
+            """);
+        var instance = await Api.StartAsync(name);
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Waiting);
+        await using var console = await browser.OpenAsync();
+        var page = console.Page;
+        await console.SignInAsync(browser.Node.ApiKey);
+
+        await page.GetByRole(AriaRole.Link, new() { Name = "Tasks", Exact = true }).ClickAsync();
+        var row = page.Locator("tr", new() { HasText = $"Approve the refund {name}" });
+        await row.GetByRole(AriaRole.Button, new() { Name = "Claim…" }).ClickAsync();
+        await page.GetByRole(AriaRole.Button, new() { Name = "Claim", Exact = true }).ClickAsync();
+        await Expect(page.GetByRole(AriaRole.Status)).ToContainTextAsync("Task claimed.");
+        await Expect(row).ToContainTextAsync("test-client");
+
+        await row.GetByLabel($"Result of Approve the refund {name} (JSON)").FillAsync("""{"approved": true}""");
+        await row.GetByRole(AriaRole.Button, new() { Name = "Complete…" }).ClickAsync();
+        await Expect(page.Locator("dl.facts")).ToContainTextAsync("\"approved\": true");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Complete", Exact = true }).ClickAsync();
+
+        await Expect(page.GetByRole(AriaRole.Status)).ToContainTextAsync("Task completed.");
+        var completed = await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+        Assert.Contains("approved", completed.Output?.GetRawText() ?? "", StringComparison.Ordinal);
+        Assert.Empty(console.Errors);
+    }
+
+    [Fact]
     public async Task A_caller_without_the_operator_role_sees_no_operator_actions_and_a_wrong_key_is_refused()
     {
         await EnsureClaimDefinitionAsync();
@@ -251,6 +288,18 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
               ]
             }
             """);
+        var refund = Definitions.Unique("refund");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{refund}}",
+              "description": "A refund of a premium, approved by anyone on the desk.",
+              "steps": [
+                { "id": "approve", "type": "humanTask", "title": "Approve the premium refund", "data": "input", "output": "approval" },
+                { "id": "done", "type": "complete", "result": "vars.approval" }
+              ]
+            }
+            """);
+        await Api.StartAsync(refund, new { policy = "POL-2231", amount = 84 });
         var payout = await Api.StartAsync(faulty, new { claim = "CLM-1001" });
         await Api.SignalAsync(payout.Id, "settled", new { amount = 1200 });
         await Api.WaitForAsync(payout.Id, InstanceStatus.Faulted);
