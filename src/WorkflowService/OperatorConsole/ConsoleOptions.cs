@@ -11,14 +11,14 @@ public sealed class ConsoleOptions
     public bool Enabled { get; set; } = true;
 
     /// <summary>How long a console sign-in lasts (default 8 hours); a pasted token's own expiry still ends it earlier.</summary>
-    [Range(typeof(TimeSpan), "00:01:00", "7.00:00:00", ErrorMessage = "{0} must be between 1 minute and 7 days (e.g. 08:00:00).")]
+    [Range(typeof(TimeSpan), "00:01:00", "7.00:00:00")]
     public TimeSpan SessionLifetime { get; set; } = TimeSpan.FromHours(8);
 
     /// <summary>How long an open instance page waits for the instance's next commit before it asks again (default 25 s).</summary>
-    [Range(typeof(TimeSpan), "00:00:01", "00:05:00", ErrorMessage = "{0} must be between 1 second and 5 minutes (e.g. 00:00:25).")]
+    [Range(typeof(TimeSpan), "00:00:01", "00:05:00")]
     public TimeSpan LiveWait { get; set; } = TimeSpan.FromSeconds(25);
 
     /// <summary>Rows per page in the console's lists (default 25).</summary>
-    [Range(5, 200, ErrorMessage = "{0} must be between 5 and 200.")]
+    [Range(5, 200)]
     public int PageSize { get; set; } = 25;
 }

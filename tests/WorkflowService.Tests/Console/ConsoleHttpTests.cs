@@ -1,0 +1,161 @@
+using System.Net;
+using System.Text.RegularExpressions;
+using Microsoft.AspNetCore.Mvc.Testing;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Tests.Backends;
+using WorkflowService.Tests.Infrastructure;
+
+namespace WorkflowService.Tests.Console;
+
+/// <summary>
+/// The console's sign-in and forms through the real pipeline, without a browser: what it refuses matters as much as what
+/// it shows (no action without the form's antiforgery token, no session outside /console, no redirect off the site).
+/// </summary>
+public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
+{
+    private static readonly TestApiKey Operator = TestApiKey.Create("night-shift", "operator", "application", "designer");
+
+    protected override Dictionary<string, string?> Settings => TestApiKey.Settings(Operator);
+
+    [Fact]
+    public async Task A_visitor_who_is_not_signed_in_is_sent_to_the_sign_in_page_with_the_way_back()
+    {
+        using var browser = Browser();
+
+        using var response = await browser.GetAsync("/console/instances?status=Waiting");
+
+        Assert.Equal(HttpStatusCode.Redirect, response.StatusCode);
+        Assert.Equal("/console/sign-in?returnUrl=%2Fconsole%2Finstances%3Fstatus%3DWaiting", response.Headers.Location!.OriginalString);
+    }
+
+    [Fact]
+    public async Task An_action_posted_without_the_forms_antiforgery_token_is_refused_and_changes_nothing()
+    {
+        var instance = await StartWaitingAsync();
+        using var browser = Browser();
+        await SignInAsync(browser, Operator.Key);
+
+        using var forged = await browser.PostAsync($"/console/instances/{instance}/terminate", new FormUrlEncodedContent([]));
+
+        Assert.Equal(HttpStatusCode.BadRequest, forged.StatusCode);
+        Assert.Equal(InstanceStatus.Waiting, (await OperatorApi().GetAsync(instance)).Status);
+    }
+
+    [Fact]
+    public async Task An_action_with_the_forms_token_is_taken_as_the_signed_in_caller()
+    {
+        var instance = await StartWaitingAsync();
+        using var browser = Browser();
+        await SignInAsync(browser, Operator.Key);
+        var page = await browser.GetStringAsync($"/console/instances/{instance}");
+
+        using var terminated = await browser.PostAsync($"/console/instances/{instance}/terminate",
+            new FormUrlEncodedContent([new("__antiforgery", Token(page))]));
+
+        Assert.Equal(HttpStatusCode.Redirect, terminated.StatusCode);
+        Assert.Equal($"/console/instances/{instance}?done=terminate", terminated.Headers.Location!.OriginalString);
+        Assert.Equal(InstanceStatus.Cancelled, (await OperatorApi().GetAsync(instance)).Status);
+        var history = await OperatorApi().HistoryAsync(instance);
+        Assert.Contains(history, h => h.Type == "InstanceCancelled" && h.Actor == Operator.Name);
+    }
+
+    [Fact]
+    public async Task The_console_session_is_not_accepted_by_the_API()
+    {
+        using var browser = Browser();
+        var cookie = await SignInAsync(browser, Operator.Key);
+
+        using var request = new HttpRequestMessage(HttpMethod.Get, "/instances");
+        request.Headers.Add("Cookie", cookie);
+        using var response = await browser.SendAsync(request);
+
+        Assert.Equal(HttpStatusCode.Unauthorized, response.StatusCode);
+    }
+
+    [Fact]
+    public async Task A_wrong_key_is_not_kept_and_the_visitor_is_asked_to_sign_in_again()
+    {
+        using var browser = Browser();
+        await SignInAsync(browser, "not-a-key-of-this-node");
+
+        using var response = await browser.GetAsync("/console/instances");
+
+        Assert.Equal(HttpStatusCode.Redirect, response.StatusCode);
+        Assert.StartsWith("/console/sign-in?returnUrl=%2Fconsole%2Finstances&expired=1", response.Headers.Location!.OriginalString, StringComparison.Ordinal);
+        Assert.Contains(response.Headers.GetValues("Set-Cookie"), c => c.StartsWith("workflow-console=;", StringComparison.Ordinal));
+    }
+
+    [Theory]
+    [InlineData("https://elsewhere.example/console")]
+    [InlineData("//elsewhere.example/console")]
+    [InlineData("/definitions")]
+    [InlineData("/console-elsewhere")]
+    public async Task A_return_address_outside_the_console_is_not_followed_after_sign_in(string returnUrl)
+    {
+        using var browser = Browser();
+        var form = await browser.GetStringAsync("/console/sign-in");
+
+        using var response = await browser.PostAsync("/console/sign-in", new FormUrlEncodedContent(
+            [new("__antiforgery", Token(form)), new("credential", Operator.Key), new("returnUrl", returnUrl)]));
+
+        Assert.Equal(HttpStatusCode.Redirect, response.StatusCode);
+        Assert.Equal("/console/instances", response.Headers.Location!.OriginalString);
+    }
+
+    [Fact]
+    public async Task A_signal_payload_that_is_not_json_is_explained_on_the_confirmation_and_nothing_is_sent()
+    {
+        var instance = await StartWaitingAsync();
+        using var browser = Browser();
+        await SignInAsync(browser, Operator.Key);
+        var page = await browser.GetStringAsync($"/console/instances/{instance}");
+
+        using var confirm = await browser.PostAsync($"/console/instances/{instance}/confirm", new FormUrlEncodedContent(
+            [new("__antiforgery", Token(page)), new("action", "signal"), new("signalName", "go"), new("payload", "{approved: yes")]));
+
+        Assert.Equal(HttpStatusCode.BadRequest, confirm.StatusCode);
+        var body = await confirm.Content.ReadAsStringAsync();
+        Assert.Contains("The payload is not valid JSON", body, StringComparison.Ordinal);
+        Assert.DoesNotContain(">Send signal</button>", body, StringComparison.Ordinal);
+        Assert.DoesNotContain(await OperatorApi().SignalsAsync(instance), s => s.Name == "go");
+    }
+
+    private HttpClient Browser() =>
+        Factory.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false, HandleCookies = true });
+
+    private ApiClient OperatorApi()
+    {
+        var client = Factory.CreateClient();
+        client.DefaultRequestHeaders.Add("X-Api-Key", Operator.Key);
+        return new ApiClient(client);
+    }
+
+    private async Task<Guid> StartWaitingAsync()
+    {
+        var api = OperatorApi();
+        var name = Definitions.Unique("console");
+        await api.PublishAsync($$"""
+            { "name": "{{name}}", "steps": [ { "id": "wait", "type": "waitForSignal", "signal": "go" }, { "id": "done", "type": "complete" } ] }
+            """);
+        var instance = await api.StartAsync(name);
+        await api.WaitForAsync(instance.Id, InstanceStatus.Waiting);
+        return instance.Id;
+    }
+
+    /// <summary>Signs in as a browser does; returns the session cookie it was given (name=value).</summary>
+    private static async Task<string> SignInAsync(HttpClient browser, string credential)
+    {
+        var form = await browser.GetStringAsync("/console/sign-in");
+        using var response = await browser.PostAsync("/console/sign-in", new FormUrlEncodedContent(
+            [new("__antiforgery", Token(form)), new("credential", credential), new("returnUrl", "/console/instances")]));
+        Assert.Equal(HttpStatusCode.Redirect, response.StatusCode);
+        return response.Headers.GetValues("Set-Cookie").Single(c => c.StartsWith("workflow-console=", StringComparison.Ordinal)).Split(';')[0];
+    }
+
+    private static string Token(string page) => AntiforgeryField().Match(page) is { Success: true } match
+        ? match.Groups[1].Value
+        : throw new InvalidOperationException("the page has no antiforgery field");
+
+    [GeneratedRegex("name=\"__antiforgery\" value=\"([^\"]+)\"")]
+    private static partial Regex AntiforgeryField();
+}
