@@ -77,9 +77,10 @@ public static class ServiceDefaults
         app.UseMiddleware<RequestSizeLimit>();
         app.UseConsoleSession();
         app.UseAuthentication();
+        app.UseConsoleSignInGate();
         app.UseRateLimiter();
         app.UseAuthorization();
-        app.UseConsoleGate();
+        app.UseConsoleAntiforgery();
         app.UseRequestTimeouts();
 
         app.MapApiDocument();

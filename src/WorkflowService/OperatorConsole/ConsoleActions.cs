@@ -24,9 +24,10 @@ public static class ConsoleActions
     public static IEndpointRouteBuilder MapConsoleActions(this IEndpointRouteBuilder routes)
     {
         // Every action needs the antiforgery token its form carries, whether or not it reads a field.
-        var group = routes.MapGroup(ConsolePaths.Root).ExcludeFromDescription().WithMetadata(new RequireAntiforgeryTokenAttribute());
-        group.MapPost("/sign-in", SignIn);
-        group.MapPost("/sign-out", SignOut);
+        var group = routes.MapGroup(ConsolePaths.Root).ExcludeFromDescription().WithMetadata(new RequireAntiforgeryTokenAttribute())
+            .RequireAuthorization(Policies.Console);
+        group.MapPost("/sign-in", SignIn).AllowAnonymous();
+        group.MapPost("/sign-out", SignOut).AllowAnonymous();
         group.MapPost("/instances/{id:guid}/confirm", ConfirmInstanceAction);
         group.MapPost("/instances/{id:guid}/{action}", TakeInstanceAction);
         group.MapPost("/dead-letters/{id:guid}/confirm", ConfirmReplay);

@@ -78,4 +78,4 @@ public sealed record TasksModel(ConsoleCaller Caller, HumanTaskStatus? Status, P
 
 public sealed record MessageModel(ConsoleCaller? Caller, string Title, string Message);
 
-public sealed record SignInModel(string ReturnTo, string? Message, bool TokensAccepted);
+public sealed record SignInModel(string ReturnTo, string? Message, bool TokensAccepted, bool SingleSignOn);

@@ -21,4 +21,29 @@ public sealed class ConsoleOptions
     /// <summary>Rows per page in the console's lists (default 25).</summary>
     [Range(5, 200)]
     public int PageSize { get; set; } = 25;
+
+    /// <summary>Sign-in with the issuer the API trusts (Authentication:Jwt:Authority), by the authorization code flow.</summary>
+    public ConsoleOpenIdConnectOptions OpenIdConnect { get; set; } = new();
+}
+
+/// <summary>
+/// The console as a client of the API's OpenID Connect issuer ("Console:OpenIdConnect"): a person signs in at the issuer
+/// (code flow with PKCE), and the access token the issuer returns is the console session's credential, checked by the
+/// API's bearer authentication like any other token.
+/// </summary>
+public sealed class ConsoleOpenIdConnectOptions
+{
+    /// <summary>The console's client id at the issuer; empty (the default): no single sign-on, the pasted credential only.</summary>
+    public string? ClientId { get; set; }
+
+    /// <summary>The client's secret, for an issuer that treats the console as a confidential client; empty for a public one (PKCE alone).</summary>
+    public string? ClientSecret { get; set; }
+
+    /// <summary>
+    /// The scopes asked for (default openid, profile). Add the scope under which the issuer issues access tokens for
+    /// Authentication:Jwt:Audience, or the API refuses the token the console gets.
+    /// </summary>
+    public IList<string> Scopes { get; } = [];
+
+    public bool IsConfigured => !string.IsNullOrWhiteSpace(ClientId);
 }

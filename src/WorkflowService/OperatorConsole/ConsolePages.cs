@@ -17,9 +17,10 @@ public static class ConsolePages
 {
     public static IEndpointRouteBuilder MapConsolePages(this IEndpointRouteBuilder routes)
     {
-        var group = routes.MapGroup(ConsolePaths.Root).ExcludeFromDescription();
+        // Signed-in callers only (the sign-in gate sends the others to the sign-in page); each page then checks its own policy.
+        var group = routes.MapGroup(ConsolePaths.Root).ExcludeFromDescription().RequireAuthorization(Policies.Console);
         group.MapGet("/", () => TypedResults.Redirect(ConsolePaths.Instances));
-        group.MapGet("/sign-in", SignInForm);
+        group.MapGet("/sign-in", SignInForm).AllowAnonymous();
         group.MapGet("/instances", Instances);
         group.MapGet("/instances/{id:guid}", Instance);
         group.MapGet("/live/instances/{id:guid}", Live);
@@ -27,7 +28,7 @@ public static class ConsolePages
         group.MapGet("/definitions/{name}", Definition);
         group.MapGet("/dead-letters", DeadLetters);
         group.MapGet("/tasks", Tasks);
-        group.MapGet("/assets/{file}", Asset);
+        group.MapGet("/assets/{file}", Asset).AllowAnonymous();
         return routes;
     }
 
@@ -40,14 +41,15 @@ public static class ConsolePages
     internal static RazorComponentResult Refused(ConsoleCaller caller, string what) =>
         Message(caller, "Not allowed", $"Your credentials do not allow {what}. Ask an administrator for a role that does.", StatusCodes.Status403Forbidden);
 
-    private static RazorComponentResult SignInForm(HttpContext http, IOptions<AuthenticationSettings> authentication, string? returnUrl = null,
-        string? expired = null, string? rejected = null)
+    private static RazorComponentResult SignInForm(IOptions<AuthenticationSettings> authentication, IOptions<ConsoleOptions> options,
+        string? returnUrl = null, string? expired = null, string? rejected = null, string? failed = null)
     {
         var message = rejected is not null ? "That key or token was not accepted."
+            : failed is not null ? "Signing in at your organisation's identity provider did not succeed; try again, or paste a key or token."
             : expired is not null ? "Your sign-in has ended or was not accepted; sign in again."
             : null;
         return Page<SignInPage>(new SignInModel(ConsolePaths.IsLocal(returnUrl) ? returnUrl! : ConsolePaths.Instances, message,
-            authentication.Value.Jwt.IsConfigured));
+            authentication.Value.Jwt.IsConfigured, options.Value.OpenIdConnect.IsConfigured));
     }
 
     private static async Task<RazorComponentResult> Instances(

@@ -18,6 +18,8 @@ public static class ConsoleRegistration
             o.FormFieldName = "__antiforgery";
         });
         services.AddSingleton<ConsoleSessionCookie>();
+        services.AddSingleton<IValidateOptions<ConsoleOptions>, ConsoleOptionsValidator>();
+        services.AddConsoleSingleSignOn(configuration);
         return services;
     }
 
@@ -25,12 +27,16 @@ public static class ConsoleRegistration
     public static IApplicationBuilder UseConsoleSession(this IApplicationBuilder app) =>
         Enabled(app) ? app.UseMiddleware<ConsoleSession>() : app;
 
-    /// <summary>After authorization: the sign-in gate and the forms' antiforgery check.</summary>
-    public static IApplicationBuilder UseConsoleGate(this IApplicationBuilder app) =>
-        Enabled(app) ? app.UseMiddleware<ConsoleSignInGate>().UseAntiforgery() : app;
+    /// <summary>After authentication, before authorization: a visitor who is not signed in is sent to the sign-in page.</summary>
+    public static IApplicationBuilder UseConsoleSignInGate(this IApplicationBuilder app) =>
+        Enabled(app) ? app.UseMiddleware<ConsoleSignInGate>() : app;
+
+    /// <summary>After authorization: the forms' antiforgery check.</summary>
+    public static IApplicationBuilder UseConsoleAntiforgery(this IApplicationBuilder app) =>
+        Enabled(app) ? app.UseAntiforgery() : app;
 
     public static IEndpointRouteBuilder MapOperatorConsole(this IEndpointRouteBuilder routes) =>
-        Enabled(routes.ServiceProvider) ? routes.MapConsolePages().MapConsoleActions() : routes;
+        Enabled(routes.ServiceProvider) ? routes.MapConsolePages().MapConsoleActions().MapConsoleSingleSignOn() : routes;
 
     private static bool Enabled(IApplicationBuilder app) => Enabled(app.ApplicationServices);
 

@@ -9,7 +9,7 @@ namespace WorkflowService.OperatorConsole;
 /// The console's sign-in: the API key or token a person pastes is kept, encrypted and time-limited, in a cookie scoped to
 /// /console; each console request presents it to the API's own authentication as the Authorization header
 /// (<see cref="ConsoleSession"/>), so the console sees exactly the identity, roles and tenant the API would. The cookie
-/// is HttpOnly, SameSite=Strict and never sent to the API's routes, so a page elsewhere cannot act with it; the console's
+/// is HttpOnly, SameSite=Lax and never sent to the API's routes, so a page elsewhere cannot act with it; the console's
 /// forms also carry an antiforgery token.
 /// </summary>
 public sealed class ConsoleSessionCookie(IDataProtectionProvider protection, IOptions<ConsoleOptions> options, TimeProvider time)
@@ -49,7 +49,10 @@ public sealed class ConsoleSessionCookie(IDataProtectionProvider protection, IOp
         Path = ConsolePaths.Root,
         HttpOnly = true,
         Secure = context.Request.IsHttps,
-        SameSite = SameSiteMode.Strict,
+        // Lax, not Strict: the way back from the issuer after single sign-on, and a link to an instance from a ticket or a chat,
+        // are top-level navigations from another site that must arrive signed in. Cross-site posts are refused either way:
+        // Lax does not send the cookie with them, and every form carries an antiforgery token.
+        SameSite = SameSiteMode.Lax,
         IsEssential = true,
         MaxAge = lifetime > TimeSpan.Zero ? lifetime : null,
     };
@@ -102,7 +105,8 @@ public sealed class ConsoleSession(RequestDelegate next, ConsoleSessionCookie se
 
 /// <summary>
 /// Sends a console visitor who is not signed in to the sign-in page (the API itself answers 401); runs after
-/// authentication, so it sees the identity the session presented.
+/// authentication, so it sees the identity the session presented, and before authorization, whose challenge would be
+/// the API's 401.
 /// </summary>
 public sealed class ConsoleSignInGate(RequestDelegate next, IOptions<AuthenticationSettings> authentication)
 {
@@ -113,6 +117,7 @@ public sealed class ConsoleSignInGate(RequestDelegate next, IOptions<Authenticat
             || !authentication.Value.HasScheme
             || context.User.Identity?.IsAuthenticated == true
             || path.StartsWithSegments(ConsolePaths.SignIn, StringComparison.OrdinalIgnoreCase)
+            || path.StartsWithSegments(ConsolePaths.SignOut, StringComparison.OrdinalIgnoreCase)
             || path.StartsWithSegments(ConsolePaths.Assets, StringComparison.OrdinalIgnoreCase))
         {
             return next(context);
@@ -128,12 +133,11 @@ public sealed class ConsoleSignInGate(RequestDelegate next, IOptions<Authenticat
             var back = ConsolePaths.IsLocal(path + context.Request.QueryString) ? path + context.Request.QueryString : (string)ConsolePaths.Root;
             var reason = ConsoleSession.HadSession(context) ? "&expired=1" : "";
             context.Response.Redirect($"{ConsolePaths.SignIn}?returnUrl={Uri.EscapeDataString(back)}{reason}");
-        }
-        else
-        {
-            context.Response.StatusCode = StatusCodes.Status401Unauthorized;
+            return Task.CompletedTask;
         }
 
-        return Task.CompletedTask;
+        // A form posted or a page's poll after the session ended: the API's answer, which the page's script turns into a reload.
+        return Results.Problem("Sign in to the console first.", statusCode: StatusCodes.Status401Unauthorized, title: "Unauthorized")
+            .ExecuteAsync(context);
     }
 }

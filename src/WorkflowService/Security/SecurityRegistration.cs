@@ -54,7 +54,8 @@ public static class SecurityRegistration
             .AddPolicy(Policies.ReadInstances, Require(Policies.ReadInstances))
             .AddPolicy(Policies.RunInstances, Require(Policies.RunInstances))
             .AddPolicy(Policies.Operate, Require(Policies.Operate))
-            .AddPolicy(Policies.Tasks, p => p.AddRequirements(new ServiceRoleRequirement([])));
+            .AddPolicy(Policies.Tasks, p => p.AddRequirements(new ServiceRoleRequirement([])))
+            .AddPolicy(Policies.Console, p => p.AddRequirements(new ServiceRoleRequirement([])));
         services.AddHealthChecks().AddCheck<AuthenticationHealthCheck>("authentication", tags: ["ready"]);
         services.AddHostedService<AuthenticationModeNotice>();
         return services;

@@ -30,6 +30,9 @@ public static class Policies
     /// <summary>Any authenticated caller; each task then checks assignee and candidate role.</summary>
     public const string Tasks = "tasks";
 
+    /// <summary>Any authenticated caller; each console page and action then checks the policy of the API endpoint it stands for.</summary>
+    public const string Console = "console";
+
     /// <summary>The service roles that satisfy each policy (admin satisfies all).</summary>
     public static readonly IReadOnlyDictionary<string, string[]> Grants = new Dictionary<string, string[]>
     {

@@ -20,6 +20,11 @@ public sealed class ConsoleBrowser : IAsyncLifetime
     /// <summary>A caller with the application role only: reads and runs instances, may not operate them.</summary>
     public TestApiKey Application { get; } = TestApiKey.Create("claims-app", "application");
 
+    /// <summary>The console's client id at <see cref="Issuer"/>, which the API trusts too (single sign-on).</summary>
+    public const string ClientId = "workflow-console";
+
+    public TestIssuer Issuer { get; private set; } = null!;
+
     public ServiceProcess Node => _node ?? throw new InvalidOperationException("the node did not start");
 
     public ApiClient Api { get; private set; } = null!;
@@ -29,8 +34,10 @@ public sealed class ConsoleBrowser : IAsyncLifetime
     public async ValueTask InitializeAsync()
     {
         var chromium = ExternalTools.OnPath("chromium", "chromium", "install Debian's browser: apt-get install chromium");
-        var settings = new Dictionary<string, string?>
+        Issuer = await TestIssuer.SharedAsync();
+        var settings = new Dictionary<string, string?>(Issuer.Settings)
         {
+            [$"Console:OpenIdConnect:ClientId"] = ClientId,
             ["Authentication:ApiKeys:1:Name"] = Application.Name,
             ["Authentication:ApiKeys:1:Hash"] = Application.Hash,
             ["Authentication:ApiKeys:1:Roles:0"] = "application",

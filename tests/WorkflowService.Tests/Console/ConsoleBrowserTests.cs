@@ -150,6 +150,27 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
     }
 
     [Fact]
+    public async Task A_person_signs_in_at_the_issuer_the_API_trusts_and_sees_what_their_roles_allow()
+    {
+        browser.Issuer.SignInAs(ConsoleBrowser.ClientId, "dana.operator", "operator");
+        await using var console = await browser.OpenAsync();
+        var page = console.Page;
+
+        await page.GotoAsync("/console/definitions");
+        await page.GetByRole(AriaRole.Link, new() { Name = "Sign in with your organisation's account" }).ClickAsync();
+
+        // Back from the issuer, signed in, on the page asked for: the API's bearer authentication took the access token.
+        await Expect(page).ToHaveURLAsync(new Regex("/console/definitions$"));
+        await Expect(page.Locator("header .who")).ToContainTextAsync("dana.operator");
+        await Expect(page.GetByRole(AriaRole.Link, new() { Name = "Dead letters" })).ToBeVisibleAsync();
+        await page.GetByRole(AriaRole.Button, new() { Name = "Sign out" }).ClickAsync();
+        await Expect(page).ToHaveURLAsync(new Regex("/console/sign-in"));
+        await page.GotoAsync("/console/instances");
+        await Expect(page).ToHaveURLAsync(new Regex("/console/sign-in"));
+        Assert.Empty(console.Errors);
+    }
+
+    [Fact]
     public async Task A_caller_without_the_operator_role_sees_no_operator_actions_and_a_wrong_key_is_refused()
     {
         await EnsureClaimDefinitionAsync();

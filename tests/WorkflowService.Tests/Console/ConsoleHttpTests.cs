@@ -14,8 +14,37 @@ namespace WorkflowService.Tests.Console;
 public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
 {
     private static readonly TestApiKey Operator = TestApiKey.Create("night-shift", "operator", "application", "designer");
+    private static readonly TestApiKey Application = TestApiKey.Create("claims-app", "application");
+    private static readonly TestApiKey Designer = TestApiKey.Create("modeler", "designer");
+    private static readonly TestApiKey NoServiceRole = TestApiKey.Create("clerk", "underwriter");
 
-    protected override Dictionary<string, string?> Settings => TestApiKey.Settings(Operator);
+    protected override Dictionary<string, string?> Settings => TestApiKey.Settings(Operator, Application, Designer, NoServiceRole);
+
+    /// <summary>Each console page answers as the API endpoint it stands for would: shown to the roles that may read it, 403 to the others.</summary>
+    [Theory]
+    [InlineData("/console/instances", "application,operator")]
+    [InlineData("/console/instances/{id}", "application,operator")]
+    [InlineData("/console/definitions", "application,designer,operator")]
+    [InlineData("/console/definitions/{name}", "application,designer,operator")]
+    [InlineData("/console/dead-letters", "operator")]
+    [InlineData("/console/tasks", "application,designer,operator,none")]
+    public async Task Each_page_is_shown_to_the_roles_of_its_API_endpoint_and_refused_to_the_others(string page, string allowed)
+    {
+        var instance = await StartWaitingAsync();
+        var definition = (await OperatorApi().GetAsync(instance)).Definition;
+        var path = page.Replace("{id}", instance.ToString(), StringComparison.Ordinal).Replace("{name}", definition, StringComparison.Ordinal);
+        foreach (var (role, key) in new[] { ("application", Application), ("designer", Designer), ("operator", Operator), ("none", NoServiceRole) })
+        {
+            using var browser = Browser();
+            await SignInAsync(browser, key.Key);
+
+            using var response = await browser.GetAsync(path);
+
+            var expected = allowed.Split(',').Contains(role) ? HttpStatusCode.OK : HttpStatusCode.Forbidden;
+            Assert.True(expected == response.StatusCode, $"{role} on {path}: {(int)response.StatusCode}, expected {(int)expected}");
+            Assert.Equal("text/html", response.Content.Headers.ContentType?.MediaType);
+        }
+    }
 
     [Fact]
     public async Task A_visitor_who_is_not_signed_in_is_sent_to_the_sign_in_page_with_the_way_back()

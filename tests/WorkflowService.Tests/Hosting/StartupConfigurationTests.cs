@@ -42,6 +42,8 @@ public sealed class StartupConfigurationTests
     [InlineData("Telemetry:Prometheus:Path", "/metrics", "Telemetry:Prometheus:Path '/metrics' is a route of the API; choose a path of its own, such as /metrics/prometheus.")]
     [InlineData("Console:SessionLifetime", "00:00:10", "Console:SessionLifetime must be between 00:01:00 and 7.00:00:00 (it is 00:00:10).")]
     [InlineData("Console:PageSize", "1000", "Console:PageSize must be between 5 and 200 (it is 1000).")]
+    [InlineData("Console:OpenIdConnect:ClientId", "workflow-console",
+        "Console:OpenIdConnect:ClientId needs Authentication:Jwt:Authority: the console signs people in at the issuer the API trusts.")]
     [InlineData("Console:Enabled", "sometimes", "Console:Enabled 'sometimes' cannot be read; expected true or false.")]
     [InlineData("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", "OTEL_EXPORTER_OTLP_PROTOCOL 'http/json' is not supported; allowed values: grpc (the default), http/protobuf")]
     [InlineData("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4317",

@@ -22,7 +22,8 @@ public sealed class TestIssuer : IAsyncDisposable
     private static readonly SemaphoreSlim Starting = new(1, 1);
     private static TestIssuer? _shared;
     private static readonly string[] SigningAlgorithms = ["RS256"];
-    private static readonly string[] ResponseTypes = ["token"];
+    private static readonly string[] ResponseTypes = ["token", "code"];
+    private static readonly string[] ChallengeMethods = ["S256"];
     private static readonly string[] SubjectTypes = ["public"];
 
     private readonly WebApplication _app;
@@ -62,6 +63,9 @@ public sealed class TestIssuer : IAsyncDisposable
         {
             ["issuer"] = issuer.Issuer,
             ["jwks_uri"] = new Uri(issuer.Address, "jwks").ToString(),
+            ["authorization_endpoint"] = new Uri(issuer.Address, "authorize").ToString(),
+            ["token_endpoint"] = new Uri(issuer.Address, "token").ToString(),
+            ["code_challenge_methods_supported"] = ChallengeMethods,
             ["id_token_signing_alg_values_supported"] = SigningAlgorithms,
             ["response_types_supported"] = ResponseTypes,
             ["subject_types_supported"] = SubjectTypes,
@@ -85,6 +89,8 @@ public sealed class TestIssuer : IAsyncDisposable
                 },
             });
         });
+        app.MapGet("/authorize", issuer.Authorize);
+        app.MapPost("/token", issuer.RedeemAsync);
         await app.StartAsync();
         issuer.Address = new Uri(app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First() + "/");
         return issuer;
@@ -121,6 +127,57 @@ public sealed class TestIssuer : IAsyncDisposable
             NotBefore = now.AddMinutes(-10),
             Expires = now + (lifetime ?? TimeSpan.FromMinutes(10)),
             SigningCredentials = new SigningCredentials(signedWith ?? _key, SecurityAlgorithms.RsaSha256),
+        });
+    }
+
+    /// <summary>
+    /// Who the issuer's sign-in page signs in, as if that person had typed their password (per client id, so that tests
+    /// of different clients do not meet): the authorization code flow with PKCE, as a browser walks it.
+    /// </summary>
+    public void SignInAs(string clientId, string subject, params string[] roles) => _people[clientId] = (subject, roles);
+
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<string, (string Subject, string[] Roles)> _people = new();
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<string, Grant> _codes = new();
+
+    private sealed record Grant(string ClientId, string RedirectUri, string? Nonce, string Challenge, string Subject, string[] Roles);
+
+    private IResult Authorize(HttpContext http)
+    {
+        var q = http.Request.Query;
+        string? Get(string name) => q[name].FirstOrDefault();
+        if (Get("response_type") != "code" || Get("code_challenge_method") != "S256" || Get("code_challenge") is not { Length: > 0 } challenge
+            || Get("client_id") is not { } clientId || Get("redirect_uri") is not { } redirect || !_people.TryGetValue(clientId, out var person))
+        {
+            return Results.BadRequest("a code flow with PKCE (S256) for a client with a person to sign in is expected");
+        }
+
+        var code = Base64UrlEncoder.Encode(RandomNumberGenerator.GetBytes(32));
+        _codes[code] = new Grant(clientId, redirect, Get("nonce"), challenge, person.Subject, person.Roles);
+        return Results.Redirect($"{redirect}?code={Uri.EscapeDataString(code)}&state={Uri.EscapeDataString(Get("state") ?? "")}");
+    }
+
+    private async Task<IResult> RedeemAsync(HttpRequest request)
+    {
+        var form = await request.ReadFormAsync();
+        if (form["grant_type"] != "authorization_code" || !_codes.TryRemove(form["code"].ToString(), out var grant)
+            || form["redirect_uri"] != grant.RedirectUri || form["client_id"] != grant.ClientId
+            || Base64UrlEncoder.Encode(SHA256.HashData(System.Text.Encoding.ASCII.GetBytes(form["code_verifier"].ToString()))) != grant.Challenge)
+        {
+            return Results.Json(new { error = "invalid_grant" }, statusCode: StatusCodes.Status400BadRequest);
+        }
+
+        var identity = new Dictionary<string, object> { ["sub"] = grant.Subject };
+        if (grant.Nonce is { } nonce)
+        {
+            identity["nonce"] = nonce;
+        }
+
+        return Results.Json(new Dictionary<string, object>
+        {
+            ["access_token"] = Token(grant.Subject, grant.Roles),
+            ["id_token"] = Token(grant.Subject, [], audience: grant.ClientId, claims: identity),
+            ["token_type"] = "Bearer",
+            ["expires_in"] = 600,
         });
     }
 

@@ -40,16 +40,19 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
         await base.InitializeAsync();
     }
 
+    /// <summary>A client that shows a redirect instead of following it (the console answers a stranger with one).</summary>
+    private HttpClient Client() => Factory.CreateClient(new Microsoft.AspNetCore.Mvc.Testing.WebApplicationFactoryClientOptions { AllowAutoRedirect = false });
+
     private HttpClient WithKey(TestApiKey key)
     {
-        var client = Factory.CreateClient();
+        var client = Client();
         client.DefaultRequestHeaders.Add("X-Api-Key", key.Key);
         return client;
     }
 
     private HttpClient WithToken(string token)
     {
-        var client = Factory.CreateClient();
+        var client = Client();
         client.DefaultRequestHeaders.Authorization = new AuthenticationHeaderValue("Bearer", token);
         return client;
     }
@@ -88,12 +91,22 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
 
     /// <summary>What anyone may read: the probes and the API's own description (the document, and Scalar's page and assets).</summary>
     private static bool IsAnonymous(string endpoint) =>
-        endpoint is "GET /health/live" or "GET /health/ready" or "GET /openapi/{documentName}.json" || endpoint.StartsWith("GET /scalar/", StringComparison.Ordinal);
+        endpoint is "GET /health/live" or "GET /health/ready" or "GET /openapi/{documentName}.json" || endpoint.StartsWith("GET /scalar/", StringComparison.Ordinal)
+        || IsConsoleSignIn(endpoint);
+
+    /// <summary>What the console lets anyone reach: its sign-in (form, single sign-on, sign-out) and its style sheet and script.</summary>
+    private static bool IsConsoleSignIn(string endpoint) =>
+        endpoint is "GET /console/sign-in" or "POST /console/sign-in" or "POST /console/sign-out" or "GET /console/sign-in/oidc"
+            or "GET /console/assets/{file}";
+
+    /// <summary>The console's own pages and actions: who sees what there is ConsoleHttpTests' matrix (a page, not a problem, answers).</summary>
+    private static bool IsConsole(string pattern) => pattern.StartsWith("/console/", StringComparison.Ordinal);
 
     private List<(string Method, string Pattern, bool Protected)> Endpoints() =>
         [.. Factory.Services.GetRequiredService<EndpointDataSource>().Endpoints.OfType<RouteEndpoint>()
             .SelectMany(e => (e.Metadata.GetMetadata<HttpMethodMetadata>()?.HttpMethods ?? ["GET"]).Select(m =>
-                (m, "/" + e.RoutePattern.RawText!.TrimStart('/'), e.Metadata.GetOrderedMetadata<IAuthorizeData>().Count > 0)))];
+                (m, "/" + e.RoutePattern.RawText!.TrimStart('/'),
+                e.Metadata.GetOrderedMetadata<IAuthorizeData>().Count > 0 && e.Metadata.GetMetadata<IAllowAnonymous>() is null)))];
 
     private static HttpRequestMessage Request(string method, string pattern)
     {
@@ -116,12 +129,12 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
         Assert.All(endpoints.Where(e => !e.Protected), e => Assert.True(IsAnonymous($"{e.Method} {e.Pattern}"), $"{e.Method} {e.Pattern} takes anyone"));
         Assert.Contains(endpoints, e => !e.Protected && e.Pattern == "/health/ready");
         var protectedEndpoints = endpoints.Where(e => e.Protected).ToList();
-        Assert.Equal(Allowed.Keys.Order(), protectedEndpoints.Select(e => $"{e.Method} {e.Pattern}").Order());
+        Assert.Equal(Allowed.Keys.Order(), protectedEndpoints.Where(e => !IsConsole(e.Pattern)).Select(e => $"{e.Method} {e.Pattern}").Order());
 
         var otherIssuerKey = new RsaSecurityKey(RSA.Create(2048)) { KeyId = "not-the-issuers" };
         var callers = new (string What, HttpClient Client)[]
         {
-            ("no credentials", Factory.CreateClient()),
+            ("no credentials", Client()),
             ("an unknown API key", WithKey(TestApiKey.Create("stranger", "admin"))),
             ("a token signed by another key", WithToken(_issuer.Token("alice", ["admin"], signedWith: otherIssuerKey))),
             ("a token for another audience", WithToken(_issuer.Token("alice", ["admin"], audience: "another-service"))),
@@ -134,6 +147,14 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
                 foreach (var (method, pattern, _) in protectedEndpoints)
                 {
                     using var response = await client.SendAsync(Request(method, pattern));
+                    if (IsConsole(pattern) && method == "GET" && !pattern.StartsWith("/console/live/", StringComparison.Ordinal))
+                    {
+                        // A console page sends a browser that is not signed in to the sign-in page instead.
+                        Assert.True(response.StatusCode == HttpStatusCode.Redirect, $"{method} {pattern} with {what}: {(int)response.StatusCode}");
+                        Assert.StartsWith("/console/sign-in?", response.Headers.Location?.OriginalString, StringComparison.Ordinal);
+                        continue;
+                    }
+
                     Assert.True(response.StatusCode == HttpStatusCode.Unauthorized, $"{method} {pattern} with {what}: {(int)response.StatusCode}");
                     Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
                 }
