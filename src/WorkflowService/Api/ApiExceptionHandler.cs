@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Diagnostics;
 using Microsoft.AspNetCore.Http.Metadata;
 using Microsoft.AspNetCore.Mvc;
 using Microsoft.Extensions.Options;
+using WorkflowService.OperatorConsole;
 
 namespace WorkflowService.Api;
 
@@ -46,6 +47,14 @@ internal sealed partial class ApiExceptionHandler(
             // The database is down, paused or saturated: nothing is wrong with the request. The client is told when to try
             // again; with its Idempotency-Key a retry is safe even if this request's change was committed after all.
             LogStoreUnavailable(logger, context.Request.Method, context.Request.Path, store.DescribeUnavailable(exception));
+            if (ConsoleErrorPage.Serves(context))
+            {
+                context.Response.Headers.RetryAfter = ((int)Math.Ceiling(api.Value.StoreUnavailableRetryAfter.TotalSeconds)).ToString(System.Globalization.CultureInfo.InvariantCulture);
+                await ConsoleErrorPage.WriteAsync(context, StatusCodes.Status503ServiceUnavailable, "The database is out of reach",
+                    "Nothing is wrong with what you asked; the service cannot reach its database just now. Try again in a few seconds.");
+                return true;
+            }
+
             await StoreUnavailable.WriteAsync(context, api.Value, exception);
             return true;
         }
@@ -58,6 +67,15 @@ internal sealed partial class ApiExceptionHandler(
                 Title = "Internal error",
                 Detail = "The service failed to handle the request; the error is logged with the trace id.",
             };
+        }
+
+        if (ConsoleErrorPage.Serves(context))
+        {
+            // A console form that cannot be read is, in practice, one whose antiforgery token expired or was never sent.
+            await ConsoleErrorPage.WriteAsync(context, problem.Status!.Value, problem.Title ?? "Error", problem.Status == StatusCodes.Status400BadRequest
+                ? "This form could not be accepted: it may have expired, or it was not sent from this console. Go back, reload the page and try again."
+                : problem.Detail ?? "");
+            return true;
         }
 
         context.Response.StatusCode = problem.Status!.Value;

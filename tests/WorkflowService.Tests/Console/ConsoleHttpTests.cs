@@ -67,6 +67,7 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
         using var forged = await browser.PostAsync($"/console/instances/{instance}/terminate", new FormUrlEncodedContent([]));
 
         Assert.Equal(HttpStatusCode.BadRequest, forged.StatusCode);
+        Assert.Contains("This form could not be accepted", await forged.Content.ReadAsStringAsync(), StringComparison.Ordinal);
         Assert.Equal(InstanceStatus.Waiting, (await OperatorApi().GetAsync(instance)).Status);
     }
 
