@@ -87,7 +87,8 @@ public static class ConsoleActions
                 details.Add(new("Signal", signalName ?? ""));
                 details.Add(new("Payload", formatted ?? "none"));
                 return ConsolePages.Page<ConfirmPage>(new ConfirmModel(caller, "Send a signal", $"Send signal '{signalName}' to this instance?", target,
-                    "Send signal", back, false, details, [new("signalName", signalName ?? ""), new("payload", payload ?? "")], Error: error,
+                    "Send signal", back, false, details,
+                    [new("signalName", signalName ?? ""), new("payload", payload ?? ""), new("idempotencyKey", OneAction())], Error: error,
                     CanConfirm: error is null), error is null ? StatusCodes.Status200OK : StatusCodes.Status400BadRequest);
             case "migrate":
                 if (toVersion is not > 0)
@@ -122,7 +123,7 @@ public static class ConsoleActions
     }
 
     private static async Task<IResult> TakeInstanceAction(
-        Guid id, string action, [FromForm] string? signalName, [FromForm] string? payload, [FromForm] int? toVersion,
+        Guid id, string action, [FromForm] string? signalName, [FromForm] string? payload, [FromForm] int? toVersion, [FromForm] string? idempotencyKey,
         HttpContext http, WorkflowRuntime runtime, InstanceMigrator migrator, CancellationToken cancellationToken)
     {
         var caller = await ConsoleCaller.OfAsync(http);
@@ -147,7 +148,7 @@ public static class ConsoleActions
                 }
 
                 var sent = await runtime.SignalAsync(
-                    new SignalRequest(id, signalName!, string.IsNullOrWhiteSpace(payload) ? null : payload, null, null, caller.Name, caller.Tenant),
+                    new SignalRequest(id, signalName!, string.IsNullOrWhiteSpace(payload) ? null : payload, null, Once(idempotencyKey), caller.Name, caller.Tenant),
                     cancellationToken);
                 return sent.Outcome switch
                 {
@@ -213,11 +214,11 @@ public static class ConsoleActions
         var error = signal.Status == SignalStatus.DeadLettered ? null : $"Signal {id} is not dead-lettered.";
         return ConsolePages.Page<ConfirmPage>(new ConfirmModel(caller, "Replay a dead letter",
             "Queue this signal again? A faulted instance resumes from its wait.", $"/console/dead-letters/{id}/replay", "Replay", back, false, details,
-            [new("returnUrl", back)], Error: error, CanConfirm: error is null));
+            [new("returnUrl", back), new("idempotencyKey", OneAction())], Error: error, CanConfirm: error is null));
     }
 
-    private static async Task<IResult> Replay(Guid id, [FromForm] string? returnUrl, HttpContext http, DeadLetterQueue deadLetters,
-        CancellationToken cancellationToken)
+    private static async Task<IResult> Replay(Guid id, [FromForm] string? returnUrl, [FromForm] string? idempotencyKey, HttpContext http,
+        DeadLetterQueue deadLetters, CancellationToken cancellationToken)
     {
         var caller = await ConsoleCaller.OfAsync(http);
         if (!caller.Operate)
@@ -225,7 +226,7 @@ public static class ConsoleActions
             return ConsolePages.Refused(caller, "replaying dead letters");
         }
 
-        var outcome = await deadLetters.ReplayAsync(caller.Tenant, id, caller.Name, null, cancellationToken);
+        var outcome = await deadLetters.ReplayAsync(caller.Tenant, id, caller.Name, Once(idempotencyKey), cancellationToken);
         var back = ConsolePaths.IsLocal(returnUrl) ? returnUrl! : ConsolePaths.DeadLetters;
         return outcome switch
         {
@@ -308,6 +309,14 @@ public static class ConsoleActions
             ? (task, null)
             : (null, ConsolePages.Message(caller, "Not allowed", taskCaller.Refusal(task, action), StatusCodes.Status403Forbidden));
     }
+
+    /// <summary>
+    /// The Idempotency-Key of one confirmation page: a confirm button pressed twice (or a form sent again from the
+    /// browser's history) sends the signal or replays the dead letter once, as the API does for a repeated key.
+    /// </summary>
+    private static string OneAction() => $"console-{Guid.NewGuid():N}";
+
+    private static string? Once(string? idempotencyKey) => idempotencyKey is { Length: > 0 and <= 200 } ? idempotencyKey : null;
 
     private static bool May(ConsoleCaller caller, string action) => action == "signal" ? caller.RunInstances : caller.Operate;
 

@@ -45,11 +45,17 @@ public sealed record InstanceModel(
     WorkflowInstance Instance,
     string? Diagram,
     IReadOnlyList<HistoryEvent> History,
+    int HistoryTotal,
     IReadOnlyList<SignalMessage> Signals,
+    int SignalsTotal,
     IReadOnlyList<HumanTask> Tasks,
     Page<WorkflowInstance> Children,
     IReadOnlyList<int> Versions,
-    string? Notice);
+    string? Notice)
+{
+    /// <summary>The most history events, and signals, an instance page lists (the newest).</summary>
+    public const int MaxShown = 500;
+}
 
 /// <summary>A confirmation before an action: what will happen, and the form that does it.</summary>
 public sealed record ConfirmModel(

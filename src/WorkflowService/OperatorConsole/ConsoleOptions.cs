@@ -22,6 +22,13 @@ public sealed class ConsoleOptions
     [Range(5, 200)]
     public int PageSize { get; set; } = 25;
 
+    /// <summary>
+    /// Where the Data Protection keys that protect console sessions and form tokens are kept (default: ASP.NET Core's
+    /// per-user location, or memory where there is none). Several nodes behind one address must share one directory, or a
+    /// session made on one node is refused by the next.
+    /// </summary>
+    public string? KeysDirectory { get; set; }
+
     /// <summary>Sign-in with the issuer the API trusts (Authentication:Jwt:Authority), by the authorization code flow.</summary>
     public ConsoleOpenIdConnectOptions OpenIdConnect { get; set; } = new();
 }

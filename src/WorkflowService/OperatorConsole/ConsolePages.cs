@@ -1,5 +1,4 @@
 using System.Globalization;
-using System.Reflection;
 using Microsoft.AspNetCore.Components;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.Options;
@@ -122,13 +121,17 @@ public static class ConsolePages
         var history = await store.GetHistoryAsync(id, cancellationToken);
         var compiled = await registry.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken);
         var signals = await queries.ListSignalsAsync(id, cancellationToken);
+        var diagram = compiled is null ? null : renderer.RenderInstance(compiled, instance, history);
         var tasks = await inbox.QueryAsync(new TaskQuery(InstanceId: id, Limit: 200, Tenant: caller.Tenant), cancellationToken);
         var children = await queries.QueryInstancesAsync(new InstanceQuery(Limit: 50, Tenant: caller.Tenant, ParentId: id), cancellationToken);
         var versions = caller.Operate
             ? (await definitions.ListDefinitionVersionsAsync(caller.Tenant, instance.DefinitionName, cancellationToken)).Select(v => v.Version).ToList()
             : [];
-        return Page<InstancePage>(new InstanceModel(caller, instance, compiled is null ? null : renderer.RenderInstance(compiled, instance, history),
-            history, signals, tasks.Items, children, versions, Done(done)));
+        // The page shows the newest of a long history and ledger (the API has them all); the diagram is drawn from all of it.
+        var shown = history.Count > InstanceModel.MaxShown ? history.Skip(history.Count - InstanceModel.MaxShown).ToList() : history;
+        var received = signals.Count > InstanceModel.MaxShown ? signals.Skip(signals.Count - InstanceModel.MaxShown).ToList() : signals;
+        return Page<InstancePage>(new InstanceModel(caller, instance, diagram, shown, history.Count, received, signals.Count, tasks.Items, children, versions,
+            Done(done)));
     }
 
     /// <summary>
@@ -232,26 +235,39 @@ public static class ConsolePages
         return Page<TasksPage>(new TasksModel(caller, filter, page, workable, Done(done), null));
     }
 
-    private static readonly Assembly Self = typeof(ConsolePages).Assembly;
+    /// <summary>The style sheet and script, read from the assembly once, each with the tag of its content.</summary>
+    private static readonly Dictionary<string, (byte[] Content, string Type, string Tag)> Assets = LoadAssets();
+
+    private static Dictionary<string, (byte[] Content, string Type, string Tag)> LoadAssets()
+    {
+        var assets = new Dictionary<string, (byte[], string, string)>(StringComparer.Ordinal);
+        var self = typeof(ConsolePages).Assembly;
+        foreach (var (file, type) in new[] { ("console.css", "text/css; charset=utf-8"), ("console.js", "text/javascript; charset=utf-8") })
+        {
+            using var stream = self.GetManifestResourceStream($"console/{file}")
+                               ?? throw new InvalidOperationException($"the console's {file} is not embedded in the assembly");
+            using var buffer = new MemoryStream();
+            stream.CopyTo(buffer);
+            var content = buffer.ToArray();
+            assets[file] = (content, type, $"\"{Convert.ToHexStringLower(System.Security.Cryptography.SHA256.HashData(content))[..16]}\"");
+        }
+
+        return assets;
+    }
 
     private static IResult Asset(string file, HttpContext http)
     {
-        var type = Path.GetExtension(file) switch
-        {
-            ".css" => "text/css; charset=utf-8",
-            ".js" => "text/javascript; charset=utf-8",
-            _ => null,
-        };
-        using var stream = type is null ? null : Self.GetManifestResourceStream($"console/{file}");
-        if (stream is null)
+        if (!Assets.TryGetValue(file, out var asset))
         {
             return TypedResults.NotFound();
         }
 
-        using var buffer = new MemoryStream();
-        stream.CopyTo(buffer);
+        // Revalidated on each page (a new release's file is never stale), answered 304 while it is unchanged.
         http.Response.Headers.CacheControl = "no-cache";
-        return TypedResults.Bytes(buffer.ToArray(), type);
+        http.Response.Headers.ETag = asset.Tag;
+        return http.Request.Headers.IfNoneMatch.Contains(asset.Tag)
+            ? TypedResults.StatusCode(StatusCodes.Status304NotModified)
+            : TypedResults.Bytes(asset.Content, asset.Type);
     }
 
     /// <summary>What the last action did, said on the page it returned to.</summary>

@@ -1,3 +1,4 @@
+using Microsoft.AspNetCore.DataProtection;
 using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Configuration;
 
@@ -10,6 +11,14 @@ public static class ConsoleRegistration
     {
         services.AddSettings<ConsoleOptions>(configuration.GetSection(ConsoleOptions.Section));
         services.AddRazorComponents();
+        // Sessions and form tokens are protected with the Data Protection key ring: one application name for every node,
+        // and, for several nodes behind one address, a key directory they share (Console:KeysDirectory).
+        var protection = services.AddDataProtection().SetApplicationName("workflow-service");
+        if (configuration[$"{ConsoleOptions.Section}:KeysDirectory"] is { Length: > 0 } keys)
+        {
+            protection.PersistKeysToFileSystem(new DirectoryInfo(keys));
+        }
+
         services.AddAntiforgery(o =>
         {
             o.Cookie.Name = "workflow-console-antiforgery";

@@ -37,6 +37,8 @@ internal static class ComparisonReadme
 
         text.AppendLine("Where the time goes for every missed target, and what would close it: [where-the-time-goes.md](where-the-time-goes.md) (written by hand from these reports and service profiles).").AppendLine();
         text.AppendLine("What authentication costs per request (API key against Authentication:Mode=None, interleaved pairs): [security-2026-11-23.md](security-2026-11-23.md) (written by hand from runs of `--auth apikey` and `--auth none`).").AppendLine();
+        text.AppendLine("What telemetry costs (every request traced, metrics and logs over OTLP, against off; interleaved windows): [telemetry-on-2026-11-24.md](telemetry-on-2026-11-24.md) (written by hand from runs of `interleave`).").AppendLine();
+        text.AppendLine("What the operations console costs every API request (its middlewares; the console on against Console:Enabled=false, with a control): [interleaved-postgres-2026-11-25-off-console-off-off-again.md](interleaved-postgres-2026-11-25-off-console-off-off-again.md) (off with the console at 100 %, without it at 93.0 %, the control at 94.0 %: no cost the method can see).").AppendLine();
         text.AppendLine("## Targets").AppendLine();
         var headlines = runs.Select(r => (r.Backend, Headline: Headline.From(r))).ToList();
         var targets = new MarkdownTable(["figure", "target", ">Oracle (predecessor)", ">MongoDB (predecessor)", .. headlines.Select(h => ">" + h.Backend)]);

@@ -14,7 +14,7 @@ namespace WorkflowService.Benchmarks.Scenarios;
 /// database of the same server, both running the whole time, loaded in turns (windows of the same signal-roundtrip load,
 /// A B, B A, A B, …) so that whatever the machine does meanwhile falls on every variant alike. Each window's throughput,
 /// latency and CPU per operation (service, database server, machine) are kept; the report gives every window, each
-/// variant's medians and the spread of the paired ratios. The variants differ only in their telemetry settings.
+/// variant's medians and the spread of the paired ratios. The variants differ only in their settings (telemetry, the console).
 /// </summary>
 internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 {
@@ -26,6 +26,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ["otlp"] = "traces (every request: the default parent-based always-on sampler), metrics (every 10 s) and logs over OTLP/HTTP protobuf to a receiver in the runner's process",
         ["otlp-sampled"] = "as otlp, with one trace in ten recorded (OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1)",
         ["prometheus"] = "the Prometheus scrape endpoint on (Telemetry:Prometheus:Enabled), never scraped: the meters' cost alone",
+        ["console-off"] = "the operations console not served (Console:Enabled=false): off's difference from it is what the console's middlewares cost every API request",
     };
 
     private const int Concurrency = 64;
@@ -158,6 +159,11 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         if (name == "prometheus")
         {
             environment["Telemetry__Prometheus__Enabled"] = "true";
+        }
+
+        if (name == "console-off")
+        {
+            environment["Console__Enabled"] = "false";
         }
 
         ServiceProcess? service = null;

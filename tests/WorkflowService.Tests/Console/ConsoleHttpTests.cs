@@ -150,6 +150,29 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
         Assert.DoesNotContain(await OperatorApi().SignalsAsync(instance), s => s.Name == "go");
     }
 
+    [Fact]
+    public async Task A_confirmation_sent_twice_sends_its_signal_once()
+    {
+        var instance = await StartWaitingAsync();
+        using var browser = Browser();
+        await SignInAsync(browser, Operator.Key);
+        var page = await browser.GetStringAsync($"/console/instances/{instance}");
+        using var confirm = await browser.PostAsync($"/console/instances/{instance}/confirm", new FormUrlEncodedContent(
+            [new("__antiforgery", Token(page)), new("action", "signal"), new("signalName", "note"), new("payload", """{"text": "called the customer"}""")]));
+        var confirmation = await confirm.Content.ReadAsStringAsync();
+        var once = IdempotencyField().Match(confirmation).Groups[1].Value;
+
+        foreach (var _ in Enumerable.Range(0, 2))
+        {
+            using var sent = await browser.PostAsync($"/console/instances/{instance}/signal", new FormUrlEncodedContent(
+                [new("__antiforgery", Token(confirmation)), new("signalName", "note"), new("payload", """{"text": "called the customer"}"""),
+                    new("idempotencyKey", once)]));
+            Assert.Equal(HttpStatusCode.Redirect, sent.StatusCode);
+        }
+
+        Assert.Single(await OperatorApi().SignalsAsync(instance), s => s.Name == "note");
+    }
+
     private HttpClient Browser() =>
         Factory.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false, HandleCookies = true });
 
@@ -188,4 +211,7 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
 
     [GeneratedRegex("name=\"__antiforgery\" value=\"([^\"]+)\"")]
     private static partial Regex AntiforgeryField();
+
+    [GeneratedRegex("name=\"idempotencyKey\" value=\"([^\"]+)\"")]
+    private static partial Regex IdempotencyField();
 }
