@@ -73,7 +73,7 @@ internal sealed partial class ApiExceptionHandler(
         {
             // A console form that cannot be read is, in practice, one whose antiforgery token expired or was never sent.
             await ConsoleErrorPage.WriteAsync(context, problem.Status!.Value, problem.Title ?? "Error", problem.Status == StatusCodes.Status400BadRequest
-                ? "This form could not be accepted: it may have expired, or it was not sent from this console. Go back, reload the page and try again."
+                ? ConsoleErrorPage.ExpiredForm
                 : problem.Detail ?? "");
             return true;
         }

@@ -26,6 +26,12 @@ public static class ConsoleActions
         // Every action needs the antiforgery token its form carries, whether or not it reads a field.
         var group = routes.MapGroup(ConsolePaths.Root).ExcludeFromDescription().WithMetadata(new RequireAntiforgeryTokenAttribute())
             .RequireAuthorization(Policies.Console);
+        // The antiforgery middleware only records its verdict; binding a form enforces it, and this filter enforces it for
+        // the actions that read no field (sign-out).
+        group.AddEndpointFilter(async (context, next) =>
+            context.HttpContext.Features.Get<IAntiforgeryValidationFeature>() is { IsValid: false }
+                ? ConsolePages.Message(null, "Bad request", ConsoleErrorPage.ExpiredForm, StatusCodes.Status400BadRequest)
+                : await next(context));
         group.MapPost("/sign-in", SignIn).AllowAnonymous();
         group.MapPost("/sign-out", SignOut).AllowAnonymous();
         group.MapPost("/instances/{id:guid}/confirm", ConfirmInstanceAction);
@@ -164,11 +170,17 @@ public static class ConsoleActions
                 }
 
                 var migrated = await migrator.MigrateAsync([id], new MigrationPlan(toVersion.Value, null, caller.Name, caller.Tenant), dryRun: false, cancellationToken);
-                return migrated.Outcome == MigrationOutcome.Migrated
-                    ? Done(back, action)
-                    : ConsolePages.Message(caller, "Not migrated",
-                        migrated.Steps.FirstOrDefault(s => !s.Allowed)?.Problem ?? $"The migration was refused ({migrated.Outcome}); nothing moved.",
-                        StatusCodes.Status409Conflict);
+                return migrated.Outcome switch
+                {
+                    MigrationOutcome.Migrated => Done(back, action),
+                    MigrationOutcome.InstanceNotFound => ConsolePages.Message(caller, "No such instance", $"No instance has the id {id}.", StatusCodes.Status404NotFound),
+                    MigrationOutcome.DefinitionNotFound => ConsolePages.Message(caller, "Not migrated", $"The definition has no version {toVersion}.",
+                        StatusCodes.Status404NotFound),
+                    // As the API answers a plan that would strand an instance: 422, and nothing moved.
+                    _ => ConsolePages.Message(caller, "Not migrated",
+                        migrated.Steps.FirstOrDefault(s => !s.Allowed)?.Problem ?? "The migration was refused; nothing moved.",
+                        StatusCodes.Status422UnprocessableEntity),
+                };
             default:
                 var change = action switch
                 {

@@ -22,7 +22,7 @@ public static class ConsolePages
         group.MapGet("/sign-in", SignInForm).AllowAnonymous();
         group.MapGet("/instances", Instances);
         group.MapGet("/instances/{id:guid}", Instance);
-        group.MapGet("/live/instances/{id:guid}", Live);
+        group.MapGet("/live/instances/{id:guid}", Live).WithRequestTimeout(StoreUnavailable.LongPollPolicy);
         group.MapGet("/definitions", Definitions);
         group.MapGet("/definitions/{name}", Definition);
         group.MapGet("/dead-letters", DeadLetters);
@@ -123,7 +123,10 @@ public static class ConsolePages
         var signals = await queries.ListSignalsAsync(id, cancellationToken);
         var diagram = compiled is null ? null : renderer.RenderInstance(compiled, instance, history);
         var tasks = await inbox.QueryAsync(new TaskQuery(InstanceId: id, Limit: 200, Tenant: caller.Tenant), cancellationToken);
-        var children = await queries.QueryInstancesAsync(new InstanceQuery(Limit: 50, Tenant: caller.Tenant, ParentId: id), cancellationToken);
+        // Children are looked up only for an instance that started some (the parent column is not indexed).
+        var children = history.Any(h => h.Type == HistoryEventTypes.SubWorkflowStarted)
+            ? await queries.QueryInstancesAsync(new InstanceQuery(Limit: 50, Tenant: caller.Tenant, ParentId: id), cancellationToken)
+            : new Page<WorkflowInstance>([], 0, 0, 50);
         var versions = caller.Operate
             ? (await definitions.ListDefinitionVersionsAsync(caller.Tenant, instance.DefinitionName, cancellationToken)).Select(v => v.Version).ToList()
             : [];
@@ -148,11 +151,12 @@ public static class ConsolePages
             return TypedResults.StatusCode(StatusCodes.Status403Forbidden);
         }
 
-        using var slot = gate.TryEnter(CallerLimits.CallerKey(http), out _);
+        using var slot = gate.TryEnter(CallerLimits.CallerKey(http), out var refusal);
         if (slot is null)
         {
+            // As GET /instances/{id}?waitFor= answers: this caller's share is taken (429), or the node's (503).
             http.Response.Headers.RetryAfter = "5";
-            return TypedResults.StatusCode(StatusCodes.Status429TooManyRequests);
+            return TypedResults.StatusCode(refusal == LongPollRefusal.CallerFull ? StatusCodes.Status429TooManyRequests : StatusCodes.Status503ServiceUnavailable);
         }
 
         var instance = await runtime.WaitForChangeAsync(caller.Tenant, id, version, options.Value.LiveWait, cancellationToken);

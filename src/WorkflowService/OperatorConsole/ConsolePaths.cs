@@ -22,6 +22,7 @@ public static class ConsolePaths
 
     /// <summary>A return address the console may redirect to: one of its own pages, never another site.</summary>
     public static bool IsLocal(string? address) =>
-        address is { Length: > 0 } && address.StartsWith(Root.Value!, StringComparison.Ordinal)
+        address is { Length: > 0 and <= 2048 } && address.StartsWith(Root.Value!, StringComparison.Ordinal)
+        && address.All(c => c is > ' ' and <= '~')
         && !address.Contains('\\', StringComparison.Ordinal) && (address.Length == Root.Value!.Length || address[Root.Value!.Length] is '/' or '?');
 }

@@ -1,4 +1,5 @@
 using System.Security.Cryptography;
+using Microsoft.AspNetCore.Authentication.Cookies;
 using Microsoft.AspNetCore.DataProtection;
 using Microsoft.Extensions.Options;
 using WorkflowService.Security;
@@ -19,15 +20,22 @@ public sealed class ConsoleSessionCookie(IDataProtectionProvider protection, IOp
     private readonly ITimeLimitedDataProtector _protector =
         protection.CreateProtector("WorkflowService.OperatorConsole.Session.v1").ToTimeLimitedDataProtector();
 
+    // A protected token with many claims outgrows the ~4 KB a browser keeps in one cookie: it is split over several
+    // (workflow-console, workflow-consoleC1, ...) and joined again when read.
+    private static readonly ChunkingCookieManager Cookies = new();
+
     /// <summary>Keeps <paramref name="credential"/> for this browser: a token (three dot-separated parts) as a bearer token, anything else as an API key.</summary>
     public void SignIn(HttpContext context, string credential)
     {
         var header = LooksLikeToken(credential) ? $"Bearer {credential}" : $"{ApiKeyHandler.AuthorizationPrefix}{credential}";
         var lifetime = options.Value.SessionLifetime;
-        context.Response.Cookies.Append(CookieName, _protector.Protect(header, time.GetUtcNow().Add(lifetime)), Options(context, lifetime));
+        Cookies.AppendResponseCookie(context, CookieName, _protector.Protect(header, time.GetUtcNow().Add(lifetime)), Options(context, lifetime));
     }
 
-    public static void SignOut(HttpContext context) => context.Response.Cookies.Delete(CookieName, Options(context, TimeSpan.Zero));
+    public static void SignOut(HttpContext context) => Cookies.DeleteCookie(context, CookieName, Options(context, TimeSpan.Zero));
+
+    /// <summary>The session cookie the request carries (joined from its chunks), or null.</summary>
+    public static string? Presented(HttpContext context) => Cookies.GetRequestCookie(context, CookieName) is { Length: > 0 } cookie ? cookie : null;
 
     /// <summary>The Authorization header the cookie holds; null when it has expired or was written with a key this node lacks.</summary>
     public string? Read(string cookie)
@@ -85,7 +93,7 @@ public sealed class ConsoleSession(RequestDelegate next, ConsoleSessionCookie se
         if (authentication.Value.HasScheme
             && !context.Request.Headers.ContainsKey(ApiKeyHandler.HeaderName)
             && context.Request.Headers.Authorization.Count == 0
-            && context.Request.Cookies[ConsoleSessionCookie.CookieName] is { Length: > 0 } cookie)
+            && ConsoleSessionCookie.Presented(context) is { } cookie)
         {
             context.Items[typeof(ConsoleSession)] = true;
             if (sessions.Read(cookie) is { } header)

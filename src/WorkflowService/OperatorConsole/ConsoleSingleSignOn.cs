@@ -47,6 +47,10 @@ public static class ConsoleSingleSignOn
             o.ResponseMode = OpenIdConnectResponseMode.Query;
             o.UsePkce = true;
             o.CallbackPath = CallbackPath;
+            // No sign-out at the issuer's request (front-channel) and no return from it: the console's sign-out ends its own
+            // session only, and a request to the handler's default paths must not reach a sign-out no scheme here performs.
+            o.RemoteSignOutPath = PathString.Empty;
+            o.SignedOutCallbackPath = PathString.Empty;
             o.MapInboundClaims = false;
             o.SaveTokens = false;
             o.GetClaimsFromUserInfoEndpoint = false;

@@ -48,6 +48,9 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
         await Expect(page.GetByRole(AriaRole.Heading, new() { Level = 1 })).ToContainTextAsync("Completed");
         await Expect(page.Locator("svg g[data-step='settle']")).ToHaveAttributeAsync("data-state", "completed");
         await Expect(page.Locator("ol.timeline")).ToContainTextAsync("InstanceCompleted");
+        // An ended instance takes no more actions: the redraw took them away.
+        await Expect(page.GetByRole(AriaRole.Button, new() { Name = "Terminate…" })).ToHaveCountAsync(0);
+        await Expect(page.GetByRole(AriaRole.Button, new() { Name = "Send signal…" })).ToHaveCountAsync(0);
         await Expect(page.Locator("tr[data-signal-status='Handled']", new() { HasText = "assessor-report" })).ToHaveCountAsync(1);
         await Expect(page.Locator("tr[data-signal-status='Handled']", new() { HasText = "police-report" })).ToHaveCountAsync(1);
         Assert.Equal(InstanceStatus.Completed, (await Api.GetAsync(instance.Id)).Status);
@@ -204,34 +207,34 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
         var shots = Environment.GetEnvironmentVariable(ConsoleBrowser.ScreenshotsVariable);
 
         await page.GotoAsync("/console");
-        await VisitAsync(page, shots, "sign-in");
+        await VisitAsync(page, shots, "sign-in", "Sign in to the workflow console");
         await console.SignInAsync(browser.Node.ApiKey);
         await Expect(page.GetByRole(AriaRole.Heading, new() { Name = "Instances" })).ToBeVisibleAsync();
-        await VisitAsync(page, shots, "instances");
+        await VisitAsync(page, shots, "instances", "Instances");
         await page.GotoAsync($"/console/instances/{seed.Waiting}");
-        await VisitAsync(page, shots, "instance-waiting");
+        await VisitAsync(page, shots, "instance-waiting", "History");
         await page.GotoAsync($"/console/instances/{seed.Completed}");
-        await VisitAsync(page, shots, "instance-completed");
+        await VisitAsync(page, shots, "instance-completed", "History");
         await page.GotoAsync($"/console/instances/{seed.Faulted}");
-        await VisitAsync(page, shots, "instance-faulted");
+        await VisitAsync(page, shots, "instance-faulted", "History");
         await page.GotoAsync($"/console/instances/{seed.Waiting}");
         await page.GetByLabel("Name", new() { Exact = true }).FillAsync("assessor-report");
         await page.GetByLabel("Payload (JSON, optional)").FillAsync("""{"damage": 2400}""");
         await page.GetByRole(AriaRole.Button, new() { Name = "Send signal…" }).ClickAsync();
-        await VisitAsync(page, shots, "confirm-signal");
+        await VisitAsync(page, shots, "confirm-signal", "Send a signal");
         await page.GotoAsync($"/console/instances/{seed.Waiting}");
         await page.GetByRole(AriaRole.Button, new() { Name = "Plan migration…" }).ClickAsync();
         await Expect(page.GetByRole(AriaRole.Heading, new() { Name = "Dry-run plan" })).ToBeVisibleAsync();
-        await VisitAsync(page, shots, "confirm-migration");
+        await VisitAsync(page, shots, "confirm-migration", "Migrate an instance");
         await page.GotoAsync("/console/definitions");
-        await VisitAsync(page, shots, "definitions");
+        await VisitAsync(page, shots, "definitions", "Definitions");
         await page.GotoAsync($"/console/definitions/{Claim}?version=2&compare=1");
         await Expect(page.GetByRole(AriaRole.Heading, new() { Name = "Differences: v1 → v2" })).ToBeVisibleAsync();
-        await VisitAsync(page, shots, "definition-diff");
+        await VisitAsync(page, shots, "definition-diff", "JSON");
         await page.GotoAsync("/console/tasks");
-        await VisitAsync(page, shots, "tasks");
+        await VisitAsync(page, shots, "tasks", "Tasks");
         await page.GotoAsync("/console/dead-letters");
-        await VisitAsync(page, shots, "dead-letters");
+        await VisitAsync(page, shots, "dead-letters", "Dead letters");
 
         Assert.Empty(console.Errors);
     }
@@ -248,8 +251,10 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
     }
 
     /// <summary>Checks the page with axe-core (serious and critical findings fail it), then saves its screenshot when asked to.</summary>
-    private static async Task VisitAsync(IPage page, string? shots, string name)
+    private static async Task VisitAsync(IPage page, string? shots, string name, string heading)
     {
+        // The page is there when its heading is (a form's answer is a navigation the click does not wait for).
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Name = heading }).First).ToBeVisibleAsync();
         await page.WaitForLoadStateAsync(LoadState.Load);
         var axe = await page.RunAxe(new AxeRunOptions { RunOnly = new RunOnlyOptions { Type = "tag", Values = ["wcag2a", "wcag2aa", "wcag21aa"] } });
         var serious = axe.Violations.Where(v => v.Impact is "serious" or "critical")

@@ -18,7 +18,13 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
     private static readonly TestApiKey Designer = TestApiKey.Create("modeler", "designer");
     private static readonly TestApiKey NoServiceRole = TestApiKey.Create("clerk", "underwriter");
 
-    protected override Dictionary<string, string?> Settings => TestApiKey.Settings(Operator, Application, Designer, NoServiceRole);
+    /// <summary>A credential longer than one browser cookie holds once protected (as a token with many group claims is).</summary>
+    private static readonly TestApiKey LongKey = TestApiKey.Create("integration", "operator") with
+    {
+        Key = string.Concat(Enumerable.Range(0, 120).Select(_ => Guid.NewGuid().ToString("N"))),
+    };
+
+    protected override Dictionary<string, string?> Settings => TestApiKey.Settings(Operator, Application, Designer, NoServiceRole, LongKey);
 
     /// <summary>Each console page answers as the API endpoint it stands for would: shown to the roles that may read it, 403 to the others.</summary>
     [Theory]
@@ -120,6 +126,7 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
     [InlineData("//elsewhere.example/console")]
     [InlineData("/definitions")]
     [InlineData("/console-elsewhere")]
+    [InlineData("/console/instances\r\nSet-Cookie: planted=1")]
     public async Task A_return_address_outside_the_console_is_not_followed_after_sign_in(string returnUrl)
     {
         using var browser = Browser();
@@ -173,6 +180,33 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
         Assert.Single(await OperatorApi().SignalsAsync(instance), s => s.Name == "note");
     }
 
+    [Fact]
+    public async Task A_sign_out_posted_from_elsewhere_without_the_forms_token_is_refused_and_the_session_stays()
+    {
+        using var browser = Browser();
+        await SignInAsync(browser, Operator.Key);
+
+        using var forged = await browser.PostAsync("/console/sign-out", new FormUrlEncodedContent([]));
+
+        Assert.Equal(HttpStatusCode.BadRequest, forged.StatusCode);
+        Assert.False(forged.Headers.TryGetValues("Set-Cookie", out var cookies) && cookies.Any(c => c.StartsWith("workflow-console=;", StringComparison.Ordinal)));
+        using var still = await browser.GetAsync("/console/instances");
+        Assert.Equal(HttpStatusCode.OK, still.StatusCode);
+    }
+
+    [Fact]
+    public async Task A_credential_longer_than_one_cookie_holds_is_kept_in_several()
+    {
+        Assert.True(LongKey.Key.Length > 3800);
+        using var browser = Browser();
+        await SignInAsync(browser, LongKey.Key);
+
+        using var response = await browser.GetAsync("/console/instances");
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Contains(LongKey.Name, await response.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+    }
+
     private HttpClient Browser() =>
         Factory.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false, HandleCookies = true });
 
@@ -202,7 +236,8 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
         using var response = await browser.PostAsync("/console/sign-in", new FormUrlEncodedContent(
             [new("__antiforgery", Token(form)), new("credential", credential), new("returnUrl", "/console/instances")]));
         Assert.Equal(HttpStatusCode.Redirect, response.StatusCode);
-        return response.Headers.GetValues("Set-Cookie").Single(c => c.StartsWith("workflow-console=", StringComparison.Ordinal)).Split(';')[0];
+        return string.Join("; ", response.Headers.GetValues("Set-Cookie").Where(c => c.StartsWith("workflow-console", StringComparison.Ordinal))
+            .Select(c => c.Split(';')[0]));
     }
 
     private static string Token(string page) => AntiforgeryField().Match(page) is { Success: true } match

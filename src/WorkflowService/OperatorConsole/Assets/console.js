@@ -1,6 +1,7 @@
 // Keeps an open instance page current: it asks /console/live (a long-poll that answers when the instance commits, or
-// after Console:LiveWait), then fetches the page again and swaps the parts that show the instance's state. The forms
-// the person may be typing in are left alone. Served from this node; the console fetches nothing from elsewhere.
+// after Console:LiveWait), then fetches the page again and swaps the parts that show the instance's state. A part the
+// person is working in (focus in it, or a field they changed) waits for the next redraw, unless the instance has ended.
+// Served from this node; the console fetches nothing from elsewhere.
 (function () {
   'use strict';
   const main = document.querySelector('main[data-live-instance]');
@@ -25,9 +26,10 @@
       return false;
     }
 
+    const final = fresh.dataset.liveFinal === 'true';
     for (const region of fresh.querySelectorAll('[data-live-region]')) {
       const current = main.querySelector('[data-live-region="' + region.dataset.liveRegion + '"]');
-      if (current) {
+      if (current && (final || !busy(current))) {
         current.replaceWith(document.importNode(region, true));
       }
     }
@@ -36,7 +38,28 @@
     main.dataset.liveVersion = String(version);
     main.dataset.liveFinal = fresh.dataset.liveFinal;
     main.dataset.liveStatus = fresh.dataset.liveStatus;
-    return fresh.dataset.liveFinal === 'true';
+    return final;
+  }
+
+  // Whether the person is working in this part of the page: the focus is in it, or a field in it holds what they typed.
+  function busy(region) {
+    if (region.contains(document.activeElement) && document.activeElement !== document.body) {
+      return true;
+    }
+
+    for (const field of region.querySelectorAll('input, textarea')) {
+      if (field.type !== 'hidden' && field.value !== field.defaultValue) {
+        return true;
+      }
+    }
+
+    for (const option of region.querySelectorAll('option')) {
+      if (option.selected !== option.defaultSelected) {
+        return true;
+      }
+    }
+
+    return false;
   }
 
   function announce(text) {
@@ -71,7 +94,6 @@
         }
 
         const change = await response.json();
-        failures = 0;
         if (change.version > version) {
           const final = await redraw();
           announce('Updated: the instance is now ' + main.dataset.liveStatus + '.');
@@ -79,6 +101,9 @@
             return;
           }
         }
+
+        // Only a poll that ended well resets the back-off: a page that cannot be fetched keeps backing off.
+        failures = 0;
       } catch (e) {
         // The node restarting, the network, a full node: back off (up to 30 s) and ask again.
         failures += 1;
