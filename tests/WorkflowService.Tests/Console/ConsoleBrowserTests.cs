@@ -84,16 +84,7 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
     public async Task A_dead_letter_is_replayed_from_the_console_after_a_confirmation()
     {
         var name = Definitions.Unique("faulty");
-        await Api.PublishAsync($$"""
-            {
-              "name": "{{name}}",
-              "steps": [
-                { "id": "wait", "type": "waitForSignal", "signal": "go", "output": "go" },
-                { "id": "boom", "type": "assign", "set": { "x": "noSuchFunction()" } },
-                { "id": "done", "type": "complete" }
-              ]
-            }
-            """);
+        await Api.PublishAsync(Definitions.FaultsAfterGo(name));
         var instance = await Api.StartAsync(name);
         var signal = await Api.SignalAsync(instance.Id, "go");
         await Api.WaitForAsync(instance.Id, InstanceStatus.Faulted);

@@ -26,4 +26,16 @@ public static class Definitions
           ]
         }
         """;
+
+    /// <summary>Waits for "go", then fails every attempt of its next step (a function that does not exist): a dead letter on demand.</summary>
+    public static string FaultsAfterGo(string name) => $$"""
+        {
+          "name": "{{name}}",
+          "steps": [
+            { "id": "wait", "type": "waitForSignal", "signal": "go", "output": "go" },
+            { "id": "boom", "type": "assign", "set": { "x": "noSuchFunction()" } },
+            { "id": "done", "type": "complete" }
+          ]
+        }
+        """;
 }

@@ -146,16 +146,7 @@ public abstract class EngineSemanticsTests<TBackend> : SharedServiceTest<TBacken
     public async Task Replaying_a_dead_letter_resumes_the_faulted_instance_from_its_wait()
     {
         var name = Definitions.Unique("replay");
-        await Api.PublishAsync($$"""
-            {
-              "name": "{{name}}",
-              "steps": [
-                { "id": "wait", "type": "waitForSignal", "signal": "go", "output": "go" },
-                { "id": "boom", "type": "assign", "set": { "x": "noSuchFunction()" } },
-                { "id": "done", "type": "complete" }
-              ]
-            }
-            """);
+        await Api.PublishAsync(Definitions.FaultsAfterGo(name));
         var instance = await Api.StartAsync(name);
         var signal = await Api.SignalAsync(instance.Id, "go");
         await Api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
