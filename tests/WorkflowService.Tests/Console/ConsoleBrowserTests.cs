@@ -1,3 +1,4 @@
+using System.Net.Http.Json;
 using System.Text.RegularExpressions;
 using Deque.AxeCore.Commons;
 using Deque.AxeCore.Playwright;
@@ -77,6 +78,43 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
         await Expect(page.GetByRole(AriaRole.Heading, new() { Level = 1 })).ToContainTextAsync("Completed");
         await Expect(page.GetByRole(AriaRole.Status)).ToContainTextAsync("Completed");
         Assert.True(await page.EvaluateAsync<bool>("() => window.notReloaded === true"));
+        Assert.Empty(console.Errors);
+    }
+
+    [Fact]
+    public async Task A_parent_and_its_child_workflow_link_to_each_other_and_the_parent_follows_the_child_to_its_end()
+    {
+        var child = Definitions.Unique("kyc-check");
+        var parent = Definitions.Unique("onboarding");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(child));
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{parent}}",
+              "steps": [
+                { "id": "check-identity", "type": "subWorkflow", "definition": "{{child}}", "output": "kyc" },
+                { "id": "done", "type": "complete", "result": "vars.kyc.status" }
+              ]
+            }
+            """);
+        var started = await Api.StartAsync(parent);
+        await Api.WaitForAsync(started.Id, InstanceStatus.Waiting);
+        var children = await Api.Http.GetFromJsonAsync<WorkflowService.Api.PageView<WorkflowService.Api.InstanceSummaryView>>(
+            $"/instances?definition={child}", WorkflowServiceFactory.Json);
+        var childId = Assert.Single(children!.Items).Id;
+        await using var console = await browser.OpenAsync();
+        var page = console.Page;
+        await console.SignInAsync(browser.Node.ApiKey);
+
+        await page.GotoAsync($"/console/instances/{started.Id}");
+        await page.GetByRole(AriaRole.Link, new() { Name = childId.ToString() }).ClickAsync();
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Level = 1 })).ToContainTextAsync(child);
+        await page.GetByRole(AriaRole.Link, new() { Name = started.Id.ToString() }).ClickAsync();
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Level = 1 })).ToContainTextAsync(parent);
+
+        await Api.SignalAsync(childId, "go", new { value = 1 });
+
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Level = 1 })).ToContainTextAsync("Completed");
+        await Expect(page.Locator("[data-live-region='children']")).ToContainTextAsync("Completed");
         Assert.Empty(console.Errors);
     }
 
