@@ -98,9 +98,13 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
             """);
         var started = await Api.StartAsync(parent);
         await Api.WaitForAsync(started.Id, InstanceStatus.Waiting);
-        var children = await Api.Http.GetFromJsonAsync<WorkflowService.Api.PageView<WorkflowService.Api.InstanceSummaryView>>(
-            $"/instances?definition={child}", WorkflowServiceFactory.Json);
-        var childId = Assert.Single(children!.Items).Id;
+        // The parent waits as soon as it has asked for its child; the child starts from that request, a moment later.
+        async Task<IReadOnlyList<WorkflowService.Api.InstanceSummaryView>> ChildrenAsync() =>
+            (await Api.Http.GetFromJsonAsync<WorkflowService.Api.PageView<WorkflowService.Api.InstanceSummaryView>>(
+                $"/instances?definition={child}", WorkflowServiceFactory.Json))!.Items;
+        await Eventually.WaitUntilAsync(async () => (await ChildrenAsync()).Count == 1);
+        var childId = Assert.Single(await ChildrenAsync()).Id;
+        await Api.WaitForAsync(childId, InstanceStatus.Waiting);
         await using var console = await browser.OpenAsync();
         var page = console.Page;
         await console.SignInAsync(browser.Node.ApiKey);
