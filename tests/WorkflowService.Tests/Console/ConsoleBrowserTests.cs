@@ -42,7 +42,8 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
         await Expect(page.Locator("svg g[data-step='register']")).ToHaveAttributeAsync("data-state", "completed");
 
         await SendSignalAsync(page, "assessor-report", """{"damage": 1800}""");
-        await Expect(page.GetByRole(AriaRole.Status)).ToContainTextAsync("Signal sent.");
+        // (The notice "Signal sent." may already have given way to the redraw's "Updated: …": the ledger is what stays.)
+        await Expect(page.Locator("tr[data-signal]", new() { HasText = "assessor-report" })).ToHaveCountAsync(1);
         await SendSignalAsync(page, "police-report", """{"atFault": "other"}""");
 
         // The page follows the instance to its end: the badge, the diagram and the history redraw as it commits.

@@ -95,6 +95,46 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
         Assert.Contains(history, h => h.Type == "InstanceCancelled" && h.Actor == Operator.Name);
     }
 
+    private static readonly string[] OperatorEvents = ["InstanceSuspended", "InstanceResumed", "InstanceMigrated", "InstanceCancelled"];
+
+    [Fact]
+    public async Task Suspend_resume_migrate_and_cancel_are_each_confirmed_then_taken_as_the_API_takes_them()
+    {
+        var api = OperatorApi();
+        var name = Definitions.Unique("console-ops");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+        await api.PublishAsync(Definitions.SignalRoundtrip(name).Replace("vars.go.value", "vars.go.value * 2", StringComparison.Ordinal));
+        var instance = (await api.StartAsync(name, version: 1)).Id;
+        await api.WaitForAsync(instance, InstanceStatus.Waiting);
+        using var browser = Browser();
+        await SignInAsync(browser, Operator.Key);
+
+        async Task TakeAsync(string action, string confirmButton, params KeyValuePair<string, string>[] fields)
+        {
+            var page = await browser.GetStringAsync($"/console/instances/{instance}");
+            using var confirm = await browser.PostAsync($"/console/instances/{instance}/confirm",
+                new FormUrlEncodedContent([new("__antiforgery", Token(page)), new("action", action), .. fields]));
+            var confirmation = await confirm.Content.ReadAsStringAsync();
+            Assert.True(confirm.StatusCode == HttpStatusCode.OK, $"{action}: {(int)confirm.StatusCode}");
+            Assert.Contains($">{confirmButton}</button>", confirmation, StringComparison.Ordinal);
+            using var taken = await browser.PostAsync($"/console/instances/{instance}/{action}",
+                new FormUrlEncodedContent([new("__antiforgery", Token(confirmation)), .. fields]));
+            Assert.Equal(HttpStatusCode.Redirect, taken.StatusCode);
+            Assert.Equal($"/console/instances/{instance}?done={action}", taken.Headers.Location!.OriginalString);
+        }
+
+        await TakeAsync("suspend", "Suspend");
+        Assert.Equal(InstanceStatus.Suspended, (await api.GetAsync(instance)).Status);
+        await TakeAsync("resume", "Resume");
+        await api.WaitForAsync(instance, InstanceStatus.Waiting);
+        await TakeAsync("migrate", "Migrate", new KeyValuePair<string, string>("toVersion", "2"));
+        Assert.Equal(2, (await api.GetAsync(instance)).Version);
+        await TakeAsync("cancel", "Cancel");
+        await api.WaitForAsync(instance, InstanceStatus.Cancelled);
+        var history = await api.HistoryAsync(instance);
+        Assert.All(OperatorEvents, type => Assert.Contains(history, h => h.Type == type && h.Actor == Operator.Name));
+    }
+
     [Fact]
     public async Task The_console_session_is_not_accepted_by_the_API()
     {
