@@ -128,7 +128,7 @@ public static class ConsolePages
             ? await queries.QueryInstancesAsync(new InstanceQuery(Limit: 50, Tenant: caller.Tenant, ParentId: id), cancellationToken)
             : new Page<WorkflowInstance>([], 0, 0, 50);
         var versions = caller.Operate
-            ? (await definitions.ListDefinitionVersionsAsync(caller.Tenant, instance.DefinitionName, cancellationToken)).Select(v => v.Version).ToList()
+            ? LatestVersions(await definitions.GetDefinitionAsync(caller.Tenant, instance.DefinitionName, null, cancellationToken))
             : [];
         // The page shows the newest of a long history and ledger (the API has them all); the diagram is drawn from all of it.
         var shown = history.Count > InstanceModel.MaxShown ? history.Skip(history.Count - InstanceModel.MaxShown).ToList() : history;
@@ -136,6 +136,9 @@ public static class ConsolePages
         return Page<InstancePage>(new InstanceModel(caller, instance, diagram, shown, history.Count, received, signals.Count, tasks.Items, children, versions,
             Done(done)));
     }
+
+    /// <summary>The versions a migration may target: a definition's versions are numbered 1 to its latest (one row read, not every version's JSON).</summary>
+    private static List<int> LatestVersions(DefinitionRecord? latest) => latest is null ? [] : [.. Enumerable.Range(1, latest.Version)];
 
     /// <summary>
     /// Waits (bounded by Console:LiveWait) until the instance commits a version after <paramref name="version"/>: what an
