@@ -19,6 +19,7 @@ public static class EngineServiceCollectionExtensions
         services.AddSettings<ExpressionOptions>(configuration.GetSection(ExpressionOptions.Section));
         services.AddSettings<WorkerOptions>(configuration.GetSection(WorkerOptions.Section));
         services.AddSettings<TelemetryOptions>(configuration.GetSection(TelemetryOptions.Section));
+        services.AddSettings<RetentionOptions>(configuration.GetSection(RetentionOptions.Section));
         services.TryAddSingleton(TimeProvider.System);
         services.AddMetrics();
         services.AddSingleton<ExpressionRuntime>();
@@ -40,6 +41,8 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<InstanceChangeWatcher>();
         services.AddHostedService(p => p.GetRequiredService<InstanceChangeWatcher>());
         services.AddHostedService<InstanceStatusGauge>();
+        services.AddSingleton<RetentionPurge>();
+        services.AddHostedService<RetentionJob>();
         return services;
     }
 }

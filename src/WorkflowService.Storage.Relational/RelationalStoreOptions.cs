@@ -18,6 +18,19 @@ public abstract partial class RelationalStoreOptions
     /// </summary>
     public int MaxPoolSize { get; set; } = 20;
 
+    /// <summary>
+    /// Whether a node applies pending schema steps itself at start-up (default true). Set it to false where the application
+    /// may not change the schema: an operator then runs <c>WorkflowService migrate</c> first, and a node refuses to start
+    /// while steps are pending.
+    /// </summary>
+    public bool ApplyMigrationsAtStartup { get; set; } = true;
+
+    /// <summary>
+    /// How long a migration may take: the wait for another node's migration to end, and the longest one statement of a
+    /// step may run (default 10 minutes).
+    /// </summary>
+    public TimeSpan MigrationTimeout { get; set; } = TimeSpan.FromMinutes(10);
+
     /// <summary>The driver's parser of <see cref="ConnectionString"/>, which refuses unknown keywords and malformed text.</summary>
     protected abstract DbConnectionStringBuilder CreateConnectionStringBuilder();
 
@@ -36,6 +49,11 @@ public abstract partial class RelationalStoreOptions
         if (CommandTimeoutSeconds is < 1 or > 3600)
         {
             yield return $"{section}:CommandTimeoutSeconds must be between 1 and 3600 (it is {CommandTimeoutSeconds}).";
+        }
+
+        if (MigrationTimeout < TimeSpan.FromSeconds(1) || MigrationTimeout > TimeSpan.FromDays(1))
+        {
+            yield return $"{section}:MigrationTimeout must be between 00:00:01 and 1.00:00:00 (it is {MigrationTimeout}).";
         }
 
         if (MaxPoolSize is < 2 or > 1000)

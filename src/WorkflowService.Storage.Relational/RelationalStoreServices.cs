@@ -7,6 +7,7 @@ using Microsoft.Extensions.Options;
 using OpenTelemetry.Metrics;
 using WorkflowService.Engine.Configuration;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Storage.Relational.Migrations;
 
 namespace WorkflowService.Storage.Relational;
 
@@ -21,10 +22,22 @@ internal static class RelationalStoreServices
         return services.AddSettings<TOptions>(section);
     }
 
-    /// <summary>The store on <typeparamref name="TDialect"/>.</summary>
-    public static IServiceCollection AddRelationalStore<TDialect>(this IServiceCollection services) where TDialect : SqlDialect
+    /// <summary>
+    /// The store on <typeparamref name="TDialect"/>, its schema migrated over <paramref name="migrationConnection"/> (the
+    /// store's connection string as the driver takes it).
+    /// </summary>
+    public static IServiceCollection AddRelationalStore<TDialect, TOptions>(this IServiceCollection services,
+        Func<IServiceProvider, string> migrationConnection)
+        where TDialect : SqlDialect
+        where TOptions : RelationalStoreOptions
     {
         services.AddSingleton<SqlDialect, TDialect>();
+        services.AddSingleton(p =>
+        {
+            var options = p.GetRequiredService<IOptions<TOptions>>().Value;
+            return new SchemaMigrationSettings(migrationConnection(p), options.ApplyMigrationsAtStartup, options.MigrationTimeout);
+        });
+        services.AddSingleton<SchemaMigrator>();
         // One store serves every facet of the contract.
         services.AddSingleton<RelationalWorkflowStore>();
         services.AddSingleton<IStoreClock>(p => p.GetRequiredService<RelationalWorkflowStore>());
@@ -35,6 +48,7 @@ internal static class RelationalStoreServices
         services.AddSingleton<ITaskStore>(p => p.GetRequiredService<RelationalWorkflowStore>());
         services.AddSingleton<IOperatorQueries>(p => p.GetRequiredService<RelationalWorkflowStore>());
         services.AddSingleton<IStoreFailures>(p => p.GetRequiredService<RelationalWorkflowStore>());
+        services.AddSingleton<IRetentionStore>(p => p.GetRequiredService<RelationalWorkflowStore>());
         // Collected where a meter provider exists (an exporter is configured): the group commit's size.
         services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.AddMeter(StoreTelemetry.MeterName));
         return services;

@@ -8,7 +8,11 @@ namespace WorkflowService.Storage.Relational;
 /// instance serves every facet of the store contract, each in a file of its own (RelationalWorkflowStore.*.cs); this
 /// part holds what they share: the group-commit writer and the ways of reading.
 /// </summary>
-public sealed partial class RelationalWorkflowStore(IDbContextFactory<WorkflowDbContext> contexts, SqlDialect dialect, TimeProvider time)
+public sealed partial class RelationalWorkflowStore(
+    IDbContextFactory<WorkflowDbContext> contexts,
+    SqlDialect dialect,
+    Migrations.SchemaMigrator migrator,
+    TimeProvider time)
     : IAsyncDisposable
 {
     // Wait-point commits and signal inserts go through group commit (and, where the database takes one writer at a time,

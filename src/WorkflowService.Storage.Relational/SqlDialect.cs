@@ -56,8 +56,47 @@ public abstract class SqlDialect
         return false;
     }
 
-    /// <summary>Creates tables and indexes if they are missing; safe when several nodes start at once.</summary>
-    public abstract Task EnsureSchemaAsync(WorkflowDbContext db, CancellationToken cancellationToken);
+    /// <summary>Whatever the database needs before its schema is migrated (SQLite: its folder, WAL mode); nothing by default.</summary>
+    public virtual Task PrepareDatabaseAsync(WorkflowDbContext db, CancellationToken cancellationToken) => Task.CompletedTask;
+
+    /// <summary>Picks FluentMigrator's processor for this database.</summary>
+    public abstract void ConfigureMigrations(FluentMigrator.Runner.IMigrationRunnerBuilder runner);
+
+    /// <summary>
+    /// Takes the lock that lets one node (or one <c>migrate</c> command) at a time change the schema, waiting at most
+    /// <paramref name="timeout"/> for another holder; disposing the result releases it.
+    /// </summary>
+    public abstract Task<IAsyncDisposable> LockSchemaAsync(string connectionString, TimeSpan timeout, TimeProvider time, CancellationToken cancellationToken);
+
+    /// <summary>Which of <paramref name="tables"/> exist.</summary>
+    public abstract Task<ISet<string>> ExistingTablesAsync(System.Data.Common.DbConnection connection, IReadOnlyList<string> tables,
+        CancellationToken cancellationToken);
+
+    /// <summary>The SQL for the current time, stored the way the EF Core model stores times.</summary>
+    public abstract string NowSql { get; }
+
+    /// <summary>The schema lock's wait: tries <paramref name="tryTake"/> every quarter second until it succeeds or the timeout passes.</summary>
+    protected async Task<T> WaitForSchemaLockAsync<T>(Func<CancellationToken, Task<T?>> tryTake, TimeSpan timeout, TimeProvider time,
+        CancellationToken cancellationToken) where T : class
+    {
+        var started = time.GetTimestamp();
+        while (true)
+        {
+            if (await tryTake(cancellationToken).ConfigureAwait(false) is { } taken)
+            {
+                return taken;
+            }
+
+            if (time.GetElapsedTime(started) >= timeout)
+            {
+                throw new Engine.Persistence.StoreSchemaException(
+                    $"Another node has held the {Name} schema lock (a migration) for longer than Store:MigrationTimeout ({timeout}); "
+                    + "wait for it to end, or raise the timeout.");
+            }
+
+            await Task.Delay(TimeSpan.FromMilliseconds(250), time, cancellationToken).ConfigureAwait(false);
+        }
+    }
 
     /// <summary>The database's clock in Unix ms, or null where the store runs on this process's clock (SQLite).</summary>
     public virtual Task<long?> ReadClockMsAsync(WorkflowDbContext db, CancellationToken cancellationToken) => Task.FromResult<long?>(null);

@@ -14,6 +14,7 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
     public DbSet<HistoryEvent> History => Set<HistoryEvent>();
     public DbSet<HumanTask> Tasks => Set<HumanTask>();
     public DbSet<SchemaVersion> Schema => Set<SchemaVersion>();
+    public DbSet<JobLease> Leases => Set<JobLease>();
 
     protected override void OnModelCreating(ModelBuilder modelBuilder)
     {
@@ -47,6 +48,9 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.HasIndex(i => new { i.Tenant, i.DefinitionName, i.BusinessKey }).IsUnique().HasFilter("business_key IS NOT NULL");
             e.HasIndex(i => new { i.Tenant, i.Status, i.CreatedAt });
             e.HasIndex(i => new { i.Tenant, i.DefinitionName, i.CreatedAt });
+            // The retention job's: ended instances by when they ended (open ones have no entry).
+            e.HasIndex(i => i.CompletedAt).HasFilter("completed_at IS NOT NULL");
+            e.HasIndex(i => i.ParentInstanceId).HasFilter("parent_instance_id IS NOT NULL");
         });
 
         modelBuilder.Entity<SignalMessage>(e =>
@@ -87,6 +91,15 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.ToTable("wf_schema");
             e.HasKey(v => v.Id);
             e.Property(v => v.Id).ValueGeneratedNever();
+            e.Property(v => v.NewestVersion).HasDefaultValue(5);
+        });
+
+        modelBuilder.Entity<JobLease>(e =>
+        {
+            e.ToTable("wf_leases");
+            e.HasKey(l => l.Name);
+            e.Property(l => l.Name).HasMaxLength(100);
+            e.Property(l => l.Owner).HasMaxLength(200);
         });
 
         modelBuilder.Entity<HumanTask>(e =>

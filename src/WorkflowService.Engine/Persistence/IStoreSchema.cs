@@ -1,8 +1,51 @@
 namespace WorkflowService.Engine.Persistence;
 
-/// <summary>The store's administration: what has to happen before any other call.</summary>
+/// <summary>
+/// The store's schema and its upgrades: what has to happen before any other call, and the operator's view of it. A
+/// store's schema moves forward in numbered steps; each step keeps the previous release working (expand) unless it says
+/// otherwise (contract), so that nodes of two releases can share one database during a rolling deploy.
+/// </summary>
 public interface IStoreSchema
 {
-    /// <summary>Creates the schema (collections, tables, indexes) before any other call; safe on many nodes at once.</summary>
+    /// <summary>
+    /// Brings the schema up to this build's (when the store is configured to migrate at start-up), then checks that this
+    /// node's release is within the range the database supports; throws <see cref="StoreSchemaException"/> when it is not.
+    /// Safe on many nodes at once.
+    /// </summary>
     Task InitializeAsync(CancellationToken cancellationToken);
+
+    /// <summary>The schema the database holds, the range of releases it supports, and the steps applied and pending. Changes nothing.</summary>
+    Task<SchemaStatus> GetSchemaStatusAsync(CancellationToken cancellationToken);
+
+    /// <summary>Applies the pending steps, each in a transaction where the database allows, under a lock no other node holds.</summary>
+    Task<SchemaStatus> MigrateAsync(CancellationToken cancellationToken);
 }
+
+/// <summary>A store's schema as an operator sees it.</summary>
+/// <param name="Store">The store ("sqlite", "postgresql").</param>
+/// <param name="NodeSchema">The schema this build is written for.</param>
+/// <param name="OldestSupported">The oldest release schema that may still run on the database; null when it has no schema yet.</param>
+/// <param name="Newest">The newest step applied; null when the database has no schema yet.</param>
+/// <param name="Applied">The steps applied, oldest first.</param>
+/// <param name="Pending">The steps this build would apply, oldest first.</param>
+public sealed record SchemaStatus(
+    string Store,
+    int NodeSchema,
+    int? OldestSupported,
+    int? Newest,
+    IReadOnlyList<SchemaStep> Applied,
+    IReadOnlyList<SchemaStep> Pending)
+{
+    /// <summary>Whether a node of this build may run on the database as it is (its schema within the supported range, nothing pending).</summary>
+    public bool NodeSupported => OldestSupported is { } oldest && Newest is { } newest && NodeSchema >= oldest && NodeSchema <= newest;
+}
+
+/// <summary>One numbered schema step.</summary>
+/// <param name="Version">Its number: the schema a database holds once it is applied.</param>
+/// <param name="Description">What it changes.</param>
+/// <param name="OldestCompatible">The oldest release schema that still works once it is applied (lower than <paramref name="Version"/> for an expand step).</param>
+/// <param name="AppliedAt">When it was applied; null while pending.</param>
+public sealed record SchemaStep(int Version, string Description, int OldestCompatible, DateTime? AppliedAt);
+
+/// <summary>The database's schema does not fit this node (too old or too new for it, or an upgrade it may not apply itself).</summary>
+public sealed class StoreSchemaException(string message, Exception? inner = null) : Exception(message, inner);

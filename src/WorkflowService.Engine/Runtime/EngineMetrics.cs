@@ -1,4 +1,5 @@
 using System.Diagnostics.Metrics;
+using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Engine.Runtime;
 
@@ -18,6 +19,8 @@ public sealed class EngineMetrics : IDisposable
     private readonly Counter<long> _conflicts;
     private readonly Counter<long> _retries;
     private readonly Counter<long> _deadLetters;
+    private readonly Counter<long> _retentionDeleted;
+    private long _retentionDeletedTotal;
     private readonly Histogram<double> _runSeconds;
     private readonly Histogram<double> _commitSeconds;
     private readonly Histogram<double> _ageAtClaimSeconds;
@@ -39,6 +42,8 @@ public sealed class EngineMetrics : IDisposable
             "commits that lost the race on the instance's version and ran again (optimistic concurrency)");
         _retries = _meter.CreateCounter<long>("workflow.runs.retried", "{run}", "failed runs handed back to be retried with backoff");
         _deadLetters = _meter.CreateCounter<long>("workflow.signals.dead_lettered", "{signal}", "signals given up on, with the reason, for an operator");
+        _retentionDeleted = _meter.CreateCounter<long>("workflow.retention.deleted", "{row}",
+            "rows the retention job deleted, by table (instances, history, signals, tasks)");
         _runSeconds = _meter.CreateHistogram("workflow.run.duration", "s",
             "a claimed signal's handling: the instance run to its next wait and its commit", tags: null,
             advice: LatencySeconds);
@@ -66,6 +71,18 @@ public sealed class EngineMetrics : IDisposable
     public long IdlePolls => Interlocked.Read(ref _pollCycles);
 
     public void InstanceStarted() => _started.Add(1);
+
+    /// <summary>Rows deleted by retention since start, every table together.</summary>
+    public long RetentionDeleted => Interlocked.Read(ref _retentionDeletedTotal);
+
+    public void Purged(PurgedRows rows)
+    {
+        _retentionDeleted.Add(rows.Instances, new KeyValuePair<string, object?>("table", "instances"));
+        _retentionDeleted.Add(rows.History, new KeyValuePair<string, object?>("table", "history"));
+        _retentionDeleted.Add(rows.Signals, new KeyValuePair<string, object?>("table", "signals"));
+        _retentionDeleted.Add(rows.Tasks, new KeyValuePair<string, object?>("table", "tasks"));
+        Interlocked.Add(ref _retentionDeletedTotal, rows.Total);
+    }
 
     public void SignalAccepted() => _accepted.Add(1);
 

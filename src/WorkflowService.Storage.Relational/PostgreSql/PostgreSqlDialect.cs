@@ -74,36 +74,60 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
     public override bool IsUniqueViolation(Exception exception) =>
         exception.GetBaseException() is PostgresException { SqlState: PostgresErrorCodes.UniqueViolation };
 
-    public override async Task EnsureSchemaAsync(WorkflowDbContext db, CancellationToken cancellationToken)
-    {
-        // Several nodes may start against an empty database at once: one creates the schema, the others wait for it.
-        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
-        try
+    public override void ConfigureMigrations(FluentMigrator.Runner.IMigrationRunnerBuilder runner) => FluentMigrator.Runner.PostgresRunnerBuilderExtensions.AddPostgres(runner);
+
+    public override string NowSql => "now()";
+
+    // A session-level advisory lock on a connection of its own, held while FluentMigrator migrates on another: the lock
+    // lives as long as that connection, so a node that dies mid-migration releases it with its session.
+    public override async Task<IAsyncDisposable> LockSchemaAsync(string connectionString, TimeSpan timeout, TimeProvider time,
+        CancellationToken cancellationToken) =>
+        await WaitForSchemaLockAsync<IAsyncDisposable>(async ct =>
         {
-            await db.Database.ExecuteSqlRawAsync("SELECT pg_advisory_lock({0})", [SchemaLockKey], cancellationToken).ConfigureAwait(false);
+            var connection = await dataSource.OpenConnectionAsync(ct).ConfigureAwait(false);
+            await using var command = new NpgsqlCommand("SELECT pg_try_advisory_lock(@key)", connection);
+            command.Parameters.AddWithValue("key", SchemaLockKey);
+            if (await command.ExecuteScalarAsync(ct).ConfigureAwait(false) is true)
+            {
+                return new SchemaLock(connection);
+            }
+
+            await connection.DisposeAsync().ConfigureAwait(false);
+            return null;
+        }, timeout, time, cancellationToken).ConfigureAwait(false);
+
+    private sealed class SchemaLock(NpgsqlConnection connection) : IAsyncDisposable
+    {
+        public async ValueTask DisposeAsync()
+        {
             try
             {
-                var exists = await db.Database.SqlQueryRaw<bool>(
-                        "SELECT to_regclass('wf_instances') IS NOT NULL AS \"Value\"").SingleAsync(cancellationToken).ConfigureAwait(false);
-                if (!exists)
-                {
-                    await db.Database.CreateExecutionStrategy().ExecuteAsync(db, static async (context, ct) =>
-                    {
-                        await using var transaction = await context.Database.BeginTransactionAsync(ct).ConfigureAwait(false);
-                        await context.GetService<IRelationalDatabaseCreator>().CreateTablesAsync(ct).ConfigureAwait(false);
-                        await transaction.CommitAsync(ct).ConfigureAwait(false);
-                    }, cancellationToken).ConfigureAwait(false);
-                }
+                await using var command = new NpgsqlCommand("SELECT pg_advisory_unlock(@key)", connection);
+                command.Parameters.AddWithValue("key", SchemaLockKey);
+                await command.ExecuteScalarAsync(CancellationToken.None).ConfigureAwait(false);
             }
             finally
             {
-                await db.Database.ExecuteSqlRawAsync("SELECT pg_advisory_unlock({0})", [SchemaLockKey], CancellationToken.None).ConfigureAwait(false);
+                // Closing the session releases the lock in any case.
+                await connection.DisposeAsync().ConfigureAwait(false);
             }
         }
-        finally
+    }
+
+    public override async Task<ISet<string>> ExistingTablesAsync(System.Data.Common.DbConnection connection, IReadOnlyList<string> tables,
+        CancellationToken cancellationToken)
+    {
+        await using var command = connection.CreateCommand();
+        command.CommandText = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ANY(@names)";
+        command.Parameters.Add(new NpgsqlParameter("names", tables.ToArray()));
+        var found = new HashSet<string>(StringComparer.Ordinal);
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
+        while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
         {
-            await db.Database.CloseConnectionAsync().ConfigureAwait(false);
+            found.Add(reader.GetString(0));
         }
+
+        return found;
     }
 
     public override async Task<long?> ReadClockMsAsync(WorkflowDbContext db, CancellationToken cancellationToken) =>

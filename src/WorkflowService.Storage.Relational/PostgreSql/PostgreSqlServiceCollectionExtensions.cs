@@ -44,7 +44,7 @@ public static class PostgreSqlServiceCollectionExtensions
                 .EnableRetryOnFailure(maxRetryCount: 3, maxRetryDelay: TimeSpan.FromSeconds(2), errorCodesToAdd: null))
             .AddInterceptors(provider.GetServices<IInterceptor>())
             .ConfigureWarnings(RelationalStoreServices.QuietExpectedFailures));
-        return services.AddRelationalStore<PostgreSqlDialect>();
+        return services.AddRelationalStore<PostgreSqlDialect, PostgreSqlStoreOptions>(p => Connection(p).ConnectionString);
     }
 
     /// <summary>

@@ -63,7 +63,7 @@ public sealed class SqliteDialect : SqlDialect
     public override bool IsUniqueViolation(Exception exception) =>
         exception.GetBaseException() is SqliteException { SqliteErrorCode: 19, SqliteExtendedErrorCode: 2067 or 1555 };
 
-    public override async Task EnsureSchemaAsync(WorkflowDbContext db, CancellationToken cancellationToken)
+    public override async Task PrepareDatabaseAsync(WorkflowDbContext db, CancellationToken cancellationToken)
     {
         using var gate = await EnterWriteAsync(cancellationToken).ConfigureAwait(false);
         var connection = (SqliteConnection)db.Database.GetDbConnection();
@@ -74,7 +74,61 @@ public sealed class SqliteDialect : SqlDialect
         }
 
         await db.Database.ExecuteSqlRawAsync("PRAGMA journal_mode=WAL;", cancellationToken).ConfigureAwait(false);
-        await db.Database.EnsureCreatedAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    public override void ConfigureMigrations(FluentMigrator.Runner.IMigrationRunnerBuilder runner) => FluentMigrator.Runner.SQLiteRunnerBuilderExtensions.AddSQLite(runner);
+
+    // As EF Core's SQLite provider stores times (see ToDatabase).
+    public override string NowSql => "strftime('%Y-%m-%d %H:%M:%f', 'now')";
+
+    // Several processes may share the file (a node and a `migrate` command): an exclusive lock on a file beside it, which
+    // the operating system releases when the process dies. An in-memory database belongs to one process and needs none.
+    public override async Task<IAsyncDisposable> LockSchemaAsync(string connectionString, TimeSpan timeout, TimeProvider time,
+        CancellationToken cancellationToken)
+    {
+        var builder = new SqliteConnectionStringBuilder(connectionString);
+        if (builder.Mode == SqliteOpenMode.Memory || builder.DataSource is "" or ":memory:")
+        {
+            return NoLock.Instance;
+        }
+
+        var path = Path.GetFullPath(builder.DataSource) + ".migrate-lock";
+        return await WaitForSchemaLockAsync<IAsyncDisposable>(_ =>
+        {
+            try
+            {
+                return Task.FromResult<IAsyncDisposable?>(new FileStream(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None));
+            }
+            catch (IOException)
+            {
+                return Task.FromResult<IAsyncDisposable?>(null);
+            }
+        }, timeout, time, cancellationToken).ConfigureAwait(false);
+    }
+
+    private sealed class NoLock : IAsyncDisposable
+    {
+        public static readonly NoLock Instance = new();
+
+        public ValueTask DisposeAsync() => ValueTask.CompletedTask;
+    }
+
+    public override async Task<ISet<string>> ExistingTablesAsync(System.Data.Common.DbConnection connection, IReadOnlyList<string> tables,
+        CancellationToken cancellationToken)
+    {
+        var found = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var table in tables)
+        {
+            await using var command = connection.CreateCommand();
+            command.CommandText = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = $name";
+            command.Parameters.Add(new SqliteParameter("$name", table));
+            if (Convert.ToInt64(await command.ExecuteScalarAsync(cancellationToken).ConfigureAwait(false), CultureInfo.InvariantCulture) > 0)
+            {
+                found.Add(table);
+            }
+        }
+
+        return found;
     }
 
     public override bool SingleWriter => true;

@@ -27,6 +27,6 @@ public static class SqliteServiceCollectionExtensions
                 .AddInterceptors(provider.GetServices<IInterceptor>())
                 .ConfigureWarnings(RelationalStoreServices.QuietExpectedFailures);
         });
-        return services.AddRelationalStore<SqliteDialect>();
+        return services.AddRelationalStore<SqliteDialect, SqliteStoreOptions>(p => p.GetRequiredService<IOptions<SqliteStoreOptions>>().Value.ConnectionString);
     }
 }

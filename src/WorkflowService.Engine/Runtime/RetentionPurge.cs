@@ -1,0 +1,151 @@
+using System.Text.Json;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Engine.Runtime;
+
+/// <summary>What one purge found or deleted: per scope (a definition with its own period, or every other one).</summary>
+/// <param name="DryRun">Whether it only counted.</param>
+/// <param name="Scopes">Each period applied, with the instances found due (a dry run) or deleted.</param>
+/// <param name="Rows">The rows deleted, per table (zero in a dry run).</param>
+/// <param name="Complete">False when the purge stopped before the end (its lease ran out, or it was stopped): the next one goes on.</param>
+public sealed record RetentionReport(bool DryRun, IReadOnlyList<RetentionScopeReport> Scopes, PurgedRows Rows, bool Complete);
+
+/// <summary>One period's share of a purge.</summary>
+/// <param name="Definition">The definition with a period of its own; null for every other definition (the global period).</param>
+/// <param name="Period">Its retention period.</param>
+/// <param name="EndedBefore">Instances that ended before this are due.</param>
+/// <param name="Instances">Instances due (a dry run) or deleted.</param>
+public sealed record RetentionScopeReport(string? Definition, TimeSpan Period, DateTime EndedBefore, long Instances);
+
+/// <summary>
+/// Deletes ended instances whose retention period is over, in bounded batches, archiving each batch first when
+/// Retention:Export says so. The hosted job runs it on one node at a time; an operator runs it from the command line or
+/// the API (with a dry run that only counts).
+/// </summary>
+public sealed partial class RetentionPurge(
+    IRetentionStore store,
+    IStoreClock clock,
+    IOptions<RetentionOptions> options,
+    EngineMetrics metrics,
+    TimeProvider time,
+    ILogger<RetentionPurge> logger)
+{
+    /// <summary>
+    /// Purges (or, with <paramref name="dryRun"/>, counts) every scope. <paramref name="keepGoing"/> is asked before each
+    /// batch (the job's lease renewal); false stops the purge there.
+    /// </summary>
+    public async Task<RetentionReport> RunAsync(bool dryRun, Func<CancellationToken, Task<bool>>? keepGoing, CancellationToken cancellationToken)
+    {
+        var settings = options.Value;
+        var now = clock.Now().UtcDateTime;
+        var scopes = new List<RetentionScopeReport>();
+        var rows = default(PurgedRows);
+        var complete = true;
+        foreach (var (definition, period) in Periods(settings))
+        {
+            var scope = new RetentionScope(now - period, definition,
+                definition is null ? settings.Definitions.Keys.ToList() : []);
+            long instances = 0;
+            if (dryRun)
+            {
+                instances = await store.CountExpiredAsync(scope, cancellationToken).ConfigureAwait(false);
+            }
+            else
+            {
+                (instances, var deleted, complete) = await PurgeScopeAsync(scope, settings, keepGoing, cancellationToken).ConfigureAwait(false);
+                rows += deleted;
+            }
+
+            scopes.Add(new RetentionScopeReport(definition, period, scope.EndedBefore, instances));
+            if (!complete)
+            {
+                break;
+            }
+        }
+
+        return new RetentionReport(dryRun, scopes, rows, complete);
+    }
+
+    /// <summary>The periods in force: each definition's own, then the global one for every other definition.</summary>
+    private static IEnumerable<(string? Definition, TimeSpan Period)> Periods(RetentionOptions settings)
+    {
+        foreach (var (definition, period) in settings.Definitions.OrderBy(d => d.Key, StringComparer.Ordinal))
+        {
+            yield return (definition, period);
+        }
+
+        if (settings.EndedInstances is { } global)
+        {
+            yield return (null, global);
+        }
+    }
+
+    private async Task<(long Instances, PurgedRows Rows, bool Complete)> PurgeScopeAsync(RetentionScope scope, RetentionOptions settings,
+        Func<CancellationToken, Task<bool>>? keepGoing, CancellationToken cancellationToken)
+    {
+        var rows = default(PurgedRows);
+        while (true)
+        {
+            if (keepGoing is not null && !await keepGoing(cancellationToken).ConfigureAwait(false))
+            {
+                return (rows.Instances, rows, false);
+            }
+
+            var due = await store.FindExpiredAsync(scope, settings.BatchSize, cancellationToken).ConfigureAwait(false);
+            if (due.Count == 0)
+            {
+                return (rows.Instances, rows, true);
+            }
+
+            if (!string.IsNullOrWhiteSpace(settings.Export))
+            {
+                await ArchiveAsync(settings.Export, due, cancellationToken).ConfigureAwait(false);
+            }
+
+            var deleted = await store.DeleteEndedAsync(due, cancellationToken).ConfigureAwait(false);
+            rows += deleted;
+            metrics.Purged(deleted);
+            LogBatch(logger, deleted.Instances, deleted.Total, scope.Definition ?? "*");
+            if (due.Count < settings.BatchSize)
+            {
+                return (rows.Instances, rows, true);
+            }
+
+            if (settings.BatchPause > TimeSpan.Zero)
+            {
+                await Task.Delay(settings.BatchPause, time, cancellationToken).ConfigureAwait(false);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Writes the batch as JSON lines before it is deleted, flushed to the disk: a crash between the two archives an
+    /// instance twice (the next purge writes it again), never loses it.
+    /// </summary>
+    private async Task ArchiveAsync(string export, IReadOnlyList<Guid> due, CancellationToken cancellationToken)
+    {
+        var archived = await store.ReadForArchiveAsync(due, cancellationToken).ConfigureAwait(false);
+        var toStandardOutput = string.Equals(export, "stdout", StringComparison.OrdinalIgnoreCase);
+        var stream = toStandardOutput
+            ? Console.OpenStandardOutput()
+            : new FileStream(export, FileMode.Append, FileAccess.Write, FileShare.Read, 64 * 1024, useAsync: true);
+        await using var _ = stream.ConfigureAwait(false);
+        foreach (var instance in archived)
+        {
+            await JsonSerializer.SerializeAsync(stream, instance, EngineJson.Options, cancellationToken).ConfigureAwait(false);
+            stream.WriteByte((byte)'\n');
+        }
+
+        await stream.FlushAsync(cancellationToken).ConfigureAwait(false);
+        if (stream is FileStream file)
+        {
+            // To the disk, not only the page cache: the rows are deleted next.
+            await Task.Run(() => file.Flush(flushToDisk: true), cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "Retention deleted {Instances} ended instances ({Rows} rows) of {Definition}")]
+    private static partial void LogBatch(ILogger logger, int instances, int rows, string definition);
+}

@@ -1,0 +1,225 @@
+using System.Data.Common;
+using FluentMigrator;
+using FluentMigrator.Runner;
+using FluentMigrator.Runner.Initialization;
+using FluentMigrator.Runner.VersionTableInfo;
+using Microsoft.EntityFrameworkCore;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Storage.Relational.Migrations;
+
+/// <summary>How the relational schema is migrated: the connection FluentMigrator uses and the bounds of its wait.</summary>
+/// <param name="ConnectionString">The store's connection string, for FluentMigrator's own connection.</param>
+/// <param name="ApplyAtStartup">Whether a node applies pending steps itself (else an operator runs <c>migrate</c> first).</param>
+/// <param name="Timeout">How long a node waits for another's migration, and how long one statement may run.</param>
+public sealed record SchemaMigrationSettings(string ConnectionString, bool ApplyAtStartup, TimeSpan Timeout);
+
+/// <summary>
+/// Applies the numbered schema steps (<see cref="SchemaStepMigration"/>) with FluentMigrator, one at a time under the
+/// dialect's schema lock, and reads the range of releases a database supports from its wf_schema row.
+/// </summary>
+public sealed partial class SchemaMigrator(
+    IDbContextFactory<WorkflowDbContext> contexts,
+    SqlDialect dialect,
+    SchemaMigrationSettings settings,
+    TimeProvider time,
+    ILoggerFactory loggers)
+{
+    private readonly ILogger _logger = loggers.CreateLogger<SchemaMigrator>();
+
+    /// <summary>The schema this build is written for: its newest step.</summary>
+    public static int Current => Steps[^1].Version;
+
+    /// <summary>Every step this build knows, oldest first.</summary>
+    public static IReadOnlyList<SchemaStep> Steps { get; } = typeof(SchemaStepMigration).Assembly.GetTypes()
+        .Where(t => t.IsSubclassOf(typeof(SchemaStepMigration)) && !t.IsAbstract)
+        .Select(t => (Type: t, Attribute: (MigrationAttribute)Attribute.GetCustomAttribute(t, typeof(MigrationAttribute))!))
+        .OrderBy(s => s.Attribute.Version)
+        .Select(s => new SchemaStep((int)s.Attribute.Version, s.Attribute.Description ?? s.Type.Name, OldestCompatibleOf(s.Type), null))
+        .ToList();
+
+    private static int OldestCompatibleOf(Type step) =>
+        ((SchemaStepMigration)System.Runtime.CompilerServices.RuntimeHelpers.GetUninitializedObject(step)).OldestCompatible;
+
+    public bool ApplyAtStartup => settings.ApplyAtStartup;
+
+    /// <summary>Applies the pending steps under the schema lock and returns the status after them.</summary>
+    public async Task<SchemaStatus> MigrateAsync(CancellationToken cancellationToken)
+    {
+        await using (await dialect.LockSchemaAsync(settings.ConnectionString, settings.Timeout, time, cancellationToken).ConfigureAwait(false))
+        {
+            var (before, legacyTables) = await ReadStatusAsync(cancellationToken).ConfigureAwait(false);
+            CheckUpgradable(before, legacyTables);
+            if (before.Pending.Count > 0)
+            {
+                LogMigrating(_logger, dialect.Name, before.Newest, Current, string.Join(", ", before.Pending.Select(p => p.Version)));
+                // FluentMigrator's runner is synchronous; it runs once per start or per operator command.
+                await Task.Run(RunPendingSteps, cancellationToken).ConfigureAwait(false);
+            }
+
+            var after = await GetStatusAsync(cancellationToken).ConfigureAwait(false);
+            if (before.Pending.Count > 0)
+            {
+                LogMigrated(_logger, dialect.Name, after.OldestSupported, after.Newest);
+            }
+
+            return after;
+        }
+    }
+
+    /// <summary>Refuses what no step can upgrade: tables from a build before schema versioning, or before the baseline.</summary>
+    private void CheckUpgradable(SchemaStatus status, bool legacyTables)
+    {
+        if (legacyTables)
+        {
+            throw new StoreSchemaException(
+                $"The {dialect.Name} database holds workflow tables from a build older than schema versioning (no wf_schema table); "
+                + $"no step upgrades them. Export what you need and recreate the database.");
+        }
+
+        if (status.Newest is { } newest && newest < Steps[0].Version)
+        {
+            throw new StoreSchemaException(
+                $"The {dialect.Name} database has workflow schema {newest}, older than the baseline ({Steps[0].Version}) that upgrades start "
+                + "from. Export what you need and recreate the database.");
+        }
+    }
+
+    private void RunPendingSteps()
+    {
+        using var services = new ServiceCollection()
+            .AddSingleton(loggers)
+            .AddSingleton(dialect)
+            .AddFluentMigratorCore()
+            .ConfigureRunner(runner =>
+            {
+                dialect.ConfigureMigrations(runner);
+                runner.WithGlobalConnectionString(settings.ConnectionString)
+                    .WithGlobalCommandTimeout(settings.Timeout)
+                    .ScanIn(typeof(SchemaStepMigration).Assembly).For.Migrations();
+            })
+            .AddScoped<IVersionTableMetaData, MigrationHistoryTable>()
+            // Each step in a transaction of its own: a failed step leaves the ones before it applied and itself not at all.
+            .Configure<RunnerOptions>(o => o.TransactionPerSession = false)
+            .BuildServiceProvider(validateScopes: false);
+        using var scope = services.CreateScope();
+        scope.ServiceProvider.GetRequiredService<IMigrationRunner>().MigrateUp(Current);
+    }
+
+    /// <summary>The database's schema as wf_schema and wf_migrations record it, and what this build would apply. Changes nothing.</summary>
+    public async Task<SchemaStatus> GetStatusAsync(CancellationToken cancellationToken) =>
+        (await ReadStatusAsync(cancellationToken).ConfigureAwait(false)).Status;
+
+    /// <summary>The status, and whether the database holds workflow tables without a wf_schema row (a build before versioning).</summary>
+    private async Task<(SchemaStatus Status, bool LegacyTables)> ReadStatusAsync(CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            var connection = db.Database.GetDbConnection();
+            int? oldest = null, newest = null;
+            var tables = await dialect.ExistingTablesAsync(connection, ["wf_schema", MigrationHistoryTable.Name, "wf_instances"], cancellationToken)
+                .ConfigureAwait(false);
+            if (tables.Contains("wf_schema"))
+            {
+                await using var command = connection.CreateCommand();
+                command.CommandText = "SELECT * FROM wf_schema WHERE id = 1";
+                await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
+                if (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
+                {
+                    oldest = Convert.ToInt32(reader["version"], System.Globalization.CultureInfo.InvariantCulture);
+                    // Before schema 6 there is no newest_version column: the one version is both ends of the range.
+                    newest = HasColumn(reader, "newest_version")
+                        ? Convert.ToInt32(reader["newest_version"], System.Globalization.CultureInfo.InvariantCulture)
+                        : oldest;
+                }
+            }
+
+            var applied = new Dictionary<int, DateTime>();
+            if (tables.Contains(MigrationHistoryTable.Name))
+            {
+                await using var command = connection.CreateCommand();
+                command.CommandText = $"SELECT version, applied_at FROM {MigrationHistoryTable.Name}";
+                await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
+                while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
+                {
+                    applied[Convert.ToInt32(reader.GetValue(0), System.Globalization.CultureInfo.InvariantCulture)] =
+                        DateTime.SpecifyKind(Convert.ToDateTime(reader.GetValue(1), System.Globalization.CultureInfo.InvariantCulture), DateTimeKind.Utc);
+                }
+            }
+
+            var status = new SchemaStatus(
+                dialect.Name,
+                Current,
+                oldest,
+                newest,
+                Steps.Where(s => applied.ContainsKey(s.Version)).Select(s => s with { AppliedAt = applied[s.Version] }).ToList(),
+                Steps.Where(s => !applied.ContainsKey(s.Version)).ToList());
+            return (status, tables.Contains("wf_instances") && !tables.Contains("wf_schema"));
+        }
+        finally
+        {
+            await db.Database.CloseConnectionAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// Refuses a node outside the range the database supports, or one that would need steps it may not apply itself, with
+    /// the reason and what to do.
+    /// </summary>
+    public void CheckNodeSupported(SchemaStatus status)
+    {
+        if (status.OldestSupported is not { } oldest || status.Newest is not { } newest)
+        {
+            throw new StoreSchemaException(
+                $"The {dialect.Name} database has no workflow schema, and this node does not migrate at start-up "
+                + "(Store:ApplyMigrationsAtStartup is false). Run `WorkflowService migrate` with the same settings first.");
+        }
+
+        if (Current < oldest)
+        {
+            throw new StoreSchemaException(
+                $"This node's release (schema {Current}) is older than the releases the {dialect.Name} database supports "
+                + $"(schemas {oldest} to {newest}): deploy a release of schema {oldest} or newer.");
+        }
+
+        if (Current > newest)
+        {
+            throw new StoreSchemaException(
+                $"The {dialect.Name} database has workflow schema {newest}; this node's release needs {Current} "
+                + $"({string.Join(", ", status.Pending.Select(p => p.Version))} pending), and does not migrate at start-up "
+                + "(Store:ApplyMigrationsAtStartup is false). Run `WorkflowService migrate` with the same settings first.");
+        }
+
+        if (Current < newest)
+        {
+            LogNewerDatabase(_logger, dialect.Name, newest, Current, oldest);
+        }
+    }
+
+    private static bool HasColumn(DbDataReader reader, string name)
+    {
+        for (var i = 0; i < reader.FieldCount; i++)
+        {
+            if (string.Equals(reader.GetName(i), name, StringComparison.OrdinalIgnoreCase))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Migrating the {Store} workflow schema from {From} to {To} (steps {Steps})")]
+    private static partial void LogMigrating(ILogger logger, string store, int? from, int to, string steps);
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "The {Store} workflow schema is at {Newest}; it supports releases of schema {Oldest} and newer")]
+    private static partial void LogMigrated(ILogger logger, string store, int? oldest, int? newest);
+
+    [LoggerMessage(Level = LogLevel.Information,
+        Message = "The {Store} database has workflow schema {Newest}, newer than this node's {Current}; it still supports releases from schema {Oldest}, so this node runs (a rolling upgrade)")]
+    private static partial void LogNewerDatabase(ILogger logger, string store, int newest, int current, int oldest);
+}
