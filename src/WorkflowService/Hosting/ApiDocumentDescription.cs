@@ -23,6 +23,7 @@ internal sealed class ApiDocumentDescription(IOptions<ApiDocumentOptions> option
         ["Instances"] = "Running workflows: start one, read it or wait for a status, read its history and signals, send it signals, and cancel, terminate, suspend or resume it.",
         ["Tasks"] = "The inbox of human tasks that humanTask steps create: listed by assignee, role and status, claimed and completed by the assignee or a member of the role.",
         ["Migrations"] = "Moving waiting instances to another version of their definition, one or all of them, with a dry run that only reports where each wait lands.",
+        ["Lifecycle"] = "The database's lifecycle: its schema and the range of releases it supports, migrating it, and purging ended instances whose retention period is over (with a dry run).",
         ["Operations"] = "This node's counters since it started, for operators; answered from memory.",
         ["Signals"] = "Signals across instances by status, claiming node and name: what the workers hold and what waits for its due time.",
         ["Dead letters"] = "Signals whose handling failed after every retry, with the reason; a replay queues one again.",

@@ -91,6 +91,7 @@ public static class ServiceDefaults
         app.MapInstanceEndpoints();
         app.MapTaskEndpoints();
         app.MapMigrationEndpoints();
+        app.MapLifecycleEndpoints();
         app.MapMetricsEndpoints();
         app.MapPrometheusEndpoint();
         app.MapSignalEndpoints();

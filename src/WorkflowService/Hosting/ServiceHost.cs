@@ -12,6 +12,11 @@ public static class ServiceHost
     /// <summary>Runs the service until it is stopped; 0 on a clean stop, 1 with a one-line reason when a setting is wrong.</summary>
     public static int Run(string[] args, Action<WebApplicationBuilder>? register = null, Action<WebApplication>? map = null)
     {
+        if (OperatorCommands.IsCommand(args))
+        {
+            return OperatorCommands.Run(args);
+        }
+
         try
         {
             // The configuration ships beside the binary (the repository's appsettings.json is copied there), so the service

@@ -27,6 +27,9 @@ public static class Policies
     public const string RunInstances = "instances.run";
     public const string Operate = "operate";
 
+    /// <summary>Changing the database itself: migrating its schema, purging ended instances now.</summary>
+    public const string Administer = "administer";
+
     /// <summary>Any authenticated caller; each task then checks assignee and candidate role.</summary>
     public const string Tasks = "tasks";
 
@@ -41,5 +44,6 @@ public static class Policies
         [ReadInstances] = [ServiceRoles.Application, ServiceRoles.Operator, ServiceRoles.Admin],
         [RunInstances] = [ServiceRoles.Application, ServiceRoles.Admin],
         [Operate] = [ServiceRoles.Operator, ServiceRoles.Admin],
+        [Administer] = [ServiceRoles.Admin],
     };
 }

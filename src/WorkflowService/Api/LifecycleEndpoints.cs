@@ -1,0 +1,67 @@
+using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Runtime;
+using WorkflowService.Security;
+
+namespace WorkflowService.Api;
+
+/// <summary>
+/// The database's lifecycle for operators: its schema and the releases it supports, migrating it, and purging ended
+/// instances whose retention is over (the same work as the <c>schema</c>, <c>migrate</c> and <c>purge</c> commands).
+/// </summary>
+public static class LifecycleEndpoints
+{
+    public static RouteGroupBuilder MapLifecycleEndpoints(this IEndpointRouteBuilder routes)
+    {
+        var group = routes.MapGroup("/admin").WithTags("Lifecycle");
+        group.MapGet("/schema", GetSchema).WithName("GetSchema").RequireAuthorization(Policies.Operate)
+            .WithSummary("The database's schema, the range of releases it supports, and the steps applied and pending");
+        group.MapPost("/schema/migrate", Migrate).WithName("MigrateSchema").RequireAuthorization(Policies.Administer)
+            .WithSummary("Apply the pending schema steps (what a node does at start-up unless Store:ApplyMigrationsAtStartup is false)")
+            .ProducesProblem(StatusCodes.Status409Conflict);
+        group.MapGet("/retention", PreviewPurge).WithName("PreviewRetention").RequireAuthorization(Policies.Operate)
+            .WithSummary("A dry run of the retention purge: the ended instances whose period is over, per period, deleting nothing");
+        group.MapPost("/retention/purge", Purge).WithName("PurgeEndedInstances").RequireAuthorization(Policies.Administer)
+            .WithSummary("Delete the ended instances whose retention period is over, now (the job does it every Retention:Interval)")
+            .ProducesProblem(StatusCodes.Status409Conflict);
+        return group;
+    }
+
+    private static async Task<Ok<SchemaStatus>> GetSchema(IStoreSchema schema, CancellationToken cancellationToken) =>
+        TypedResults.Ok(await schema.GetSchemaStatusAsync(cancellationToken));
+
+    private static async Task<Results<Ok<SchemaStatus>, ProblemHttpResult>> Migrate(IStoreSchema schema, CancellationToken cancellationToken)
+    {
+        try
+        {
+            return TypedResults.Ok(await schema.MigrateAsync(cancellationToken));
+        }
+        catch (StoreSchemaException e)
+        {
+            // What stops a migration (another node's lock held too long, tables no step upgrades) is the operator's to fix.
+            return TypedResults.Problem(title: "The schema cannot be migrated", detail: e.Message, statusCode: StatusCodes.Status409Conflict);
+        }
+    }
+
+    private static Task<Results<Ok<RetentionReport>, ProblemHttpResult>> PreviewPurge(
+        RetentionPurge purge, IOptions<RetentionOptions> options, CancellationToken cancellationToken) =>
+        RunAsync(purge, options, dryRun: true, cancellationToken);
+
+    private static Task<Results<Ok<RetentionReport>, ProblemHttpResult>> Purge(
+        RetentionPurge purge, IOptions<RetentionOptions> options, CancellationToken cancellationToken) =>
+        RunAsync(purge, options, dryRun: false, cancellationToken);
+
+    private static async Task<Results<Ok<RetentionReport>, ProblemHttpResult>> RunAsync(
+        RetentionPurge purge, IOptions<RetentionOptions> options, bool dryRun, CancellationToken cancellationToken)
+    {
+        if (!options.Value.Enabled)
+        {
+            return TypedResults.Problem(title: "No retention period is set",
+                detail: "Every ended instance is kept: set Retention:EndedInstances or Retention:Definitions:<name> to purge.",
+                statusCode: StatusCodes.Status409Conflict);
+        }
+
+        return TypedResults.Ok(await purge.RunAsync(dryRun, keepGoing: null, cancellationToken));
+    }
+}
