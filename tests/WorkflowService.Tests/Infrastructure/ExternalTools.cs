@@ -99,7 +99,7 @@ public static class ExternalTools
         }
     }
 
-    private static void Unavailable(string group, string reason)
+    public static void Unavailable(string group, string reason)
     {
         var required = (Environment.GetEnvironmentVariable(RequireVariable) ?? string.Empty)
             .Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);

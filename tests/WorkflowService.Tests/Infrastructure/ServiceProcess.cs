@@ -45,13 +45,14 @@ public sealed class ServiceProcess : IAsyncDisposable
 
     private readonly List<string> _output = [];
 
+    /// <param name="serviceDll">Another build of the service to run (a previous release); this checkout's build by default.</param>
     public static async Task<ServiceProcess> StartAsync(string nodeId, IReadOnlyDictionary<string, string?> settings,
-        ListenAddress listen = ListenAddress.AspNetCoreUrls)
+        ListenAddress listen = ListenAddress.AspNetCoreUrls, string? serviceDll = null)
     {
         var port = LoopbackPort.Free();
         var directory = Directory.CreateTempSubdirectory("workflow-node-").FullName;
         var log = Path.Combine(directory, "service.log");
-        var start = new ProcessStartInfo("dotnet", [ServiceDll()])
+        var start = new ProcessStartInfo("dotnet", [serviceDll ?? ServiceDll()])
         {
             WorkingDirectory = directory,
             RedirectStandardOutput = true,
@@ -128,7 +129,7 @@ public sealed class ServiceProcess : IAsyncDisposable
     /// Runs the service with <paramref name="settings"/> (and nothing else from this machine's configuration of where to
     /// listen) until it exits by itself, as a start with wrong settings does; the exit code and what it printed.
     /// </summary>
-    public static Task<ToolRun> RunUntilExitAsync(IReadOnlyDictionary<string, string?> settings)
+    public static Task<ToolRun> RunUntilExitAsync(IReadOnlyDictionary<string, string?> settings, params string[] arguments)
     {
         var environment = new Dictionary<string, string?>
         {
@@ -140,7 +141,7 @@ public sealed class ServiceProcess : IAsyncDisposable
             environment[key.Replace(":", "__", StringComparison.Ordinal)] = value;
         }
 
-        return ExternalTools.RunAsync("dotnet", [ServiceDll()], Directory.CreateTempSubdirectory("workflow-start-").FullName,
+        return ExternalTools.RunAsync("dotnet", [ServiceDll(), .. arguments], Directory.CreateTempSubdirectory("workflow-start-").FullName,
             TimeSpan.FromSeconds(60), environment);
     }
 
