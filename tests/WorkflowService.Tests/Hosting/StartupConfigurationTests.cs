@@ -41,6 +41,13 @@ public sealed class StartupConfigurationTests
     [InlineData("Telemetry:Prometheus:Path", "metrics", "Telemetry:Prometheus:Path must be a path such as /metrics/prometheus: '/' and segments of letters, digits, '_', '.', '-'.")]
     [InlineData("Telemetry:Prometheus:Path", "/metrics", "Telemetry:Prometheus:Path '/metrics' is a route of the API; choose a path of its own, such as /metrics/prometheus.")]
     [InlineData("Console:SessionLifetime", "00:00:10", "Console:SessionLifetime must be between 00:01:00 and 7.00:00:00 (it is 00:00:10).")]
+    [InlineData("Store:MigrationTimeout", "00:00:00", "Store:MigrationTimeout must be between 00:00:01 and 1.00:00:00 (it is 00:00:00).")]
+    [InlineData("Store:ApplyMigrationsAtStartup", "maybe", "Store:ApplyMigrationsAtStartup 'maybe' cannot be read; expected true or false.")]
+    [InlineData("Retention:EndedInstances", "00:00:10", "Retention:EndedInstances must be between 00:01:00 and 36500.00:00:00 (it is 00:00:10).")]
+    [InlineData("Retention:Definitions:claims", "00:00:10", "Retention:Definitions:claims must be between 00:01:00 and 36500.00:00:00 (it is 00:00:10).")]
+    [InlineData("Retention:BatchSize", "0", "Retention:BatchSize must be between 1 and 10000 (it is 0).")]
+    [InlineData("Retention:Interval", "never",
+        "Retention:Interval 'never' cannot be read; expected a duration as [d.]hh:mm:ss[.fff] (00:00:30 is 30 seconds) between 00:00:00.100 and 1.00:00:00.")]
     [InlineData("Console:PageSize", "1000", "Console:PageSize must be between 5 and 200 (it is 1000).")]
     [InlineData("Console:OpenIdConnect:ClientId", "workflow-console",
         "Console:OpenIdConnect:ClientId needs Authentication:Jwt:Authority: the console signs people in at the issuer the API trusts.")]

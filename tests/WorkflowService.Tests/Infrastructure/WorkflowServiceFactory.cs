@@ -27,6 +27,9 @@ public sealed class WorkflowServiceFactory(Dictionary<string, string?> settings,
 
     public T Get<T>() where T : notnull => Services.GetRequiredService<T>();
 
+    /// <summary>The settings this service runs with beyond appsettings.json (its database's among them), for a process on the same database.</summary>
+    public IReadOnlyDictionary<string, string?> Settings => settings;
+
     protected override void ConfigureWebHost(IWebHostBuilder builder)
     {
         foreach (var (key, value) in TestDefaults.Concat(settings))
