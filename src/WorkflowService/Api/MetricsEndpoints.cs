@@ -9,7 +9,7 @@ namespace WorkflowService.Api;
 /// <summary>
 /// This node's engine counters since it started (also exported as System.Diagnostics.Metrics "WorkflowService.Engine"), and
 /// the runtime's JIT work so far (methods compiled, time spent compiling): a node still compiling is not yet at its
-/// steady-state speed; the long-polls this node holds now; and how long due signals waited for a worker (<c>signalAgeAtClaim</c>: due time, or creation, to
+/// steady-state speed; the long-polls this node holds now; the rows this node's retention job deleted (every table); and how long due signals waited for a worker (<c>signalAgeAtClaim</c>: due time, or creation, to
 /// claim, by the store's clock), which is the wake-up's latency where the signal was taken by another node.
 /// </summary>
 public sealed record NodeMetricsView(
@@ -25,7 +25,8 @@ public sealed record NodeMetricsView(
     long JitCompiledMethods,
     double JitCompilationMs,
     int LongPollsWaiting,
-    LatencyHistogramView SignalAgeAtClaim);
+    LatencyHistogramView SignalAgeAtClaim,
+    long RetentionRowsDeleted);
 
 /// <summary>
 /// Durations counted in fixed buckets since the node started: <c>buckets[i]</c> counts those above the previous bucket's
@@ -66,5 +67,5 @@ public static class MetricsEndpoints
                 node.Id, metrics.SignalsHandled, metrics.Conflicts, metrics.Retries, metrics.DeadLetters, metrics.IdlePolls,
                 wakeUp.IsHealthy, wakeUp.NotificationsRequested, wakeUp.NotificationsSent,
                 System.Runtime.JitInfo.GetCompiledMethodCount(), System.Runtime.JitInfo.GetCompilationTime().TotalMilliseconds,
-                longPolls.InUse, LatencyHistogramView.From(metrics.SignalAgeAtClaim)));
+                longPolls.InUse, LatencyHistogramView.From(metrics.SignalAgeAtClaim), metrics.RetentionDeleted));
 }

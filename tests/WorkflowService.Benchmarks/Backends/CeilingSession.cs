@@ -1,6 +1,7 @@
 using System.Data.Common;
 using System.Diagnostics.CodeAnalysis;
 using Microsoft.EntityFrameworkCore;
+using Microsoft.EntityFrameworkCore.Infrastructure;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Storage.Relational;
 
@@ -19,19 +20,24 @@ internal sealed class CeilingSession(SqlDialect dialect, Func<CancellationToken,
     : IAsyncDisposable
 {
     /// <summary>
-    /// A session on the run's database, whose tables the store creates first where they are missing (as it does at
-    /// start-up), for a run of the ceiling alone, where no service has created them.
+    /// A session on the run's database, whose schema the store's migrations bring up to date first (as a node does at
+    /// start-up), for a run of the ceiling alone, where no service has created it.
     /// </summary>
-    public static async Task<CeilingSession> OpenAsync(SqlDialect dialect, Action<DbContextOptionsBuilder> provider,
+    public static async Task<CeilingSession> OpenAsync(SqlDialect dialect, Action<DbContextOptionsBuilder> provider, string connectionString,
         Func<CancellationToken, Task<DbConnection>> open, Func<ValueTask> dispose, CancellationToken cancellationToken)
     {
         var options = new DbContextOptionsBuilder<WorkflowDbContext>();
         provider(options);
-        await using (var db = new WorkflowDbContext(options.Options))
+        var contexts = new PooledDbContextFactory<WorkflowDbContext>(options.Options);
+        await using (var db = await contexts.CreateDbContextAsync(cancellationToken))
         {
-            await dialect.EnsureSchemaAsync(db, cancellationToken);
+            await dialect.PrepareDatabaseAsync(db, cancellationToken);
         }
 
+        var migrator = new Storage.Relational.Migrations.SchemaMigrator(contexts, dialect,
+            new Storage.Relational.Migrations.SchemaMigrationSettings(connectionString, ApplyAtStartup: true, TimeSpan.FromMinutes(10)),
+            TimeProvider.System, Microsoft.Extensions.Logging.Abstractions.NullLoggerFactory.Instance);
+        await migrator.MigrateAsync(cancellationToken);
         return new CeilingSession(dialect, open, dispose);
     }
 

@@ -282,7 +282,7 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
             new PostgreSqlStoreOptions { ConnectionString = _connectionString, MaxPoolSize = connections });
         var data = NpgsqlDataSource.Create(store);
         var claims = new PostgresClaimDataSource(NpgsqlDataSource.Create(PostgresClaimDataSource.ConnectionString(store)));
-        return CeilingSession.OpenAsync(new PostgreSqlDialect(data, claims), o => o.UseNpgsql(data), async ct => await data.OpenConnectionAsync(ct), async () =>
+        return CeilingSession.OpenAsync(new PostgreSqlDialect(data, claims), o => o.UseNpgsql(data), store.ConnectionString, async ct => await data.OpenConnectionAsync(ct), async () =>
         {
             await claims.DisposeAsync();
             await data.DisposeAsync();

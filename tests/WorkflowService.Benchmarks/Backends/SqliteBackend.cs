@@ -115,7 +115,7 @@ internal sealed class SqliteBackend(bool keep, string synchronous = SqliteBacken
 
     /// <summary>The store's SQLite dialect (its claim statement and writer gate) on connections with the service's pragmas.</summary>
     public override Task<CeilingSession> OpenCeilingAsync(int connections, CancellationToken cancellationToken) =>
-        CeilingSession.OpenAsync(new SqliteDialect(), o => o.UseSqlite(ConnectionString), async ct => await OpenAsync(ct), () =>
+        CeilingSession.OpenAsync(new SqliteDialect(), o => o.UseSqlite(ConnectionString), ConnectionString, async ct => await OpenAsync(ct), () =>
         {
             SqliteConnection.ClearAllPools();
             return ValueTask.CompletedTask;

@@ -35,6 +35,9 @@ internal sealed record NodeCounters
     /// <summary>Milliseconds the service's runtime has spent JIT-compiling since it started (all threads).</summary>
     public double JitCompilationMs { get; init; }
 
+    /// <summary>Rows the node's retention job deleted (instances, history, signals, tasks together).</summary>
+    public long RetentionRowsDeleted { get; init; }
+
     /// <summary>Long-polls the node held at the (later) reading.</summary>
     public int LongPollsWaiting { get; init; }
 
@@ -98,6 +101,7 @@ internal sealed record NodeCounters
             WakeUpHealthy = metrics["wakeUpHealthy"]?.GetValue<bool>()
                             ?? throw new InvalidOperationException($"GET /metrics has no 'wakeUpHealthy': {metrics.ToJsonString()}"),
             LongPollsWaiting = (int)Count("longPollsWaiting"),
+            RetentionRowsDeleted = Count("retentionRowsDeleted"),
             AgeAtClaimCounts = Buckets(metrics).Select(b => b!["count"]!.GetValue<long>()).ToList(),
             AgeAtClaimBoundsMs = Buckets(metrics).Select(b => b!["upToMs"]?.GetValue<double>()).ToList(),
         };
@@ -114,6 +118,7 @@ internal sealed record NodeCounters
         RunsRetried = RunsRetried - earlier.RunsRetried,
         SignalsDeadLettered = SignalsDeadLettered - earlier.SignalsDeadLettered,
         IdlePolls = IdlePolls - earlier.IdlePolls,
+        RetentionRowsDeleted = RetentionRowsDeleted - earlier.RetentionRowsDeleted,
         WakeUpsRequested = WakeUpsRequested - earlier.WakeUpsRequested,
         WakeUpsSent = WakeUpsSent - earlier.WakeUpsSent,
         JitCompiledMethods = JitCompiledMethods - earlier.JitCompiledMethods,

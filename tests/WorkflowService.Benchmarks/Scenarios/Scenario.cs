@@ -33,6 +33,11 @@ internal abstract class Scenario
     /// <summary>Why the scenario does not run on <paramref name="backend"/>, or null where it does.</summary>
     public virtual string? NotApplicableTo(string backend) => null;
 
+    /// <summary>Settings the scenario's service runs with on top of the run's (environment variables, e.g. Retention__EndedInstances).</summary>
+    public virtual IReadOnlyDictionary<string, string> ServiceSettings => NoSettings;
+
+    private static readonly Dictionary<string, string> NoSettings = [];
+
     /// <summary>Definition files (relative to the repository root) the scenario starts instances of.</summary>
     public virtual IReadOnlyList<string> DefinitionFiles => [];
 

@@ -61,7 +61,13 @@ internal static class ScenarioCatalog
 
         Roundtrip(Sustained, "Scaled", 10_000, 64),
         new CeilingScenario { Name = Ceiling, TierLabel = "Ceiling", Ops = 10_000, Concurrency = 64 },
-        new SignalRoundtripScenario { Name = TableGrowth, TierLabel = "Scaled", Ops = 10_000, Concurrency = 64, SeedCompletedInstances = tableGrowthSeed },
+        // The stored history as a deployment keeps it: retention on, deleting the seeded instances (ended 30+ days ago) in the
+        // background while the load runs.
+        new SignalRoundtripScenario
+        {
+            Name = TableGrowth, TierLabel = "Scaled", Ops = 10_000, Concurrency = 64, SeedCompletedInstances = tableGrowthSeed,
+            RetentionPeriod = TimeSpan.FromDays(7),
+        },
     ];
 
     private static SignalRoundtripScenario Roundtrip(string name, string tier, int ops, int concurrency, int workers = 8) =>

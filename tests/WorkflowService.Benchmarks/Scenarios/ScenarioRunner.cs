@@ -168,7 +168,13 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         WorkflowClient? client = null;
         if (scenario.NeedsService)
         {
-            _service = await ServiceProcess.StartAsync(options.ServiceDll, ServiceEnvironment(backend), scenario.SignalWorkers, work, _apiKey?.Key, ct);
+            var environment = ServiceEnvironment(backend);
+            foreach (var (key, value) in scenario.ServiceSettings)
+            {
+                environment[key] = value;
+            }
+
+            _service = await ServiceProcess.StartAsync(options.ServiceDll, environment, scenario.SignalWorkers, work, _apiKey?.Key, ct);
             client = new WorkflowClient(_service.Address, scenario.Concurrency, _apiKey?.Key);
             foreach (var file in scenario.DefinitionFiles)
             {
@@ -231,6 +237,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             var node = client is null ? null : (await client.GetNodeCountersAsync(ct)).Minus(nodeBefore!);
             var frontNode = front is null ? null : (await front.GetNodeCountersAsync(ct)).Minus(frontBefore!);
             AddWakeUpFigures(measurement, scenario, node, frontNode);
+            AddRetentionFigures(measurement, scenario, node);
             int? deadLettered = client is null ? null : await client.TotalAsync("/dead-letters", ct) - deadBefore;
             int? stuck = client is null ? null : await CountStuckAsync(client, from, ct);
             var countersAfter = await backend.ReadCountersAsync(service?.Pid ?? Environment.ProcessId, ct);
@@ -311,6 +318,19 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             client?.Dispose();
             front?.Dispose();
         }
+    }
+
+    /// <summary>What the retention job deleted in the background during the measured part, where the scenario runs it.</summary>
+    private static void AddRetentionFigures(Measurement measurement, Scenario scenario, NodeCounters? node)
+    {
+        if (node is null || !scenario.ServiceSettings.TryGetValue("Retention__EndedInstances", out var period))
+        {
+            return;
+        }
+
+        measurement.Figures[RetentionFigures.RowsDeleted] = node.RetentionRowsDeleted;
+        measurement.Figures[RetentionFigures.RowsDeletedPerSecond] = Math.Round(node.RetentionRowsDeleted / measurement.Duration.TotalSeconds, 1);
+        measurement.Notes.Add($"retention on (Retention:EndedInstances {period}, the job's defaults otherwise): the job deleted ended instances in the background during the warm-up and the measured part");
     }
 
     /// <summary>Wake-up messages per workflow, and the wake-up latency (signals' age at claim) p50/p99, as the nodes counted them.</summary>

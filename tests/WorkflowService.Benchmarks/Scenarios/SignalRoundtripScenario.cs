@@ -11,6 +11,16 @@ internal sealed class SignalRoundtripScenario : ClosedLoopScenario
     /// <summary>Completed instances stored with direct SQL before the scenario (signal-roundtrip-table-growth); null for none.</summary>
     public int? SeedCompletedInstances { get; init; }
 
+    /// <summary>
+    /// The service's Retention:EndedInstances (defaults otherwise): with a seed older than it, the retention job deletes
+    /// the seeded instances in the background while the scenario runs; null for no retention.
+    /// </summary>
+    public TimeSpan? RetentionPeriod { get; init; }
+
+    public override IReadOnlyDictionary<string, string> ServiceSettings => RetentionPeriod is { } period
+        ? new Dictionary<string, string> { ["Retention__EndedInstances"] = period.ToString("c", System.Globalization.CultureInfo.InvariantCulture) }
+        : base.ServiceSettings;
+
     public override IReadOnlyList<string> DefinitionFiles => ["docs/examples/signal-roundtrip.json"];
 
     public override Func<ScenarioContext, Task<string>>? Preparation => SeedCompletedInstances is { } count

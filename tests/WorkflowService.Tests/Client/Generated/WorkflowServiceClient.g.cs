@@ -5076,7 +5076,7 @@ namespace WorkflowService.Tests.Client.Generated
     /// <summary>
     /// This node's engine counters since it started (also exported as System.Diagnostics.Metrics "WorkflowService.Engine"), and
     /// <br/>the runtime's JIT work so far (methods compiled, time spent compiling): a node still compiling is not yet at its
-    /// <br/>steady-state speed; the long-polls this node holds now; and how long due signals waited for a worker (`signalAgeAtClaim`: due time, or creation, to
+    /// <br/>steady-state speed; the long-polls this node holds now; the rows this node's retention job deleted (every table); and how long due signals waited for a worker (`signalAgeAtClaim`: due time, or creation, to
     /// <br/>claim, by the store's clock), which is the wake-up's latency where the signal was taken by another node.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
@@ -5121,6 +5121,9 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("signalAgeAtClaim")]
         public LatencyHistogramView SignalAgeAtClaim { get; set; } = new LatencyHistogramView();
+
+        [System.Text.Json.Serialization.JsonPropertyName("retentionRowsDeleted")]
+        public long RetentionRowsDeleted { get; set; } = default!;
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
