@@ -14,7 +14,8 @@ public static class LifecycleEndpoints
 {
     public static RouteGroupBuilder MapLifecycleEndpoints(this IEndpointRouteBuilder routes)
     {
-        var group = routes.MapGroup("/admin").WithTags("Lifecycle");
+        // The database serves every tenant: only callers of the default tenant (credentials without a tenant) manage it.
+        var group = routes.MapGroup("/admin").WithTags("Lifecycle").AddEndpointFilter(DefaultTenantOnly);
         group.MapGet("/schema", GetSchema).WithName("GetSchema").RequireAuthorization(Policies.Operate)
             .WithSummary("The database's schema, the range of releases it supports, and the steps applied and pending");
         group.MapPost("/schema/migrate", Migrate).WithName("MigrateSchema").RequireAuthorization(Policies.Administer)
@@ -27,6 +28,11 @@ public static class LifecycleEndpoints
             .ProducesProblem(StatusCodes.Status409Conflict);
         return group;
     }
+
+    private static async ValueTask<object?> DefaultTenantOnly(EndpointFilterInvocationContext context, EndpointFilterDelegate next) =>
+        context.HttpContext.User.Tenant().Length > 0
+            ? Problems.Forbidden("The database serves every tenant; only callers of the default tenant (credentials without a tenant) may manage it.")
+            : await next(context);
 
     private static async Task<Ok<SchemaStatus>> GetSchema(IStoreSchema schema, CancellationToken cancellationToken) =>
         TypedResults.Ok(await schema.GetSchemaStatusAsync(cancellationToken));
@@ -46,14 +52,23 @@ public static class LifecycleEndpoints
 
     private static Task<Results<Ok<RetentionReport>, ProblemHttpResult>> PreviewPurge(
         RetentionPurge purge, IOptions<RetentionOptions> options, CancellationToken cancellationToken) =>
-        RunAsync(purge, options, dryRun: true, cancellationToken);
+        RunAsync(purge, options, dryRun: true, keepGoing: null, cancellationToken);
 
+    /// <summary>
+    /// Deletes batch after batch for at most half the request's time (Api:RequestTimeout), so the answer always comes:
+    /// with <c>complete: false</c> when more is due (call again, or leave it to the job).
+    /// </summary>
     private static Task<Results<Ok<RetentionReport>, ProblemHttpResult>> Purge(
-        RetentionPurge purge, IOptions<RetentionOptions> options, CancellationToken cancellationToken) =>
-        RunAsync(purge, options, dryRun: false, cancellationToken);
+        RetentionPurge purge, IOptions<RetentionOptions> options, IOptions<ApiOptions> api, TimeProvider time, CancellationToken cancellationToken)
+    {
+        var started = time.GetTimestamp();
+        var budget = api.Value.RequestTimeout / 2;
+        return RunAsync(purge, options, dryRun: false, _ => Task.FromResult(time.GetElapsedTime(started) < budget), cancellationToken);
+    }
 
     private static async Task<Results<Ok<RetentionReport>, ProblemHttpResult>> RunAsync(
-        RetentionPurge purge, IOptions<RetentionOptions> options, bool dryRun, CancellationToken cancellationToken)
+        RetentionPurge purge, IOptions<RetentionOptions> options, bool dryRun, Func<CancellationToken, Task<bool>>? keepGoing,
+        CancellationToken cancellationToken)
     {
         if (!options.Value.Enabled)
         {
@@ -62,6 +77,6 @@ public static class LifecycleEndpoints
                 statusCode: StatusCodes.Status409Conflict);
         }
 
-        return TypedResults.Ok(await purge.RunAsync(dryRun, keepGoing: null, cancellationToken));
+        return TypedResults.Ok(await purge.RunAsync(dryRun, keepGoing, cancellationToken));
     }
 }

@@ -27,7 +27,7 @@ public sealed class SqliteBackend : StoreBackend
                 SqliteConnection.ClearPool(connection);
             }
 
-            foreach (var file in new[] { path, path + "-wal", path + "-shm" })
+            foreach (var file in new[] { path, path + "-wal", path + "-shm", path + ".migrate-lock" })
             {
                 File.Delete(file);
             }

@@ -338,6 +338,19 @@ public abstract class TenantIsolationTests<TBackend> : SharedServiceTest<TBacken
     }
 
     [Fact]
+    public async Task Only_callers_of_the_default_tenant_manage_the_database_every_tenant_shares()
+    {
+        foreach (var (method, path) in new[] { ("GET", "/admin/schema"), ("POST", "/admin/schema/migrate"), ("GET", "/admin/retention"), ("POST", "/admin/retention/purge") })
+        {
+            using var request = new HttpRequestMessage(new HttpMethod(method), path);
+            var problem = await ApiClient.ProblemAsync(await With(AcmeKey).Http.SendAsync(request, Token), HttpStatusCode.Forbidden);
+            Assert.Contains("default tenant", (string?)problem["detail"], StringComparison.Ordinal);
+        }
+
+        Assert.Equal(HttpStatusCode.OK, (await With(DefaultKey).Http.GetAsync("/admin/schema", Token)).StatusCode);
+    }
+
+    [Fact]
     public async Task A_tokens_tenant_claim_puts_the_caller_in_that_tenant_and_a_token_naming_two_tenants_is_refused()
     {
         var name = Definitions.Unique("token");
