@@ -27,9 +27,13 @@ public sealed class RetentionOptions
     [Range(1, 10_000)]
     public int BatchSize { get; set; } = 200;
 
-    /// <summary>The pause between two batches, leaving the database to the hot path (default 50 ms).</summary>
+    /// <summary>
+    /// The pause between two batches, leaving the database to the hot path (default 200 ms: some 900 instances a second
+    /// at most, a tenth of the embedded store's writer time; shorter catches up on a backlog faster and costs the hot path
+    /// more, docs/benchmarks/retention-2026-11-25.md).
+    /// </summary>
     [Range(typeof(TimeSpan), "00:00:00", "00:01:00")]
-    public TimeSpan BatchPause { get; set; } = TimeSpan.FromMilliseconds(50);
+    public TimeSpan BatchPause { get; set; } = TimeSpan.FromMilliseconds(200);
 
     /// <summary>How long one node's turn at the job lasts before it must renew it (default 1 minute); another node takes over after it.</summary>
     [Range(typeof(TimeSpan), "00:00:01", "01:00:00")]
