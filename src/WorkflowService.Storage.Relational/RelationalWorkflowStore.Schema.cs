@@ -45,7 +45,22 @@ public sealed partial class RelationalWorkflowStore : IStoreSchema
 
     private const int ClockReadings = 5;
 
-    public Task<SchemaStatus> GetSchemaStatusAsync(CancellationToken cancellationToken) => migrator.GetStatusAsync(cancellationToken);
+    public async Task<SchemaStatus> GetSchemaStatusAsync(CancellationToken cancellationToken)
+    {
+        await PrepareAsync(cancellationToken).ConfigureAwait(false);
+        return await migrator.GetStatusAsync(cancellationToken).ConfigureAwait(false);
+    }
 
-    public Task<SchemaStatus> MigrateAsync(CancellationToken cancellationToken) => migrator.MigrateAsync(cancellationToken);
+    public async Task<SchemaStatus> MigrateAsync(CancellationToken cancellationToken)
+    {
+        await PrepareAsync(cancellationToken).ConfigureAwait(false);
+        return await migrator.MigrateAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>What the database needs before anything reads its schema (SQLite: its folder), on a fresh deployment's command too.</summary>
+    private async Task PrepareAsync(CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        await dialect.PrepareDatabaseAsync(db, cancellationToken).ConfigureAwait(false);
+    }
 }

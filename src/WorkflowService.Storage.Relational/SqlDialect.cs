@@ -75,6 +75,19 @@ public abstract class SqlDialect
     /// <summary>The SQL for the current time, stored the way the EF Core model stores times.</summary>
     public abstract string NowSql { get; }
 
+    /// <summary>The column type the EF Core model gives a string of at most <paramref name="maxLength"/> characters.</summary>
+    public abstract string StringColumn(int maxLength);
+
+    /// <summary>The column type the EF Core model gives a long.</summary>
+    public abstract string Int64Column { get; }
+
+    /// <summary>
+    /// The schema (namespace) unqualified names resolve to on <paramref name="connection"/>, for the migration runner's own
+    /// table; null where the database has none (SQLite).
+    /// </summary>
+    public virtual Task<string?> CurrentSchemaAsync(System.Data.Common.DbConnection connection, CancellationToken cancellationToken) =>
+        Task.FromResult<string?>(null);
+
     /// <summary>The schema lock's wait: tries <paramref name="tryTake"/> every quarter second until it succeeds or the timeout passes.</summary>
     protected async Task<T> WaitForSchemaLockAsync<T>(Func<CancellationToken, Task<T?>> tryTake, TimeSpan timeout, TimeProvider time,
         CancellationToken cancellationToken) where T : class

@@ -12,15 +12,12 @@ namespace WorkflowService.Engine.Runtime;
 /// </summary>
 public sealed partial class RetentionJob(
     RetentionPurge purge,
-    IRetentionStore store,
     NodeIdentity node,
     IOptions<RetentionOptions> options,
     IStoreFailures failures,
     TimeProvider time,
     ILogger<RetentionJob> logger) : BackgroundService
 {
-    public const string LeaseName = "retention";
-
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
         var settings = options.Value;
@@ -33,9 +30,10 @@ public sealed partial class RetentionJob(
         {
             try
             {
-                if (await store.TryTakeLeaseAsync(LeaseName, node.Id, settings.LeaseDuration, stoppingToken).ConfigureAwait(false))
+                // Another node's turn (or an operator's purge) when the lease is taken: this one waits for the next round.
+                if (await purge.RunUnderLeaseAsync(node.Id, keepGoing: null, stoppingToken).ConfigureAwait(false) is { Rows.Instances: > 0 } report)
                 {
-                    await RunOnceAsync(stoppingToken).ConfigureAwait(false);
+                    LogRound(logger, report.Rows.Instances, report.Rows.Total, report.Complete);
                 }
             }
             catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
@@ -54,25 +52,6 @@ public sealed partial class RetentionJob(
             }
 
             await Task.Delay(settings.Interval, time, stoppingToken).ConfigureAwait(false);
-        }
-    }
-
-    private async Task RunOnceAsync(CancellationToken stoppingToken)
-    {
-        var settings = options.Value;
-        try
-        {
-            var report = await purge.RunAsync(dryRun: false,
-                ct => store.TryTakeLeaseAsync(LeaseName, node.Id, settings.LeaseDuration, ct), stoppingToken).ConfigureAwait(false);
-            if (report.Rows.Instances > 0)
-            {
-                LogRound(logger, report.Rows.Instances, report.Rows.Total, report.Complete);
-            }
-        }
-        finally
-        {
-            // Give the turn back at once, so that a node that stops does not hold the job for a whole lease.
-            await store.ReleaseLeaseAsync(LeaseName, node.Id, CancellationToken.None).ConfigureAwait(false);
         }
     }
 

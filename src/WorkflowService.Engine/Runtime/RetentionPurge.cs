@@ -32,6 +32,36 @@ public sealed partial class RetentionPurge(
     TimeProvider time,
     ILogger<RetentionPurge> logger)
 {
+    /// <summary>The lease that lets one purge at a time delete (the job on one node, or an operator's purge).</summary>
+    public const string LeaseName = "retention";
+
+    /// <summary>
+    /// Deletes what is due while holding the <see cref="LeaseName"/> lease for <paramref name="owner"/>, renewing it before
+    /// every batch and giving it back at the end; null when another owner holds it (the job on another node, or another
+    /// operator's purge), so that two purges never delete, or archive, the same instances at once.
+    /// </summary>
+    public async Task<RetentionReport?> RunUnderLeaseAsync(string owner, Func<CancellationToken, Task<bool>>? keepGoing,
+        CancellationToken cancellationToken)
+    {
+        var lease = options.Value.LeaseDuration;
+        if (!await store.TryTakeLeaseAsync(LeaseName, owner, lease, cancellationToken).ConfigureAwait(false))
+        {
+            return null;
+        }
+
+        try
+        {
+            return await RunAsync(dryRun: false, async ct =>
+                (keepGoing is null || await keepGoing(ct).ConfigureAwait(false))
+                && await store.TryTakeLeaseAsync(LeaseName, owner, lease, ct).ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            // Given back at once, so that the next purge (or a node that stops) does not wait out a whole lease.
+            await store.ReleaseLeaseAsync(LeaseName, owner, CancellationToken.None).ConfigureAwait(false);
+        }
+    }
+
     /// <summary>
     /// Purges (or, with <paramref name="dryRun"/>, counts) every scope. <paramref name="keepGoing"/> is asked before each
     /// batch (the job's lease renewal); false stops the purge there.

@@ -8,7 +8,7 @@ namespace WorkflowService.Storage.Relational.Migrations;
 /// already has them and only gets the step recorded; an empty database gets them created.
 /// </summary>
 [Migration(5, "Baseline: the tables of the last release before versioned migrations")]
-public sealed class Schema005Baseline(SqlDialect dialect) : SchemaStepMigration
+public sealed class Schema005Baseline(MigrationTarget target) : SchemaStepMigration
 {
     public override int OldestCompatible => 5;
 
@@ -18,14 +18,15 @@ public sealed class Schema005Baseline(SqlDialect dialect) : SchemaStepMigration
 
     public override void Up()
     {
-        if (Schema.Table("wf_instances").Exists())
+        if (!target.TablesExist)
         {
-            // The release before migrations created the tables and its wf_schema row (the migrator checked it says 5).
-            return;
+            Execute.Sql(BaselineScript(target.Dialect.Name));
         }
 
-        Execute.Sql(BaselineScript(dialect.Name));
-        Execute.Sql("INSERT INTO wf_schema (id, version, applied_at) VALUES (1, 5, " + dialect.NowSql + ")");
+        // The release before migrations wrote its row after creating the tables, in a transaction of its own: a node that
+        // died between the two left the tables without it.
+        Execute.Sql("INSERT INTO wf_schema (id, version, applied_at) SELECT 1, 5, " + target.Dialect.NowSql
+            + " WHERE NOT EXISTS (SELECT 1 FROM wf_schema WHERE id = 1)");
     }
 
     /// <summary>The baseline tables for the store named <paramref name="store"/>, as the release before migrations created them.</summary>

@@ -50,13 +50,14 @@ public sealed partial class SchemaMigrator(
     {
         await using (await dialect.LockSchemaAsync(settings.ConnectionString, settings.Timeout, time, cancellationToken).ConfigureAwait(false))
         {
-            var (before, legacyTables) = await ReadStatusAsync(cancellationToken).ConfigureAwait(false);
-            CheckUpgradable(before, legacyTables);
+            var (before, tables, schema) = await ReadStatusAsync(cancellationToken).ConfigureAwait(false);
+            CheckUpgradable(before, tables.Contains("wf_instances") && !tables.Contains("wf_schema"));
             if (before.Pending.Count > 0)
             {
                 LogMigrating(_logger, dialect.Name, before.Newest, Current, string.Join(", ", before.Pending.Select(p => p.Version)));
                 // FluentMigrator's runner is synchronous; it runs once per start or per operator command.
-                await Task.Run(RunPendingSteps, cancellationToken).ConfigureAwait(false);
+                var target = new MigrationTarget(dialect, tables.Contains("wf_instances"), schema);
+                await Task.Run(() => RunPendingSteps(target), cancellationToken).ConfigureAwait(false);
             }
 
             var after = await GetStatusAsync(cancellationToken).ConfigureAwait(false);
@@ -87,11 +88,11 @@ public sealed partial class SchemaMigrator(
         }
     }
 
-    private void RunPendingSteps()
+    private void RunPendingSteps(MigrationTarget target)
     {
         using var services = new ServiceCollection()
             .AddSingleton(loggers)
-            .AddSingleton(dialect)
+            .AddSingleton(target)
             .AddFluentMigratorCore()
             .ConfigureRunner(runner =>
             {
@@ -100,7 +101,7 @@ public sealed partial class SchemaMigrator(
                     .WithGlobalCommandTimeout(settings.Timeout)
                     .ScanIn(typeof(SchemaStepMigration).Assembly).For.Migrations();
             })
-            .AddScoped<IVersionTableMetaData, MigrationHistoryTable>()
+            .AddScoped<IVersionTableMetaData>(_ => new MigrationHistoryTable(target.Schema))
             // Each step in a transaction of its own: a failed step leaves the ones before it applied and itself not at all.
             .Configure<RunnerOptions>(o => o.TransactionPerSession = false)
             .BuildServiceProvider(validateScopes: false);
@@ -112,8 +113,8 @@ public sealed partial class SchemaMigrator(
     public async Task<SchemaStatus> GetStatusAsync(CancellationToken cancellationToken) =>
         (await ReadStatusAsync(cancellationToken).ConfigureAwait(false)).Status;
 
-    /// <summary>The status, and whether the database holds workflow tables without a wf_schema row (a build before versioning).</summary>
-    private async Task<(SchemaStatus Status, bool LegacyTables)> ReadStatusAsync(CancellationToken cancellationToken)
+    /// <summary>The status, which of the service's tables exist, and the schema unqualified names resolve to.</summary>
+    private async Task<(SchemaStatus Status, ISet<string> Tables, string? Schema)> ReadStatusAsync(CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
@@ -158,7 +159,7 @@ public sealed partial class SchemaMigrator(
                 newest,
                 Steps.Where(s => applied.ContainsKey(s.Version)).Select(s => s with { AppliedAt = applied[s.Version] }).ToList(),
                 Steps.Where(s => !applied.ContainsKey(s.Version)).ToList());
-            return (status, tables.Contains("wf_instances") && !tables.Contains("wf_schema"));
+            return (status, tables, await dialect.CurrentSchemaAsync(connection, cancellationToken).ConfigureAwait(false));
         }
         finally
         {
@@ -174,9 +175,10 @@ public sealed partial class SchemaMigrator(
     {
         if (status.OldestSupported is not { } oldest || status.Newest is not { } newest)
         {
-            throw new StoreSchemaException(
-                $"The {dialect.Name} database has no workflow schema, and this node does not migrate at start-up "
-                + "(Store:ApplyMigrationsAtStartup is false). Run `WorkflowService migrate` with the same settings first.");
+            throw new StoreSchemaException(settings.ApplyAtStartup
+                ? $"The {dialect.Name} database has no workflow schema row (wf_schema) after its migration; run `WorkflowService schema` to see its steps."
+                : $"The {dialect.Name} database has no workflow schema, and this node does not migrate at start-up "
+                  + "(Store:ApplyMigrationsAtStartup is false). Run `WorkflowService migrate` with the same settings first.");
         }
 
         if (Current < oldest)

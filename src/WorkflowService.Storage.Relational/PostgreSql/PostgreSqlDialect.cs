@@ -78,40 +78,52 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
 
     public override string NowSql => "now()";
 
-    // A session-level advisory lock on a connection of its own, held while FluentMigrator migrates on another: the lock
-    // lives as long as that connection, so a node that dies mid-migration releases it with its session.
+    public override string StringColumn(int maxLength) => $"character varying({maxLength})";
+
+    public override string Int64Column => "bigint";
+
+    public override async Task<string?> CurrentSchemaAsync(System.Data.Common.DbConnection connection, CancellationToken cancellationToken)
+    {
+        await using var command = connection.CreateCommand();
+        command.CommandText = "SELECT current_schema()";
+        return await command.ExecuteScalarAsync(cancellationToken).ConfigureAwait(false) as string;
+    }
+
+    // A session-level advisory lock on a connection of its own, outside the pool, held while FluentMigrator migrates on
+    // another: the lock lives exactly as long as that session, so closing it (or the node dying) always releases it, and no
+    // pooled connection ever carries it back into the pool.
     public override async Task<IAsyncDisposable> LockSchemaAsync(string connectionString, TimeSpan timeout, TimeProvider time,
-        CancellationToken cancellationToken) =>
-        await WaitForSchemaLockAsync<IAsyncDisposable>(async ct =>
+        CancellationToken cancellationToken)
+    {
+        var unpooled = new NpgsqlConnectionStringBuilder(connectionString) { Pooling = false }.ConnectionString;
+        return await WaitForSchemaLockAsync<IAsyncDisposable>(async ct =>
         {
-            var connection = await dataSource.OpenConnectionAsync(ct).ConfigureAwait(false);
-            await using var command = new NpgsqlCommand("SELECT pg_try_advisory_lock(@key)", connection);
-            command.Parameters.AddWithValue("key", SchemaLockKey);
-            if (await command.ExecuteScalarAsync(ct).ConfigureAwait(false) is true)
+            var connection = new NpgsqlConnection(unpooled);
+            try
             {
-                return new SchemaLock(connection);
+                await connection.OpenAsync(ct).ConfigureAwait(false);
+                await using var command = new NpgsqlCommand("SELECT pg_try_advisory_lock(@key)", connection);
+                command.Parameters.AddWithValue("key", SchemaLockKey);
+                if (await command.ExecuteScalarAsync(ct).ConfigureAwait(false) is true)
+                {
+                    return new SchemaLock(connection);
+                }
+            }
+            catch
+            {
+                await connection.DisposeAsync().ConfigureAwait(false);
+                throw;
             }
 
             await connection.DisposeAsync().ConfigureAwait(false);
             return null;
         }, timeout, time, cancellationToken).ConfigureAwait(false);
+    }
 
+    /// <summary>The held lock: closing its session (unpooled) releases it on the server.</summary>
     private sealed class SchemaLock(NpgsqlConnection connection) : IAsyncDisposable
     {
-        public async ValueTask DisposeAsync()
-        {
-            try
-            {
-                await using var command = new NpgsqlCommand("SELECT pg_advisory_unlock(@key)", connection);
-                command.Parameters.AddWithValue("key", SchemaLockKey);
-                await command.ExecuteScalarAsync(CancellationToken.None).ConfigureAwait(false);
-            }
-            finally
-            {
-                // Closing the session releases the lock in any case.
-                await connection.DisposeAsync().ConfigureAwait(false);
-            }
-        }
+        public ValueTask DisposeAsync() => connection.DisposeAsync();
     }
 
     public override async Task<ISet<string>> ExistingTablesAsync(System.Data.Common.DbConnection connection, IReadOnlyList<string> tables,

@@ -81,6 +81,10 @@ public sealed class SqliteDialect : SqlDialect
     // As EF Core's SQLite provider stores times (see ToDatabase).
     public override string NowSql => "strftime('%Y-%m-%d %H:%M:%f', 'now')";
 
+    public override string StringColumn(int maxLength) => "TEXT";
+
+    public override string Int64Column => "INTEGER";
+
     // Several processes may share the file (a node and a `migrate` command): an exclusive lock on a file beside it, which
     // the operating system releases when the process dies. An in-memory database belongs to one process and needs none.
     public override async Task<IAsyncDisposable> LockSchemaAsync(string connectionString, TimeSpan timeout, TimeProvider time,
@@ -93,14 +97,16 @@ public sealed class SqliteDialect : SqlDialect
         }
 
         var path = Path.GetFullPath(builder.DataSource) + ".migrate-lock";
+        Directory.CreateDirectory(Path.GetDirectoryName(path)!);
         return await WaitForSchemaLockAsync<IAsyncDisposable>(_ =>
         {
             try
             {
                 return Task.FromResult<IAsyncDisposable?>(new FileStream(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None));
             }
-            catch (IOException)
+            catch (IOException e) when (e is not (DirectoryNotFoundException or FileNotFoundException or PathTooLongException))
             {
+                // Another process holds the file (a sharing violation): wait for it. Anything else is the operator's to fix.
                 return Task.FromResult<IAsyncDisposable?>(null);
             }
         }, timeout, time, cancellationToken).ConfigureAwait(false);

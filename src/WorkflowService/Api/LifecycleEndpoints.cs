@@ -58,25 +58,32 @@ public static class LifecycleEndpoints
     /// Deletes batch after batch for at most half the request's time (Api:RequestTimeout), so the answer always comes:
     /// with <c>complete: false</c> when more is due (call again, or leave it to the job).
     /// </summary>
-    private static Task<Results<Ok<RetentionReport>, ProblemHttpResult>> Purge(
-        RetentionPurge purge, IOptions<RetentionOptions> options, IOptions<ApiOptions> api, TimeProvider time, CancellationToken cancellationToken)
+    private static async Task<Results<Ok<RetentionReport>, ProblemHttpResult>> Purge(RetentionPurge purge, IOptions<RetentionOptions> options,
+        IOptions<ApiOptions> api, TimeProvider time, NodeIdentity node, CancellationToken cancellationToken)
     {
+        if (NoPeriod(options) is { } refused)
+        {
+            return refused;
+        }
+
         var started = time.GetTimestamp();
         var budget = api.Value.RequestTimeout / 2;
-        return RunAsync(purge, options, dryRun: false, _ => Task.FromResult(time.GetElapsedTime(started) < budget), cancellationToken);
+        var report = await purge.RunUnderLeaseAsync($"{node.Id}/api", _ => Task.FromResult(time.GetElapsedTime(started) < budget), cancellationToken);
+        return report is null
+            ? TypedResults.Problem(title: "A purge is running",
+                detail: "The retention job (or another operator's purge) is deleting right now; try again once it is done.",
+                statusCode: StatusCodes.Status409Conflict)
+            : TypedResults.Ok(report);
     }
 
     private static async Task<Results<Ok<RetentionReport>, ProblemHttpResult>> RunAsync(
         RetentionPurge purge, IOptions<RetentionOptions> options, bool dryRun, Func<CancellationToken, Task<bool>>? keepGoing,
-        CancellationToken cancellationToken)
-    {
-        if (!options.Value.Enabled)
-        {
-            return TypedResults.Problem(title: "No retention period is set",
-                detail: "Every ended instance is kept: set Retention:EndedInstances or Retention:Definitions:<name> to purge.",
-                statusCode: StatusCodes.Status409Conflict);
-        }
+        CancellationToken cancellationToken) =>
+        NoPeriod(options) is { } refused ? refused : TypedResults.Ok(await purge.RunAsync(dryRun, keepGoing, cancellationToken));
 
-        return TypedResults.Ok(await purge.RunAsync(dryRun, keepGoing, cancellationToken));
-    }
+    private static ProblemHttpResult? NoPeriod(IOptions<RetentionOptions> options) => options.Value.Enabled
+        ? null
+        : TypedResults.Problem(title: "No retention period is set",
+            detail: "Every ended instance is kept: set Retention:EndedInstances or Retention:Definitions:<name> to purge.",
+            statusCode: StatusCodes.Status409Conflict);
 }

@@ -91,11 +91,22 @@ public static class OperatorCommands
         var status = await services.GetRequiredService<IStoreSchema>().GetSchemaStatusAsync(cancellationToken).ConfigureAwait(false);
         if (!status.NodeSupported)
         {
-            throw new StoreSchemaException(
-                $"The {status.Store} database's schema ({Range(status)}) does not fit this release (schema {status.NodeSchema}): run `migrate` first.");
+            throw new StoreSchemaException(status.OldestSupported is { } oldest && status.NodeSchema < oldest
+                ? $"This release (schema {status.NodeSchema}) is older than the releases the {status.Store} database supports ({Range(status)}): use a newer release's binary."
+                : $"The {status.Store} database's schema ({Range(status)}) is behind this release (schema {status.NodeSchema}): run `migrate` first.");
         }
 
-        var report = await services.GetRequiredService<RetentionPurge>().RunAsync(dryRun, keepGoing: null, cancellationToken).ConfigureAwait(false);
+        var purge = services.GetRequiredService<RetentionPurge>();
+        var report = dryRun
+            ? await purge.RunAsync(dryRun: true, keepGoing: null, cancellationToken).ConfigureAwait(false)
+            : await purge.RunUnderLeaseAsync($"command-{Environment.MachineName}-{Environment.ProcessId}", keepGoing: null, cancellationToken)
+                .ConfigureAwait(false);
+        if (report is null)
+        {
+            await Console.Error.WriteLineAsync("The retention job (or another purge) is deleting right now; try again once it is done.").ConfigureAwait(false);
+            return 1;
+        }
+
         await Console.Out.WriteAsync(Describe(report)).ConfigureAwait(false);
         return 0;
     }

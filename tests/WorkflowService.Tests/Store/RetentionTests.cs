@@ -157,6 +157,28 @@ public abstract class RetentionTests<TBackend> : ServiceTest<TBackend> where TBa
     }
 
     [Fact]
+    public async Task A_purge_by_hand_waits_for_the_job_that_holds_the_lease()
+    {
+        var store = Factory.Get<IRetentionStore>();
+        var ct = TestContext.Current.CancellationToken;
+        // As soon as this node's own job has finished its first round (at start-up, with nothing due yet).
+        await Eventually.WaitUntilAsync(() => store.TryTakeLeaseAsync(RetentionPurge.LeaseName, "another-node", TimeSpan.FromMinutes(1), ct),
+            Deadline, what: "another node takes the retention lease");
+
+        using (var busy = await Api.Http.PostAsync("/admin/retention/purge", null, ct))
+        {
+            var problem = await ApiClient.ProblemAsync(busy, HttpStatusCode.Conflict);
+            Assert.Equal("A purge is running", (string?)problem["title"]);
+        }
+
+        await store.ReleaseLeaseAsync(RetentionPurge.LeaseName, "another-node", ct);
+        using var done = await Api.Http.PostAsync("/admin/retention/purge", null, ct);
+        Assert.Equal(HttpStatusCode.OK, done.StatusCode);
+        // The purge gave the lease back: the job's next round can take it.
+        Assert.True(await store.TryTakeLeaseAsync(RetentionPurge.LeaseName, "another-node", TimeSpan.FromMinutes(1), ct));
+    }
+
+    [Fact]
     public async Task The_purge_command_counts_with_a_dry_run_then_deletes()
     {
         var name = Definitions.Unique("retention-command");
