@@ -84,7 +84,8 @@ public sealed partial class RetentionPurge(
             }
             else
             {
-                (instances, var deleted, complete) = await PurgeScopeAsync(scope, settings, keepGoing, cancellationToken).ConfigureAwait(false);
+                (var deleted, complete) = await PurgeScopeAsync(scope, settings, keepGoing, cancellationToken).ConfigureAwait(false);
+                instances = deleted.Instances;
                 rows += deleted;
             }
 
@@ -112,7 +113,7 @@ public sealed partial class RetentionPurge(
         }
     }
 
-    private async Task<(long Instances, PurgedRows Rows, bool Complete)> PurgeScopeAsync(RetentionScope scope, RetentionOptions settings,
+    private async Task<(PurgedRows Rows, bool Complete)> PurgeScopeAsync(RetentionScope scope, RetentionOptions settings,
         Func<CancellationToken, Task<bool>>? keepGoing, CancellationToken cancellationToken)
     {
         var rows = default(PurgedRows);
@@ -120,13 +121,13 @@ public sealed partial class RetentionPurge(
         {
             if (keepGoing is not null && !await keepGoing(cancellationToken).ConfigureAwait(false))
             {
-                return (rows.Instances, rows, false);
+                return (rows, false);
             }
 
             var due = await store.FindExpiredAsync(scope, settings.BatchSize, cancellationToken).ConfigureAwait(false);
             if (due.Count == 0)
             {
-                return (rows.Instances, rows, true);
+                return (rows, true);
             }
 
             if (!string.IsNullOrWhiteSpace(settings.Export))
@@ -140,7 +141,7 @@ public sealed partial class RetentionPurge(
             LogBatch(logger, deleted.Instances, deleted.Total, scope.Definition ?? "*");
             if (due.Count < settings.BatchSize)
             {
-                return (rows.Instances, rows, true);
+                return (rows, true);
             }
 
             if (settings.BatchPause > TimeSpan.Zero)
