@@ -88,6 +88,8 @@ public sealed partial class SchemaMigrator(
         }
     }
 
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1031:Do not catch general exception types",
+        Justification = "Only the clean-up after a failed step: its failure is logged, and the step's own error is rethrown.")]
     private void RunPendingSteps(MigrationTarget target)
     {
         using var services = new ServiceCollection()
@@ -105,8 +107,29 @@ public sealed partial class SchemaMigrator(
             // Each step in a transaction of its own: a failed step leaves the ones before it applied and itself not at all.
             .Configure<RunnerOptions>(o => o.TransactionPerSession = false)
             .BuildServiceProvider(validateScopes: false);
-        using var scope = services.CreateScope();
-        scope.ServiceProvider.GetRequiredService<IMigrationRunner>().MigrateUp(Current);
+        var scope = services.CreateScope();
+        try
+        {
+            scope.ServiceProvider.GetRequiredService<IMigrationRunner>().MigrateUp(Current);
+        }
+        catch (Exception)
+        {
+            try
+            {
+                scope.Dispose();
+            }
+            catch (Exception cleanup)
+            {
+                // After a failed step the runner's clean-up can fail too (FluentMigrator's processor rolls back a transaction
+                // the lost connection already ended, and throws ObjectDisposedException): the step's own error is the one to
+                // report, so it is rethrown rather than hidden behind this one.
+                LogCleanupFailed(_logger, dialect.Name, cleanup);
+            }
+
+            throw;
+        }
+
+        scope.Dispose();
     }
 
     /// <summary>The database's schema as wf_schema and wf_migrations record it, and what this build would apply. Changes nothing.</summary>
@@ -217,6 +240,9 @@ public sealed partial class SchemaMigrator(
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Migrating the {Store} workflow schema from {From} to {To} (steps {Steps})")]
     private static partial void LogMigrating(ILogger logger, string store, int? from, int to, string steps);
+
+    [LoggerMessage(Level = LogLevel.Debug, Message = "Cleaning up after a failed {Store} schema step failed as well; the step's own error follows")]
+    private static partial void LogCleanupFailed(ILogger logger, string store, Exception exception);
 
     [LoggerMessage(Level = LogLevel.Information, Message = "The {Store} workflow schema is at {Newest}; it supports releases of schema {Oldest} and newer")]
     private static partial void LogMigrated(ILogger logger, string store, int? oldest, int? newest);
