@@ -16,6 +16,7 @@ internal static class ScenarioCatalog
     public const string ThroughputParallel = "signal-roundtrip-throughput-parallel";
     public const string IdlePolling = "idle-polling";
     public const string CrossNode = "cross-node-roundtrip-serial-1k";
+    public const string ColdStart = "cold-start";
     public static readonly string[] CapacityLadder = ["signal-roundtrip-capacity-c1", "signal-roundtrip-capacity-c4", "signal-roundtrip-capacity-c8", "signal-roundtrip-capacity-c16"];
 
     public static IReadOnlyList<Scenario> Select(RunnerOptions options)
@@ -61,6 +62,8 @@ internal static class ScenarioCatalog
 
         Roundtrip(Sustained, "Scaled", 10_000, 64),
         new CeilingScenario { Name = Ceiling, TierLabel = "Ceiling", Ops = 10_000, Concurrency = 64 },
+        // Fresh processes of each build under the sustained load from their first second (several minutes: Scaled only).
+        new ColdStartScenario { Name = ColdStart, TierLabel = "Scaled", Ops = 10_000, Concurrency = 64 },
         // The stored history as a deployment keeps it: retention on, deleting the seeded instances (ended 30+ days ago) in the
         // background while the load runs.
         new SignalRoundtripScenario

@@ -20,6 +20,9 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
     private ServiceProcess? _service;
     private ServiceProcess? _front;
 
+    /// <summary>The run's folder of service logs and scratch files.</summary>
+    private string? _work;
+
     /// <summary>The Redis configuration string for --transport redis (null otherwise), and the server the runner owns for it.</summary>
     private string? _redis;
     private OwnedRedisServer? _ownedRedis;
@@ -55,6 +58,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         }
 
         var work = Path.Combine(Path.GetTempPath(), $"wf-bench-{backendName}-{started:yyyyMMdd-HHmmss}");
+        _work = work;
         Directory.CreateDirectory(work);
         Console.WriteLine($"{backendName}: {scenarios.Count} scenarios; service logs and scratch files in {work}");
         await using var backend = Backend.Create(backendName, options);
@@ -149,7 +153,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         {
             Console.WriteLine("  preparing (service stopped) ...");
             await using var idle = new ProgressMeter(name, 0, null);
-            preparation = await prepare(new ScenarioContext { Backend = backend, Options = options, Progress = idle, Cancellation = ct });
+            preparation = await prepare(Context(backend, null, idle, ct));
             Console.WriteLine($"  {preparation}");
         }
 
@@ -428,12 +432,23 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
     }
 
     private ScenarioContext Context(Backend backend, WorkflowClient? client, ProgressMeter progress, CancellationToken ct, WorkflowClient? front = null) =>
-        (client, front) switch
+        new()
         {
-            (null, _) => new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct },
-            (_, null) => new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct, Client = client },
-            _ => new ScenarioContext { Backend = backend, Options = options, Progress = progress, Cancellation = ct, Client = client, Front = front },
+            Backend = backend, Options = options, Progress = progress, Cancellation = ct, Client = client!, Front = front!,
+            StartService = (dll, extra, token) => StartOwnServiceAsync(backend, dll, extra, token), ApiKey = _apiKey?.Key,
         };
+
+    /// <summary>A service process a scenario starts and stops itself, with the run's settings and the scenario's on top.</summary>
+    private Task<ServiceProcess> StartOwnServiceAsync(Backend backend, string serviceDll, IReadOnlyDictionary<string, string> extra, CancellationToken ct)
+    {
+        var environment = ServiceEnvironment(backend);
+        foreach (var (key, value) in extra)
+        {
+            environment[key] = value;
+        }
+
+        return ServiceProcess.StartAsync(serviceDll, environment, ColdStartScenario.WorkersPerProcess, _work!, _apiKey?.Key, ct);
+    }
 
     /// <summary>
     /// Instances created since the scenario began (warm-up included) that are not terminal and have no pending wake-up:

@@ -27,10 +27,12 @@ internal sealed class SignalRoundtripScenario : ClosedLoopScenario
         ? context => context.Backend.SeedCompletedInstancesAsync(count, context.Cancellation)
         : null;
 
-    protected override async Task<OperationSample> OperationAsync(ScenarioContext context, int index)
+    protected override Task<OperationSample> OperationAsync(ScenarioContext context, int index) =>
+        RoundtripAsync(context.Client, index, context.Cancellation);
+
+    /// <summary>One workflow through <paramref name="client"/>: start, signal "go", completion observed by a long-poll.</summary>
+    public static async Task<OperationSample> RoundtripAsync(Client.WorkflowClient client, int index, CancellationToken ct)
     {
-        var client = context.Client;
-        var ct = context.Cancellation;
         var clock = new PhaseClock();
         var id = Json.Id(await client.StartAsync(Definition, new { n = index }, ct));
         clock.Lap(Phases.Start);
