@@ -15,6 +15,8 @@ namespace WorkflowService.Benchmarks.Faults;
 /// </summary>
 internal sealed class AmbiguousCommitScenario : FaultScenario
 {
+    public override string? LeftOutOfShortTier(string backend) => SeveralNodesOnlyInShortTier(backend);
+
     /// <summary>The share of decorated store writes that fail (FaultInjection:Rate).</summary>
     private const double Rate = 0.05;
 

@@ -9,6 +9,8 @@ namespace WorkflowService.Benchmarks.Faults;
 /// </summary>
 internal sealed class DuplicateScenario : FaultScenario
 {
+    public override string? LeftOutOfShortTier(string backend) => SeveralNodesOnlyInShortTier(backend);
+
     public override async Task<FaultOutcome> RunAsync(FaultContext context)
     {
         var ct = context.Cancellation;

@@ -29,7 +29,7 @@ internal sealed class FaultRunner(FaultOptions options)
                 // The row's wall time, for the CI budget (the short tier runs in every CI run); never part of a verdict.
                 Console.WriteLine($"   {row.Verdict}" + (row.NotApplicable is null
                     ? string.Create(CultureInfo.InvariantCulture, $": {row.Acknowledged:N0} acknowledged, {row.Lost} lost, {row.Duplicated} duplicated, {row.Stuck} stuck, {row.Completed:N0}/{row.ExpectedCompleted:N0} completed, {row.EarlySignals:N0} early signals, {row.Retried:N0} retried attempts; {Stopwatch.GetElapsedTime(started).TotalSeconds:0} s")
-                    : string.Empty));
+                    : $": {row.NotApplicable}"));
                 foreach (var line in row.Failures.Concat(row.Samples))
                 {
                     Console.WriteLine($"   - {line}");
@@ -60,6 +60,11 @@ internal sealed class FaultRunner(FaultOptions options)
         if (scenario.NotApplicable(backendName) is { } reason)
         {
             return row with { NotApplicable = reason };
+        }
+
+        if (options.Tier == FaultTier.Short && scenario.LeftOutOfShortTier(backendName) is { } shortTier)
+        {
+            return row with { NotApplicable = $"not in the short tier: {shortTier}" };
         }
 
         // A machine without loop devices (a container without /dev/loop*) cannot make a filesystem fail under a process:

@@ -24,5 +24,16 @@ internal abstract class FaultScenario
     /// <summary>Why the fault does not apply to <paramref name="backend"/>, or null when it does.</summary>
     public virtual string? NotApplicable(string backend) => null;
 
+    /// <summary>Why the short tier (every CI run) leaves the row out on <paramref name="backend"/>, or null where it runs it.</summary>
+    public virtual string? LeftOutOfShortTier(string backend) => null;
+
+    /// <summary>
+    /// For rows whose fault the engine handles in the same code over either store (a lease, an idempotency key, a retry, a
+    /// sandbox): the short tier runs them where they are hardest, on PostgreSQL with several nodes, and the full tier on both.
+    /// </summary>
+    protected static string? SeveralNodesOnlyInShortTier(string backend) => backend == "sqlite"
+        ? "the engine handles this fault in the same code over either store; the short tier runs it on PostgreSQL with three nodes, the full tier on both"
+        : null;
+
     public abstract Task<FaultOutcome> RunAsync(FaultContext context);
 }

@@ -17,6 +17,8 @@ namespace WorkflowService.Benchmarks.Faults;
 /// </summary>
 internal sealed class ResourceAbuseScenario : FaultScenario
 {
+    public override string? LeftOutOfShortTier(string backend) => SeveralNodesOnlyInShortTier(backend);
+
     private const string RunawayFile = "tests/WorkflowService.Benchmarks/Definitions/fault-runaway.json";
     private const int LongPolls = 1000;
     private const int LongPollSeconds = 20;

@@ -10,6 +10,8 @@ namespace WorkflowService.Benchmarks.Faults;
 /// </summary>
 internal sealed class SlowHandlerScenario : FaultScenario
 {
+    public override string? LeftOutOfShortTier(string backend) => SeveralNodesOnlyInShortTier(backend);
+
     private const string DefinitionFile = "tests/WorkflowService.Benchmarks/Definitions/fault-slow-callout.json";
 
     /// <summary>A completed instance's version: its start (which queues the call-out) and the call-out's answer.</summary>
