@@ -75,7 +75,8 @@ internal abstract class Backend : IAsyncDisposable
     /// <summary>The service's open connections to the run's database now; null where the database has no sessions (SQLite).</summary>
     public virtual Task<int?> ReadConnectionsAsync(CancellationToken cancellationToken) => Task.FromResult<int?>(null);
 
-    public abstract Task<CeilingSession> OpenCeilingAsync(int connections, CancellationToken cancellationToken);
+    /// <summary>A session for the ceiling loops on the run's database (<paramref name="groupCommit"/>: writes shared as the store shares them).</summary>
+    public abstract Task<CeilingSession> OpenCeilingAsync(int connections, bool groupCommit, CancellationToken cancellationToken);
 
     /// <summary>Drops the run's database (unless kept).</summary>
     public abstract ValueTask DisposeAsync();

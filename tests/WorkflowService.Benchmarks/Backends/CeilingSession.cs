@@ -16,15 +16,21 @@ namespace WorkflowService.Benchmarks.Backends;
 /// transaction, written under the dialect's writer gate (SQLite: one writer at a time). Unlike the service it has no
 /// group commit and no prepared-command cache. Thread-safe: every call takes a pooled connection.
 /// </summary>
-internal sealed class CeilingSession(SqlDialect dialect, Func<CancellationToken, Task<DbConnection>> open, Func<ValueTask> dispose)
+internal sealed class CeilingSession(SqlDialect dialect, Func<CancellationToken, Task<DbConnection>> open, Func<ValueTask> dispose,
+    GroupCommitWriter? grouped = null)
     : IAsyncDisposable
 {
     /// <summary>
     /// A session on the run's database, whose schema the store's migrations bring up to date first (as a node does at
     /// start-up), for a run of the ceiling alone, where no service has created it.
     /// </summary>
+    /// <param name="groupCommit">
+    /// Write as the store does: every write queued to a <see cref="GroupCommitWriter"/> with the store's options for the
+    /// dialect (a few writer connections sharing commits on a server; one writer on SQLite), each in its savepoint. False:
+    /// each write its own transaction on a pooled connection.
+    /// </param>
     public static async Task<CeilingSession> OpenAsync(SqlDialect dialect, Action<DbContextOptionsBuilder> provider, string connectionString,
-        Func<CancellationToken, Task<DbConnection>> open, Func<ValueTask> dispose, CancellationToken cancellationToken)
+        Func<CancellationToken, Task<DbConnection>> open, Func<ValueTask> dispose, bool groupCommit, CancellationToken cancellationToken)
     {
         var options = new DbContextOptionsBuilder<WorkflowDbContext>();
         provider(options);
@@ -38,8 +44,12 @@ internal sealed class CeilingSession(SqlDialect dialect, Func<CancellationToken,
             new Storage.Relational.Migrations.SchemaMigrationSettings(connectionString, ApplyAtStartup: true, TimeSpan.FromMinutes(10)),
             TimeProvider.System, Microsoft.Extensions.Logging.Abstractions.NullLoggerFactory.Instance);
         await migrator.MigrateAsync(cancellationToken);
-        return new CeilingSession(dialect, open, dispose);
+        return new CeilingSession(dialect, open, dispose,
+            groupCommit ? new GroupCommitWriter(contexts, dialect, dialect.SingleWriter ? GroupCommitOptions.SingleWriter : GroupCommitOptions.Server) : null);
     }
+
+    /// <summary>Whether writes share commits (<see cref="GroupCommitWriter"/>), as the store's do.</summary>
+    public bool GroupCommit => grouped is not null;
 
     public Task StartAsync(Guid instanceId, CancellationToken cancellationToken)
     {
@@ -69,26 +79,93 @@ internal sealed class CeilingSession(SqlDialect dialect, Func<CancellationToken,
     }
 
     /// <summary>Claims at most one due signal (any instance's, as a worker would); null when none was free.</summary>
-    [SuppressMessage("Performance", "CA1849:Call async methods when in an async method", Justification = "As the store reads a claim: the row is buffered after ReadAsync, so IsDBNull blocks on nothing.")]
-    public async Task<ClaimedSignal?> ClaimAsync(string owner, CancellationToken cancellationToken)
+    public async Task<ClaimedSignal?> ClaimAsync(string owner, CancellationToken cancellationToken) =>
+        await ClaimAsync(owner, 1, cancellationToken) is [var claimed, ..] ? claimed : null;
+
+    /// <summary>
+    /// Claims up to <paramref name="max"/> due signals, as the store's claim does: its one statement on the dialect's claim
+    /// connections (the instances joined in), or, on a database of one writer at a time, inside the writes (the group commit
+    /// when the session has it) with the instances read after it.
+    /// </summary>
+    public async Task<IReadOnlyList<ClaimedSignal>> ClaimAsync(string owner, int max, CancellationToken cancellationToken)
     {
         var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         var token = Random.Shared.NextInt64(1, long.MaxValue);
         var joined = dialect.ClaimWithInstancesSql is not null;
-        var claim = new SqlStatement(dialect).Sql(dialect.ClaimWithInstancesSql ?? dialect.ClaimSql).Bind(owner, token, now, now + 30_000, 1);
-        using var gate = dialect.ClaimDataSource is null ? await dialect.EnterWriteAsync(cancellationToken) : null;
-        await using var connection = dialect.ClaimDataSource is { } claims ? await claims.OpenConnectionAsync(cancellationToken) : await open(cancellationToken);
-        await using var command = connection.CreateCommand();
-        claim.ApplyTo(command);
-        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
-        if (!await reader.ReadAsync(cancellationToken))
+        var claim = new SqlStatement(dialect).Sql(dialect.ClaimWithInstancesSql ?? dialect.ClaimSql).Bind(owner, token, now, now + 30_000, max);
+        if (dialect.ClaimDataSource is { } claims)
         {
-            return null;
+            await using var connection = await claims.OpenConnectionAsync(cancellationToken);
+            return await ReadClaimAsync(connection, null, claim, max, joined, null, cancellationToken);
         }
 
-        // The store materialises the signal and (where the claim joins it) its instance: so does the ceiling.
-        var at = Rows.SignalColumnNames.Length;
-        return new ClaimedSignal(Rows.ReadSignal(reader), joined && !reader.IsDBNull(at) ? Rows.ReadInstance(reader, at) : null);
+        List<ClaimedSignal> claimed;
+        if (grouped is not null)
+        {
+            claimed = await grouped.WriteAsync((db, commands, transaction, _, ct) =>
+                ReadClaimAsync(db.Database.GetDbConnection(), transaction, claim, max, joined, commands, ct), cancellationToken);
+        }
+        else
+        {
+            using var gate = await dialect.EnterWriteAsync(cancellationToken);
+            await using var connection = await open(cancellationToken);
+            claimed = await ReadClaimAsync(connection, null, claim, max, joined, null, cancellationToken);
+        }
+
+        return grouped is null || joined || claimed.Count == 0 ? claimed : await WithInstancesAsync(claimed, cancellationToken);
+    }
+
+    [SuppressMessage("Performance", "CA1849:Call async methods when in an async method", Justification = "As the store reads a claim: the row is buffered after ReadAsync, so IsDBNull blocks on nothing.")]
+    private static async Task<List<ClaimedSignal>> ReadClaimAsync(DbConnection connection, DbTransaction? transaction, SqlStatement claim, int max,
+        bool joined, SqlCommandCache? commands, CancellationToken cancellationToken)
+    {
+        var command = SqlCommandCache.RentOrCreate(commands, connection, transaction, claim, out var owned);
+        try
+        {
+            await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+            var claimed = new List<ClaimedSignal>(max);
+            // The store materialises the signal and (where the claim joins it) its instance: so does the ceiling.
+            var at = Rows.SignalColumnNames.Length;
+            while (await reader.ReadAsync(cancellationToken))
+            {
+                claimed.Add(new ClaimedSignal(Rows.ReadSignal(reader), joined && !reader.IsDBNull(at) ? Rows.ReadInstance(reader, at) : null));
+            }
+
+            return claimed;
+        }
+        finally
+        {
+            if (owned)
+            {
+                await command.DisposeAsync();
+            }
+        }
+    }
+
+    /// <summary>The claimed signals' instances, read after the claim where the claim does not join them (the store on SQLite).</summary>
+    private async Task<IReadOnlyList<ClaimedSignal>> WithInstancesAsync(List<ClaimedSignal> claimed, CancellationToken cancellationToken)
+    {
+        var ids = claimed.Select(c => c.Signal.InstanceId).Distinct().ToList();
+        await using var connection = await open(cancellationToken);
+        await using var command = connection.CreateCommand();
+        var select = new SqlStatement(dialect).Sql($"SELECT {Rows.InstanceColumnsOf("i")} FROM wf_instances AS i WHERE i.id IN (");
+        for (var n = 0; n < ids.Count; n++)
+        {
+            select.Sql(n == 0 ? string.Empty : ", ").Param(ids[n]);
+        }
+
+        select.Sql(")").ApplyTo(command);
+        var instances = new Dictionary<Guid, WorkflowInstance>();
+        await using (var reader = await command.ExecuteReaderAsync(cancellationToken))
+        {
+            while (await reader.ReadAsync(cancellationToken))
+            {
+                var instance = Rows.ReadInstance(reader, 0);
+                instances[instance.Id] = instance;
+            }
+        }
+
+        return claimed.Select(c => c with { Instance = instances.GetValueOrDefault(c.Signal.InstanceId) }).ToList();
     }
 
     public Task CompleteAsync(ClaimedSignal claimed, CancellationToken cancellationToken)
@@ -117,7 +194,15 @@ internal sealed class CeilingSession(SqlDialect dialect, Func<CancellationToken,
         });
     }
 
-    public ValueTask DisposeAsync() => dispose();
+    public async ValueTask DisposeAsync()
+    {
+        if (grouped is not null)
+        {
+            await grouped.DisposeAsync();
+        }
+
+        await dispose();
+    }
 
     private SqlStatement History(Guid instanceId, DateTime at, params (int Sequence, string Type, string? StepId, string? Data)[] events) =>
         Rows.Insert(dialect, "wf_history", Rows.HistoryColumns, events, e => Rows.HistoryValues(new HistoryEvent
@@ -128,6 +213,20 @@ internal sealed class CeilingSession(SqlDialect dialect, Func<CancellationToken,
     private async Task WriteAsync(IReadOnlyList<SqlStatement> statements, bool transactional, CancellationToken cancellationToken,
         Action<int[]>? check = null)
     {
+        if (grouped is not null)
+        {
+            // As the store writes: one queued write in the group's shared transaction, its savepoint first where the writer
+            // asks for that (one round trip), whether or not the write needs a transaction of its own.
+            await grouped.WriteAsync(async (db, commands, transaction, savepoint, ct) =>
+            {
+                var affected = await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), transaction,
+                    savepoint is null ? statements : [savepoint, .. statements], commands, ct);
+                check?.Invoke(savepoint is null ? affected : affected[1..]);
+                return true;
+            }, cancellationToken);
+            return;
+        }
+
         using var gate = await dialect.EnterWriteAsync(cancellationToken);
         await using var connection = await open(cancellationToken);
         await using var transaction = transactional ? await connection.BeginTransactionAsync(cancellationToken) : null;

@@ -274,7 +274,7 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
             $"{count:N0} completed signal-roundtrip instances ({count:N0} instance rows, {count * 5L:N0} history rows, {count:N0} handled signals) inserted with INSERT … SELECT generate_series in batches of {SeedBatch:N0} in {inserted.TotalSeconds:F0} s, then VACUUM ANALYZE in {vacuumed.TotalSeconds:F0} s");
     }
 
-    public override Task<CeilingSession> OpenCeilingAsync(int connections, CancellationToken cancellationToken)
+    public override Task<CeilingSession> OpenCeilingAsync(int connections, bool groupCommit, CancellationToken cancellationToken)
     {
         // The service's connection settings (PostgreSqlConnectionTuning), with a pool of the ceiling's size; claims on the
         // store's own claim pool (PostgresClaimDataSource: at most four connections, asynchronous commit).
@@ -286,7 +286,7 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
         {
             await claims.DisposeAsync();
             await data.DisposeAsync();
-        }, cancellationToken);
+        }, groupCommit, cancellationToken);
     }
 
     public override async Task<System.Data.Common.DbConnection> OpenStoreAsync(CancellationToken cancellationToken)

@@ -114,12 +114,14 @@ internal sealed class SqliteBackend(bool keep, string synchronous = SqliteBacken
     }
 
     /// <summary>The store's SQLite dialect (its claim statement and writer gate) on connections with the service's pragmas.</summary>
-    public override Task<CeilingSession> OpenCeilingAsync(int connections, CancellationToken cancellationToken) =>
-        CeilingSession.OpenAsync(new SqliteDialect(), o => o.UseSqlite(ConnectionString), ConnectionString, async ct => await OpenAsync(ct), () =>
+    public override Task<CeilingSession> OpenCeilingAsync(int connections, bool groupCommit, CancellationToken cancellationToken) =>
+        // The group commit's writer connection gets the service's per-connection settings as the store's does (its interceptor).
+        CeilingSession.OpenAsync(new SqliteDialect(), o => o.UseSqlite(ConnectionString).AddInterceptors(new SqlitePragmaInterceptor(Synchronous)),
+            ConnectionString, async ct => await OpenAsync(ct), () =>
         {
             SqliteConnection.ClearAllPools();
             return ValueTask.CompletedTask;
-        }, cancellationToken);
+        }, groupCommit, cancellationToken);
 
     public override async Task<System.Data.Common.DbConnection> OpenStoreAsync(CancellationToken cancellationToken) => await OpenAsync(cancellationToken);
 

@@ -24,13 +24,13 @@ internal sealed class CeilingScenario : Scenario
 
     public override async Task WarmUpAsync(ScenarioContext context)
     {
-        await using var session = await context.Backend.OpenCeilingAsync(Connections, context.Cancellation);
+        await using var session = await context.Backend.OpenCeilingAsync(Connections, groupCommit: false, context.Cancellation);
         await RunAsync(context, session, WarmUpOps, Math.Min(Concurrency, 16), record: false);
     }
 
     public override async Task<Measurement> MeasureAsync(ScenarioContext context)
     {
-        await using var session = await context.Backend.OpenCeilingAsync(Connections, context.Cancellation);
+        await using var session = await context.Backend.OpenCeilingAsync(Connections, groupCommit: false, context.Cancellation);
         var clock = Stopwatch.StartNew();
         var (samples, misses) = await RunAsync(context, session, Ops, Concurrency, record: true);
         var measurement = new Measurement(samples, clock.Elapsed);

@@ -11,6 +11,7 @@ internal static class ScenarioCatalog
     public const string Sustained = "signal-roundtrip-sustained";
     public const string TableGrowth = "signal-roundtrip-table-growth";
     public const string Ceiling = "ceiling";
+    public const string CeilingPerWrite = "ceiling-per-write";
     public const string LatencySerial = "signal-roundtrip-latency-serial";
     public const string LatencySerial1K = "signal-roundtrip-latency-serial-1k";
     public const string ThroughputParallel = "signal-roundtrip-throughput-parallel";
@@ -61,7 +62,10 @@ internal static class ScenarioCatalog
         new CrossNodeRoundtripScenario { Name = CrossNode, TierLabel = "Transport", Ops = 1000, Concurrency = 1 },
 
         Roundtrip(Sustained, "Scaled", 10_000, 64),
-        new CeilingScenario { Name = Ceiling, TierLabel = "Ceiling", Ops = 10_000, Concurrency = 64 },
+        // The ceiling with the store's own batching (group commit, the service's claim), and the loop of one transaction
+        // per write beside it: what sharing commits is worth on this machine.
+        new GroupedCeilingScenario { Name = Ceiling, TierLabel = "Ceiling", Ops = 10_000, Concurrency = 64 },
+        new CeilingScenario { Name = CeilingPerWrite, TierLabel = "Ceiling", Ops = 10_000, Concurrency = 64 },
         // Fresh processes of each build under the sustained load from their first second (several minutes: Scaled only).
         new ColdStartScenario { Name = ColdStart, TierLabel = "Scaled", Ops = 10_000, Concurrency = 64 },
         // The stored history as a deployment keeps it: retention on, deleting the seeded instances (ended 30+ days ago) in the
