@@ -28,7 +28,9 @@ public sealed record BranchView(string Name, bool Joined, WaitKind? Kind, string
 
 /// <summary>
 /// An instance: its status, input, variables and output (any JSON values), its error once failed, and where it waits
-/// (<c>wait</c>, null unless it waits); <c>parkedSignals</c> counts signals that arrived before a wait matched them.
+/// (<c>wait</c>, null unless it waits); <c>parkedSignals</c> counts signals that arrived before a wait matched them;
+/// <c>version</c> is its definition's version, <c>revision</c> how many times its state has been committed (1 when it
+/// first waits or ends; GET with afterRevision waits for a later one).
 /// </summary>
 public sealed record InstanceView(
     Guid Id,
@@ -45,13 +47,14 @@ public sealed record InstanceView(
     DateTime CreatedAt,
     DateTime UpdatedAt,
     DateTime? CompletedAt,
-    string? StartedBy)
+    string? StartedBy,
+    int Revision)
 {
     public static InstanceView From(WorkflowInstance i) => new(
         i.Id, i.DefinitionName, i.DefinitionVersion, i.Status, i.BusinessKey,
         Json.Element(i.InputJson), Json.Element(i.VariablesJson), Json.Element(i.OutputJson), i.Error,
         WaitView.From(i),
-        i.ParkedSignals, i.CreatedAt, i.UpdatedAt, i.CompletedAt, i.StartedBy);
+        i.ParkedSignals, i.CreatedAt, i.UpdatedAt, i.CompletedAt, i.StartedBy, i.Version);
 }
 
 /// <summary>An instance in a list: its status and the step it waits at, without its data.</summary>

@@ -31,7 +31,7 @@ public static class InstanceEndpoints
             .ProducesValidationProblem();
         group.MapGet("/{id:guid}", Get).WithName("GetInstance").RequireAuthorization(Policies.ReadInstances)
             .WithRequestTimeout(StoreUnavailable.LongPollPolicy)
-            .WithSummary("An instance; with waitFor, waits (bounded by timeout) until it reaches one of those statuses or ends")
+            .WithSummary("An instance; with waitFor, waits (bounded by timeout) until it reaches one of those statuses or ends; with afterRevision, until its state has been committed again (a later revision: a signal applied, a step run)")
             .ProducesValidationProblem()
             .ProducesProblem(StatusCodes.Status503ServiceUnavailable)
             .ProducesProblem(StatusCodes.Status404NotFound);
@@ -163,19 +163,38 @@ public static class InstanceEndpoints
         ClaimsPrincipal user,
         CancellationToken cancellationToken,
         [FromQuery] string[]? waitFor = null,
+        [FromQuery] int? afterRevision = null,
         [FromQuery] double? timeout = null)
     {
         var tenant = user.Tenant();
-        WorkflowInstance? instance;
-        if (waitFor is null or { Length: 0 })
+        if ((waitFor is null or { Length: 0 }) && afterRevision is null)
         {
-            instance = InTenant(await store.GetInstanceAsync(id, cancellationToken), tenant);
+            var current = InTenant(await store.GetInstanceAsync(id, cancellationToken), tenant);
+            return current is null ? Problems.NotFound($"No instance has the id {id}.") : TypedResults.Ok(InstanceView.From(current));
+        }
+
+        if (waitFor is { Length: > 0 } && afterRevision is not null)
+        {
+            return Problems.Invalid("afterRevision", "waitFor and afterRevision: give one of them, not both");
+        }
+
+        Func<TimeSpan, Task<WorkflowInstance?>> wait;
+        string parameter;
+        if (afterRevision is { } revision)
+        {
+            if (revision < 0)
+            {
+                return Problems.Invalid("afterRevision", $"afterRevision: expected a revision (0 or more), got {revision}");
+            }
+
+            parameter = "afterRevision";
+            wait = bound => runtime.WaitForChangeAsync(tenant, id, revision, bound, cancellationToken);
         }
         else
         {
             var statuses = new HashSet<InstanceStatus>();
             // Statuses separated by commas (waitFor=Completed,Failed), the parameter repeated, or both.
-            foreach (var part in waitFor.SelectMany(w => w.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)))
+            foreach (var part in waitFor!.SelectMany(w => w.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)))
             {
                 if (!Enum.TryParse<InstanceStatus>(part, ignoreCase: true, out var status) || int.TryParse(part, out _))
                 {
@@ -190,28 +209,30 @@ public static class InstanceEndpoints
                 return Problems.Invalid("waitFor", $"waitFor: expected one or more of {string.Join(", ", Enum.GetNames<InstanceStatus>())}, separated by commas; got none");
             }
 
-            if (timeout is not { } seconds || seconds < 0 || double.IsNaN(seconds))
-            {
-                return Problems.Invalid("timeout", "with waitFor, timeout (seconds, at least 0) is required");
-            }
-
-            using var slot = gate.TryEnter(CallerLimits.CallerKey(http), out var refusal);
-            if (slot is null)
-            {
-                http.Response.Headers.RetryAfter = "1";
-                var limits = rateLimits.Value;
-                return refusal == LongPollRefusal.CallerFull
-                    ? TypedResults.Problem(
-                        $"This caller holds {limits.MaxLongPollsPerCaller} waiting requests on this node, as many as one caller may; retry after one of them ends, or read the instance without waitFor.",
-                        statusCode: StatusCodes.Status429TooManyRequests, title: "Too many waiting requests")
-                    : TypedResults.Problem(
-                        "This node holds as many waiting requests as it may; retry shortly, or read the instance without waitFor.",
-                        statusCode: StatusCodes.Status503ServiceUnavailable, title: "Too many waiting requests");
-            }
-
-            instance = await runtime.WaitForStatusAsync(tenant, id, statuses, TimeSpan.FromSeconds(Math.Min(seconds, 3600)), cancellationToken);
+            parameter = "waitFor";
+            wait = bound => runtime.WaitForStatusAsync(tenant, id, statuses, bound, cancellationToken);
         }
 
+        if (timeout is not { } seconds || seconds < 0 || double.IsNaN(seconds))
+        {
+            return Problems.Invalid("timeout", $"with {parameter}, timeout (seconds, at least 0) is required");
+        }
+
+        using var slot = gate.TryEnter(CallerLimits.CallerKey(http), out var refusal);
+        if (slot is null)
+        {
+            http.Response.Headers.RetryAfter = "1";
+            var limits = rateLimits.Value;
+            return refusal == LongPollRefusal.CallerFull
+                ? TypedResults.Problem(
+                    $"This caller holds {limits.MaxLongPollsPerCaller} waiting requests on this node, as many as one caller may; retry after one of them ends, or read the instance without {parameter}.",
+                    statusCode: StatusCodes.Status429TooManyRequests, title: "Too many waiting requests")
+                : TypedResults.Problem(
+                    $"This node holds as many waiting requests as it may; retry shortly, or read the instance without {parameter}.",
+                    statusCode: StatusCodes.Status503ServiceUnavailable, title: "Too many waiting requests");
+        }
+
+        var instance = await wait(TimeSpan.FromSeconds(Math.Min(seconds, 3600)));
         return instance is null ? Problems.NotFound($"No instance has the id {id}.") : TypedResults.Ok(InstanceView.From(instance));
     }
 

@@ -136,7 +136,9 @@ internal sealed class ColdStartScenario : Scenario
         using var client = new WorkflowClient(service.Address, Concurrency, context.ApiKey);
         var next = firstIndex - 1;
         var cpuObserved = 0.0;
-        using (var observed = new Timer(_ => cpuObserved = ResourceProbe.ProcessCpuSeconds(service.Pid), null, Observed - ready, Timeout.InfiniteTimeSpan))
+        // On a loaded machine a start can take longer than the observed window: then the CPU is read at once.
+        var untilObserved = Observed > ready ? Observed - ready : TimeSpan.Zero;
+        using (var observed = new Timer(_ => cpuObserved = ResourceProbe.ProcessCpuSeconds(service.Pid), null, untilObserved, Timeout.InfiniteTimeSpan))
         {
             await Task.WhenAll(Enumerable.Range(0, Concurrency).Select(_ => Task.Run(async () =>
             {

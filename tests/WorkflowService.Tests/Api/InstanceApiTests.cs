@@ -32,6 +32,31 @@ public abstract class InstanceApiTests<TBackend> : SharedServiceTest<TBackend> w
     }
 
     [Fact]
+    public async Task A_wait_after_a_revision_returns_once_the_instance_commits_a_later_one()
+    {
+        var name = Definitions.Unique("after");
+        await Api.PublishAsync(Definitions.TwoWaits(name));
+        var started = await Api.StartAsync(name);
+        var ct = TestContext.Current.CancellationToken;
+
+        // Waiting at "wait-a", an instance that did not change: the wait ends at its timeout with the same version.
+        var unchanged = await Api.Http.GetFromJsonAsync<InstanceView>($"/instances/{started.Id}?afterRevision={started.Revision}&timeout=0", WorkflowServiceFactory.Json, ct);
+        Assert.Equal(started.Revision, unchanged!.Revision);
+
+        // Held while the signal is applied: it answers with the instance waiting at the next step, still Waiting.
+        var waiting = Api.Http.GetFromJsonAsync<InstanceView>($"/instances/{started.Id}?afterRevision={started.Revision}&timeout=30", WorkflowServiceFactory.Json, ct);
+        await Api.SignalAsync(started.Id, "a", new { value = 1 });
+        var changed = await waiting;
+
+        Assert.True(changed!.Revision > started.Revision, $"revision {changed.Revision} after {started.Revision}");
+        Assert.Equal(InstanceStatus.Waiting, changed.Status);
+        Assert.Equal("wait-b", changed.Wait!.StepId);
+        // A revision already passed answers at once.
+        var earlier = await Api.Http.GetFromJsonAsync<InstanceView>($"/instances/{started.Id}?afterRevision=0&timeout=30", WorkflowServiceFactory.Json, ct);
+        Assert.Equal(changed.Revision, earlier!.Revision);
+    }
+
+    [Fact]
     public async Task A_repeated_idempotency_key_returns_the_same_instance()
     {
         var name = Definitions.Unique("idem");

@@ -145,6 +145,18 @@ public abstract class ProblemMessagesTests<TBackend> : ServiceTest<TBackend> whe
         Assert.Contains(Statuses, message, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData("afterRevision=-1&timeout=1", "afterRevision", "afterRevision: expected a revision (0 or more), got -1")]
+    [InlineData("afterRevision=x&timeout=1", "afterRevision", "afterRevision: 'x' is not")]
+    [InlineData("afterRevision=2&waitFor=Completed&timeout=1", "afterRevision", "waitFor and afterRevision: give one of them, not both")]
+    [InlineData("afterRevision=2", "timeout", "with afterRevision, timeout (seconds, at least 0) is required")]
+    public async Task A_bad_wait_after_a_revision_names_the_parameter(string query, string parameter, string message)
+    {
+        using var response = await Api.Http.GetAsync($"/instances/{Guid.NewGuid()}?{query}");
+
+        Assert.Contains(message, await BadRequestAsync(response, parameter), StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task An_id_in_the_path_that_is_not_a_uuid_is_not_found_without_type_names()
     {

@@ -1095,13 +1095,13 @@ namespace WorkflowService.Tests.Client.Generated
 
         /// <param name="cancellationToken">A cancellation token that can be used by other objects or threads to receive notice of cancellation.</param>
         /// <summary>
-        /// An instance; with waitFor, waits (bounded by timeout) until it reaches one of those statuses or ends
+        /// An instance; with waitFor, waits (bounded by timeout) until it reaches one of those statuses or ends; with afterRevision, until its state has been committed again (a later revision: a signal applied, a step run)
         /// </summary>
         /// <param name="waitFor">Wait until the instance has one of these statuses (or ends), at most timeout seconds: Completed,Failed. Repeating the parameter works too.</param>
         /// <param name="timeout">With waitFor: how many seconds to wait at most (the answer is then the instance as it is).</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
-        public virtual async System.Threading.Tasks.Task<InstanceView> GetInstanceAsync(System.Guid id, System.Collections.Generic.IEnumerable<InstanceStatus>? waitFor = null, double? timeout = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
+        public virtual async System.Threading.Tasks.Task<InstanceView> GetInstanceAsync(System.Guid id, System.Collections.Generic.IEnumerable<InstanceStatus>? waitFor = null, int? afterRevision = null, double? timeout = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
         {
             if (id == null)
                 throw new System.ArgumentNullException("id");
@@ -1138,6 +1138,10 @@ namespace WorkflowService.Tests.Client.Generated
                             urlBuilder_.Length--;
                             urlBuilder_.Append('&');
                         }
+                    }
+                    if (afterRevision != null)
+                    {
+                        urlBuilder_.Append(System.Uri.EscapeDataString("afterRevision")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(afterRevision, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
                     }
                     if (timeout != null)
                     {
@@ -4771,7 +4775,9 @@ namespace WorkflowService.Tests.Client.Generated
 
     /// <summary>
     /// An instance: its status, input, variables and output (any JSON values), its error once failed, and where it waits
-    /// <br/>(`wait`, null unless it waits); `parkedSignals` counts signals that arrived before a wait matched them.
+    /// <br/>(`wait`, null unless it waits); `parkedSignals` counts signals that arrived before a wait matched them;
+    /// <br/>`version` is its definition's version, `revision` how many times its state has been committed (1 when it
+    /// <br/>first waits or ends; GET with afterRevision waits for a later one).
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class InstanceView
@@ -4822,6 +4828,9 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("startedBy")]
         public string? StartedBy { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("revision")]
+        public int Revision { get; set; } = default!;
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
