@@ -45,6 +45,7 @@ internal static class LayeredLayout
 
         var links = edges.Where(e => !e.IsSelfLoop).Select(e => new Link(e, index[e.Source], index[e.Target])).ToList();
         var preorder = BreakCycles(nodes.Count, links);
+        KeepLabelsBetweenTheirEnds(nodes, links);
         var layerOf = AssignLayers(nodes.Count, links);
         var graph = Proper(nodes, sizes, links, layerOf, preorder);
         Order(graph);
@@ -128,6 +129,29 @@ internal static class LayeredLayout
         }
 
         return preorder;
+    }
+
+    /// <summary>
+    /// An edge label is a vertex with one link in and one out. When the search reverses the link out of it (its edge
+    /// closes a loop), the label would hang below both ends and its edge run down and back up; turning the link in
+    /// round too puts it between its ends, on an edge that runs up the whole way. That adds no cycle: the search
+    /// reached the edge's source from its target, so the links left already lead from the target down to the source.
+    /// </summary>
+    private static void KeepLabelsBetweenTheirEnds(IReadOnlyList<DiagramNode> nodes, List<Link> links)
+    {
+        var into = new Dictionary<int, Link>();
+        foreach (var link in links.Where(l => nodes[l.Target].Role == DiagramNodeRole.Label))
+        {
+            into[link.Target] = link;
+        }
+
+        foreach (var link in links.Where(l => l.Reversed && nodes[l.Source].Role == DiagramNodeRole.Label))
+        {
+            if (into.TryGetValue(link.Source, out var entering))
+            {
+                entering.Reversed = true;
+            }
+        }
     }
 
     /// <summary>
