@@ -1,5 +1,4 @@
 using System.Globalization;
-using QuikGraph;
 using WorkflowService.Engine.Definitions;
 
 namespace WorkflowService.Diagrams;
@@ -85,7 +84,6 @@ internal sealed class DiagramNode(int index, DiagramNodeRole role, string? stepI
 /// <summary>A transition between two boxes.</summary>
 internal sealed class DiagramEdge(int index, DiagramNode source, DiagramNode target, DiagramEdgeKind kind, string? label, string? fullLabel,
     int? branch = null)
-    : IEdge<DiagramNode>
 {
     public int Index { get; } = index;
     public DiagramNode Source { get; } = source;

@@ -1,7 +1,3 @@
-using GraphShape;
-using GraphShape.Algorithms.Layout;
-using QuikGraph;
-
 namespace WorkflowService.Diagrams;
 
 /// <summary>A node with its place: the box drawn for it.</summary>
@@ -11,9 +7,9 @@ internal sealed record PlacedNode(DiagramNode Node, DiagramBox Box);
 internal sealed record PlacedEdge(DiagramEdge Edge, IReadOnlyList<DiagramPoint> Points, DiagramBox? LabelBox);
 
 /// <summary>
-/// Where everything goes. GraphShape's layered (Sugiyama) layout places the boxes top to bottom, sized from their text,
-/// and the label of every edge between two boxes as a box of its own in the middle of its edge, and routes long edges
-/// through the layers; this class centres each layer, clips the routes to the boxes, draws each labelled edge straight
+/// Where everything goes. The layered layout (<see cref="LayeredLayout"/>) places the boxes top to bottom, sized from
+/// their text, and the label of every edge between two boxes as a box of its own in the middle of its edge, and routes
+/// long edges through the layers; this class clips the routes to the boxes, draws each labelled edge straight
 /// through its label (so a label cannot be read as another edge's), separates parallel edges, and draws self-loops
 /// beside their box with their label beside the loop. Coordinates start at (0, 0).
 /// </summary>
@@ -108,20 +104,20 @@ internal sealed class DiagramLayout
                 width += 2 * (reach + label + 8);
             }
 
-            return new Size(width, height);
+            return (width, height);
         });
 
         // Every labelled edge between two boxes runs through a vertex of its label's size (as in Graphviz's dot): the
         // layered layout then gives each label its own place in the middle of its edge, kept apart from every box, label
         // and other edge like a box is, and the edge is drawn through its label, so no label can be read as another's.
-        var layoutGraph = new BidirectionalGraph<DiagramNode, DiagramEdge>(allowParallelEdges: true);
-        layoutGraph.AddVertexRange(graph.Nodes);
+        var layoutNodes = new List<DiagramNode>(graph.Nodes);
+        var layoutEdges = new List<DiagramEdge>();
         var labelNodes = new Dictionary<DiagramEdge, (DiagramNode Node, DiagramEdge Into, DiagramEdge OutOf)>();
         foreach (var edge in graph.Edges)
         {
             if (edge.Label is null || edge.IsSelfLoop)
             {
-                layoutGraph.AddEdge(edge);
+                layoutEdges.Add(edge);
                 continue;
             }
 
@@ -131,38 +127,15 @@ internal sealed class DiagramLayout
             labelNodes[edge] = (node, into, outOf);
             var (width, height) = LabelSize(edge.Label);
             sizes[node] = (width, height);
-            layoutSizes[node] = new Size(width, height);
-            layoutGraph.AddVertex(node);
-            layoutGraph.AddEdge(into);
-            layoutGraph.AddEdge(outOf);
+            layoutSizes[node] = (width, height);
+            layoutNodes.Add(node);
+            layoutEdges.Add(into);
+            layoutEdges.Add(outOf);
         }
 
-        var algorithm = new SugiyamaLayoutAlgorithm<DiagramNode, DiagramEdge, BidirectionalGraph<DiagramNode, DiagramEdge>>(
-            layoutGraph,
-            layoutSizes,
-            new SugiyamaLayoutParameters
-            {
-                Direction = LayoutDirection.TopToBottom,
-                LayerGap = LayerGap,
-                SliceGap = SliceGap,
-                EdgeRouting = SugiyamaEdgeRouting.Traditional,
-                MinimizeEdgeLength = true,
-                OptimizeWidth = false,
-            })
-        {
-            // The crossing minimisation breaks some ties at random; a fixed seed draws the same diagram every time.
-            Rand = new Random(20240601),
-        };
-        algorithm.Compute();
+        var (centers, bends, bands) = LayeredLayout.Compute(layoutNodes, layoutEdges, layoutSizes, LayerGap, SliceGap);
 
-        // GraphShape gives box centres, and bend points for the edges that cross layers.
-        var centers = layoutGraph.Vertices.ToDictionary(n => n, n =>
-            algorithm.VerticesPositions.TryGetValue(n, out var p) ? new DiagramPoint(p.X, p.Y) : default);
-        var bends = algorithm.EdgeRoutes.ToDictionary(r => r.Key, r => r.Value.Select(p => new DiagramPoint(p.X, p.Y)).ToArray());
-        var bands = CentreInLayers(centers, sizes, bends);
-        SeparateWithinLayers(centers, layoutSizes.ToDictionary(s => s.Key, s => s.Value.Width), bends);
-
-        var boxes = layoutGraph.Vertices.ToDictionary(n => n, n =>
+        var boxes = layoutNodes.ToDictionary(n => n, n =>
         {
             var (width, height) = sizes[n];
             return DiagramBox.Around(centers[n], width, height);
@@ -236,113 +209,6 @@ internal sealed class DiagramLayout
     }
 
     /// <summary>
-    /// Makes sure that no two boxes (nor a box and an edge's bend point) of one layer overlap. GraphShape 1.2.1's
-    /// coordinate assignment (Brandes-Köpf, SugiyamaLayoutAlgorithm.DoSliceCompaction) adds the shift of a block class to
-    /// the block's root only, not to the block's other members, so in some graphs boxes of a layer come out overlapping.
-    /// This keeps GraphShape's layers, its order within each layer and its coordinates wherever they are far enough
-    /// apart; where they are not, it moves the items of that layer the least distance (in the least-squares sense) that
-    /// restores the gaps: 1-D overlap removal by merging blocks, as in Dwyer, Marriott and Stuckey's "Fast node overlap
-    /// removal".
-    /// </summary>
-    private static void SeparateWithinLayers(
-        Dictionary<DiagramNode, DiagramPoint> centers, Dictionary<DiagramNode, double> widths, Dictionary<DiagramEdge, DiagramPoint[]> bends)
-    {
-        var items = new List<LayerItem>();
-        items.AddRange(centers.Select(c => new LayerItem(c.Value.X, c.Value.Y, widths[c.Key], c.Key, null, 0)));
-        foreach (var (edge, points) in bends)
-        {
-            items.AddRange(points.Select((p, i) => new LayerItem(p.X, p.Y, 0, null, edge, i)));
-        }
-
-        // Items of one layer share (nearly) one y: boxes of a layer are centred on it, bend points sit at its middle.
-        var layers = new List<List<LayerItem>>();
-        foreach (var item in items.OrderBy(i => i.Y))
-        {
-            if (layers.Count == 0 || item.Y - layers[^1][0].Y > NodeHeight / 2)
-            {
-                layers.Add([]);
-            }
-
-            layers[^1].Add(item);
-        }
-
-        foreach (var layer in layers)
-        {
-            var ordered = layer.OrderBy(i => i.X).ThenBy(i => i.Node?.Index ?? int.MaxValue).ThenBy(i => i.Edge?.Index ?? -1).ThenBy(i => i.Bend).ToList();
-            var placed = RemoveOverlaps(ordered);
-            for (var i = 0; i < ordered.Count; i++)
-            {
-                var item = ordered[i];
-                if (item.Node is { } node)
-                {
-                    centers[node] = centers[node] with { X = placed[i] };
-                }
-                else
-                {
-                    bends[item.Edge!][item.Bend] = bends[item.Edge!][item.Bend] with { X = placed[i] };
-                }
-            }
-        }
-    }
-
-    private sealed record LayerItem(double X, double Y, double Width, DiagramNode? Node, DiagramEdge? Edge, int Bend);
-
-    /// <summary>The least gap between neighbours of a layer: boxes keep the slice gap, bend points less.</summary>
-    private static double Separation(LayerItem left, LayerItem right) =>
-        ((left.Width + right.Width) / 2) + (left.Node is not null && right.Node is not null ? SliceGap : left.Node is not null || right.Node is not null ? SliceGap / 2 : 12);
-
-    /// <summary>New x of each item (in order), as close to the old ones as the separations allow.</summary>
-    private static double[] RemoveOverlaps(List<LayerItem> ordered)
-    {
-        // A block: consecutive items at fixed offsets from the block's position, which is the mean of their wishes.
-        var blocks = new List<(int First, int Last, double Position)>();
-        var offsets = new double[ordered.Count];
-        for (var i = 0; i < ordered.Count; i++)
-        {
-            var block = (First: i, Last: i, Position: ordered[i].X);
-            offsets[i] = 0;
-            while (blocks.Count > 0)
-            {
-                var previous = blocks[^1];
-                var required = previous.Position + offsets[previous.Last] + Separation(ordered[previous.Last], ordered[block.First]);
-                if (block.Position + offsets[block.First] >= required - 1e-9)
-                {
-                    break;
-                }
-
-                // Merge: the block's items follow the previous block's last item at the least separation.
-                var shift = offsets[previous.Last] + Separation(ordered[previous.Last], ordered[block.First]) - offsets[block.First];
-                for (var k = block.First; k <= block.Last; k++)
-                {
-                    offsets[k] += shift;
-                }
-
-                var sum = 0.0;
-                for (var k = previous.First; k <= block.Last; k++)
-                {
-                    sum += ordered[k].X - offsets[k];
-                }
-
-                block = (previous.First, block.Last, sum / (block.Last - previous.First + 1));
-                blocks.RemoveAt(blocks.Count - 1);
-            }
-
-            blocks.Add(block);
-        }
-
-        var result = new double[ordered.Count];
-        foreach (var block in blocks)
-        {
-            for (var k = block.First; k <= block.Last; k++)
-            {
-                result[k] = block.Position + offsets[k];
-            }
-        }
-
-        return result;
-    }
-
-    /// <summary>
     /// The points an edge of the layout passes through between its ends, from <paramref name="from"/> on. A bend point
     /// sits in the middle of a layer: the route crosses that layer straight down (or up) at the point's x, over the
     /// layer's whole height, where the layout left room, so slanted stretches stay in the gaps between layers, where
@@ -365,51 +231,6 @@ internal sealed class DiagramLayout
             last = bend with { Y = bend.Y + (down ? half : -half) };
             yield return last;
         }
-    }
-
-    /// <summary>
-    /// GraphShape aligns the boxes of a layer at their tops; this centres every box and bend point of a layer on the
-    /// layer's middle (a label beside a step is then level with the step's middle) and returns each layer's middle
-    /// with half its height (its tallest box).
-    /// </summary>
-    private static Dictionary<double, double> CentreInLayers(
-        Dictionary<DiagramNode, DiagramPoint> centers, Dictionary<DiagramNode, (double Width, double Height)> sizes,
-        Dictionary<DiagramEdge, DiagramPoint[]> bends)
-    {
-        var layers = new List<(double Top, double Bottom)>();
-        foreach (var (node, center) in centers.OrderBy(c => c.Value.Y - (sizes[c.Key].Height / 2)).ThenBy(c => c.Key.Index))
-        {
-            var top = center.Y - (sizes[node].Height / 2);
-            if (layers.Count > 0 && top - layers[^1].Top <= 1)
-            {
-                layers[^1] = (layers[^1].Top, Math.Max(layers[^1].Bottom, top + sizes[node].Height));
-            }
-            else
-            {
-                layers.Add((top, top + sizes[node].Height));
-            }
-        }
-
-        double Middle(double y)
-        {
-            var (top, bottom) = layers.MinBy(l => y >= l.Top - 1 && y <= l.Bottom + 1 ? 0 : Math.Abs(((l.Top + l.Bottom) / 2) - y));
-            return (top + bottom) / 2;
-        }
-
-        foreach (var node in centers.Keys.ToList())
-        {
-            centers[node] = centers[node] with { Y = Middle(centers[node].Y) };
-        }
-
-        foreach (var points in bends.Values)
-        {
-            for (var i = 0; i < points.Length; i++)
-            {
-                points[i] = points[i] with { Y = Middle(points[i].Y) };
-            }
-        }
-
-        return layers.ToDictionary(l => (l.Top + l.Bottom) / 2, l => (l.Bottom - l.Top) / 2);
     }
 
     /// <summary>Replaces the first and last points (centres) with the ports on the source's and target's borders.</summary>

@@ -6,7 +6,7 @@ namespace WorkflowService.Diagrams;
 
 /// <summary>
 /// Draws a definition as an SVG diagram (steps as boxes labelled with their id and type, transitions as arrows labelled
-/// "timeout", "otherwise" or the branch condition), laid out top to bottom by GraphShape's layered layout; an instance
+/// "timeout", "otherwise" or the branch condition), laid out top to bottom by a layered layout; an instance
 /// diagram is the same drawing with the completed, current and failed steps coloured, the edges the instance took
 /// highlighted, and a legend.
 /// </summary>
@@ -16,8 +16,8 @@ public sealed class DiagramRenderer
     public const string ContentType = "image/svg+xml";
 
     // A compiled definition never changes, so its layout is computed once (also when asked for twice at once) and lives
-    // as long as the definition does. The layout is the costly part: with the labels laid out as vertices of their own,
-    // about 3 s for 100 steps and 9 s for 300 on one core of a small machine (0.2 s and 6 s before they were).
+    // as long as the definition does. The layout is the costly part of a diagram: with GraphShape's it took 5 s for 100
+    // steps and 24 s for 300 on a small machine; LayeredLayout bounds its sweeps, see docs/benchmarks/large-definition-2026-11-26.md.
     private readonly ConditionalWeakTable<CompiledDefinition, Lazy<DiagramLayout>> _layouts = new();
 
     public string RenderDefinition(CompiledDefinition definition) => SvgDiagramWriter.Write(LayoutOf(definition), null);

@@ -36,10 +36,22 @@ internal sealed class WorkflowClient : IDisposable
         }
     }
 
-    public async Task PublishAsync(string definitionJson, CancellationToken cancellationToken)
+    public async Task PublishAsync(string definitionJson, CancellationToken cancellationToken) =>
+        await PublishVersionAsync(definitionJson, cancellationToken);
+
+    /// <summary>Publishes a definition and returns the stored version (its name and version number).</summary>
+    public async Task<JsonObject> PublishVersionAsync(string definitionJson, CancellationToken cancellationToken)
     {
         using var response = await _http.PostAsync("/definitions", new StringContent(definitionJson, Encoding.UTF8, "application/json"), cancellationToken);
-        await ExpectAsync(response, "POST /definitions", cancellationToken, HttpStatusCode.Created, HttpStatusCode.OK);
+        return await ExpectAsync(response, "POST /definitions", cancellationToken, HttpStatusCode.Created, HttpStatusCode.OK);
+    }
+
+    /// <summary>A text resource, e.g. a diagram (…/diagram.svg), read to its end.</summary>
+    public async Task<string> GetTextAsync(string path, CancellationToken cancellationToken)
+    {
+        using var response = await _http.GetAsync(path, cancellationToken);
+        await ExpectStatusAsync(response, $"GET {path}", cancellationToken, HttpStatusCode.OK);
+        return await response.Content.ReadAsStringAsync(cancellationToken);
     }
 
     public async Task<JsonObject> StartAsync(string definition, object? input, CancellationToken cancellationToken, string? businessKey = null)

@@ -18,6 +18,7 @@ internal static class ScenarioCatalog
     public const string IdlePolling = "idle-polling";
     public const string CrossNode = "cross-node-roundtrip-serial-1k";
     public const string ColdStart = "cold-start";
+    public const string LargeDefinition = "large-definition";
     public static readonly string[] CapacityLadder = ["signal-roundtrip-capacity-c1", "signal-roundtrip-capacity-c4", "signal-roundtrip-capacity-c8", "signal-roundtrip-capacity-c16"];
 
     public static IReadOnlyList<Scenario> Select(RunnerOptions options)
@@ -56,6 +57,9 @@ internal static class ScenarioCatalog
         new ExternalResumeScenario { Name = "synthetic-external-resume-nightly", TierLabel = "Nightly", Ops = 36, Concurrency = 8 },
         new QuoteOrCancelScenario { Name = "insurance-quote-or-cancel-smoke", TierLabel = "Smoke", Ops = 10, Concurrency = 4 },
         new QuotationToPolicyScenario { Name = "insurance-quotation-confirm-convert-to-policy-nightly", TierLabel = "Nightly", Ops = 12, Concurrency = 4 },
+        // Publish, start and diagram of a 300- and a 1,000-step definition: one operation per size; not for smoke (it takes
+        // tens of seconds with the warm-up).
+        new LargeDefinitionScenario { Name = LargeDefinition, TierLabel = "Scaled", Ops = 2, Concurrency = 1, Sizes = [300, 1000] },
 
 
         // Two nodes: the wake-up transport carries the signal to the workers and the completion to the long-poll.
