@@ -73,6 +73,13 @@ internal sealed class WorkflowClient : IDisposable
         return await ExpectAsync(response, "GET /instances/{id}?waitFor=Completed", cancellationToken, HttpStatusCode.OK);
     }
 
+    /// <summary>Long-polls until the instance's state is committed after <paramref name="revision"/>, at most <see cref="LongPollSeconds"/>.</summary>
+    public async Task<JsonObject> WaitForRevisionAfterAsync(Guid instanceId, int revision, CancellationToken cancellationToken)
+    {
+        using var response = await _http.GetAsync($"/instances/{instanceId}?afterRevision={revision}&timeout={LongPollSeconds}", cancellationToken);
+        return await ExpectAsync(response, "GET /instances/{id}?afterRevision", cancellationToken, HttpStatusCode.OK);
+    }
+
     public async Task<JsonObject> GetInstanceAsync(Guid instanceId, CancellationToken cancellationToken)
     {
         using var response = await _http.GetAsync($"/instances/{instanceId}", cancellationToken);

@@ -19,6 +19,7 @@ internal static class ScenarioCatalog
     public const string CrossNode = "cross-node-roundtrip-serial-1k";
     public const string ColdStart = "cold-start";
     public const string LargeDefinition = "large-definition";
+    public const string LongInstance = "long-instance";
     public static readonly string[] CapacityLadder = ["signal-roundtrip-capacity-c1", "signal-roundtrip-capacity-c4", "signal-roundtrip-capacity-c8", "signal-roundtrip-capacity-c16"];
 
     public static IReadOnlyList<Scenario> Select(RunnerOptions options)
@@ -72,6 +73,12 @@ internal static class ScenarioCatalog
         new CeilingScenario { Name = CeilingPerWrite, TierLabel = "Ceiling", Ops = 10_000, Concurrency = 64 },
         // Fresh processes of each build under the sustained load from their first second (several minutes: Scaled only).
         new ColdStartScenario { Name = ColdStart, TierLabel = "Scaled", Ops = 10_000, Concurrency = 64 },
+        // Ticks to one instance and to many, their cost as each instance's own history grows (a few minutes: Scaled only).
+        new LongInstanceScenario
+        {
+            Name = LongInstance, TierLabel = "Scaled", Concurrency = 64,
+            Ops = LongInstanceScenario.SingleLoops + LongInstanceScenario.ManyInstances * LongInstanceScenario.ManyLoops,
+        },
         // The stored history as a deployment keeps it: retention on, deleting the seeded instances (ended 30+ days ago) in the
         // background while the load runs.
         new SignalRoundtripScenario
