@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using Npgsql;
 using Rebus.Activation;
 using Rebus.Backoff;
 using Rebus.Bus;
@@ -28,6 +29,16 @@ internal sealed class RebusPeerSession : IAsyncDisposable
     public const string SagaTable = "rebus_saga_data";
     public const string SagaIndexTable = "rebus_saga_index";
 
+    /// <summary>
+    /// The most connections one endpoint's pool opens. Rebus holds two per message in flight (the transport's receive
+    /// transaction, and the saga storage's own), so a pool is 2 × parallelism + 2 up to this; the server's 100 connections are
+    /// shared with other databases on this machine (Npgsql's default pool of 100 per endpoint exhausted them at parallelism 16).
+    /// </summary>
+    public const int MaxPoolSize = 40;
+
+    /// <summary>The pool an endpoint of <paramref name="parallelism"/> needs: a receive and a saga storage connection per message in flight.</summary>
+    public static int PoolSize(int parallelism) => Math.Min(MaxPoolSize, (2 * parallelism) + 2);
+
     /// <summary>Where Rebus moves a message whose handling failed five times (its default error queue).</summary>
     public const string ErrorQueue = "error";
 
@@ -45,16 +56,17 @@ internal sealed class RebusPeerSession : IAsyncDisposable
     public static async Task<RebusPeerSession> StartAsync(
         string peerDll, string connectionString, RebusPeerSettings settings, string workDirectory, CancellationToken cancellationToken)
     {
+        var peerConnection = new NpgsqlConnectionStringBuilder(connectionString) { MaxPoolSize = PoolSize(settings.Parallelism) }.ConnectionString;
         var peer = await PeerProcess.StartAsync(peerDll,
             [
-                "--connection", connectionString, "--transport-table", TransportTable, "--queue", SagaQueue,
+                "--connection", peerConnection, "--transport-table", TransportTable, "--queue", SagaQueue,
                 "--saga-table", SagaTable, "--saga-index-table", SagaIndexTable, .. settings.PeerArguments,
             ],
             PeerSettings.ReadyLine, workDirectory, cancellationToken);
         var session = new RebusPeerSession(peer);
         try
         {
-            session.StartClient(connectionString, settings);
+            session.StartClient(new NpgsqlConnectionStringBuilder(connectionString) { MaxPoolSize = PoolSize(settings.ClientParallelism) }.ConnectionString, settings);
         }
         catch
         {

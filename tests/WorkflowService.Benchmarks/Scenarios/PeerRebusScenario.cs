@@ -146,7 +146,7 @@ internal sealed class PeerRebusScenario : Scenario
     }
 
     private string SettingsNote() =>
-        $"Rebus 8.9.5 with Rebus.PostgreSql 9.1.1 on Npgsql 10.0.3 (the service's driver), default pooling; {_settings}; the service's columns (CPU, peak memory) are the saga process's";
+        $"Rebus 8.9.5 with Rebus.PostgreSql 9.1.1 on Npgsql 10.0.3 (the service's driver); {_settings}; each endpoint's Npgsql pool 2 × its parallelism + 2 connections, at most {RebusPeerSession.MaxPoolSize} (Rebus holds a receive and a saga storage connection per message in flight); the service's columns (CPU, peak memory) are the saga process's";
 
     /// <summary>What the run left behind: messages Rebus gave up on, and sagas never completed (a completed saga's row is deleted).</summary>
     private static async Task AddLeftoversAsync(ScenarioContext context, Measurement measurement)
