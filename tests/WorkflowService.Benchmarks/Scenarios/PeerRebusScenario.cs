@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.Globalization;
-using WorkflowService.Benchmarks.Backends;
 using WorkflowService.Benchmarks.Peers;
 
 namespace WorkflowService.Benchmarks.Scenarios;

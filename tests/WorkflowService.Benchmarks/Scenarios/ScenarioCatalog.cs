@@ -16,6 +16,7 @@ internal static class ScenarioCatalog
     public const string ThroughputParallel = "signal-roundtrip-throughput-parallel";
     public const string IdlePolling = "idle-polling";
     public const string CrossNode = "cross-node-roundtrip-serial-1k";
+
     /// <summary>Names --only takes for every scenario whose name starts with it and a dash (peer-rebus: the Rebus peer's set).</summary>
     public static readonly string[] Families = [PeerRebusScenario.Family];
 
