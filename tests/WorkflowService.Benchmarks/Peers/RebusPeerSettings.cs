@@ -12,11 +12,11 @@ namespace WorkflowService.Benchmarks.Peers;
 /// </summary>
 internal sealed record RebusPeerSettings
 {
-    // Tried on 2026-11-26 (peer-rebus-sustained, 10,000 ops at c64): saga parallelism 5, 8, 16, 19 (16 best; 19 no better,
-    // as the transport lets 20 receives run at once), 2 workers (no better: one worker thread keeps 16 receives in flight),
-    // client parallelism 4, 8, 16 (8 best), and the idle backoff: Rebus's own waits cost more than three quarters of the
-    // throughput (every reply found its receiver asleep), a first wait of 10 ms instead of 1 ms about 5 %. The waits after the first
-    // seconds of idleness only decide what an idle endpoint polls: 1 s after 3 s.
+    // Tried on 2026-11-26 (peer-rebus-sustained, 10,000 ops at c64): saga parallelism 5, 8, 16, 19 (16 best; 19 no
+    // better, as the transport lets 20 receives run at once), 2 workers (no better: one worker thread keeps 16 receives in
+    // flight), client parallelism 4, 8, 16 (8 best), and the idle backoff: Rebus's own waits cost more than three quarters
+    // of the throughput (every reply found its receiver asleep), a first wait of 10 ms instead of 1 ms about 5 %. The
+    // waits after the first seconds of idleness only decide what an idle endpoint polls: 1 s after 3 s.
     public const int BestWorkers = 1;
     public const int BestParallelism = 16;
     public const string BestBackoffMs = "1,10,100,1000";
