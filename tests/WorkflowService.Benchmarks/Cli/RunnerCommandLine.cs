@@ -23,8 +23,8 @@ internal static class RunnerCommandLine
             Description = "smoke is the correctness check (non-zero exit on any failure, dead letter or stuck instance).",
             DefaultValueFactory = _ => "all",
         }.AcceptOnlyFromAmong("smoke", "standard", "all");
-        var only = new Option<string>("--only") { Description = "Run only these scenarios (name[,name...], without the backend prefix).", HelpName = "names" };
-        var known = ScenarioCatalog.All(0).Select(s => s.Name).ToList();
+        var only = new Option<string>("--only") { Description = "Run only these scenarios (name[,name...], without the backend prefix; peer-rebus for all of the Rebus peer's).", HelpName = "names" };
+        var known = ScenarioCatalog.All(0).Select(s => s.Name).Concat(ScenarioCatalog.Families).ToList();
         only.Validators.Add(result =>
         {
             var unknown = Names(result.GetValueOrDefault<string>())?.Where(n => !known.Contains(n)).ToList();

@@ -48,6 +48,9 @@ internal sealed record RunnerOptions
 
     public string ServiceDll => Path.Combine(RepositoryRoot, "src", "WorkflowService", "bin", "Release", "net10.0", "WorkflowService.dll");
 
+    /// <summary>The Rebus peer of the peer-rebus scenarios, built (Release) with this runner, which references it for its messages.</summary>
+    public string RebusPeerDll => Path.Combine(RepositoryRoot, "tests", "WorkflowService.RebusPeer", "bin", "Release", "net10.0", "WorkflowService.RebusPeer.dll");
+
     /// <summary>
     /// The report file name's suffix: none for a full run, the tier or "partial" otherwise; "-noauth" after it for a run
     /// without authentication, "-redis" for one with Redis wake-ups, "-otlp" for one exporting telemetry, "-requestlog" for one that logs every request and "-sync-normal" (or -extra) for an embedded

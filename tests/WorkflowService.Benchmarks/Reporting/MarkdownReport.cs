@@ -8,7 +8,10 @@ namespace WorkflowService.Benchmarks.Reporting;
 internal static class MarkdownReport
 {
     public const string PeersNote =
-        "Peers: no `peer-*` scenario ran. WorkflowCore and Elsa do not restore from this machine's NuGet mirror (`dotnet add package WorkflowCore` / `dotnet add package Elsa` answer \"no versions available\"), so the peer ratio target cannot be measured here.";
+        "Peers: no `peer-*` scenario ran. WorkflowCore and Elsa do not restore from this machine's NuGet mirror (`dotnet add package WorkflowCore` / `dotnet add package Elsa` answer \"no versions available\"); Rebus does: `--only peer-rebus` (or `--tier all`) runs the signal-roundtrip workflow as a Rebus saga on the same PostgreSQL (docs/benchmarks/peer-rebus-2026-11-26.md).";
+
+    public const string PeerRebusNote =
+        "Peers: the `peer-rebus-*` rows are the signal-roundtrip workflow as a Rebus saga (tests/WorkflowService.RebusPeer: Rebus 8.9.5, Rebus.PostgreSql 9.1.1 transport and saga storage) on this run's database, in a process of its own, our service stopped; the load client's Rebus endpoint runs in this runner. Their service columns (CPU, peak memory) are the saga process's; their settings are in their notes below.";
 
     public const string ConflictsNote =
         "Runtime conflicts are the optimistic-concurrency retries the service counted (`workflow.commit.conflicts`, named `workflow.runtime.conflicts` before 2026-11-24; `runtimeConflicts` of GET /metrics: a commit that lost the race on the instance version and ran again), read after the warm-up and at the end of the measured part, so they are the measured part's own; each run's report has the node's other counters beside them (runs retried, dead letters, idle polls, wake-ups requested and sent). n/a where the service did not run (the ceiling) and in reports written before the runner read GET /metrics.";
@@ -132,12 +135,13 @@ internal static class MarkdownReport
         text.AppendLine().AppendLine("## Resources").AppendLine();
         text.AppendLine("CPU seconds over the measured part of each scenario: the service process, this load client (the ceiling loop itself for `ceiling`), every PostgreSQL server process, the whole machine, and what is left: other processes on the machine (other users' work, the kernel), which compete for the same cores.").AppendLine();
         text.AppendLine(FormattableString.Invariant($"Warm-up: every scenario runs on a fresh service process. Where timing is the point, the unmeasured warm-up repeats in rounds of at least {Scenarios.WarmUp.Round.TotalSeconds:0} s until the service and this runner together spend at most {100 * Scenarios.WarmUp.SettledShare:0} % of a round JIT-compiling (bounded by {Scenarios.WarmUp.Limit.TotalSeconds:0} s): a fresh .NET process recompiles its hot code (tier 0, instrumented, optimised) for tens of seconds under load, and a service runs for days. Smoke and Nightly scenarios (correctness checks) and the idle-polling scenario warm up once. The JIT columns give the compile time left inside the measured part (service: GET /metrics `jitCompilationMs`; runner: its own `JitInfo`).")).AppendLine();
-        var resources = new MarkdownTable("scenario", ">service CPU s", ">service CPU ms/op", ">peak MB", ">load client CPU s", ">database server CPU s", ">machine busy CPU s", ">machine busy %", ">other processes CPU s", ">warm-up ops / s", ">service JIT ms", ">runner JIT ms");
+        var resources = new MarkdownTable("scenario", ">service CPU s", ">service CPU ms/op", ">peak MB", ">load client CPU s", ">database server CPU s", ">database server CPU ms/op", ">machine busy CPU s", ">machine busy %", ">other processes CPU s", ">warm-up ops / s", ">service JIT ms", ">runner JIT ms");
         foreach (var r in report.Scenarios)
         {
             var cores = double.Parse(report.Machine.GetValueOrDefault("cores", "1"), CultureInfo.InvariantCulture);
             resources.Add(r.Name, F(r.ServiceCpuSeconds), r.ServiceCpuSeconds is { } c && r.Ops > 0 ? F(c * 1000 / r.Ops) : "—",
                 Headline.Mb(r.ServicePeakWorkingSetBytes)?.ToString(CultureInfo.InvariantCulture) ?? "—", F(r.LoadClientCpuSeconds), F(r.DatabaseServerCpuSeconds),
+                r.DatabaseServerCpuSeconds is { } d && r.Ops > 0 ? F(d * 1000 / r.Ops) : "—",
                 F(r.MachineBusyCpuSeconds), r.DurationMs > 0 ? F(100 * r.MachineBusyCpuSeconds / (r.DurationMs / 1000 * cores)) : "—",
                 F(r.MachineBusyCpuSeconds - (r.ServiceCpuSeconds ?? 0) - r.LoadClientCpuSeconds - (r.DatabaseServerCpuSeconds ?? 0)),
                 r.WarmUpOps is { } warmOps ? FormattableString.Invariant($"{warmOps:N0} / {r.WarmUpSeconds:0.0}") + (r.WarmUpSettled == false && r.WarmUpJitShare is not null ? " (not settled)" : string.Empty) : "—",
@@ -166,7 +170,7 @@ internal static class MarkdownReport
         text.AppendLine("## Notes").AppendLine();
         text.AppendLine(CultureInfo.InvariantCulture, $"- {ConflictsNote}");
         text.AppendLine(CultureInfo.InvariantCulture, $"- {IdlePollingNote}");
-        text.AppendLine(CultureInfo.InvariantCulture, $"- {PeersNote}");
+        text.AppendLine(CultureInfo.InvariantCulture, $"- {(report.Scenarios.Any(r => r.Scenario.StartsWith("peer-", StringComparison.Ordinal)) ? PeerRebusNote : PeersNote)}");
         text.AppendLine("- The first scenario's counters also hold the service's schema creation on the fresh database (catalog rows count as inserted rows on PostgreSQL; the file's first pages on SQLite).");
         text.AppendLine("- Stuck instances: instances created since the scenario began (warm-up included) that are not terminal at its end and have no pending wake-up (no Pending signal in GET /signals?status=Pending, no open or claimed task).");
         text.AppendLine("- Every scenario runs against a fresh service process started with the scenario's signal-worker count (so the count always matches, and CPU, peak memory and database sessions are the scenario's own), on the run's one database, after unmeasured warm-up operations of its own kind (32, or a tenth of the scenario up to 500). The service is stopped for the direct-SQL work (the ceiling loop, table-growth seeding).");

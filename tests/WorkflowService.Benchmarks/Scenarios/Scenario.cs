@@ -30,6 +30,15 @@ internal abstract class Scenario
     /// </summary>
     public virtual bool NeedsFrontNode => false;
 
+    /// <summary>
+    /// A process the scenario started itself (a peer library's service) that stands in for the service in the resource
+    /// columns (CPU, peak memory); null for none. Read after the warm-up.
+    /// </summary>
+    public virtual int? OwnProcessPid => null;
+
+    /// <summary>Stops what the scenario started itself (a peer's process); the runner calls it after the measured part and on failure.</summary>
+    public virtual ValueTask StopAsync() => ValueTask.CompletedTask;
+
     /// <summary>Why the scenario does not run on <paramref name="backend"/>, or null where it does.</summary>
     public virtual string? NotApplicableTo(string backend) => null;
 

@@ -20,18 +20,29 @@ internal static class ScenarioCatalog
     public const string ColdStart = "cold-start";
     public const string LargeDefinition = "large-definition";
     public const string LongInstance = "long-instance";
+
+    /// <summary>Names --only takes for every scenario whose name starts with it and a dash (peer-rebus: the Rebus peer's set).</summary>
+    public static readonly string[] Families = [PeerRebusScenario.Family];
+
     public static readonly string[] CapacityLadder = ["signal-roundtrip-capacity-c1", "signal-roundtrip-capacity-c4", "signal-roundtrip-capacity-c8", "signal-roundtrip-capacity-c16"];
 
     public static IReadOnlyList<Scenario> Select(RunnerOptions options)
     {
         // --only names are checked against All when the command line is parsed.
-        return All(options.TableGrowthSeed).Where(s => options.Only?.Contains(s.Name) ?? options.Tier switch
+        return All(options.TableGrowthSeed).Where(s => options.Only?.Any(name => Matches(name, s)) ?? options.Tier switch
         {
             Tier.Smoke => s.InSmokeTier,
-            Tier.Standard => s.TierLabel is not ("Scaled" or "Ceiling"),
+            Tier.Standard => s.TierLabel is not ("Scaled" or "Ceiling" or PeerTier),
             _ => true,
         }).ToList();
     }
+
+    /// <summary>Whether an --only name selects <paramref name="scenario"/>: its own name, or its family's.</summary>
+    public static bool Matches(string name, Scenario scenario) =>
+        scenario.Name == name || (Families.Contains(name) && scenario.Name.StartsWith(name + "-", StringComparison.Ordinal));
+
+    /// <summary>The tier label of the peers' scenarios: like Scaled, only in --tier all or by --only.</summary>
+    public const string PeerTier = "Peer";
 
     public static IReadOnlyList<Scenario> All(int tableGrowthSeed) =>
     [
@@ -79,6 +90,10 @@ internal static class ScenarioCatalog
             Name = LongInstance, TierLabel = "Scaled", Concurrency = 64,
             Ops = LongInstanceScenario.SingleLoops + LongInstanceScenario.ManyInstances * LongInstanceScenario.ManyLoops,
         },
+        // The Rebus peer on the same database and machine, our service stopped: the two shapes above, then its idle cost.
+        new PeerRebusScenario { Name = PeerRebusScenario.Family + "-serial-1k", TierLabel = PeerTier, Ops = 1000, Concurrency = 1 },
+        new PeerRebusScenario { Name = PeerRebusScenario.Family + "-sustained", TierLabel = PeerTier, Ops = 10_000, Concurrency = 64 },
+        new PeerRebusScenario { Name = PeerRebusScenario.Family + "-idle", TierLabel = PeerTier, Ops = 0, Concurrency = 1, Idle = true },
         // The stored history as a deployment keeps it: retention on, deleting the seeded instances (ended 30+ days ago) in the
         // background while the load runs.
         new SignalRoundtripScenario

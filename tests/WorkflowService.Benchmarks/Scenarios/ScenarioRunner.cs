@@ -227,16 +227,18 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             var nodeBefore = client is null ? null : await client.GetNodeCountersAsync(ct);
             var frontBefore = front is null ? null : await front.GetNodeCountersAsync(ct);
             var clientJitBefore = System.Runtime.JitInfo.GetCompilationTime();
-            var peakReset = service is not null && ResourceProbe.ResetPeak(service.Pid);
-            var before = ResourceProbe.Read(service?.Pid);
+            // The process the resource columns describe: the service, or a peer's the scenario started.
+            var measuredPid = service?.Pid ?? scenario.OwnProcessPid;
+            var peakReset = measuredPid is { } pid && ResourceProbe.ResetPeak(pid);
+            var before = ResourceProbe.Read(measuredPid);
 
             Measurement measurement;
-            await using (var progress = new ProgressMeter(name, scenario.Ops, service?.Pid))
+            await using (var progress = new ProgressMeter(name, scenario.Ops, measuredPid))
             {
                 measurement = await scenario.MeasureAsync(Context(backend, client, progress, ct, front));
             }
 
-            var after = ResourceProbe.Read(service?.Pid);
+            var after = ResourceProbe.Read(measuredPid);
             var clientJitMs = (System.Runtime.JitInfo.GetCompilationTime() - clientJitBefore).TotalMilliseconds;
             var node = client is null ? null : (await client.GetNodeCountersAsync(ct)).Minus(nodeBefore!);
             var frontNode = front is null ? null : (await front.GetNodeCountersAsync(ct)).Minus(frontBefore!);
@@ -246,10 +248,12 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             int? stuck = client is null ? null : await CountStuckAsync(client, from, ct);
             var countersAfter = await backend.ReadCountersAsync(service?.Pid ?? Environment.ProcessId, ct);
             await StopServiceAsync();
+            // A peer's sessions end with its process, so that the database publishes their counters too.
+            await scenario.StopAsync();
             countersAfter = await backend.ReadCountersOnceWriterStoppedAsync(ct) ?? countersAfter;
 
             var samples = measurement.Samples;
-            var serviceCpu = service is null ? 0 : after.ServiceCpuSeconds - before.ServiceCpuSeconds;
+            var serviceCpu = measuredPid is null ? 0 : after.ServiceCpuSeconds - before.ServiceCpuSeconds;
             var databaseCpu = backendName == "postgres" ? after.DatabaseServerCpuSeconds - before.DatabaseServerCpuSeconds : 0;
             var otherCpu = after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds - serviceCpu - databaseCpu
                            - (after.LoadClientCpuSeconds - before.LoadClientCpuSeconds);
@@ -258,7 +262,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             {
                 notes.Add("before the service started: " + housekeeping);
             }
-            if (service is not null && !peakReset)
+            if (measuredPid is not null && !peakReset)
             {
                 notes.Add("peak memory is the service's high-water mark since it started (/proc/<pid>/clear_refs could not reset it)");
             }
@@ -282,8 +286,8 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
                 RuntimeConflicts = node?.RuntimeConflicts,
                 Node = node,
                 StuckInstances = stuck,
-                ServiceCpuSeconds = service is null ? null : Math.Round(after.ServiceCpuSeconds - before.ServiceCpuSeconds, 2),
-                ServicePeakWorkingSetBytes = service is null ? null : after.ServicePeakWorkingSetBytes,
+                ServiceCpuSeconds = measuredPid is null ? null : Math.Round(after.ServiceCpuSeconds - before.ServiceCpuSeconds, 2),
+                ServicePeakWorkingSetBytes = measuredPid is null ? null : after.ServicePeakWorkingSetBytes,
                 LoadClientCpuSeconds = Math.Round(after.LoadClientCpuSeconds - before.LoadClientCpuSeconds, 2),
                 DatabaseServerCpuSeconds = backendName == "postgres" ? Math.Round(after.DatabaseServerCpuSeconds - before.DatabaseServerCpuSeconds, 2) : null,
                 MachineBusyCpuSeconds = Math.Round(after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds, 2),
@@ -321,6 +325,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
         {
             client?.Dispose();
             front?.Dispose();
+            await scenario.StopAsync();
         }
     }
 
