@@ -52,7 +52,7 @@ internal sealed record Headline(
         yield return ("throughput-parallel (96 ops, c16)", "—", Mark(PerSecond(ThroughputParallel), ScenarioCatalog.ThroughputParallel));
         yield return ("signal-roundtrip-sustained (10,000 ops, c64)", "PostgreSQL ≥ 2,000 ops/s (stretch 3,000); embedded ≥ 3,000",
             Mark(PerSecond(Sustained) + (SustainedLatency is { } l ? $" (p99 {l.P99.ToString("F1", CultureInfo.InvariantCulture)} ms)" : string.Empty), ScenarioCatalog.Sustained));
-        yield return ("ceiling (the store's rows and batching, no engine)", "—", Mark(PerSecond(Ceiling), ScenarioCatalog.Ceiling));
+        yield return ("ceiling (no engine; see the round-4 ceiling report)", "—", Mark(PerSecond(Ceiling), ScenarioCatalog.Ceiling));
         yield return ("engine / ceiling", "≥ 0.7", Mark(Ratio(EngineToCeiling), ScenarioCatalog.Sustained, ScenarioCatalog.Ceiling));
         yield return ("table-growth / sustained", "≥ 0.9", Mark(Ratio(TableGrowthToSustained), ScenarioCatalog.TableGrowth, ScenarioCatalog.Sustained));
         yield return ("service peak memory: sustained / table-growth", "≤ 150 MB, no growth", Pair(Mb(SustainedPeakBytes), Mb(TableGrowthPeakBytes), "MB"));
