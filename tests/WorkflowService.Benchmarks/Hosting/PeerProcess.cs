@@ -1,6 +1,4 @@
 using System.Diagnostics;
-using System.Diagnostics.CodeAnalysis;
-using System.Runtime.InteropServices;
 
 namespace WorkflowService.Benchmarks.Hosting;
 
@@ -8,27 +6,16 @@ namespace WorkflowService.Benchmarks.Hosting;
 /// A peer library's service as a separate process (`dotnet PEER.dll ARGS`), ready once it prints its readiness line; its
 /// output kept in a log file. Stopped with SIGTERM, then SIGKILL after a deadline.
 /// </summary>
-internal sealed partial class PeerProcess : IAsyncDisposable
+internal sealed class PeerProcess : IAsyncDisposable
 {
     private static readonly TimeSpan ReadyDeadline = TimeSpan.FromSeconds(60);
-    private static readonly TimeSpan StopDeadline = TimeSpan.FromSeconds(30);
 
-    private readonly Process _process;
-    private readonly StreamWriter _log;
-    private readonly Lock _logLock = new();
-    private readonly string _readyLine;
-    private readonly TaskCompletionSource<string> _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly LoggedProcess _logged;
 
-    private PeerProcess(Process process, string readyLine, string logPath, StreamWriter log)
-    {
-        _process = process;
-        _readyLine = readyLine;
-        LogPath = logPath;
-        _log = log;
-    }
+    private PeerProcess(LoggedProcess logged) => _logged = logged;
 
-    public string LogPath { get; }
-    public int Pid => _process.Id;
+    public string LogPath => _logged.LogPath;
+    public int Pid => _logged.Process.Id;
 
     /// <summary>What the peer printed on its readiness line (its settings).</summary>
     public string ReadyText { get; private set; } = string.Empty;
@@ -43,20 +30,10 @@ internal sealed partial class PeerProcess : IAsyncDisposable
 
         Directory.CreateDirectory(workDirectory);
         var logPath = Path.Combine(workDirectory, $"{Path.GetFileNameWithoutExtension(dll)}-{DateTime.UtcNow:HHmmss-fff}.log");
-        var start = new ProcessStartInfo("dotnet", [dll, .. arguments])
-        {
-            WorkingDirectory = workDirectory,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
+        var start = new ProcessStartInfo("dotnet", [dll, .. arguments]) { WorkingDirectory = workDirectory };
         start.Environment["DOTNET_ENVIRONMENT"] = "Production";
-        var process = Process.Start(start) ?? throw new InvalidOperationException("dotnet did not start");
-        var peer = new PeerProcess(process, readyLine, logPath, new StreamWriter(logPath) { AutoFlush = true });
-        process.OutputDataReceived += (_, e) => peer.OnOutput(e.Data);
-        process.ErrorDataReceived += (_, e) => peer.OnOutput(e.Data);
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
+        var peer = new PeerProcess(LoggedProcess.Start(start, logPath, line => line.StartsWith(readyLine, StringComparison.Ordinal)));
+        var process = peer._logged.Process;
 
         try
         {
@@ -65,7 +42,7 @@ internal sealed partial class PeerProcess : IAsyncDisposable
             var exited = process.WaitForExitAsync(deadline.Token);
             try
             {
-                if (await Task.WhenAny(peer._ready.Task, exited).WaitAsync(deadline.Token) == exited)
+                if (await Task.WhenAny(peer._logged.Up, exited).WaitAsync(deadline.Token) == exited)
                 {
                     throw new InvalidOperationException($"the peer exited with {process.ExitCode} during start-up:\n{peer.Tail()}");
                 }
@@ -75,7 +52,7 @@ internal sealed partial class PeerProcess : IAsyncDisposable
                 throw new TimeoutException($"the peer did not print '{readyLine}' within {ReadyDeadline}:\n{peer.Tail()}");
             }
 
-            peer.ReadyText = await peer._ready.Task;
+            peer.ReadyText = await peer._logged.Up;
         }
         catch
         {
@@ -87,78 +64,10 @@ internal sealed partial class PeerProcess : IAsyncDisposable
     }
 
     /// <summary>SIGTERM, then SIGKILL after a deadline; returns the exit code.</summary>
-    public async Task<int> StopAsync()
-    {
-        if (!_process.HasExited)
-        {
-            _ = Kill(_process.Id, SigTerm);
-            using var deadline = new CancellationTokenSource(StopDeadline);
-            try
-            {
-                await _process.WaitForExitAsync(deadline.Token);
-            }
-            catch (OperationCanceledException)
-            {
-                _process.Kill(entireProcessTree: true);
-                await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(10));
-            }
-        }
+    public Task<int> StopAsync() => _logged.StopAsync();
 
-        return _process.ExitCode;
-    }
-
-    public async ValueTask DisposeAsync()
-    {
-        if (!_process.HasExited)
-        {
-            await StopAsync();
-        }
-
-        _process.Dispose();
-        lock (_logLock)
-        {
-            _log.Dispose();
-        }
-    }
+    public ValueTask DisposeAsync() => _logged.DisposeAsync();
 
     /// <summary>The last lines of the peer's log (for error messages).</summary>
-    public string Tail(int lines = 30)
-    {
-        try
-        {
-            using var stream = new FileStream(LogPath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
-            return string.Join('\n', new StreamReader(stream).ReadToEnd().Split('\n').TakeLast(lines));
-        }
-        catch (IOException)
-        {
-            return "(no log)";
-        }
-    }
-
-    private void OnOutput(string? line)
-    {
-        if (line is null)
-        {
-            return;
-        }
-
-        if (line.StartsWith(_readyLine, StringComparison.Ordinal))
-        {
-            _ready.TrySetResult(line);
-        }
-
-        lock (_logLock)
-        {
-            if (_log.BaseStream is { CanWrite: true })
-            {
-                _log.WriteLine(line);
-            }
-        }
-    }
-
-    private const int SigTerm = 15;
-
-    [SuppressMessage("Security", "CA5392:Use DefaultDllImportSearchPaths attribute for P/Invokes", Justification = "libc's kill(2) on Linux, where the attribute's Windows search paths do not apply.")]
-    [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]
-    private static partial int Kill(int pid, int signal);
+    public string Tail(int lines = 30) => _logged.Tail(lines);
 }

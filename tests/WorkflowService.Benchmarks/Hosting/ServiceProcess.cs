@@ -1,8 +1,6 @@
-using System.Diagnostics.CodeAnalysis;
 using System.Diagnostics;
 using System.Net.Sockets;
 using System.Net;
-using System.Runtime.InteropServices;
 
 namespace WorkflowService.Benchmarks.Hosting;
 
@@ -10,31 +8,26 @@ namespace WorkflowService.Benchmarks.Hosting;
 /// The service under test as a separate process: the Release build of src/WorkflowService under `dotnet`, configured by
 /// environment variables like a deployed node, its output kept in a log file.
 /// </summary>
-internal sealed partial class ServiceProcess : IAsyncDisposable
+internal sealed class ServiceProcess : IAsyncDisposable
 {
     private static readonly TimeSpan ReadyDeadline = TimeSpan.FromSeconds(90);
-    private static readonly TimeSpan StopDeadline = TimeSpan.FromSeconds(30);
 
+    private readonly LoggedProcess _logged;
     private readonly Process _process;
-    private readonly StreamWriter _log;
-    private readonly Lock _logLock = new();
-    private readonly TaskCompletionSource _started = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
     private readonly string? _apiKey;
 
-    private ServiceProcess(Process process, Uri address, int signalWorkers, string logPath, StreamWriter log, string? apiKey)
+    private ServiceProcess(LoggedProcess logged, Uri address, int signalWorkers, string? apiKey)
     {
-        _process = process;
+        _logged = logged;
+        _process = logged.Process;
         _apiKey = apiKey;
         Address = address;
         SignalWorkers = signalWorkers;
-        LogPath = logPath;
-        _log = log;
     }
 
     public Uri Address { get; }
     public int SignalWorkers { get; }
-    public string LogPath { get; }
+    public string LogPath => _logged.LogPath;
     public int Pid => _process.Id;
     /// <summary>Whether the process has ended; true too once this object is disposed (a scenario may kill a node while the load reads it).</summary>
     public bool HasExited
@@ -60,13 +53,7 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
         var port = LoopbackPort.Free();
         Directory.CreateDirectory(workDirectory);
         var logPath = Path.Combine(workDirectory, $"service-{DateTime.UtcNow:HHmmss}-{port}.log");
-        var start = new ProcessStartInfo("dotnet", [serviceDll])
-        {
-            WorkingDirectory = workDirectory,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
+        var start = new ProcessStartInfo("dotnet", [serviceDll]) { WorkingDirectory = workDirectory };
         start.Environment["ASPNETCORE_URLS"] = $"http://127.0.0.1:{port}";
         start.Environment["DOTNET_ENVIRONMENT"] = "Production";
         start.Environment["Serilog__MinimumLevel__Default"] = "Warning";
@@ -78,13 +65,9 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
             start.Environment[key] = value;
         }
 
-        var process = Process.Start(start) ?? throw new InvalidOperationException("dotnet did not start");
-        var log = new StreamWriter(logPath) { AutoFlush = true };
-        var service = new ServiceProcess(process, new Uri($"http://127.0.0.1:{port}"), signalWorkers, logPath, log, apiKey);
-        process.OutputDataReceived += (_, e) => service.OnOutput(e.Data);
-        process.ErrorDataReceived += (_, e) => service.OnOutput(e.Data);
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
+        // The host logs "Application started" once Kestrel listens and every hosted service has started.
+        var logged = LoggedProcess.Start(start, logPath, line => line.Contains("Application started", StringComparison.Ordinal));
+        var service = new ServiceProcess(logged, new Uri($"http://127.0.0.1:{port}"), signalWorkers, apiKey);
 
         try
         {
@@ -100,72 +83,21 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
     }
 
     /// <summary>Stops the service the way an orchestrator does (SIGTERM, then SIGKILL after a deadline); returns its exit code.</summary>
-    public async Task<int> StopAsync()
-    {
-        if (!_process.HasExited)
-        {
-            // A frozen process (Freeze) would hold the SIGTERM until it runs again: let it run first.
-            _ = Kill(_process.Id, SigCont);
-            _ = Kill(_process.Id, SigTerm);
-            using var deadline = new CancellationTokenSource(StopDeadline);
-            try
-            {
-                await _process.WaitForExitAsync(deadline.Token);
-            }
-            catch (OperationCanceledException)
-            {
-                _process.Kill(entireProcessTree: true);
-                await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(10));
-            }
-        }
-
-        return _process.ExitCode;
-    }
+    public Task<int> StopAsync() => _logged.StopAsync();
 
     /// <summary>SIGKILL: the process ends at once, mid-request and mid-commit, as in a crash or an OOM kill.</summary>
-    public async Task CrashAsync()
-    {
-        if (!_process.HasExited)
-        {
-            _ = Kill(_process.Id, SigKill);
-            await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(StopDeadline);
-        }
-    }
+    public Task CrashAsync() => _logged.CrashAsync();
 
     /// <summary>SIGSTOP: the process stops where it is (a long GC pause, a stalled VM) and holds its claims and connections.</summary>
-    public void Freeze() => _ = Kill(_process.Id, SigStop);
+    public void Freeze() => _logged.Freeze();
 
     /// <summary>SIGCONT: a frozen process goes on from where it stopped, unaware of the time that passed.</summary>
-    public void Thaw() => _ = Kill(_process.Id, SigCont);
+    public void Thaw() => _logged.Thaw();
 
-    public async ValueTask DisposeAsync()
-    {
-        if (!_process.HasExited)
-        {
-            await StopAsync();
-        }
-
-        _process.Dispose();
-        lock (_logLock)
-        {
-            _log.Dispose();
-        }
-    }
+    public ValueTask DisposeAsync() => _logged.DisposeAsync();
 
     /// <summary>The last lines of the service's log (for error messages).</summary>
-    public string Tail(int lines = 30)
-    {
-        try
-        {
-            using var stream = new FileStream(LogPath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
-            var all = new StreamReader(stream).ReadToEnd().Split('\n');
-            return string.Join('\n', all.TakeLast(lines));
-        }
-        catch (IOException)
-        {
-            return "(no log)";
-        }
-    }
+    public string Tail(int lines = 30) => _logged.Tail(lines);
 
     private async Task WaitUntilReadyAsync(CancellationToken cancellationToken)
     {
@@ -175,7 +107,7 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
         deadline.CancelAfter(ReadyDeadline);
         try
         {
-            await Task.WhenAny(_started.Task, _process.WaitForExitAsync(deadline.Token)).Unwrap().WaitAsync(deadline.Token);
+            await Task.WhenAny(_logged.Up, _process.WaitForExitAsync(deadline.Token)).Unwrap().WaitAsync(deadline.Token);
         }
         catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
         {
@@ -199,34 +131,4 @@ internal sealed partial class ServiceProcess : IAsyncDisposable
             throw new InvalidOperationException($"the service started but /health/ready answered {(int)response.StatusCode}:\n{Tail()}");
         }
     }
-
-    private void OnOutput(string? line)
-    {
-        if (line is null)
-        {
-            return;
-        }
-
-        if (line.Contains("Application started", StringComparison.Ordinal))
-        {
-            _started.TrySetResult();
-        }
-
-        lock (_logLock)
-        {
-            if (_log.BaseStream is { CanWrite: true })
-            {
-                _log.WriteLine(line);
-            }
-        }
-    }
-
-    private const int SigTerm = 15;
-    private const int SigKill = 9;
-    private const int SigStop = 19;
-    private const int SigCont = 18;
-
-    [SuppressMessage("Security", "CA5392:Use DefaultDllImportSearchPaths attribute for P/Invokes", Justification = "libc's kill(2) on Linux, where the attribute's Windows search paths do not apply.")]
-    [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]
-    private static partial int Kill(int pid, int signal);
 }
