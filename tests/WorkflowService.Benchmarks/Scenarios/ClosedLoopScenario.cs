@@ -27,7 +27,16 @@ internal abstract class ClosedLoopScenario : Scenario
         return new Measurement(samples, clock.Elapsed);
     }
 
-    private async Task<OperationSample[]> RunLoopAsync(ScenarioContext context, int ops, int concurrency, Func<int, int> index, bool record)
+    private Task<OperationSample[]> RunLoopAsync(ScenarioContext context, int ops, int concurrency, Func<int, int> index, bool record) =>
+        RunLoopAsync(context, ops, concurrency, index, record, i => OperationAsync(context, i));
+
+    /// <summary>
+    /// <paramref name="ops"/> operations through <paramref name="concurrency"/> clients, each starting its next when its
+    /// previous one ended; an operation that throws is a failed sample. <paramref name="index"/> maps a position to the
+    /// index the operation gets.
+    /// </summary>
+    internal static async Task<OperationSample[]> RunLoopAsync(ScenarioContext context, int ops, int concurrency, Func<int, int> index, bool record,
+        Func<int, Task<OperationSample>> operation)
     {
         var samples = new OperationSample[ops];
         var next = -1;
@@ -41,7 +50,7 @@ internal abstract class ClosedLoopScenario : Scenario
                 OperationSample sample;
                 try
                 {
-                    sample = await OperationAsync(context, index(i));
+                    sample = await operation(index(i));
                 }
                 catch (Exception e) when (e is not OperationCanceledException || !context.Cancellation.IsCancellationRequested)
                 {

@@ -161,35 +161,7 @@ internal sealed class PeerRebusScenario : Scenario
         measurement.Figures[SagasLeft] = reader.GetInt64(1);
     }
 
-    private static async Task<OperationSample[]> RunLoopAsync(
-        ScenarioContext context, RebusPeerSession session, int ops, int concurrency, Func<int, int> index, bool record)
-    {
-        var samples = new OperationSample[ops];
-        var next = -1;
-        await Task.WhenAll(Enumerable.Range(0, concurrency).Select(_ => Task.Run(async () =>
-        {
-            int i;
-            while ((i = Interlocked.Increment(ref next)) < ops)
-            {
-                context.Cancellation.ThrowIfCancellationRequested();
-                var started = Stopwatch.GetTimestamp();
-                OperationSample sample;
-                try
-                {
-                    sample = await session.RoundtripAsync(index(i), context.Cancellation);
-                }
-                catch (Exception e) when (e is not OperationCanceledException || !context.Cancellation.IsCancellationRequested)
-                {
-                    sample = OperationSample.Failed(Stopwatch.GetElapsedTime(started).TotalMilliseconds, e);
-                }
-
-                samples[i] = sample;
-                if (record)
-                {
-                    context.Progress.Record(sample.Ok);
-                }
-            }
-        })));
-        return samples;
-    }
+    private static Task<OperationSample[]> RunLoopAsync(
+        ScenarioContext context, RebusPeerSession session, int ops, int concurrency, Func<int, int> index, bool record) =>
+        ClosedLoopScenario.RunLoopAsync(context, ops, concurrency, index, record, i => session.RoundtripAsync(i, context.Cancellation));
 }
