@@ -106,17 +106,17 @@ internal static class RunnerCommandLine
         };
         var variants = new Option<string>("--variants")
         {
-            Description = $"interleave: the service variants to compare, the first the baseline (of {string.Join(", ", InterleavedRun.Known.Keys)}).",
+            Description = $"interleave: the service variants to compare, the first the baseline (of {string.Join(", ", InterleavedRun.Known.Keys)}, or at-REV: the service built from commit REV).",
             DefaultValueFactory = _ => "off,otlp",
             HelpName = "names",
         };
         variants.Validators.Add(result =>
         {
             var names = Names(result.GetValueOrDefault<string>()) ?? [];
-            var unknown = names.Where(n => !InterleavedRun.Known.ContainsKey(n)).ToList();
+            var unknown = names.Where(n => !InterleavedRun.IsKnown(n)).ToList();
             if (unknown.Count > 0 || names.Length < 2 || names.Distinct(StringComparer.Ordinal).Count() != names.Length)
             {
-                result.AddError($"--variants: two or more distinct names of {string.Join(", ", InterleavedRun.Known.Keys)}");
+                result.AddError($"--variants: two or more distinct names of {string.Join(", ", InterleavedRun.Known.Keys)}, or at-REV (the service built from commit REV)");
             }
         });
         var windows = new Option<int>("--windows") { Description = "interleave: rounds (each variant loaded once per round).", DefaultValueFactory = _ => 5 };

@@ -106,6 +106,17 @@ internal sealed class WorkflowClient : IDisposable
         return NodeCounters.Parse(await ExpectAsync(response, "GET /metrics", cancellationToken, HttpStatusCode.OK));
     }
 
+    /// <summary>
+    /// The node's JIT time so far (GET /metrics' jitCompilationMs) alone: the one counter every build since the warm-up
+    /// began to read it reports (an interleaved run may load a build of an earlier commit).
+    /// </summary>
+    public async Task<double> GetJitCompilationMsAsync(CancellationToken cancellationToken)
+    {
+        using var response = await _http.GetAsync("/metrics", cancellationToken);
+        var metrics = await ExpectAsync(response, "GET /metrics", cancellationToken, HttpStatusCode.OK);
+        return metrics["jitCompilationMs"]?.GetValue<double>() ?? throw new InvalidOperationException($"GET /metrics has no 'jitCompilationMs': {metrics.ToJsonString()}");
+    }
+
     /// <summary>A list endpoint's first page (its <c>total</c> and up to <c>limit</c> items).</summary>
     public async Task<JsonObject> GetPageAsync(string path, CancellationToken cancellationToken)
     {

@@ -55,6 +55,8 @@ internal sealed class ServiceProcess : IAsyncDisposable
         var logPath = Path.Combine(workDirectory, $"service-{DateTime.UtcNow:HHmmss}-{port}.log");
         var start = new ProcessStartInfo("dotnet", [serviceDll]) { WorkingDirectory = workDirectory };
         start.Environment["ASPNETCORE_URLS"] = $"http://127.0.0.1:{port}";
+        // Builds of commits before 2026-11-23 set Urls in appsettings.json, which outranks ASPNETCORE_URLS (interleave's at-REV).
+        start.Environment["Urls"] = start.Environment["ASPNETCORE_URLS"];
         start.Environment["DOTNET_ENVIRONMENT"] = "Production";
         start.Environment["Serilog__MinimumLevel__Default"] = "Warning";
         // Only the host's lifetime messages above Warning: "Application started" tells that the node is up.

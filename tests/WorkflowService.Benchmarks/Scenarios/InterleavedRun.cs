@@ -27,7 +27,20 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ["otlp-sampled"] = "as otlp, with one trace in ten recorded (OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1)",
         ["prometheus"] = "the Prometheus scrape endpoint on (Telemetry:Prometheus:Enabled), never scraped: the meters' cost alone",
         ["console-off"] = "the operations console not served (Console:Enabled=false): off's difference from it is what the console's middlewares cost every API request",
+        ["gc-workstation"] = "workstation garbage collection (DOTNET_gcServer=0) instead of the server collection the web SDK sets",
+        ["gc-conserve"] = "server garbage collection told to conserve memory (DOTNET_GCConserveMemory=7)",
+        ["pgo-off"] = "tiered PGO off (DOTNET_TieredPGO=0): the cold-start lever, warm",
+        ["pgo-off-no-delay"] = "tiered PGO off and no call-counting delay (DOTNET_TieredPGO=0, DOTNET_TC_CallCountingDelayMs=0)",
     };
+
+    /// <summary>
+    /// A variant named at-REV (REV: a commit of this repository, 7 to 40 hex digits) is the service as built from that
+    /// commit, in a worktree of its own, with off's settings: the way to bisect a change in throughput between commits.
+    /// </summary>
+    public static bool IsKnown(string name) => Known.ContainsKey(name) || CommitBuild.IsCommitVariant(name);
+
+    private static string Describe(string name) =>
+        Known.TryGetValue(name, out var description) ? description : $"the service built from commit {name[3..]}, as off";
 
     private const int Concurrency = 64;
     private const int SignalWorkers = 8;
@@ -106,6 +119,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private async Task<Window> MeasureAsync(Variant variant, int round, CancellationToken cancellationToken)
     {
+        ResourceProbe.ResetPeak(variant.Service.Pid);
         var before = ResourceProbe.Read(variant.Service.Pid);
         var measurement = await Scenario(options.WindowOps).MeasureAsync(Context(variant, options.WindowOps, cancellationToken, out var progress));
         // The window's deferred work (spans the exporter batches for up to 5 s) is the window's cost: read the CPU after it.
@@ -117,7 +131,8 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         return new Window(variant.Name, round, ops, Math.Round(measurement.Duration.TotalSeconds, 2),
             Math.Round(ops / measurement.Duration.TotalSeconds, 1), LatencySummary.From(measurement.Samples.Select(s => s.EndToEndMs))!,
             PerOp(after.ServiceCpuSeconds - before.ServiceCpuSeconds), PerOp(after.DatabaseServerCpuSeconds - before.DatabaseServerCpuSeconds),
-            PerOp(after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds), measurement.Samples.Count(s => !s.Ok));
+            PerOp(after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds), Math.Round(after.ServicePeakWorkingSetBytes / 1048576.0, 1),
+            measurement.Samples.Count(s => !s.Ok));
     }
 
     private async Task<Variant> StartAsync(string name, OtlpReceiver receiver, string work, CancellationToken cancellationToken)
@@ -166,10 +181,35 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             environment["Console__Enabled"] = "false";
         }
 
+        if (name == "gc-workstation")
+        {
+            environment["DOTNET_gcServer"] = "0";
+        }
+
+        if (name == "gc-conserve")
+        {
+            environment["DOTNET_GCConserveMemory"] = "7";
+        }
+
+        if (name.StartsWith("pgo-off", StringComparison.Ordinal))
+        {
+            environment["DOTNET_TieredPGO"] = "0";
+            if (name == "pgo-off-no-delay")
+            {
+                environment["DOTNET_TC_CallCountingDelayMs"] = "0";
+            }
+        }
+
+        var serviceDll = options.ServiceDll;
+        if (CommitBuild.IsCommitVariant(name))
+        {
+            serviceDll = await CommitBuild.BuildAsync(options.RepositoryRoot, name[3..], cancellationToken);
+        }
+
         ServiceProcess? service = null;
         try
         {
-            service = await ServiceProcess.StartAsync(options.ServiceDll, environment, SignalWorkers, Path.Combine(work, name), _apiKey.Key, cancellationToken);
+            service = await ServiceProcess.StartAsync(serviceDll, environment, SignalWorkers, Path.Combine(work, name), _apiKey.Key, cancellationToken);
             var variant = new Variant(name, backend, service, new WorkflowClient(service.Address, Concurrency, _apiKey.Key));
             await variant.Client.PublishAsync(
                 await File.ReadAllTextAsync(Path.Combine(options.RepositoryRoot, "docs/examples/signal-roundtrip.json"), cancellationToken), cancellationToken);
@@ -210,14 +250,14 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         text.AppendLine();
         foreach (var variant in options.Variants)
         {
-            text.AppendLine(CultureInfo.InvariantCulture, $"- **{variant}**: {Known[variant]}");
+            text.AppendLine(CultureInfo.InvariantCulture, $"- **{variant}**: {Describe(variant)}");
         }
 
         text.AppendLine();
         text.AppendLine("## Medians");
         text.AppendLine();
-        text.AppendLine(CultureInfo.InvariantCulture, $"| variant | ops/s | vs {baseline} | paired ratios (min … max) | p50 ms | p99 ms | service CPU ms/op | database CPU ms/op | machine CPU ms/op |");
-        text.AppendLine("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |");
+        text.AppendLine(CultureInfo.InvariantCulture, $"| variant | ops/s | vs {baseline} | paired ratios (min … max) | p50 ms | p99 ms | service CPU ms/op | database CPU ms/op | machine CPU ms/op | service peak MB |");
+        text.AppendLine("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
         var baseOps = Median(windows.Where(w => w.Variant == baseline).Select(w => w.OpsPerSecond));
         foreach (var variant in options.Variants)
         {
@@ -225,18 +265,18 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             var ops = Median(mine.Select(w => w.OpsPerSecond));
             var paired = mine.Select(w => w.OpsPerSecond / windows.Single(b => b.Variant == baseline && b.Round == w.Round).OpsPerSecond).Order().ToList();
             text.AppendLine(CultureInfo.InvariantCulture,
-                $"| {variant} | {ops:N0} | {ops / baseOps:P1} | {paired[0]:P1} … {paired[^1]:P1} | {Median(mine.Select(w => w.Latency.P50)):N1} | {Median(mine.Select(w => w.Latency.P99)):N1} | {Median(mine.Select(w => w.ServiceCpuMsPerOp)):N3} | {Median(mine.Select(w => w.DatabaseCpuMsPerOp)):N3} | {Median(mine.Select(w => w.MachineCpuMsPerOp)):N3} |");
+                $"| {variant} | {ops:N0} | {ops / baseOps:P1} | {paired[0]:P1} … {paired[^1]:P1} | {Median(mine.Select(w => w.Latency.P50)):N1} | {Median(mine.Select(w => w.Latency.P99)):N1} | {Median(mine.Select(w => w.ServiceCpuMsPerOp)):N3} | {Median(mine.Select(w => w.DatabaseCpuMsPerOp)):N3} | {Median(mine.Select(w => w.MachineCpuMsPerOp)):N3} | {mine.Max(w => w.ServicePeakMegabytes):N0} |");
         }
 
         text.AppendLine();
         text.AppendLine("## Every window");
         text.AppendLine();
-        text.AppendLine("| round | variant | ops | seconds | ops/s | p50 ms | p99 ms | service CPU ms/op | database CPU ms/op | machine CPU ms/op | failures |");
-        text.AppendLine("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        text.AppendLine("| round | variant | ops | seconds | ops/s | p50 ms | p99 ms | service CPU ms/op | database CPU ms/op | machine CPU ms/op | service peak MB | failures |");
+        text.AppendLine("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         foreach (var w in windows)
         {
             text.AppendLine(CultureInfo.InvariantCulture,
-                $"| {w.Round} | {w.Variant} | {w.Ops:N0} | {w.Seconds:N2} | {w.OpsPerSecond:N0} | {w.Latency.P50:N1} | {w.Latency.P99:N1} | {w.ServiceCpuMsPerOp:N3} | {w.DatabaseCpuMsPerOp:N3} | {w.MachineCpuMsPerOp:N3} | {w.Failures} |");
+                $"| {w.Round} | {w.Variant} | {w.Ops:N0} | {w.Seconds:N2} | {w.OpsPerSecond:N0} | {w.Latency.P50:N1} | {w.Latency.P99:N1} | {w.ServiceCpuMsPerOp:N3} | {w.DatabaseCpuMsPerOp:N3} | {w.MachineCpuMsPerOp:N3} | {w.ServicePeakMegabytes:N0} | {w.Failures} |");
         }
 
         if (received.TraceRequests + received.MetricRequests + received.LogRequests > 0)
@@ -271,5 +311,5 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private sealed record Window(
         string Variant, int Round, int Ops, double Seconds, double OpsPerSecond, LatencySummary Latency,
-        double ServiceCpuMsPerOp, double DatabaseCpuMsPerOp, double MachineCpuMsPerOp, int Failures);
+        double ServiceCpuMsPerOp, double DatabaseCpuMsPerOp, double MachineCpuMsPerOp, double ServicePeakMegabytes, int Failures);
 }

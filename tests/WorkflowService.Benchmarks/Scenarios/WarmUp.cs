@@ -105,5 +105,5 @@ internal static class WarmUp
     /// <summary>JIT milliseconds so far of this runner and, when it runs, the service.</summary>
     public static async Task<double> JitMsAsync(WorkflowClient? client, CancellationToken cancellationToken) =>
         JitInfo.GetCompilationTime().TotalMilliseconds
-        + (client is null ? 0 : (await client.GetNodeCountersAsync(cancellationToken)).JitCompilationMs);
+        + (client is null ? 0 : await client.GetJitCompilationMsAsync(cancellationToken));
 }
