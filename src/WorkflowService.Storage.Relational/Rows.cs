@@ -153,13 +153,19 @@ internal static class Rows
             statement.Sql(i == 0 ? string.Empty : ", ").Param(values[i]);
         }
 
-        statement.Sql(" WHERE EXISTS (SELECT 1 FROM wf_instances WHERE id = ").Param(signal.InstanceId);
+        // The instance is read by its key alone (LIMIT 1 keeps the tenant and status tests out of that read), and they are
+        // applied to the row found. With them beside the key, PostgreSQL may plan the read, prepared while the table is
+        // small, as a scan of the tenant's instances in the (tenant, status, created_at) index, and keep that plan on the
+        // writer connections: every signal then read the tenant's whole index (measured: 4-6 ms and 6,000 buffers a
+        // signal after 20,000 instances, a third of the throughput).
+        statement.Sql(" WHERE EXISTS (SELECT 1 FROM (SELECT tenant, status FROM wf_instances WHERE id = ").Param(signal.InstanceId)
+            .Sql(" LIMIT 1) AS i WHERE i.status NOT IN ('Completed', 'Failed', 'Cancelled')");
         if (tenant is not null)
         {
-            statement.Sql(" AND tenant = ").Param(tenant);
+            statement.Sql(" AND i.tenant = ").Param(tenant);
         }
 
-        return statement.Sql(" AND status NOT IN ('Completed', 'Failed', 'Cancelled'))");
+        return statement.Sql(")");
     }
 
     /// <summary>

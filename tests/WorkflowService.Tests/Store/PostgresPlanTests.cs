@@ -1,0 +1,75 @@
+using System.Data.Common;
+using System.Globalization;
+using System.Text.RegularExpressions;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Storage.Relational;
+using WorkflowService.Tests.Backends;
+using WorkflowService.Tests.Infrastructure;
+
+namespace WorkflowService.Tests.Store;
+
+/// <summary>
+/// The plans PostgreSQL keeps for the hot path's statements. The service's connections prepare them (auto-prepare) and
+/// may keep one generic plan for their whole life, made while the tables are small: a plan that is only cheap on an
+/// empty table makes every later call pay for the table's size.
+/// </summary>
+[System.Diagnostics.CodeAnalysis.SuppressMessage("Security", "CA2100:Review SQL queries for security vulnerabilities", Justification = "The tests' own constant statements and the store's own statement.")]
+public sealed partial class PostgresPlanTests : ServiceTest<PostgresBackend>
+{
+    protected override Dictionary<string, string?> Settings => new() { ["Workers:Enabled"] = "false" };
+
+    private static CancellationToken Token => TestContext.Current.CancellationToken;
+
+    [Fact]
+    public async Task A_signal_finds_its_instance_by_key_under_a_generic_plan_made_while_the_table_was_small()
+    {
+        var dialect = Factory.Get<SqlDialect>();
+        var source = Assert.IsType<DbDataSource>(dialect.DataSource, exactMatch: false);
+        await using var connection = await source.OpenConnectionAsync(Token);
+        // A fresh database: a few instances started before the writers' connections make their generic plans (the sixth
+        // execution of a statement on a connection), long before autovacuum first analyzes the tables.
+        var name = Definitions.Unique("plan");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        for (var n = 0; n < 20; n++)
+        {
+            await Api.StartAsync(name);
+        }
+
+        var insert = Rows.InsertSignalIfOpen(dialect, new SignalMessage
+        {
+            Id = Guid.CreateVersion7(), InstanceId = Guid.CreateVersion7(), Name = "go", PayloadJson = "{}", Status = SignalStatus.Pending,
+            CreatedAt = DateTime.UtcNow,
+        }, tenant: "");
+        // The store's statement prepared on the server as the connections' auto-prepare does, its generic plan explained
+        // (PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)): @pN becomes $N+1, every value unknown.
+        var text = Placeholder().Replace(insert.Text, m => "$" + (int.Parse(m.Groups[1].Value, CultureInfo.InvariantCulture) + 1).ToString(CultureInfo.InvariantCulture));
+        await Execute(connection, "SET plan_cache_mode = force_generic_plan");
+        await Execute(connection, $"PREPARE signal_insert AS {text}");
+        var plan = new List<string>();
+        await using (var explain = connection.CreateCommand())
+        {
+            explain.CommandText = $"EXPLAIN EXECUTE signal_insert({string.Join(", ", insert.Parameters.Select(_ => "NULL"))})";
+            await using var reader = await explain.ExecuteReaderAsync(Token);
+            while (await reader.ReadAsync(Token))
+            {
+                plan.Add(reader.GetString(0));
+            }
+        }
+
+        var shown = string.Join('\n', plan);
+        // The instance is read through its primary key by the id: no scan of the tenant's instances, whatever their number.
+        Assert.True(shown.Contains("Index Scan using pk_wf_instances", StringComparison.Ordinal)
+                    && shown.Contains("Index Cond: (id = $", StringComparison.Ordinal)
+                    && !shown.Contains("ix_wf_instances", StringComparison.Ordinal), $"the plan:\n{shown}");
+    }
+
+    private static async Task Execute(DbConnection connection, string sql)
+    {
+        await using var command = connection.CreateCommand();
+        command.CommandText = sql;
+        await command.ExecuteNonQueryAsync(Token);
+    }
+
+    [GeneratedRegex("@p([0-9]+)")]
+    private static partial Regex Placeholder();
+}
