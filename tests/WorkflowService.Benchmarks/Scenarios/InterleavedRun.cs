@@ -29,6 +29,8 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ["console-off"] = "the operations console not served (Console:Enabled=false): off's difference from it is what the console's middlewares cost every API request",
         ["gc-workstation"] = "workstation garbage collection (DOTNET_gcServer=0) instead of the server collection the web SDK sets",
         ["gc-conserve"] = "server garbage collection told to conserve memory (DOTNET_GCConserveMemory=7)",
+        ["wx-off"] = "write-xor-execute off (DOTNET_EnableWriteXorExecute=0): JIT-compiled code mapped once, not twice through shared memory",
+        ["lean"] = "workstation garbage collection and write-xor-execute off together (DOTNET_gcServer=0, DOTNET_EnableWriteXorExecute=0)",
         ["pgo-off"] = "tiered PGO off (DOTNET_TieredPGO=0): the cold-start lever, warm",
         ["pgo-off-no-delay"] = "tiered PGO off and no call-counting delay (DOTNET_TieredPGO=0, DOTNET_TC_CallCountingDelayMs=0)",
     };
@@ -181,9 +183,14 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             environment["Console__Enabled"] = "false";
         }
 
-        if (name == "gc-workstation")
+        if (name is "gc-workstation" or "lean")
         {
             environment["DOTNET_gcServer"] = "0";
+        }
+
+        if (name is "wx-off" or "lean")
+        {
+            environment["DOTNET_EnableWriteXorExecute"] = "0";
         }
 
         if (name == "gc-conserve")
