@@ -9,10 +9,16 @@ namespace WorkflowService.Benchmarks.Client;
 /// </summary>
 internal sealed record BenchApiKey(string Name, string Key, string Role)
 {
+    /// <summary>A second role the key carries: a role tasks are assigned to (none when null).</summary>
+    public string? TaskRole { get; init; }
+
     public const string HeaderName = "X-Api-Key";
 
-    /// <summary>A fresh key of 32 random bytes (base64) with role admin, which may do everything the scenarios do.</summary>
-    public static BenchApiKey Create() => Create("benchmark-runner");
+    /// <summary>
+    /// The runner's key: 32 random bytes (base64), role admin (every service role) and role underwriter, so that it may
+    /// also work the human tasks of the insurance scenario's underwriters (a task is completed by its caller).
+    /// </summary>
+    public static BenchApiKey Create() => Create("benchmark-runner") with { TaskRole = "underwriter" };
 
     /// <summary>Another caller's key (a second application), role admin.</summary>
     public static BenchApiKey Create(string name) => new(name, Convert.ToBase64String(RandomNumberGenerator.GetBytes(32)), "admin");
@@ -24,12 +30,21 @@ internal sealed record BenchApiKey(string Name, string Key, string Role)
     public IReadOnlyDictionary<string, string> ServiceEnvironment => ServiceEnvironmentAt(0);
 
     /// <summary>The service's settings for this key as its <paramref name="index"/>th key (Authentication__ApiKeys__i__…).</summary>
-    public IReadOnlyDictionary<string, string> ServiceEnvironmentAt(int index) => new Dictionary<string, string>
+    public IReadOnlyDictionary<string, string> ServiceEnvironmentAt(int index)
     {
-        [$"Authentication__ApiKeys__{index}__Name"] = Name,
-        [$"Authentication__ApiKeys__{index}__Hash"] = Hash,
-        [$"Authentication__ApiKeys__{index}__Roles__0"] = Role,
-    };
+        var settings = new Dictionary<string, string>
+        {
+            [$"Authentication__ApiKeys__{index}__Name"] = Name,
+            [$"Authentication__ApiKeys__{index}__Hash"] = Hash,
+            [$"Authentication__ApiKeys__{index}__Roles__0"] = Role,
+        };
+        if (TaskRole is not null)
+        {
+            settings[$"Authentication__ApiKeys__{index}__Roles__1"] = TaskRole;
+        }
+
+        return settings;
+    }
 
     /// <summary>Never the key itself (a record's generated ToString would print it).</summary>
     public override string ToString() => $"{Name} (role {Role}, SHA-256 {Hash[..8]}…)";

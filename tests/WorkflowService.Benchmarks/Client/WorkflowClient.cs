@@ -93,7 +93,8 @@ internal sealed class WorkflowClient : IDisposable
         return (await response.Content.ReadFromJsonAsync<JsonArray>(cancellationToken))!;
     }
 
-    public async Task<JsonObject> CompleteTaskAsync(Guid taskId, string user, object result, CancellationToken cancellationToken)
+    /// <param name="user">Who completes it where authentication is off; null where it is on (the caller completes it).</param>
+    public async Task<JsonObject> CompleteTaskAsync(Guid taskId, string? user, object result, CancellationToken cancellationToken)
     {
         using var response = await _http.PostAsJsonAsync($"/tasks/{taskId}/complete", new { user, result }, cancellationToken);
         return await ExpectAsync(response, "POST /tasks/{id}/complete", cancellationToken, HttpStatusCode.OK);

@@ -32,7 +32,10 @@ internal sealed class QuotationToPolicyScenario : ClosedLoopScenario
         }
 
         clock.Lap(InboxQuery);
-        await client.CompleteTaskAsync(taskId, "underwriter-1", new { confirmed = true, comment = "standard terms" }, ct);
+        // With authentication on, the caller completes the task (the runner's key carries the underwriter role); a user named
+        // in the body must be the caller, so none is named. With it off, the body names the underwriter.
+        await client.CompleteTaskAsync(taskId, context.Options.Auth == Cli.AuthMode.None ? "underwriter-1" : null,
+            new { confirmed = true, comment = "standard terms" }, ct);
         clock.Lap(TaskComplete);
         await client.SignalAsync(id, "policy-document-generated", new { documentId = $"DOC-{id:N}", pages = 4 }, ct);
         await client.SignalAsync(id, "policy-signed", new { signedAt = DateTimeOffset.UtcNow }, ct);
