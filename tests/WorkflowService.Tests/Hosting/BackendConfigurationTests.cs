@@ -25,11 +25,11 @@ public sealed class BackendConfigurationTests
         StartupCheck.Message(settings, (services, configuration) => services.AddWorkflowBackend(configuration));
 
     [Theory]
-    [InlineData("Store:Provider", "Oracle", "Store:Provider 'Oracle' is not supported; allowed values: Sqlite, PostgreSql.")]
+    [InlineData("Store:Provider", "Oracle", "Store:Provider 'Oracle' is not supported; allowed values: Sqlite, PostgreSql, MongoDb.")]
     [InlineData("Store:SqliteSynchronous", "OFF", "Store:SqliteSynchronous 'OFF' is not supported; allowed values: Normal, Full, Extra.")]
     [InlineData("Store:MaxPoolSize", "1", "Store:MaxPoolSize must be between 2 and 1000 (it is 1).")]
     [InlineData("Store:ConnectionString", "", "Store:ConnectionString is empty; set it for the Sqlite store.")]
-    [InlineData("WakeUp:Transport", "Kafka", "WakeUp:Transport 'Kafka' is not supported; allowed values: Auto, InProcess, PostgresNotify, Redis.")]
+    [InlineData("WakeUp:Transport", "Kafka", "WakeUp:Transport 'Kafka' is not supported; allowed values: Auto, InProcess, PostgresNotify, MongoChangeStream, Redis.")]
     [InlineData("WakeUp:Transport", "PostgresNotify", "WakeUp:Transport 'PostgresNotify' needs Store:Provider 'PostgreSql' (it is 'Sqlite').")]
     public void A_wrong_setting_fails_the_start_with_its_key_and_the_allowed_values(string key, string value, string message) =>
         Assert.Equal(message, StartupMessage(new() { [key] = value }));
