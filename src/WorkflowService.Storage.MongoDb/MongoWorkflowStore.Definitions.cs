@@ -17,8 +17,8 @@ public sealed partial class MongoWorkflowStore : IDefinitionStore
         for (var attempt = 0; ; attempt++)
         {
             var latest = await _definitions.Find(d => d.Tenant == tenant && d.Name == name).SortByDescending(d => d.Version)
-                .Project(d => d.Version).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
-            var record = build(latest + 1);
+                .Project(d => new { d.Version }).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+            var record = build((latest?.Version ?? 0) + 1);
             record.Tenant = tenant;
             try
             {

@@ -36,8 +36,8 @@ public sealed partial class MongoWorkflowStore : IRetentionStore
         _leases.DeleteOneAsync(l => l.Name == name && l.Owner == owner, cancellationToken);
 
     public async Task<IReadOnlyList<Guid>> FindExpiredAsync(RetentionScope scope, int limit, CancellationToken cancellationToken) =>
-        await _instances.Find(Expired(scope)).SortBy(i => i.CompletedAt).Limit(limit).Project(i => i.Id)
-            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        (await _instances.Find(Expired(scope)).SortBy(i => i.CompletedAt).Limit(limit).Project(i => new { i.Id })
+            .ToListAsync(cancellationToken).ConfigureAwait(false)).ConvertAll(i => i.Id);
 
     public Task<long> CountExpiredAsync(RetentionScope scope, CancellationToken cancellationToken) =>
         _instances.CountDocumentsAsync(Expired(scope), cancellationToken: cancellationToken);
@@ -92,16 +92,17 @@ public sealed partial class MongoWorkflowStore : IRetentionStore
         {
             // Ended is final: an instance found ended here stays ended, so its documents can go in any order within the transaction.
             var ended = await _instances.Find(session, InstanceFilter.In(i => i.Id, instanceIds) & InstanceFilter.In(i => i.Status, EndedStatuses))
-                .Project(i => i.Id).ToListAsync(ct).ConfigureAwait(false);
+                .Project(i => new { i.Id }).ToListAsync(ct).ConfigureAwait(false);
             if (ended.Count == 0)
             {
                 return default(PurgedRows);
             }
 
-            var history = await _history.DeleteManyAsync(session, Builders<HistoryDocument>.Filter.In(h => h.InstanceId, ended), cancellationToken: ct).ConfigureAwait(false);
-            var signals = await _signals.DeleteManyAsync(session, SignalFilter.In(s => s.InstanceId, ended), cancellationToken: ct).ConfigureAwait(false);
-            var tasks = await _tasks.DeleteManyAsync(session, TaskFilter.In(t => t.InstanceId, ended), cancellationToken: ct).ConfigureAwait(false);
-            var instances = await _instances.DeleteManyAsync(session, InstanceFilter.In(i => i.Id, ended), cancellationToken: ct).ConfigureAwait(false);
+            var ids = ended.ConvertAll(i => i.Id);
+            var history = await _history.DeleteManyAsync(session, Builders<HistoryDocument>.Filter.In(h => h.InstanceId, ids), cancellationToken: ct).ConfigureAwait(false);
+            var signals = await _signals.DeleteManyAsync(session, SignalFilter.In(s => s.InstanceId, ids), cancellationToken: ct).ConfigureAwait(false);
+            var tasks = await _tasks.DeleteManyAsync(session, TaskFilter.In(t => t.InstanceId, ids), cancellationToken: ct).ConfigureAwait(false);
+            var instances = await _instances.DeleteManyAsync(session, InstanceFilter.In(i => i.Id, ids), cancellationToken: ct).ConfigureAwait(false);
             return new PurgedRows((int)instances.DeletedCount, (int)history.DeletedCount, (int)signals.DeletedCount, (int)tasks.DeletedCount);
         }, cancellationToken);
     }

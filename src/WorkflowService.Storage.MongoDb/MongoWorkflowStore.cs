@@ -130,7 +130,7 @@ public sealed partial class MongoWorkflowStore
                 throw;
             }
 
-            if (await CommitAsync(session, attempt, cancellationToken).ConfigureAwait(false))
+            if (await CommitTransactionAsync(session, attempt, cancellationToken).ConfigureAwait(false))
             {
                 return result;
             }
@@ -138,7 +138,7 @@ public sealed partial class MongoWorkflowStore
     }
 
     /// <summary>Commits; false when the whole transaction should run again (a transient failure at commit, retries left).</summary>
-    private async Task<bool> CommitAsync(IClientSessionHandle session, int attempt, CancellationToken cancellationToken)
+    private async Task<bool> CommitTransactionAsync(IClientSessionHandle session, int attempt, CancellationToken cancellationToken)
     {
         for (var commit = 0; ; commit++)
         {
