@@ -7,13 +7,14 @@ namespace WorkflowService.Storage.MongoDb;
 // The documents as MongoDB stores them: one small class per collection, mapped by attributes, so that the engine's types
 // stay free of MongoDB (an architecture test holds the engine to that). Field names are short camelCase; enums are
 // stored as their names (as the relational stores do), times as BSON dates (millisecond precision), ids as standard
-// UUIDs (subtype 4, registered once in MongoWorkflowStore.RegisterSerializers). Optional fields are stored as null rather
+// UUIDs (subtype 4, said on each member: the driver's own default has no representation, and a process-wide registration
+// would reach into the host's other MongoDB code). Optional fields are stored as null rather
 // than left out, so that every filter on "is null" reads the same on documents old and new.
 
 /// <summary>A workflow instance with its wait state and its parallel branches (collection "instances").</summary>
 internal sealed class InstanceDocument
 {
-    [BsonId] public Guid Id { get; set; }
+    [BsonId] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid Id { get; set; }
     [BsonElement("tenant")] public string Tenant { get; set; } = "";
     [BsonElement("definitionName")] public string DefinitionName { get; set; } = "";
     [BsonElement("definitionVersion")] public int DefinitionVersion { get; set; }
@@ -28,10 +29,10 @@ internal sealed class InstanceDocument
     [BsonElement("waitKind")] public string? WaitKind { get; set; }
     [BsonElement("waitStepId")] public string? WaitStepId { get; set; }
     [BsonElement("waitSignal")] public string? WaitSignal { get; set; }
-    [BsonElement("waitSignalId")] public Guid? WaitSignalId { get; set; }
-    [BsonElement("waitTaskId")] public Guid? WaitTaskId { get; set; }
-    [BsonElement("parentInstanceId")] public Guid? ParentInstanceId { get; set; }
-    [BsonElement("parentWaitId")] public Guid? ParentWaitId { get; set; }
+    [BsonElement("waitSignalId")] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid? WaitSignalId { get; set; }
+    [BsonElement("waitTaskId")] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid? WaitTaskId { get; set; }
+    [BsonElement("parentInstanceId")] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid? ParentInstanceId { get; set; }
+    [BsonElement("parentWaitId")] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid? ParentWaitId { get; set; }
     /// <summary>The executor's branch state, kept as the JSON it owns (the store never reads inside it).</summary>
     [BsonElement("branches")] public string? BranchesJson { get; set; }
     [BsonElement("parkedSignals")] public int ParkedSignals { get; set; }
@@ -67,8 +68,8 @@ internal sealed class InstanceDocument
 /// <summary>A queued signal with its lease (collection "signals"); the change stream watches this collection.</summary>
 internal sealed class SignalDocument
 {
-    [BsonId] public Guid Id { get; set; }
-    [BsonElement("instanceId")] public Guid InstanceId { get; set; }
+    [BsonId] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid Id { get; set; }
+    [BsonElement("instanceId")] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid InstanceId { get; set; }
     [BsonElement("name")] public string Name { get; set; } = "";
     [BsonElement("payload")] public string? PayloadJson { get; set; }
     [BsonElement("status")] public string Status { get; set; } = "";
@@ -80,7 +81,7 @@ internal sealed class SignalDocument
     [BsonElement("lastError")] public string? LastError { get; set; }
     [BsonElement("idempotencyKey")] public string? IdempotencyKey { get; set; }
     [BsonElement("actor")] public string? Actor { get; set; }
-    [BsonElement("subjectId")] public Guid? SubjectId { get; set; }
+    [BsonElement("subjectId")] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid? SubjectId { get; set; }
     [BsonElement("createdAt")] public DateTime CreatedAt { get; set; }
     [BsonElement("handledAt")] public DateTime? HandledAt { get; set; }
     [BsonElement("traceParent")] public string? TraceParent { get; set; }
@@ -109,7 +110,7 @@ internal sealed class SignalDocument
 internal sealed class HistoryDocument
 {
     [BsonId] public ObjectId Id { get; set; }
-    [BsonElement("instanceId")] public Guid InstanceId { get; set; }
+    [BsonElement("instanceId")] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid InstanceId { get; set; }
     [BsonElement("sequence")] public int Sequence { get; set; }
     [BsonElement("at")] public DateTime At { get; set; }
     [BsonElement("type")] public string Type { get; set; } = "";
@@ -136,8 +137,8 @@ internal sealed class HistoryDocument
 /// <summary>A human task (collection "tasks").</summary>
 internal sealed class TaskDocument
 {
-    [BsonId] public Guid Id { get; set; }
-    [BsonElement("instanceId")] public Guid InstanceId { get; set; }
+    [BsonId] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid Id { get; set; }
+    [BsonElement("instanceId")] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid InstanceId { get; set; }
     [BsonElement("tenant")] public string Tenant { get; set; } = "";
     [BsonElement("definitionName")] public string DefinitionName { get; set; } = "";
     [BsonElement("stepId")] public string StepId { get; set; } = "";

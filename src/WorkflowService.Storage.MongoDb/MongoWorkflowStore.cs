@@ -1,6 +1,4 @@
 using MongoDB.Bson;
-using MongoDB.Bson.Serialization;
-using MongoDB.Bson.Serialization.Serializers;
 using MongoDB.Driver;
 using Microsoft.Extensions.Options;
 
@@ -55,7 +53,6 @@ public sealed partial class MongoWorkflowStore
     {
         ArgumentNullException.ThrowIfNull(client);
         ArgumentNullException.ThrowIfNull(options);
-        RegisterSerializers();
         _client = client;
         _options = options.Value;
         _time = time;
@@ -85,21 +82,6 @@ public sealed partial class MongoWorkflowStore
 
     /// <summary>The store's database, for the change-stream wake-ups and the tests.</summary>
     public IMongoDatabase Database => _database;
-
-    private static int _serializersRegistered;
-
-    /// <summary>
-    /// Guids as standard UUIDs (BSON binary subtype 4), the representation every current driver reads alike. The driver's
-    /// serializer registry is process-wide, so this is registered once; a host that registered a Guid serializer of its
-    /// own keeps it (TryRegister), and its Guids must then be standard too.
-    /// </summary>
-    internal static void RegisterSerializers()
-    {
-        if (Interlocked.Exchange(ref _serializersRegistered, 1) == 0)
-        {
-            BsonSerializer.TryRegisterSerializer(new GuidSerializer(GuidRepresentation.Standard));
-        }
-    }
 
     /// <summary>
     /// Runs <paramref name="work"/> in one multi-document transaction on a session of its own, and commits it. A
