@@ -154,7 +154,8 @@ public sealed partial class MongoStoreOptions
         }
     }
 
-    [GeneratedRegex(@"^mongodb(?:\+srv)?://[^:/@]*:(?<value>[^@]*)@", RegexOptions.IgnoreCase | RegexOptions.CultureInvariant)]
+    // The user-info's password of any URL-like string (mongodb://, mongodb+srv://, or a scheme the driver refuses).
+    [GeneratedRegex(@"://[^:/@]*:(?<value>[^@/]*)@", RegexOptions.CultureInvariant)]
     private static partial Regex Password();
 
     [GeneratedRegex(@"^[^\s./\\""$]{1,63}$", RegexOptions.CultureInvariant)]
