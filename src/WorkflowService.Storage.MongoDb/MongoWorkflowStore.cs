@@ -57,10 +57,12 @@ public sealed partial class MongoWorkflowStore
         _options = options.Value;
         _time = time;
         // Every other write waits for a majority of the replica set: what a caller was told is stored survives a failover.
+        // Reads are the primary's own (read concern local): they see this node's claims, written w:1, at once; a majority
+        // read could miss one for a moment and read a signal as unleased that this node has just leased.
         _database = client.GetDatabase(_options.Database, new MongoDatabaseSettings
         {
             WriteConcern = WriteConcern.WMajority,
-            ReadConcern = ReadConcern.Majority,
+            ReadConcern = ReadConcern.Local,
             ReadPreference = ReadPreference.Primary,
         });
         // Snapshot reads inside a transaction: every read of a wait point or a replay sees one point in time, and a write
