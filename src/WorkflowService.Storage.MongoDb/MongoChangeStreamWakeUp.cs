@@ -32,8 +32,8 @@ public sealed partial class MongoChangeStreamWakeUp(
 {
     public const string Name = "MongoDB change stream";
 
-    /// <summary>The server's codes for a resume token the oplog no longer holds (ChangeStreamHistoryLost, ChangeStreamFatalError).</summary>
-    private static readonly int[] HistoryLostCodes = [286, 280];
+    /// <summary>The server's codes for a resume token it cannot resume from (ChangeStreamHistoryLost, ChangeStreamFatalError, InvalidResumeToken).</summary>
+    private static readonly int[] HistoryLostCodes = [286, 280, 260];
 
     private readonly CancellationTokenSource _stopping = new();
     private readonly MongoStoreOptions _options = options.Value;
@@ -121,7 +121,7 @@ public sealed partial class MongoChangeStreamWakeUp(
                 {
                     _listening = false;
                     failures++;
-                    if (args.Outcome.Exception is MongoCommandException { Code: var code } && HistoryLostCodes.Contains(code))
+                    if (args.Outcome.Exception is { } failure && IsHistoryLost(failure))
                     {
                         // The oplog moved past the token: start afresh; the look on subscribing finds what was missed.
                         _resumeToken = null;
@@ -185,16 +185,27 @@ public sealed partial class MongoChangeStreamWakeUp(
                 _resumeToken = cursor.GetResumeToken();
             }
 
-            // The server closed the stream (an invalidate: the database was dropped or renamed).
+            // The server closed the stream (an invalidate: the database was dropped or renamed). A stream cannot resume
+            // after its invalidate event: the next one starts afresh.
+            _resumeToken = null;
             throw new InvalidOperationException("the change stream was closed by the server (was the store's database dropped or renamed?)");
         }
         catch (Exception e) when (_listening && (e is not OperationCanceledException || !stopping.IsCancellationRequested))
         {
             // It was up and broke: a fresh pass reconnects at once, with a fresh count of failures.
             _listening = false;
+            if (IsHistoryLost(e))
+            {
+                _resumeToken = null;
+            }
+
             LogLost(logger, e, Name);
         }
     }
+
+    /// <summary>True when the server no longer holds the resume token's place in its oplog (resuming would fail again).</summary>
+    private static bool IsHistoryLost(Exception exception) =>
+        exception is MongoCommandException { Code: var code } && HistoryLostCodes.Contains(code);
 
     /// <summary>One event: a signal that may be claimed at its due time (now, when the event does not say), or an instance that committed.</summary>
     internal void Receive(BsonDocument change)
