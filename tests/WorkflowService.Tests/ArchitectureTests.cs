@@ -21,6 +21,7 @@ public sealed class ArchitectureTests
         var references = typeof(Program).Assembly.GetReferencedAssemblies().Select(a => a.Name!).ToList();
 
         Assert.Contains("WorkflowService.Storage.Relational", references);
+        Assert.Contains("WorkflowService.Storage.MongoDb", references);
         Assert.DoesNotContain(references, name => forbidden.Any(f => name.StartsWith(f, StringComparison.Ordinal)));
     }
 }

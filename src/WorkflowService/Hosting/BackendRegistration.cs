@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using WorkflowService.Engine.Configuration;
 using WorkflowService.Engine.WakeUp;
+using WorkflowService.Storage.MongoDb;
 using WorkflowService.Storage.Relational.PostgreSql;
 using WorkflowService.Storage.Relational.Sqlite;
 using WorkflowService.WakeUp.Redis;
@@ -26,6 +27,7 @@ public static class BackendRegistration
         {
             StoreProvider.Sqlite => services.AddSqliteWorkflowStore(store),
             StoreProvider.PostgreSql => services.AddPostgreSqlWorkflowStore(store),
+            StoreProvider.MongoDb => services.AddMongoDbWorkflowStore(store),
             _ => throw new UnreachableException(),
         };
         // Runs before the wake-up listener and the signal workers (hosted services start in registration order).
@@ -37,6 +39,9 @@ public static class BackendRegistration
             (WakeUpTransport.Auto or WakeUpTransport.PostgresNotify, StoreProvider.PostgreSql) => services.AddPostgresNotifyWakeUp(),
             (WakeUpTransport.PostgresNotify, _) => throw ConfigurationChoice.Invalid(
                 $"{wakeUp.Path}:Transport", $"{wakeUp.Path}:Transport 'PostgresNotify' needs {store.Path}:Provider 'PostgreSql' (it is '{provider}')."),
+            (WakeUpTransport.Auto or WakeUpTransport.MongoChangeStream, StoreProvider.MongoDb) => services.AddMongoChangeStreamWakeUp(),
+            (WakeUpTransport.MongoChangeStream, _) => throw ConfigurationChoice.Invalid(
+                $"{wakeUp.Path}:Transport", $"{wakeUp.Path}:Transport 'MongoChangeStream' needs {store.Path}:Provider 'MongoDb' (it is '{provider}')."),
             _ => services.AddSingleton<IWakeUpTransport, InProcessWakeUp>(),
         };
         return services;

@@ -8,4 +8,7 @@ public enum StoreProvider
 
     /// <summary>A PostgreSQL server, shared by every node.</summary>
     PostgreSql,
+
+    /// <summary>A MongoDB replica set, shared by every node (transactions and change streams need a replica set).</summary>
+    MongoDb,
 }

@@ -122,3 +122,5 @@ public abstract class DefinitionApiTests<TBackend> : SharedServiceTest<TBackend>
 public sealed class SqliteDefinitionApiTests : DefinitionApiTests<SqliteBackend>;
 
 public sealed class PostgresDefinitionApiTests : DefinitionApiTests<PostgresBackend>;
+
+public sealed class MongoDbDefinitionApiTests : DefinitionApiTests<MongoDbBackend>;

@@ -265,3 +265,5 @@ public abstract class InstanceApiTests<TBackend> : SharedServiceTest<TBackend> w
 public sealed class SqliteInstanceApiTests : InstanceApiTests<SqliteBackend>;
 
 public sealed class PostgresInstanceApiTests : InstanceApiTests<PostgresBackend>;
+
+public sealed class MongoDbInstanceApiTests : InstanceApiTests<MongoDbBackend>;

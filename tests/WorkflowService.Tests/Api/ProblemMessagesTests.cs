@@ -213,3 +213,5 @@ public abstract class ProblemMessagesTests<TBackend> : ServiceTest<TBackend> whe
 public sealed class SqliteProblemMessagesTests : ProblemMessagesTests<SqliteBackend>;
 
 public sealed class PostgresProblemMessagesTests : ProblemMessagesTests<PostgresBackend>;
+
+public sealed class MongoDbProblemMessagesTests : ProblemMessagesTests<MongoDbBackend>;

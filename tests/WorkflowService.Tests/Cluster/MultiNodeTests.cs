@@ -248,6 +248,8 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
 
 public sealed class PostgresMultiNodeTests : MultiNodeTests<PostgresBackend>;
 
+public sealed class MongoDbMultiNodeTests : MultiNodeTests<MongoDbBackend>;
+
 /// <summary>The same on PostgreSQL with Redis as the wake-up transport.</summary>
 public sealed class RedisMultiNodeTests : MultiNodeTests<RedisWakeUpBackend>
 {

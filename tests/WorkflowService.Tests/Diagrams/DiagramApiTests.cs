@@ -233,6 +233,8 @@ public sealed class SqliteDiagramApiTests : DiagramApiTests<SqliteBackend>;
 
 public sealed class PostgresDiagramApiTests : DiagramApiTests<PostgresBackend>;
 
+public sealed class MongoDbDiagramApiTests : DiagramApiTests<MongoDbBackend>;
+
 /// <summary>
 /// docs/examples/*.svg are the diagrams the service draws for docs/examples/*.json. Refresh them with
 /// <c>UPDATE_EXAMPLE_DIAGRAMS=1 dotnet test --project tests/WorkflowService.Tests --filter-class WorkflowService.Tests.Diagrams.ExampleDiagramTests</c>

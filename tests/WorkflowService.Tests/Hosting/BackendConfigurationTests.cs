@@ -6,9 +6,11 @@ using Npgsql;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.WakeUp;
 using WorkflowService.Hosting;
+using WorkflowService.Storage.MongoDb;
 using WorkflowService.Storage.Relational.PostgreSql;
 using WorkflowService.Storage.Relational.Sqlite;
 using WorkflowService.Tests.Infrastructure;
+using WorkflowService.WakeUp.Redis;
 
 namespace WorkflowService.Tests.Hosting;
 
@@ -16,6 +18,7 @@ namespace WorkflowService.Tests.Hosting;
 public sealed class BackendConfigurationTests
 {
     private const string Postgres = "Host=127.0.0.1;Username=postgres;Password=postgres";
+    private const string Mongo = "mongodb://mongo1:27017,mongo2:27017/?replicaSet=rs0";
 
     private static IConfiguration Configuration(Dictionary<string, string?> settings) =>
         new ConfigurationBuilder().AddInMemoryCollection(settings).Build();
@@ -25,12 +28,13 @@ public sealed class BackendConfigurationTests
         StartupCheck.Message(settings, (services, configuration) => services.AddWorkflowBackend(configuration));
 
     [Theory]
-    [InlineData("Store:Provider", "Oracle", "Store:Provider 'Oracle' is not supported; allowed values: Sqlite, PostgreSql.")]
+    [InlineData("Store:Provider", "Oracle", "Store:Provider 'Oracle' is not supported; allowed values: Sqlite, PostgreSql, MongoDb.")]
     [InlineData("Store:SqliteSynchronous", "OFF", "Store:SqliteSynchronous 'OFF' is not supported; allowed values: Normal, Full, Extra.")]
     [InlineData("Store:MaxPoolSize", "1", "Store:MaxPoolSize must be between 2 and 1000 (it is 1).")]
     [InlineData("Store:ConnectionString", "", "Store:ConnectionString is empty; set it for the Sqlite store.")]
-    [InlineData("WakeUp:Transport", "Kafka", "WakeUp:Transport 'Kafka' is not supported; allowed values: Auto, InProcess, PostgresNotify, Redis.")]
+    [InlineData("WakeUp:Transport", "Kafka", "WakeUp:Transport 'Kafka' is not supported; allowed values: Auto, InProcess, PostgresNotify, MongoChangeStream, Redis.")]
     [InlineData("WakeUp:Transport", "PostgresNotify", "WakeUp:Transport 'PostgresNotify' needs Store:Provider 'PostgreSql' (it is 'Sqlite').")]
+    [InlineData("WakeUp:Transport", "MongoChangeStream", "WakeUp:Transport 'MongoChangeStream' needs Store:Provider 'MongoDb' (it is 'Sqlite').")]
     public void A_wrong_setting_fails_the_start_with_its_key_and_the_allowed_values(string key, string value, string message) =>
         Assert.Equal(message, StartupMessage(new() { [key] = value }));
 
@@ -56,6 +60,70 @@ public sealed class BackendConfigurationTests
         Assert.Equal("Store:ConnectionString is empty; set it for the PostgreSql store. "
                      + "Store:CommandTimeoutSeconds must be between 1 and 3600 (it is 0). "
                      + "Store:MaxPoolSize must be between 2 and 1000 (it is 1001).", message);
+    }
+
+    [Fact]
+    public void Every_wrong_setting_of_the_mongodb_store_is_told_at_once()
+    {
+        var message = StartupMessage(new()
+        {
+            ["Store:Provider"] = "MongoDb", ["Store:MaxPoolSize"] = "1", ["Store:Database"] = "work.flow", ["Store:TransactionRetries"] = "-1",
+            ["Store:ChangeStreamMaxAwait"] = "00:01:00", ["Store:SocketTimeout"] = "00:00:30",
+        });
+
+        Assert.NotNull(message);
+        Assert.Contains("Store:ConnectionString is empty; set it for the MongoDb store", message, StringComparison.Ordinal);
+        Assert.Contains("Store:Database must be 1 to 63 characters", message, StringComparison.Ordinal);
+        Assert.Contains("Store:MaxPoolSize must be between 2 and 1000 (it is 1).", message, StringComparison.Ordinal);
+        Assert.Contains("Store:ChangeStreamMaxAwait (00:01:00) must be shorter than Store:SocketTimeout (00:00:30)", message, StringComparison.Ordinal);
+        Assert.Contains("Store:TransactionRetries must be between 0 and 20 (it is -1).", message, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("mongodb://workflow:s3cret-value@db/?replicaSet=rs0&connectTimeoutMS=fifty")]
+    [InlineData("mongodb://workflow:s3cret-value@db/?replicaSet=rs0&noSuchOption=1&w=")]
+    [InlineData("postgres://workflow:s3cret-value@db")]
+    public void A_mongodb_connection_string_the_driver_cannot_read_fails_the_start_without_repeating_its_password(string connectionString)
+    {
+        var message = StartupMessage(new() { ["Store:Provider"] = "MongoDb", ["Store:ConnectionString"] = connectionString });
+
+        Assert.NotNull(message);
+        Assert.StartsWith("Store:ConnectionString cannot be read by the MongoDB driver: ", message, StringComparison.Ordinal);
+        Assert.DoesNotContain("s3cret-value", message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void The_mongodb_store_wakes_by_its_change_stream_by_default_and_takes_redis_wake_ups_instead_when_asked()
+    {
+        var services = new ServiceCollection().AddLogging().AddSingleton(TimeProvider.System);
+        services.AddWorkflowBackend(Configuration(new() { ["Store:Provider"] = "mongodb", ["Store:ConnectionString"] = Mongo, ["WakeUp:Transport"] = "auto" }));
+        Assert.Single(services, d => d.ServiceType == typeof(IWakeUpTransport));
+        Assert.Contains(services, d => d.ServiceType == typeof(MongoChangeStreamWakeUp));
+        Assert.Contains(services, d => d.ServiceType == typeof(MongoWorkflowStore));
+        Assert.Null(StartupMessage(new() { ["Store:Provider"] = "MongoDb", ["Store:ConnectionString"] = Mongo }));
+
+        var redis = new ServiceCollection().AddLogging().AddSingleton(TimeProvider.System);
+        redis.AddWorkflowBackend(Configuration(new()
+        {
+            ["Store:Provider"] = "MongoDb", ["Store:ConnectionString"] = Mongo, ["WakeUp:Transport"] = "Redis", ["WakeUp:Redis:ConnectionString"] = "redis:6379",
+        }));
+        Assert.Contains(redis, d => d.ServiceType == typeof(RedisWakeUpBus));
+        Assert.DoesNotContain(redis, d => d.ServiceType == typeof(MongoChangeStreamWakeUp));
+    }
+
+    [Fact]
+    public void The_mongodb_client_takes_the_stores_bounded_waits_and_pool()
+    {
+        var settings = MongoDbServiceCollectionExtensions.ClientSettings(new MongoStoreOptions
+        {
+            ConnectionString = Mongo, MaxPoolSize = 7, ServerSelectionTimeout = TimeSpan.FromSeconds(3), SocketTimeout = TimeSpan.FromSeconds(20),
+        });
+
+        Assert.Equal(7, settings.MaxConnectionPoolSize);
+        Assert.Equal(TimeSpan.FromSeconds(3), settings.ServerSelectionTimeout);
+        Assert.Equal(TimeSpan.FromSeconds(20), settings.SocketTimeout);
+        Assert.Equal("rs0", settings.ReplicaSetName);
+        Assert.True(settings.RetryWrites);
     }
 
     [Theory]

@@ -13,9 +13,9 @@ namespace WorkflowService.Tests.Hosting;
 public sealed class StartupConfigurationTests
 {
     [Theory]
-    [InlineData("Store:Provider", "MongoDb", "Store:Provider 'MongoDb' is not supported; allowed values: Sqlite, PostgreSql.")]
+    [InlineData("Store:Provider", "Oracle", "Store:Provider 'Oracle' is not supported; allowed values: Sqlite, PostgreSql, MongoDb.")]
     [InlineData("Store:MaxPoolSize", "many", "Store:MaxPoolSize 'many' cannot be read; expected a whole number.")]
-    [InlineData("WakeUp:Transport", "Kafka", "WakeUp:Transport 'Kafka' is not supported; allowed values: Auto, InProcess, PostgresNotify, Redis.")]
+    [InlineData("WakeUp:Transport", "Kafka", "WakeUp:Transport 'Kafka' is not supported; allowed values: Auto, InProcess, PostgresNotify, MongoChangeStream, Redis.")]
     [InlineData("Workers:SignalWorkers", "abc", "Workers:SignalWorkers 'abc' cannot be read; expected a whole number between 1 and 256.")]
     [InlineData("Workers:LeaseDuration", "soon",
         "Workers:LeaseDuration 'soon' cannot be read; expected a duration as [d.]hh:mm:ss[.fff] (00:00:30 is 30 seconds) between 00:00:00.100 and 01:00:00.")]

@@ -470,3 +470,5 @@ public abstract class ParallelTests<TBackend> : SharedServiceTest<TBackend> wher
 public sealed class SqliteParallelTests : ParallelTests<SqliteBackend>;
 
 public sealed class PostgresParallelTests : ParallelTests<PostgresBackend>;
+
+public sealed class MongoDbParallelTests : ParallelTests<MongoDbBackend>;

@@ -87,3 +87,5 @@ public abstract class ParallelTimerTests<TBackend> : ServiceTest<TBackend> where
 public sealed class SqliteParallelTimerTests : ParallelTimerTests<SqliteBackend>;
 
 public sealed class PostgresParallelTimerTests : ParallelTimerTests<PostgresBackend>;
+
+public sealed class MongoDbParallelTimerTests : ParallelTimerTests<MongoDbBackend>;

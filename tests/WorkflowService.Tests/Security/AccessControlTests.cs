@@ -348,3 +348,5 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
 public sealed class SqliteAccessControlTests : AccessControlTests<SqliteBackend>;
 
 public sealed class PostgresAccessControlTests : AccessControlTests<PostgresBackend>;
+
+public sealed class MongoDbAccessControlTests : AccessControlTests<MongoDbBackend>;

@@ -388,3 +388,5 @@ public abstract class TenantIsolationTests<TBackend> : SharedServiceTest<TBacken
 public sealed class SqliteTenantIsolationTests : TenantIsolationTests<SqliteBackend>;
 
 public sealed class PostgresTenantIsolationTests : TenantIsolationTests<PostgresBackend>;
+
+public sealed class MongoDbTenantIsolationTests : TenantIsolationTests<MongoDbBackend>;

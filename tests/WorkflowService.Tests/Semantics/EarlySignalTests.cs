@@ -60,3 +60,5 @@ public abstract class EarlySignalTests<TBackend> : ServiceTest<TBackend> where T
 public sealed class SqliteEarlySignalTests : EarlySignalTests<SqliteBackend>;
 
 public sealed class PostgresEarlySignalTests : EarlySignalTests<PostgresBackend>;
+
+public sealed class MongoDbEarlySignalTests : EarlySignalTests<MongoDbBackend>;

@@ -586,3 +586,5 @@ public abstract class EngineSemanticsTests<TBackend> : SharedServiceTest<TBacken
 public sealed class SqliteEngineSemanticsTests : EngineSemanticsTests<SqliteBackend>;
 
 public sealed class PostgresEngineSemanticsTests : EngineSemanticsTests<PostgresBackend>;
+
+public sealed class MongoDbEngineSemanticsTests : EngineSemanticsTests<MongoDbBackend>;

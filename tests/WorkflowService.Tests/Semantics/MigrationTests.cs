@@ -109,3 +109,5 @@ public abstract class MigrationTests<TBackend> : SharedServiceTest<TBackend> whe
 public sealed class SqliteMigrationTests : MigrationTests<SqliteBackend>;
 
 public sealed class PostgresMigrationTests : MigrationTests<PostgresBackend>;
+
+public sealed class MongoDbMigrationTests : MigrationTests<MongoDbBackend>;

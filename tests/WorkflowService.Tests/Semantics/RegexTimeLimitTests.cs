@@ -57,3 +57,5 @@ public abstract class RegexTimeLimitTests<TBackend> : ServiceTest<TBackend> wher
 public sealed class SqliteRegexTimeLimitTests : RegexTimeLimitTests<SqliteBackend>;
 
 public sealed class PostgresRegexTimeLimitTests : RegexTimeLimitTests<PostgresBackend>;
+
+public sealed class MongoDbRegexTimeLimitTests : RegexTimeLimitTests<MongoDbBackend>;

@@ -46,3 +46,5 @@ public abstract class SlowCallOutTests<TBackend> : SharedServiceTest<TBackend> w
 public sealed class SqliteSlowCallOutTests : SlowCallOutTests<SqliteBackend>;
 
 public sealed class PostgresSlowCallOutTests : SlowCallOutTests<PostgresBackend>;
+
+public sealed class MongoDbSlowCallOutTests : SlowCallOutTests<MongoDbBackend>;

@@ -128,3 +128,5 @@ public abstract class TimerTests<TBackend> : ServiceTest<TBackend> where TBacken
 public sealed class SqliteTimerTests : TimerTests<SqliteBackend>;
 
 public sealed class PostgresTimerTests : TimerTests<PostgresBackend>;
+
+public sealed class MongoDbTimerTests : TimerTests<MongoDbBackend>;

@@ -104,4 +104,6 @@ public sealed class SqliteWakeUpTests : WakeUpTests<SqliteBackend>;
 
 public sealed class PostgresWakeUpTests : WakeUpTests<PostgresBackend>;
 
+public sealed class MongoDbWakeUpTests : WakeUpTests<MongoDbBackend>;
+
 public sealed class RedisWakeUpTests : WakeUpTests<RedisWakeUpBackend>;

@@ -3,9 +3,12 @@ using System.Net.Http.Json;
 using System.Text.Json;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.DependencyInjection;
+using MongoDB.Bson;
+using MongoDB.Driver;
 using WorkflowService.Api;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Storage.MongoDb;
 using WorkflowService.Storage.Relational;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
@@ -242,14 +245,35 @@ public abstract class RetentionTests<TBackend> : ServiceTest<TBackend> where TBa
     {
         var list = ids.ToList();
         var at = DateTime.UtcNow - ago;
+        if ((services ?? Factory.Services).GetService<MongoWorkflowStore>() is { } mongo)
+        {
+            var moved = await mongo.Database.GetCollection<BsonDocument>(MongoWorkflowStore.InstancesCollection)
+                .UpdateManyAsync(MongoIds(list), Builders<BsonDocument>.Update.Set("completedAt", at));
+            Assert.Equal(list.Count, moved.MatchedCount);
+            return;
+        }
+
         await using var db = await (services ?? Factory.Services).GetRequiredService<IDbContextFactory<WorkflowDbContext>>().CreateDbContextAsync();
         Assert.Equal(list.Count, await db.Instances.Where(i => list.Contains(i.Id)).ExecuteUpdateAsync(u => u.SetProperty(i => i.CompletedAt, at)));
     }
+
+    /// <summary>The MongoDB store's documents of these ids (standard UUIDs, as the store writes them).</summary>
+    private static FilterDefinition<BsonDocument> MongoIds(IEnumerable<Guid> ids) =>
+        Builders<BsonDocument>.Filter.In("_id", ids.Select(id => new BsonBinaryData(id, GuidRepresentation.Standard)));
 
     /// <summary>The history, signal and task rows left for <paramref name="ids"/>.</summary>
     private async Task<(int History, int Signals, int Tasks)> RowsOfAsync(IReadOnlyCollection<Guid> ids)
     {
         var list = ids.ToList();
+        if (Factory.Services.GetService<MongoWorkflowStore>() is { } mongo)
+        {
+            var byInstance = Builders<BsonDocument>.Filter.In("instanceId", list.Select(id => new BsonBinaryData(id, GuidRepresentation.Standard)));
+            return (
+                (int)await mongo.Database.GetCollection<BsonDocument>(MongoWorkflowStore.HistoryCollection).CountDocumentsAsync(byInstance),
+                (int)await mongo.Database.GetCollection<BsonDocument>(MongoWorkflowStore.SignalsCollection).CountDocumentsAsync(byInstance),
+                (int)await mongo.Database.GetCollection<BsonDocument>(MongoWorkflowStore.TasksCollection).CountDocumentsAsync(byInstance));
+        }
+
         await using var db = await Factory.Get<IDbContextFactory<WorkflowDbContext>>().CreateDbContextAsync();
         return (
             await db.History.CountAsync(h => list.Contains(h.InstanceId)),
@@ -261,3 +285,5 @@ public abstract class RetentionTests<TBackend> : ServiceTest<TBackend> where TBa
 public sealed class SqliteRetentionTests : RetentionTests<SqliteBackend>;
 
 public sealed class PostgresRetentionTests : RetentionTests<PostgresBackend>;
+
+public sealed class MongoDbRetentionTests : RetentionTests<MongoDbBackend>;

@@ -327,3 +327,5 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
 public sealed class SqliteStoreContractTests : StoreContractTests<SqliteBackend>;
 
 public sealed class PostgresStoreContractTests : StoreContractTests<PostgresBackend>;
+
+public sealed class MongoDbStoreContractTests : StoreContractTests<MongoDbBackend>;

@@ -1,0 +1,275 @@
+using System.Diagnostics.CodeAnalysis;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using MongoDB.Bson;
+using MongoDB.Driver;
+using Polly;
+using Polly.Retry;
+using WorkflowService.Engine.Runtime;
+using WorkflowService.Engine.WakeUp;
+
+namespace WorkflowService.Storage.MongoDb;
+
+/// <summary>
+/// Wake-ups across nodes from one change stream on the store's database: every node watches the signals that become
+/// claimable (inserted pending, made pending again, given back unleased) and the instances that commit, so no node
+/// sends anything. The server is the bus: a signal committed on one node wakes the workers of every node, and an
+/// instance's commit the long-polls waiting on it (<see cref="InstanceChangeFeed.Hint"/>). This node's own hints still
+/// wake it in process at once; its own echo from the stream costs one extra look, never a missed one.
+/// </summary>
+/// <remarks>
+/// The stream's resume token is kept after every batch, so a reconnect resumes where the stream broke and misses nothing
+/// the oplog still holds; when the oplog has moved past it, the stream starts afresh and the node looks once. Reconnects
+/// back off (Polly: exponential, jittered, capped by Store:ChangeStreamMaxBackoff, at most Store:ChangeStreamMaxReconnects
+/// failures in a row). While the stream is down <see cref="IsHealthy"/> is false (the health check reports Degraded) and
+/// the dispatcher's bounded poll finds the work: the store, not the stream, is the truth.
+/// </remarks>
+public sealed partial class MongoChangeStreamWakeUp(
+    MongoWorkflowStore store, IOptions<MongoStoreOptions> options, InProcessWakeUp local, InstanceChangeFeed changes, TimeProvider time,
+    ILogger<MongoChangeStreamWakeUp> logger)
+    : IWakeUpTransport, IHostedService, IAsyncDisposable
+{
+    public const string Name = "MongoDB change stream";
+
+    /// <summary>The server's codes for a resume token it cannot resume from (ChangeStreamHistoryLost, ChangeStreamFatalError, InvalidResumeToken).</summary>
+    private static readonly int[] HistoryLostCodes = [286, 280, 260];
+
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly MongoStoreOptions _options = options.Value;
+    private Task _listener = Task.CompletedTask;
+    private BsonDocument? _resumeToken;
+    private volatile bool _listening;
+    private volatile bool _gaveUp;
+    private int _disposed;
+    private long _received;
+    private long _subscriptions;
+
+    public bool IsHealthy => _listening;
+
+    public bool HasGivenUp => _gaveUp;
+
+    /// <summary>Events received from the stream (signals due and instances committed, this node's own among them).</summary>
+    public long NotificationsReceived => Interlocked.Read(ref _received);
+
+    /// <summary>How many times the stream was opened (1 when it never had to reconnect).</summary>
+    public long Subscriptions => Interlocked.Read(ref _subscriptions);
+
+    // Nothing to send: the commit itself is the message every other node's stream delivers.
+    public void Notify(long dueAtMs) => local.Notify(dueAtMs);
+
+    public Task<bool> WaitAsync(long untilMs, CancellationToken cancellationToken) => local.WaitAsync(untilMs, cancellationToken);
+
+    public Task StartAsync(CancellationToken cancellationToken)
+    {
+        _listener = Task.Run(() => ListenAsync(_stopping.Token), CancellationToken.None);
+        return Task.CompletedTask;
+    }
+
+    public async Task StopAsync(CancellationToken cancellationToken)
+    {
+        if (Volatile.Read(ref _disposed) == 1)
+        {
+            return;
+        }
+
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        await _listener.WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// The events a wake-up needs, and only their few fields: a signal inserted pending, one whose update made it
+    /// pending or gave its lease back (a claim sets an owner and is left out: it wakes nobody), and any write of an
+    /// instance. Updates carry their changed fields only, never the whole document.
+    /// </summary>
+    private static BsonDocument[] Pipeline() =>
+    [
+        new("$match", new BsonDocument("$or", new BsonArray
+        {
+            new BsonDocument { { "ns.coll", MongoWorkflowStore.InstancesCollection }, { "operationType", new BsonDocument("$in", new BsonArray { "insert", "update", "replace" }) } },
+            new BsonDocument { { "ns.coll", MongoWorkflowStore.SignalsCollection }, { "operationType", "insert" }, { "fullDocument.status", "Pending" } },
+            new BsonDocument { { "ns.coll", MongoWorkflowStore.SignalsCollection }, { "operationType", "update" }, { "updateDescription.updatedFields.status", "Pending" } },
+            new BsonDocument
+            {
+                { "ns.coll", MongoWorkflowStore.SignalsCollection }, { "operationType", "update" },
+                { "updateDescription.updatedFields.leaseOwner", new BsonDocument("$type", "null") },
+            },
+        })),
+        new("$project", new BsonDocument
+        {
+            { "ns.coll", 1 },
+            { "documentKey", 1 },
+            { "fullDocument.dueAtMs", 1 },
+            { "updateDescription.updatedFields.dueAtMs", 1 },
+        }),
+    ];
+
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "A background listener: whatever ends it is logged and the node falls back to polling; letting it escape would fault an unobserved task.")]
+    private async Task ListenAsync(CancellationToken stopping)
+    {
+        var failures = 0;
+        var reconnect = new ResiliencePipelineBuilder { TimeProvider = time }
+            .AddRetry(new RetryStrategyOptions
+            {
+                ShouldHandle = new PredicateBuilder().Handle<Exception>(e => e is not OperationCanceledException || !stopping.IsCancellationRequested),
+                MaxRetryAttempts = _options.ChangeStreamMaxReconnects,
+                BackoffType = DelayBackoffType.Exponential,
+                UseJitter = true,
+                Delay = TimeSpan.FromMilliseconds(200),
+                MaxDelay = _options.ChangeStreamMaxBackoff,
+                OnRetry = args =>
+                {
+                    _listening = false;
+                    failures++;
+                    if (args.Outcome.Exception is { } failure && IsHistoryLost(failure))
+                    {
+                        // The oplog moved past the token: start afresh; the look on subscribing finds what was missed.
+                        _resumeToken = null;
+                    }
+
+                    LogDown(logger, args.Outcome.Exception!, Name, failures, args.RetryDelay);
+                    return default;
+                },
+            })
+            .Build();
+        try
+        {
+            // Each pass opens the stream (retried by the pipeline, so the limit counts failures in a row) and reads it until
+            // it breaks; then a fresh pass starts with a fresh count.
+            while (!stopping.IsCancellationRequested)
+            {
+                await reconnect.ExecuteAsync(async ct => await ListenOnceAsync(ct).ConfigureAwait(false), stopping).ConfigureAwait(false);
+                failures = 0;
+            }
+        }
+        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+        {
+        }
+        catch (Exception e)
+        {
+            _gaveUp = true;
+            LogGaveUp(logger, e, Name, _options.ChangeStreamMaxReconnects);
+        }
+        finally
+        {
+            _listening = false;
+        }
+    }
+
+    /// <summary>One stream, read until it breaks (a failure to open it throws, for the retry).</summary>
+    private async Task ListenOnceAsync(CancellationToken stopping)
+    {
+        var streamOptions = new ChangeStreamOptions
+        {
+            // The server answers an empty batch after this long: a quiet stream still proves its connection alive.
+            MaxAwaitTime = _options.ChangeStreamMaxAwait,
+            ResumeAfter = _resumeToken,
+        };
+        try
+        {
+            using var cursor = await store.Database.WatchAsync(
+                new BsonDocumentStagePipelineDefinition<ChangeStreamDocument<BsonDocument>, BsonDocument>(Pipeline()), streamOptions, stopping)
+                .ConfigureAwait(false);
+            _listening = true;
+            Interlocked.Increment(ref _subscriptions);
+            LogListening(logger, Name, _resumeToken is null ? "from now" : "resumed after its last event");
+            // Anything committed while nobody watched is due now: look once.
+            local.Notify(0);
+            while (await cursor.MoveNextAsync(stopping).ConfigureAwait(false))
+            {
+                foreach (var change in cursor.Current)
+                {
+                    Receive(change);
+                }
+
+                _resumeToken = cursor.GetResumeToken();
+            }
+
+            // The server closed the stream (an invalidate: the database was dropped or renamed). A stream cannot resume
+            // after its invalidate event: the next one starts afresh.
+            _resumeToken = null;
+            throw new InvalidOperationException("the change stream was closed by the server (was the store's database dropped or renamed?)");
+        }
+        catch (Exception e) when (_listening && (e is not OperationCanceledException || !stopping.IsCancellationRequested))
+        {
+            // It was up and broke: a fresh pass reconnects at once, with a fresh count of failures.
+            _listening = false;
+            if (IsHistoryLost(e))
+            {
+                _resumeToken = null;
+            }
+
+            LogLost(logger, e, Name);
+        }
+    }
+
+    /// <summary>True when the server no longer holds the resume token's place in its oplog (resuming would fail again).</summary>
+    private static bool IsHistoryLost(Exception exception) =>
+        exception is MongoCommandException { Code: var code } && HistoryLostCodes.Contains(code);
+
+    /// <summary>One event: a signal that may be claimed at its due time (now, when the event does not say), or an instance that committed.</summary>
+    internal void Receive(BsonDocument change)
+    {
+        Interlocked.Increment(ref _received);
+        var collection = change.TryGetValue("ns", out var ns) && ns.IsBsonDocument && ns.AsBsonDocument.TryGetValue("coll", out var coll) ? coll.AsString : null;
+        if (!change.TryGetValue("documentKey", out var key) || !key.AsBsonDocument.TryGetValue("_id", out var id) || !id.IsBsonBinaryData)
+        {
+            return;
+        }
+
+        if (collection == MongoWorkflowStore.InstancesCollection)
+        {
+            changes.Hint(id.AsBsonBinaryData.ToGuid());
+            return;
+        }
+
+        local.Notify(DueAt(change, "fullDocument") ?? DueAt(change, "updateDescription", "updatedFields") ?? 0);
+    }
+
+    private static long? DueAt(BsonDocument change, params string[] path)
+    {
+        BsonValue current = change;
+        foreach (var part in path)
+        {
+            if (!current.IsBsonDocument || !current.AsBsonDocument.TryGetValue(part, out current))
+            {
+                return null;
+            }
+        }
+
+        return current.IsBsonDocument && current.AsBsonDocument.TryGetValue("dueAtMs", out var due) && due.IsNumeric ? due.ToInt64() : null;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        // Registered under several service types, so the container may dispose it more than once.
+        if (Interlocked.Exchange(ref _disposed, 1) == 1)
+        {
+            return;
+        }
+
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        try
+        {
+            await _listener.WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            // The stream's last getMore is still waiting on the server (at most Store:ChangeStreamMaxAwait); the process is leaving.
+        }
+
+        _stopping.Dispose();
+    }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener ({Bus}) is down (failure {Failures}); running on the poll alone, reconnecting in {Backoff}")]
+    private static partial void LogDown(ILogger logger, Exception exception, string bus, int failures, TimeSpan backoff);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener ({Bus}) lost its stream; reconnecting, and running on the poll alone meanwhile")]
+    private static partial void LogLost(ILogger logger, Exception exception, string bus);
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "Wake-up listener ({Bus}) is listening: {Subscription}")]
+    private static partial void LogListening(ILogger logger, string bus, string subscription);
+
+    [LoggerMessage(Level = LogLevel.Critical, Message = "Wake-up listener ({Bus}) gave up after {Attempts} failed reconnects; this node runs on its poll alone until restarted")]
+    private static partial void LogGaveUp(ILogger logger, Exception exception, string bus, int attempts);
+}

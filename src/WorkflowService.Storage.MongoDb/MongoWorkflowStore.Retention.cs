@@ -1,0 +1,109 @@
+using MongoDB.Driver;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Storage.MongoDb;
+
+/// <summary>
+/// Ended instances deleted after their retention period (<see cref="IRetentionStore"/>), and the named leases that let one
+/// node at a time run the job. Rare, batched work.
+/// </summary>
+public sealed partial class MongoWorkflowStore : IRetentionStore
+{
+    private static readonly string[] EndedStatuses =
+        [nameof(InstanceStatus.Completed), nameof(InstanceStatus.Failed), nameof(InstanceStatus.Cancelled)];
+
+    // One document: an upsert that matches only while the lease is this owner's or has run out. When another owner's
+    // lease runs, the filter misses, the upsert tries to insert the same _id, and the unique key refuses it: not taken.
+    public async Task<bool> TryTakeLeaseAsync(string name, string owner, TimeSpan duration, CancellationToken cancellationToken)
+    {
+        var now = NowMs();
+        var filter = Builders<LeaseDocument>.Filter;
+        try
+        {
+            await _leases.UpdateOneAsync(
+                filter.Eq(l => l.Name, name) & (filter.Eq(l => l.Owner, owner) | filter.Lt(l => l.UntilMs, now)),
+                Builders<LeaseDocument>.Update.Set(l => l.Owner, owner).Set(l => l.UntilMs, now + (long)duration.TotalMilliseconds),
+                new UpdateOptions { IsUpsert = true }, cancellationToken).ConfigureAwait(false);
+            return true;
+        }
+        catch (MongoException e) when (IsDuplicateKey(e))
+        {
+            return false;
+        }
+    }
+
+    public Task ReleaseLeaseAsync(string name, string owner, CancellationToken cancellationToken) =>
+        _leases.DeleteOneAsync(l => l.Name == name && l.Owner == owner, cancellationToken);
+
+    public async Task<IReadOnlyList<Guid>> FindExpiredAsync(RetentionScope scope, int limit, CancellationToken cancellationToken) =>
+        (await _instances.Find(Expired(scope)).SortBy(i => i.CompletedAt).Limit(limit).Project(i => new { i.Id })
+            .ToListAsync(cancellationToken).ConfigureAwait(false)).ConvertAll(i => i.Id);
+
+    public Task<long> CountExpiredAsync(RetentionScope scope, CancellationToken cancellationToken) =>
+        _instances.CountDocumentsAsync(Expired(scope), cancellationToken: cancellationToken);
+
+    /// <summary>The ended instances of <paramref name="scope"/>: found through the index on completedAt (open instances have none).</summary>
+    private static FilterDefinition<InstanceDocument> Expired(RetentionScope scope)
+    {
+        ArgumentNullException.ThrowIfNull(scope);
+        var filter = InstanceFilter.In(i => i.Status, EndedStatuses)
+                     & InstanceFilter.Ne(i => i.CompletedAt, null)
+                     & InstanceFilter.Lt(i => i.CompletedAt, scope.EndedBefore);
+        if (scope.Definition is { } definition)
+        {
+            filter &= InstanceFilter.Eq(i => i.DefinitionName, definition);
+        }
+        else if (scope.ExceptDefinitions.Count > 0)
+        {
+            filter &= InstanceFilter.Nin(i => i.DefinitionName, scope.ExceptDefinitions);
+        }
+
+        return filter;
+    }
+
+    public async Task<IReadOnlyList<ArchivedInstance>> ReadForArchiveAsync(IReadOnlyList<Guid> instanceIds, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(instanceIds);
+        var instances = await _instances.Find(InstanceFilter.In(i => i.Id, instanceIds)).ToListAsync(cancellationToken).ConfigureAwait(false);
+        var history = await _history.Find(Builders<HistoryDocument>.Filter.In(h => h.InstanceId, instanceIds)).SortBy(h => h.Sequence)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        var signals = await _signals.Find(SignalFilter.In(s => s.InstanceId, instanceIds)).SortBy(s => s.CreatedAt)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        var tasks = await _tasks.Find(TaskFilter.In(t => t.InstanceId, instanceIds)).SortBy(t => t.CreatedAt)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        var historyOf = history.ToLookup(h => h.InstanceId);
+        var signalsOf = signals.ToLookup(s => s.InstanceId);
+        var tasksOf = tasks.ToLookup(t => t.InstanceId);
+        return instances.OrderBy(i => i.CompletedAt)
+            .Select(i => new ArchivedInstance(i.ToModel(),
+                historyOf[i.Id].Select(h => h.ToModel()).ToList(),
+                signalsOf[i.Id].Select(s => s.ToModel()).ToList(),
+                tasksOf[i.Id].Select(t => t.ToModel()).ToList()))
+            .ToList();
+    }
+
+    // Transaction boundary: one batch of ended instances with everything that belongs to them. Deleted together, an
+    // instance never loses its history while it can still be read, and no signal or task outlives its instance. The
+    // retention job bounds the batch, which keeps the transaction well inside the server's 60 s transaction lifetime.
+    public Task<PurgedRows> DeleteEndedAsync(IReadOnlyList<Guid> instanceIds, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(instanceIds);
+        return InTransactionAsync(async (session, ct) =>
+        {
+            // Ended is final: an instance found ended here stays ended, so its documents can go in any order within the transaction.
+            var ended = await _instances.Find(session, InstanceFilter.In(i => i.Id, instanceIds) & InstanceFilter.In(i => i.Status, EndedStatuses))
+                .Project(i => new { i.Id }).ToListAsync(ct).ConfigureAwait(false);
+            if (ended.Count == 0)
+            {
+                return default(PurgedRows);
+            }
+
+            var ids = ended.ConvertAll(i => i.Id);
+            var history = await _history.DeleteManyAsync(session, Builders<HistoryDocument>.Filter.In(h => h.InstanceId, ids), cancellationToken: ct).ConfigureAwait(false);
+            var signals = await _signals.DeleteManyAsync(session, SignalFilter.In(s => s.InstanceId, ids), cancellationToken: ct).ConfigureAwait(false);
+            var tasks = await _tasks.DeleteManyAsync(session, TaskFilter.In(t => t.InstanceId, ids), cancellationToken: ct).ConfigureAwait(false);
+            var instances = await _instances.DeleteManyAsync(session, InstanceFilter.In(i => i.Id, ids), cancellationToken: ct).ConfigureAwait(false);
+            return new PurgedRows((int)instances.DeletedCount, (int)history.DeletedCount, (int)signals.DeletedCount, (int)tasks.DeletedCount);
+        }, cancellationToken);
+    }
+}
