@@ -4,8 +4,6 @@ using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using MongoDB.Bson;
 using MongoDB.Driver;
-using Polly;
-using Polly.Retry;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.Engine.WakeUp;
 
@@ -104,51 +102,27 @@ public sealed partial class MongoChangeStreamWakeUp(
         }),
     ];
 
-    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "A background listener: whatever ends it is logged and the node falls back to polling; letting it escape would fault an unobserved task.")]
     private async Task ListenAsync(CancellationToken stopping)
     {
-        var failures = 0;
-        var reconnect = new ResiliencePipelineBuilder { TimeProvider = time }
-            .AddRetry(new RetryStrategyOptions
-            {
-                ShouldHandle = new PredicateBuilder().Handle<Exception>(e => e is not OperationCanceledException || !stopping.IsCancellationRequested),
-                MaxRetryAttempts = _options.ChangeStreamMaxReconnects,
-                BackoffType = DelayBackoffType.Exponential,
-                UseJitter = true,
-                Delay = TimeSpan.FromMilliseconds(200),
-                MaxDelay = _options.ChangeStreamMaxBackoff,
-                OnRetry = args =>
+        try
+        {
+            await ReconnectingListener.RunAsync(ListenOnceAsync, _options.ChangeStreamMaxReconnects, _options.ChangeStreamMaxBackoff, time,
+                (failure, failures, delay) =>
                 {
                     _listening = false;
-                    failures++;
-                    if (args.Outcome.Exception is { } failure && IsHistoryLost(failure))
+                    if (IsHistoryLost(failure))
                     {
                         // The oplog moved past the token: start afresh; the look on subscribing finds what was missed.
                         _resumeToken = null;
                     }
 
-                    LogDown(logger, args.Outcome.Exception!, Name, failures, args.RetryDelay);
-                    return default;
+                    LogDown(logger, failure, Name, failures, delay);
                 },
-            })
-            .Build();
-        try
-        {
-            // Each pass opens the stream (retried by the pipeline, so the limit counts failures in a row) and reads it until
-            // it breaks; then a fresh pass starts with a fresh count.
-            while (!stopping.IsCancellationRequested)
-            {
-                await reconnect.ExecuteAsync(async ct => await ListenOnceAsync(ct).ConfigureAwait(false), stopping).ConfigureAwait(false);
-                failures = 0;
-            }
-        }
-        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
-        {
-        }
-        catch (Exception e)
-        {
-            _gaveUp = true;
-            LogGaveUp(logger, e, Name, _options.ChangeStreamMaxReconnects);
+                failure =>
+                {
+                    _gaveUp = true;
+                    LogGaveUp(logger, failure, Name, _options.ChangeStreamMaxReconnects);
+                }, stopping).ConfigureAwait(false);
         }
         finally
         {

@@ -4,8 +4,6 @@ using System.Globalization;
 using System.Text;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
-using Polly;
-using Polly.Retry;
 using WorkflowService.Engine.Runtime;
 
 namespace WorkflowService.Engine.WakeUp;
@@ -194,47 +192,23 @@ public sealed partial class BroadcastWakeUp(
         }
     }
 
-    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "A background listener: whatever ends it is logged and the node falls back to polling; letting it escape would fault an unobserved task.")]
+    // After MaxReconnects failures in a row the listener gives up and the node reports itself unhealthy, so that an
+    // orchestrator replaces it.
     private async Task ListenAsync(CancellationToken stopping)
     {
-        // After MaxReconnects failures in a row the listener gives up and the node reports itself unhealthy, so that an
-        // orchestrator replaces it.
-        var failures = 0;
-        var reconnect = new ResiliencePipelineBuilder { TimeProvider = time }
-            .AddRetry(new RetryStrategyOptions
-            {
-                ShouldHandle = new PredicateBuilder().Handle<Exception>(e => e is not OperationCanceledException || !stopping.IsCancellationRequested),
-                MaxRetryAttempts = MaxReconnects,
-                BackoffType = DelayBackoffType.Exponential,
-                UseJitter = true,
-                Delay = TimeSpan.FromMilliseconds(200),
-                MaxDelay = MaxBackoff,
-                OnRetry = args =>
-                {
-                    _listening = false;
-                    failures++;
-                    LogListenerDown(logger, args.Outcome.Exception!, bus.Name, failures, args.RetryDelay);
-                    return default;
-                },
-            })
-            .Build();
         try
         {
-            // Each pass connects (retried by the pipeline, so the limit counts failures in a row) and listens until
-            // the connection breaks; then a fresh pass starts with a fresh count.
-            while (!stopping.IsCancellationRequested)
-            {
-                await reconnect.ExecuteAsync(async ct => await ListenOnceAsync(ct).ConfigureAwait(false), stopping).ConfigureAwait(false);
-                failures = 0;
-            }
-        }
-        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
-        {
-        }
-        catch (Exception e)
-        {
-            _gaveUp = true;
-            LogListenerGaveUp(logger, e, bus.Name, MaxReconnects);
+            await ReconnectingListener.RunAsync(ListenOnceAsync, MaxReconnects, MaxBackoff, time,
+                (failure, failures, delay) =>
+                {
+                    _listening = false;
+                    LogListenerDown(logger, failure, bus.Name, failures, delay);
+                },
+                failure =>
+                {
+                    _gaveUp = true;
+                    LogListenerGaveUp(logger, failure, bus.Name, MaxReconnects);
+                }, stopping).ConfigureAwait(false);
         }
         finally
         {
