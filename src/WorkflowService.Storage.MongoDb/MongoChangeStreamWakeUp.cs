@@ -106,8 +106,8 @@ public sealed partial class MongoChangeStreamWakeUp(
     {
         try
         {
-            await ReconnectingListener.RunAsync(ListenOnceAsync, _options.ChangeStreamMaxReconnects, _options.ChangeStreamMaxBackoff, time,
-                (failure, failures, delay) =>
+            await ReconnectingListener.RunAsync(ListenOnceAsync, Name, _options.ChangeStreamMaxReconnects, _options.ChangeStreamMaxBackoff, time, logger,
+                failure =>
                 {
                     _listening = false;
                     if (IsHistoryLost(failure))
@@ -115,14 +115,8 @@ public sealed partial class MongoChangeStreamWakeUp(
                         // The oplog moved past the token: start afresh; the look on subscribing finds what was missed.
                         _resumeToken = null;
                     }
-
-                    LogDown(logger, failure, Name, failures, delay);
                 },
-                failure =>
-                {
-                    _gaveUp = true;
-                    LogGaveUp(logger, failure, Name, _options.ChangeStreamMaxReconnects);
-                }, stopping).ConfigureAwait(false);
+                () => _gaveUp = true, stopping).ConfigureAwait(false);
         }
         finally
         {
@@ -235,15 +229,9 @@ public sealed partial class MongoChangeStreamWakeUp(
         _stopping.Dispose();
     }
 
-    [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener ({Bus}) is down (failure {Failures}); running on the poll alone, reconnecting in {Backoff}")]
-    private static partial void LogDown(ILogger logger, Exception exception, string bus, int failures, TimeSpan backoff);
-
     [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener ({Bus}) lost its stream; reconnecting, and running on the poll alone meanwhile")]
     private static partial void LogLost(ILogger logger, Exception exception, string bus);
 
     [LoggerMessage(Level = LogLevel.Information, Message = "Wake-up listener ({Bus}) is listening: {Subscription}")]
     private static partial void LogListening(ILogger logger, string bus, string subscription);
-
-    [LoggerMessage(Level = LogLevel.Critical, Message = "Wake-up listener ({Bus}) gave up after {Attempts} failed reconnects; this node runs on its poll alone until restarted")]
-    private static partial void LogGaveUp(ILogger logger, Exception exception, string bus, int attempts);
 }

@@ -198,17 +198,8 @@ public sealed partial class BroadcastWakeUp(
     {
         try
         {
-            await ReconnectingListener.RunAsync(ListenOnceAsync, MaxReconnects, MaxBackoff, time,
-                (failure, failures, delay) =>
-                {
-                    _listening = false;
-                    LogListenerDown(logger, failure, bus.Name, failures, delay);
-                },
-                failure =>
-                {
-                    _gaveUp = true;
-                    LogListenerGaveUp(logger, failure, bus.Name, MaxReconnects);
-                }, stopping).ConfigureAwait(false);
+            await ReconnectingListener.RunAsync(ListenOnceAsync, bus.Name, MaxReconnects, MaxBackoff, time, logger,
+                _ => _listening = false, () => _gaveUp = true, stopping).ConfigureAwait(false);
         }
         finally
         {
@@ -311,17 +302,11 @@ public sealed partial class BroadcastWakeUp(
         _sendRequested.Dispose();
     }
 
-    [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener ({Bus}) is down (failure {Failures}); running on the poll alone, reconnecting in {Backoff}")]
-    private static partial void LogListenerDown(ILogger logger, Exception exception, string bus, int failures, TimeSpan backoff);
-
     [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener ({Bus}) lost its connection; reconnecting, and running on the poll alone meanwhile")]
     private static partial void LogListenerLost(ILogger logger, Exception exception, string bus);
 
     [LoggerMessage(Level = LogLevel.Information, Message = "Wake-up listener ({Bus}) is listening: {Subscription}")]
     private static partial void LogListening(ILogger logger, string bus, string subscription);
-
-    [LoggerMessage(Level = LogLevel.Critical, Message = "Wake-up listener ({Bus}) gave up after {Attempts} failed reconnects; this node runs on its poll alone until restarted")]
-    private static partial void LogListenerGaveUp(ILogger logger, Exception exception, string bus, int attempts);
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Sending a wake-up ({Bus}) failed; other nodes will see the work at their next poll")]
     private static partial void LogSendFailed(ILogger logger, Exception exception, string bus);
