@@ -5,12 +5,34 @@ using WorkflowService.Engine.Configuration;
 using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Expressions;
+using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
 
 namespace WorkflowService.Engine;
 
 public static class EngineServiceCollectionExtensions
 {
+    /// <summary>
+    /// Registers <typeparamref name="TStore"/> (a singleton) as every facet of the store contract: one store serves them all.
+    /// A store project calls it from its own registration.
+    /// </summary>
+    public static IServiceCollection AddWorkflowStoreFacets<TStore>(this IServiceCollection services)
+        where TStore : class, IStoreClock, IStoreSchema, IDefinitionStore, IInstanceStore, ISignalQueue, ITaskStore, IOperatorQueries,
+        IStoreFailures, IRetentionStore
+    {
+        services.AddSingleton<TStore>();
+        services.AddSingleton<IStoreClock>(p => p.GetRequiredService<TStore>());
+        services.AddSingleton<IStoreSchema>(p => p.GetRequiredService<TStore>());
+        services.AddSingleton<IDefinitionStore>(p => p.GetRequiredService<TStore>());
+        services.AddSingleton<IInstanceStore>(p => p.GetRequiredService<TStore>());
+        services.AddSingleton<ISignalQueue>(p => p.GetRequiredService<TStore>());
+        services.AddSingleton<ITaskStore>(p => p.GetRequiredService<TStore>());
+        services.AddSingleton<IOperatorQueries>(p => p.GetRequiredService<TStore>());
+        services.AddSingleton<IStoreFailures>(p => p.GetRequiredService<TStore>());
+        services.AddSingleton<IRetentionStore>(p => p.GetRequiredService<TStore>());
+        return services;
+    }
+
     /// <summary>Registers the engine (compiler, expressions, executor, runtime, signal workers). A store and a wake-up transport are registered separately.</summary>
     public static IServiceCollection AddWorkflowEngine(this IServiceCollection services, IConfiguration configuration)
     {

@@ -2,6 +2,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using MongoDB.Driver;
+using WorkflowService.Engine;
 using WorkflowService.Engine.Configuration;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.WakeUp;
@@ -21,17 +22,7 @@ public static class MongoDbServiceCollectionExtensions
         services.AddSingleton<IValidateOptions<MongoStoreOptions>>(new MongoStoreOptionsValidator(section.Path));
         services.AddSettings<MongoStoreOptions>(section);
         services.AddSingleton<IMongoClient>(p => new MongoClient(ClientSettings(p.GetRequiredService<IOptions<MongoStoreOptions>>().Value)));
-        // One store serves every facet of the contract.
-        services.AddSingleton<MongoWorkflowStore>();
-        services.AddSingleton<IStoreClock>(p => p.GetRequiredService<MongoWorkflowStore>());
-        services.AddSingleton<IStoreSchema>(p => p.GetRequiredService<MongoWorkflowStore>());
-        services.AddSingleton<IDefinitionStore>(p => p.GetRequiredService<MongoWorkflowStore>());
-        services.AddSingleton<IInstanceStore>(p => p.GetRequiredService<MongoWorkflowStore>());
-        services.AddSingleton<ISignalQueue>(p => p.GetRequiredService<MongoWorkflowStore>());
-        services.AddSingleton<ITaskStore>(p => p.GetRequiredService<MongoWorkflowStore>());
-        services.AddSingleton<IOperatorQueries>(p => p.GetRequiredService<MongoWorkflowStore>());
-        services.AddSingleton<IStoreFailures>(p => p.GetRequiredService<MongoWorkflowStore>());
-        services.AddSingleton<IRetentionStore>(p => p.GetRequiredService<MongoWorkflowStore>());
+        services.AddWorkflowStoreFacets<MongoWorkflowStore>();
         return services;
     }
 

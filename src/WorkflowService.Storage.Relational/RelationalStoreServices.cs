@@ -5,6 +5,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using OpenTelemetry.Metrics;
+using WorkflowService.Engine;
 using WorkflowService.Engine.Configuration;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Storage.Relational.Migrations;
@@ -38,17 +39,7 @@ internal static class RelationalStoreServices
             return new SchemaMigrationSettings(migrationConnection(p), options.ApplyMigrationsAtStartup, options.MigrationTimeout);
         });
         services.AddSingleton<SchemaMigrator>();
-        // One store serves every facet of the contract.
-        services.AddSingleton<RelationalWorkflowStore>();
-        services.AddSingleton<IStoreClock>(p => p.GetRequiredService<RelationalWorkflowStore>());
-        services.AddSingleton<IStoreSchema>(p => p.GetRequiredService<RelationalWorkflowStore>());
-        services.AddSingleton<IDefinitionStore>(p => p.GetRequiredService<RelationalWorkflowStore>());
-        services.AddSingleton<IInstanceStore>(p => p.GetRequiredService<RelationalWorkflowStore>());
-        services.AddSingleton<ISignalQueue>(p => p.GetRequiredService<RelationalWorkflowStore>());
-        services.AddSingleton<ITaskStore>(p => p.GetRequiredService<RelationalWorkflowStore>());
-        services.AddSingleton<IOperatorQueries>(p => p.GetRequiredService<RelationalWorkflowStore>());
-        services.AddSingleton<IStoreFailures>(p => p.GetRequiredService<RelationalWorkflowStore>());
-        services.AddSingleton<IRetentionStore>(p => p.GetRequiredService<RelationalWorkflowStore>());
+        services.AddWorkflowStoreFacets<RelationalWorkflowStore>();
         // Collected where a meter provider exists (an exporter is configured): the group commit's size.
         services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.AddMeter(StoreTelemetry.MeterName));
         return services;
