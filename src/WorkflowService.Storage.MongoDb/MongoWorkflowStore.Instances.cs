@@ -184,9 +184,12 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
     public async Task<WorkflowInstance?> FindInstanceAsync(string tenant, string? idempotencyKey, string definitionName, string? businessKey,
         CancellationToken cancellationToken)
     {
+        // Each key's index is partial (instances without the key are not in it): the filter names the key's type as well,
+        // which the query planner needs to prove that the index holds every match (an equality alone does not tell it).
         if (idempotencyKey is not null)
         {
-            var byKey = await _instances.Find(i => i.Tenant == tenant && i.IdempotencyKey == idempotencyKey)
+            var byKey = await _instances.Find(InstanceFilter.Eq(i => i.Tenant, tenant) & InstanceFilter.Eq(i => i.IdempotencyKey, idempotencyKey)
+                    & InstanceFilter.Type(i => i.IdempotencyKey, BsonType.String))
                 .FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
             if (byKey is not null)
             {
@@ -196,7 +199,8 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
 
         if (businessKey is not null)
         {
-            var byBusinessKey = await _instances.Find(i => i.Tenant == tenant && i.DefinitionName == definitionName && i.BusinessKey == businessKey)
+            var byBusinessKey = await _instances.Find(InstanceFilter.Eq(i => i.Tenant, tenant) & InstanceFilter.Eq(i => i.DefinitionName, definitionName)
+                    & InstanceFilter.Eq(i => i.BusinessKey, businessKey) & InstanceFilter.Type(i => i.BusinessKey, BsonType.String))
                 .FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
             return byBusinessKey?.ToModel();
         }

@@ -53,10 +53,11 @@ public sealed partial class MongoWorkflowStore : IOperatorQueries
         var filter = InstanceFilter.Eq(i => i.Tenant, query.Tenant);
         if (query.DefinitionName is { } name) filter &= InstanceFilter.Eq(i => i.DefinitionName, name);
         if (query.DefinitionVersion is { } version) filter &= InstanceFilter.Eq(i => i.DefinitionVersion, version);
-        if (query.BusinessKey is { } businessKey) filter &= InstanceFilter.Eq(i => i.BusinessKey, businessKey);
+        // The partial indexes' fields are filtered with their type too, so that the planner may use those indexes.
+        if (query.BusinessKey is { } businessKey) filter &= InstanceFilter.Eq(i => i.BusinessKey, businessKey) & InstanceFilter.Type(i => i.BusinessKey, BsonType.String);
         if (query.CreatedFrom is { } from) filter &= InstanceFilter.Gte(i => i.CreatedAt, from);
         if (query.CreatedTo is { } to) filter &= InstanceFilter.Lt(i => i.CreatedAt, to);
-        if (query.ParentId is { } parent) filter &= InstanceFilter.Eq(i => i.ParentInstanceId, parent);
+        if (query.ParentId is { } parent) filter &= InstanceFilter.Eq(i => i.ParentInstanceId, parent) & InstanceFilter.Type(i => i.ParentInstanceId, BsonType.Binary);
         return filter;
     }
 
@@ -75,7 +76,7 @@ public sealed partial class MongoWorkflowStore : IOperatorQueries
         ArgumentNullException.ThrowIfNull(query);
         var match = new BsonDocument();
         if (query.Status is { } status) match.Add("status", status.ToString());
-        if (query.ClaimedBy is { } claimedBy) match.Add("leaseOwner", claimedBy);
+        if (query.ClaimedBy is { } claimedBy) match.Add("leaseOwner", new BsonDocument { { "$eq", claimedBy }, { "$type", "string" } });
         if (query.Name is { } name) match.Add("name", name);
 
         // A signal is its instance's tenant's; one whose instance does not exist (it can only be dead-lettered) is the

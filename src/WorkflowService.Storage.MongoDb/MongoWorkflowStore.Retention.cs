@@ -1,3 +1,4 @@
+using MongoDB.Bson;
 using MongoDB.Driver;
 using WorkflowService.Engine.Persistence;
 
@@ -42,12 +43,15 @@ public sealed partial class MongoWorkflowStore : IRetentionStore
     public Task<long> CountExpiredAsync(RetentionScope scope, CancellationToken cancellationToken) =>
         _instances.CountDocumentsAsync(Expired(scope), cancellationToken: cancellationToken);
 
-    /// <summary>The ended instances of <paramref name="scope"/>: found through the index on completedAt (open instances have none).</summary>
+    /// <summary>
+    /// The ended instances of <paramref name="scope"/>: found through the partial index on completedAt (open instances have
+    /// none), whose filter (completedAt is a date) the query repeats so that the planner may use it.
+    /// </summary>
     private static FilterDefinition<InstanceDocument> Expired(RetentionScope scope)
     {
         ArgumentNullException.ThrowIfNull(scope);
         var filter = InstanceFilter.In(i => i.Status, EndedStatuses)
-                     & InstanceFilter.Ne(i => i.CompletedAt, null)
+                     & InstanceFilter.Type(i => i.CompletedAt, BsonType.DateTime)
                      & InstanceFilter.Lt(i => i.CompletedAt, scope.EndedBefore);
         if (scope.Definition is { } definition)
         {

@@ -51,7 +51,9 @@ public sealed partial class MongoWorkflowStore : ISignalQueue
         }
         catch (MongoException e) when (IsDuplicateKey(e) && signal.IdempotencyKey is not null)
         {
-            var existing = await _signals.Find(s => s.InstanceId == signal.InstanceId && s.IdempotencyKey == signal.IdempotencyKey)
+            // The key's type named as well: the (instanceId, idempotencyKey) index is partial.
+            var existing = await _signals.Find(SignalFilter.Eq(s => s.InstanceId, signal.InstanceId) & SignalFilter.Eq(s => s.IdempotencyKey, signal.IdempotencyKey)
+                    & SignalFilter.Type(s => s.IdempotencyKey, BsonType.String))
                 .FirstAsync(cancellationToken).ConfigureAwait(false);
             return (existing.ToModel(), false);
         }
@@ -183,9 +185,11 @@ public sealed partial class MongoWorkflowStore : ISignalQueue
 
     public async Task<int> ReleaseLeasesAsync(string owner, CancellationToken cancellationToken)
     {
-        // A claim released at shutdown was never attempted: give the attempt back.
+        // A claim released at shutdown was never attempted: give the attempt back. The owner's type is named so that the
+        // partial leaseOwner index (leased signals only) can serve the filter.
         var result = await _signals.UpdateManyAsync(
-            SignalFilter.Eq(s => s.LeaseOwner, owner) & SignalFilter.Eq(s => s.Status, nameof(SignalStatus.Pending)),
+            SignalFilter.Eq(s => s.LeaseOwner, owner) & SignalFilter.Type(s => s.LeaseOwner, BsonType.String)
+            & SignalFilter.Eq(s => s.Status, nameof(SignalStatus.Pending)),
             Pipeline<SignalDocument>(new BsonDocument
             {
                 { "leaseOwner", BsonNull.Value },
