@@ -54,6 +54,19 @@ public sealed partial class MongoStoreOptions
     public int TransactionRetries { get; set; } = 3;
 
     /// <summary>
+    /// Most wait points committed in one transaction by group commit (default 32, as the PostgreSQL store; 1 commits each
+    /// wait point alone). Under load the wait points queued meanwhile share one transaction's round trips and its one
+    /// majority-acknowledged commit; a group that would not go in whole is committed one by one.
+    /// </summary>
+    public int GroupCommitMaxBatch { get; set; } = 32;
+
+    /// <summary>
+    /// Group commit's writer loops, each committing one group at a time (default 4, as the PostgreSQL store: enough to keep
+    /// a replica set's primary busy while each group waits for its majority).
+    /// </summary>
+    public int GroupCommitWriters { get; set; } = 4;
+
+    /// <summary>
     /// Whether a node creates the collections and indexes and writes the schema document itself at start-up (default
     /// true). Set it to false where the application may not change the database: an operator then runs
     /// <c>WorkflowService migrate</c> first, and a node refuses to start while steps are pending.
@@ -125,6 +138,20 @@ public sealed partial class MongoStoreOptions
         if (TransactionRetries is < 0 or > 20)
         {
             yield return $"{section}:TransactionRetries must be between 0 and 20 (it is {TransactionRetries}).";
+        }
+
+        if (GroupCommitMaxBatch is < 1 or > 1000)
+        {
+            yield return $"{section}:GroupCommitMaxBatch must be between 1 and 1000 (it is {GroupCommitMaxBatch}).";
+        }
+
+        if (GroupCommitWriters is < 1 or > 64)
+        {
+            yield return $"{section}:GroupCommitWriters must be between 1 and 64 (it is {GroupCommitWriters}).";
+        }
+        else if (GroupCommitWriters >= MaxPoolSize)
+        {
+            yield return $"{section}:GroupCommitWriters ({GroupCommitWriters}) must be fewer than {section}:MaxPoolSize ({MaxPoolSize}): the claims, the API and the change stream need connections too.";
         }
 
         if (ChangeStreamMaxReconnects is < 1 or > 100_000)

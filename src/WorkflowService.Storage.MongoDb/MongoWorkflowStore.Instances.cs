@@ -7,9 +7,6 @@ namespace WorkflowService.Storage.MongoDb;
 /// <summary>Instances, their wait-point commits and history (<see cref="IInstanceStore"/>).</summary>
 public sealed partial class MongoWorkflowStore : IInstanceStore
 {
-    private static readonly string[] OpenSignalStatuses = [nameof(SignalStatus.Pending), nameof(SignalStatus.Parked)];
-    private static readonly string[] OpenTaskStatuses = [nameof(HumanTaskStatus.Open), nameof(HumanTaskStatus.Claimed)];
-
     public async Task CreateInstanceAsync(WaitPointCommit commit, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(commit);
@@ -25,142 +22,147 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
         }
     }
 
-    // Transaction boundary: one wait point. The instance (checked against the version read before the run), its history,
-    // the signals and tasks the run created and the fate of the signals it consumed are written together or not at all:
-    // a crash between them would otherwise lose a signal that was consumed, or apply it twice.
+    /// <summary>A wait point, committed through the group commit (alone when nothing else is queued).</summary>
     public Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(commit);
-        return InTransactionAsync(async (session, ct) =>
-        {
-            await WriteOnceAsync(session, commit, ct).ConfigureAwait(false);
-            return true;
-        }, cancellationToken);
+        return _group.CommitAsync(commit, cancellationToken);
     }
 
-    private async Task WriteOnceAsync(IClientSessionHandle session, WaitPointCommit commit, CancellationToken cancellationToken)
-    {
-        var instance = commit.Instance;
-        instance.Version = commit.IsNew ? 1 : commit.ExpectedVersion + 1;
-        var nowMs = NowMs();
-        var handledAt = Now().UtcDateTime;
-        var document = InstanceDocument.From(instance);
-
-        if (commit.IsNew)
+    // Transaction boundary: one wait point. The instance (checked against the version read before the run), its history,
+    // the signals and tasks the run created and the fate of the signals it consumed are written together or not at all:
+    // a crash between them would otherwise lose a signal that was consumed, or apply it twice.
+    private Task<bool> CommitOneAsync(WaitPointCommit commit, CancellationToken cancellationToken) =>
+        InTransactionAsync(async (session, ct) =>
         {
-            // A repeated idempotency or business key fails here on its unique index (DuplicateInstanceException above).
-            await _instances.InsertOneAsync(session, document, cancellationToken: cancellationToken).ConfigureAwait(false);
-        }
-        else
-        {
-            // The optimistic check: the document is replaced only while it is still at the version read before the run.
-            var replaced = await _instances.ReplaceOneAsync(session,
-                Builders<InstanceDocument>.Filter.Eq(i => i.Id, instance.Id) & Builders<InstanceDocument>.Filter.Eq(i => i.Version, commit.ExpectedVersion),
-                document, cancellationToken: cancellationToken).ConfigureAwait(false);
-            if (replaced.MatchedCount != 1)
+            var writes = new WaitPointWrites();
+            writes.Add(commit, NowMs(), Now().UtcDateTime);
+            switch (await WriteAsync(session, writes, ct).ConfigureAwait(false))
             {
-                throw new ConcurrencyConflictException(instance.Id);
+                case WriteRejection.StaleInstance:
+                    throw new ConcurrencyConflictException(commit.Instance.Id);
+                case WriteRejection.LeaseLost:
+                    throw new LeaseLostException(await FindLostLeaseAsync(session, writes, ct).ConfigureAwait(false));
+                default:
+                    return true;
             }
+        }, cancellationToken);
+
+    // Transaction boundary: several wait points of different callers (group commit), for the same reason as one, all
+    // together: either every one of them is written, or none (GroupNotAppliedException, and each is then committed alone).
+    private Task<bool> CommitGroupAsync(IReadOnlyList<WaitPointCommit> commits, CancellationToken cancellationToken) =>
+        InTransactionAsync(async (session, ct) =>
+        {
+            var writes = new WaitPointWrites();
+            var nowMs = NowMs();
+            var handledAt = Now().UtcDateTime;
+            foreach (var commit in commits)
+            {
+                writes.Add(commit, nowMs, handledAt);
+            }
+
+            try
+            {
+                if (await WriteAsync(session, writes, ct).ConfigureAwait(false) is { } rejected)
+                {
+                    throw new GroupNotAppliedException($"a wait point of the group would not commit ({rejected})");
+                }
+            }
+            catch (MongoException e) when (IsDuplicateKey(e))
+            {
+                // A start whose key another instance holds: that start alone will say so.
+                throw new GroupNotAppliedException("a wait point of the group repeats a unique key", e);
+            }
+
+            return true;
+        }, cancellationToken);
+
+    /// <summary>Why a wait point's writes stopped short (its transaction is then aborted, nothing of it written).</summary>
+    private enum WriteRejection
+    {
+        /// <summary>The instance moved on since it was read (another writer committed first).</summary>
+        StaleInstance,
+
+        /// <summary>A consumed signal's lease is no longer this claim's.</summary>
+        LeaseLost,
+    }
+
+    /// <summary>
+    /// Runs <paramref name="writes"/> in the session's transaction, one round trip per kind of write whatever the number of
+    /// wait points; stops at the first check that fails. A repeated unique key of a new instance throws the driver's error.
+    /// </summary>
+    private async Task<WriteRejection?> WriteAsync(IClientSessionHandle session, WaitPointWrites writes, CancellationToken cancellationToken)
+    {
+        var ordered = new BulkWriteOptions { IsOrdered = true };
+        if (writes.NewInstances.Count > 0)
+        {
+            await _instances.InsertManyAsync(session, writes.NewInstances, cancellationToken: cancellationToken).ConfigureAwait(false);
+        }
+
+        if (writes.Replacements.Count > 0
+            && (await _instances.BulkWriteAsync(session, writes.Replacements, ordered, cancellationToken).ConfigureAwait(false)).MatchedCount
+            != writes.Replacements.Count)
+        {
+            return WriteRejection.StaleInstance;
         }
 
         try
         {
-            if (commit.History.Count > 0)
+            if (writes.History.Count > 0)
             {
-                await _history.InsertManyAsync(session, commit.History.Select(HistoryDocument.From), cancellationToken: cancellationToken).ConfigureAwait(false);
+                await _history.InsertManyAsync(session, writes.History, cancellationToken: cancellationToken).ConfigureAwait(false);
             }
         }
-        catch (MongoException e) when (!commit.IsNew && IsDuplicateKey(e))
+        catch (MongoException e) when (IsDuplicateKey(e))
         {
             // Two writers from the same version append history with the same sequence numbers: the loser read a stale instance.
-            throw new ConcurrencyConflictException(instance.Id);
+            return WriteRejection.StaleInstance;
         }
 
-        if (commit.NewSignals.Count > 0)
+        if (writes.NewSignals.Count > 0)
         {
-            await _signals.InsertManyAsync(session, commit.NewSignals.Select(SignalDocument.From), cancellationToken: cancellationToken).ConfigureAwait(false);
+            await _signals.InsertManyAsync(session, writes.NewSignals, cancellationToken: cancellationToken).ConfigureAwait(false);
         }
 
-        if (commit.NewTasks.Count > 0)
+        if (writes.NewTasks.Count > 0)
         {
-            await _tasks.InsertManyAsync(session, commit.NewTasks.Select(TaskDocument.From), cancellationToken: cancellationToken).ConfigureAwait(false);
+            await _tasks.InsertManyAsync(session, writes.NewTasks, cancellationToken: cancellationToken).ConfigureAwait(false);
         }
 
-        var signals = Builders<SignalDocument>.Filter;
-        foreach (var transition in commit.SignalTransitions)
+        if (writes.LeasedSettlements.Count > 0
+            && (await _signals.BulkWriteAsync(session, writes.LeasedSettlements, ordered, cancellationToken).ConfigureAwait(false)).MatchedCount
+            != writes.LeasedSettlements.Count)
         {
-            if (transition.LeaseToken is { } token)
+            return WriteRejection.LeaseLost;
+        }
+
+        if (writes.SignalUpdates.Count > 0)
+        {
+            await _signals.BulkWriteAsync(session, writes.SignalUpdates, ordered, cancellationToken).ConfigureAwait(false);
+        }
+
+        if (writes.TaskUpdates.Count > 0)
+        {
+            await _tasks.BulkWriteAsync(session, writes.TaskUpdates, ordered, cancellationToken).ConfigureAwait(false);
+        }
+
+        return null;
+    }
+
+    /// <summary>The first consumed signal whose lease is no longer the one the wait point holds (read in the same transaction).</summary>
+    private async Task<Guid> FindLostLeaseAsync(IClientSessionHandle session, WaitPointWrites writes, CancellationToken cancellationToken)
+    {
+        foreach (var (signalId, leaseToken) in writes.Leases)
+        {
+            var held = await _signals.Find(session, SignalFilter.Eq(s => s.Id, signalId) & SignalFilter.Eq(s => s.LeaseToken, leaseToken))
+                .AnyAsync(cancellationToken).ConfigureAwait(false);
+            if (!held)
             {
-                // A claimed signal: settled only while our lease token is still the document's. The lease owner stays: it
-                // tells which node handled it.
-                var update = Builders<SignalDocument>.Update
-                    .Set(s => s.Status, transition.Status.ToString())
-                    .Set(s => s.LeaseUntilMs, null)
-                    .Set(s => s.HandledAt, handledAt);
-                if (transition.Error is { } error)
-                {
-                    update = update.Set(s => s.LastError, error);
-                }
-
-                var settled = await _signals.UpdateOneAsync(session,
-                    signals.Eq(s => s.Id, transition.SignalId) & signals.Eq(s => s.LeaseToken, token),
-                    update, cancellationToken: cancellationToken).ConfigureAwait(false);
-                if (settled.MatchedCount != 1)
-                {
-                    throw new LeaseLostException(transition.SignalId);
-                }
-            }
-            else
-            {
-                // Parked signals consumed by this run, and timers that lost their purpose; never touch a handled one.
-                var from = transition.Status == SignalStatus.Cancelled ? SignalStatus.Pending : SignalStatus.Parked;
-                var update = Builders<SignalDocument>.Update.Set(s => s.Status, transition.Status.ToString()).Set(s => s.HandledAt, handledAt);
-                if (transition.Error is { } error)
-                {
-                    update = update.Set(s => s.LastError, error);
-                }
-
-                await _signals.UpdateOneAsync(session,
-                    signals.Eq(s => s.Id, transition.SignalId) & signals.In(s => s.Status, new[] { from.ToString(), nameof(SignalStatus.Parked) }),
-                    update, cancellationToken: cancellationToken).ConfigureAwait(false);
+                return signalId;
             }
         }
 
-        if (commit.RequeueParked)
-        {
-            // Every parked signal is due again now (or at its own time when that is earlier), unleased.
-            await _signals.UpdateManyAsync(session,
-                signals.Eq(s => s.InstanceId, instance.Id) & signals.Eq(s => s.Status, nameof(SignalStatus.Parked)),
-                Builders<SignalDocument>.Update
-                    .Set(s => s.Status, nameof(SignalStatus.Pending))
-                    .Min(s => s.DueAtMs, nowMs)
-                    .Set(s => s.LeaseOwner, null)
-                    .Set(s => s.LeaseUntilMs, null),
-                cancellationToken: cancellationToken).ConfigureAwait(false);
-        }
-
-        if (commit.CloseOpenWork)
-        {
-            // The instance ended: its open signals that no live claim holds are closed, the engine's own ("$…") as
-            // Cancelled, the others as Unmatched. Two updates, since the status depends on the name.
-            var open = signals.Eq(s => s.InstanceId, instance.Id)
-                       & signals.In(s => s.Status, OpenSignalStatuses)
-                       & (signals.Eq(s => s.LeaseUntilMs, null) | signals.Lt(s => s.LeaseUntilMs, nowMs));
-            var system = signals.Regex(s => s.Name, new BsonRegularExpression("^\\" + SignalMessage.SystemPrefix));
-            await _signals.UpdateManyAsync(session, open & system,
-                Builders<SignalDocument>.Update.Set(s => s.Status, nameof(SignalStatus.Cancelled)).Set(s => s.HandledAt, handledAt),
-                cancellationToken: cancellationToken).ConfigureAwait(false);
-            await _signals.UpdateManyAsync(session, open & signals.Not(system),
-                Builders<SignalDocument>.Update.Set(s => s.Status, nameof(SignalStatus.Unmatched)).Set(s => s.HandledAt, handledAt),
-                cancellationToken: cancellationToken).ConfigureAwait(false);
-            if (commit.ClosedTasks.Count > 0)
-            {
-                await _tasks.UpdateManyAsync(session,
-                    Builders<TaskDocument>.Filter.In(t => t.Id, commit.ClosedTasks) & Builders<TaskDocument>.Filter.In(t => t.Status, OpenTaskStatuses),
-                    Builders<TaskDocument>.Update.Set(t => t.Status, nameof(HumanTaskStatus.Cancelled)),
-                    cancellationToken: cancellationToken).ConfigureAwait(false);
-            }
-        }
+        return writes.Leases[0].SignalId;
     }
 
     public async Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken)

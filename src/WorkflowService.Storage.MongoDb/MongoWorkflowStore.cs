@@ -15,7 +15,7 @@ namespace WorkflowService.Storage.MongoDb;
 /// and each call site says why its boundary is where it is. Single-document writes (a claim, a lease, a task claim) are
 /// atomic on their own and run without one.
 /// </remarks>
-public sealed partial class MongoWorkflowStore
+public sealed partial class MongoWorkflowStore : IAsyncDisposable
 {
     public const string InstancesCollection = "instances";
     public const string SignalsCollection = "signals";
@@ -49,6 +49,9 @@ public sealed partial class MongoWorkflowStore
     /// </summary>
     private readonly IMongoCollection<SignalDocument> _claims;
 
+    /// <summary>Wait points go through group commit: several callers' wait points share one transaction under load.</summary>
+    private readonly MongoGroupCommit _group;
+
     public MongoWorkflowStore(IMongoClient client, IOptions<MongoStoreOptions> options, TimeProvider time)
     {
         ArgumentNullException.ThrowIfNull(client);
@@ -80,7 +83,11 @@ public sealed partial class MongoWorkflowStore
         _leases = _database.GetCollection<LeaseDocument>(LeasesCollection);
         _schema = _database.GetCollection<SchemaDocument>(SchemaCollection);
         _claims = _signals.WithWriteConcern(WriteConcern.W1);
+        _group = new MongoGroupCommit(_options.GroupCommitWriters, _options.GroupCommitMaxBatch, CommitGroupAsync, CommitOneAsync);
     }
+
+    /// <summary>Commits what is queued for group commit (within a bound), then stops its writers.</summary>
+    public ValueTask DisposeAsync() => _group.DisposeAsync();
 
     /// <summary>The store's database, for the change-stream wake-ups and the tests.</summary>
     public IMongoDatabase Database => _database;

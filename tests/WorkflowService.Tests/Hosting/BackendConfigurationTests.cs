@@ -68,7 +68,7 @@ public sealed class BackendConfigurationTests
         var message = StartupMessage(new()
         {
             ["Store:Provider"] = "MongoDb", ["Store:MaxPoolSize"] = "1", ["Store:Database"] = "work.flow", ["Store:TransactionRetries"] = "-1",
-            ["Store:ChangeStreamMaxAwait"] = "00:01:00", ["Store:SocketTimeout"] = "00:00:30",
+            ["Store:ChangeStreamMaxAwait"] = "00:01:00", ["Store:SocketTimeout"] = "00:00:30", ["Store:GroupCommitMaxBatch"] = "0",
         });
 
         Assert.NotNull(message);
@@ -77,6 +77,8 @@ public sealed class BackendConfigurationTests
         Assert.Contains("Store:MaxPoolSize must be between 2 and 1000 (it is 1).", message, StringComparison.Ordinal);
         Assert.Contains("Store:ChangeStreamMaxAwait (00:01:00) must be shorter than Store:SocketTimeout (00:00:30)", message, StringComparison.Ordinal);
         Assert.Contains("Store:TransactionRetries must be between 0 and 20 (it is -1).", message, StringComparison.Ordinal);
+        Assert.Contains("Store:GroupCommitMaxBatch must be between 1 and 1000 (it is 0).", message, StringComparison.Ordinal);
+        Assert.Contains("Store:GroupCommitWriters (4) must be fewer than Store:MaxPoolSize (1)", message, StringComparison.Ordinal);
     }
 
     [Theory]

@@ -281,7 +281,7 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
     [Fact]
     public async Task Concurrent_commits_succeed_or_conflict_each_on_its_own()
     {
-        // Many commits at once share transactions where the store groups them (SQLite): a stale one among them must fail
+        // Many commits at once share transactions where the store groups them (every store): a stale one among them must fail
         // alone, and every other one must stand.
         var instances = Factory.Get<IInstanceStore>();
         var name = Definitions.Unique("group");

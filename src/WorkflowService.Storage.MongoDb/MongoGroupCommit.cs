@@ -1,0 +1,189 @@
+using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
+using System.Threading.Channels;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Storage.MongoDb;
+
+/// <summary>
+/// Group commit for wait points. Callers queue their wait point here; each writer loop takes whatever has queued (up to
+/// Store:GroupCommitMaxBatch) and commits it in one multi-document transaction, so that under load many wait points share
+/// the round trips and the one majority-acknowledged commit that each would otherwise pay alone; alone, a wait point
+/// commits at once, in a transaction of its own.
+/// </summary>
+/// <remarks>
+/// MongoDB has no savepoints: a failed write aborts the whole transaction. So a group goes in only when every wait point
+/// of it would: one that is stale (its instance moved on), lost its lease or repeats a unique key makes the group's
+/// transaction abort before its commit (<see cref="GroupNotAppliedException"/>), and each wait point of the group is
+/// then committed alone, in its own transaction, where it meets its own outcome. Rare under a normal load: a conflict
+/// means two writers raced for the same instance. Any other failure (the store unreachable, a commit whose outcome stays
+/// unknown) is every caller's of the group, as it would have been each one's alone.
+/// </remarks>
+internal sealed class MongoGroupCommit : IAsyncDisposable
+{
+    private const int Capacity = 4096;
+
+    private readonly Channel<Request> _queue;
+    private readonly Func<IReadOnlyList<WaitPointCommit>, CancellationToken, Task> _commitGroup;
+    private readonly Func<WaitPointCommit, CancellationToken, Task> _commitOne;
+    private readonly int _maxBatch;
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly Lazy<Task> _loop;
+
+    /// <param name="commitGroup">Commits several wait points in one transaction, or throws <see cref="GroupNotAppliedException"/> having written nothing.</param>
+    /// <param name="commitOne">Commits one wait point in a transaction of its own, with its own exceptions.</param>
+    public MongoGroupCommit(int writers, int maxBatch, Func<IReadOnlyList<WaitPointCommit>, CancellationToken, Task> commitGroup,
+        Func<WaitPointCommit, CancellationToken, Task> commitOne)
+    {
+        _maxBatch = maxBatch;
+        _commitGroup = commitGroup;
+        _commitOne = commitOne;
+        _queue = Channel.CreateBounded<Request>(new BoundedChannelOptions(Capacity)
+        {
+            SingleReader = writers == 1,
+            FullMode = BoundedChannelFullMode.Wait,
+        });
+        _loop = new Lazy<Task>(() => Task.WhenAll(Enumerable.Range(0, writers).Select(_ => Task.Run(RunAsync))),
+            LazyThreadSafetyMode.ExecutionAndPublication);
+    }
+
+    /// <summary>
+    /// Queues a wait point and waits for the commit that carries it; its own exception, or the group's, is thrown here. A
+    /// caller that gives up stops waiting; its wait point, if already in a group, may still commit, like any write whose
+    /// answer is lost.
+    /// </summary>
+    public async Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken)
+    {
+        _ = _loop.Value;
+        var request = new Request(commit, cancellationToken);
+        await _queue.Writer.WriteAsync(request, cancellationToken).ConfigureAwait(false);
+        await request.Done.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    private async Task RunAsync()
+    {
+        // The writers are started by the first caller and outlive it: they belong to no caller's trace.
+        Activity.Current = null;
+        var stopping = _stopping.Token;
+        var batch = new List<Request>(_maxBatch);
+        try
+        {
+            while (await _queue.Reader.WaitToReadAsync(stopping).ConfigureAwait(false))
+            {
+                batch.Clear();
+                while (batch.Count < _maxBatch && _queue.Reader.TryRead(out var request))
+                {
+                    if (request.CancellationToken.IsCancellationRequested)
+                    {
+                        request.Cancel();
+                    }
+                    else
+                    {
+                        batch.Add(request);
+                    }
+                }
+
+                if (batch.Count == 1)
+                {
+                    await CommitAloneAsync(batch[0], stopping).ConfigureAwait(false);
+                }
+                else if (batch.Count > 1)
+                {
+                    await CommitGroupAsync(batch, stopping).ConfigureAwait(false);
+                }
+            }
+        }
+        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+        {
+        }
+        finally
+        {
+            foreach (var request in batch)
+            {
+                request.Cancel();
+            }
+
+            while (_queue.Reader.TryRead(out var left))
+            {
+                left.Cancel();
+            }
+        }
+    }
+
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "Any failure of the group's transaction is handed to each waiting caller, which rethrows it; only the writer loop survives it.")]
+    private async Task CommitGroupAsync(List<Request> batch, CancellationToken stopping)
+    {
+        try
+        {
+            await _commitGroup(batch.ConvertAll(r => r.Commit), stopping).ConfigureAwait(false);
+        }
+        catch (GroupNotAppliedException)
+        {
+            // Nothing of the group was written: each wait point alone, at once, each to its own outcome.
+            await Task.WhenAll(batch.Select(r => CommitAloneAsync(r, stopping))).ConfigureAwait(false);
+            return;
+        }
+        catch (Exception e)
+        {
+            foreach (var request in batch)
+            {
+                request.Fail(e);
+            }
+
+            return;
+        }
+
+        foreach (var request in batch)
+        {
+            request.Succeed();
+        }
+    }
+
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "The wait point's own failure is handed to its caller, which rethrows it.")]
+    private async Task CommitAloneAsync(Request request, CancellationToken stopping)
+    {
+        try
+        {
+            await _commitOne(request.Commit, stopping).ConfigureAwait(false);
+            request.Succeed();
+        }
+        catch (Exception e)
+        {
+            request.Fail(e);
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        _queue.Writer.TryComplete();
+        if (_loop.IsValueCreated)
+        {
+            try
+            {
+                // What is queued is committed first, within a bound: a transaction takes at most its commit timeout.
+                await _loop.Value.WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+                await _stopping.CancelAsync().ConfigureAwait(false);
+            }
+        }
+
+        _stopping.Dispose();
+    }
+
+    private sealed class Request(WaitPointCommit commit, CancellationToken cancellationToken)
+    {
+        public WaitPointCommit Commit { get; } = commit;
+
+        public CancellationToken CancellationToken { get; } = cancellationToken;
+
+        public TaskCompletionSource Done { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public void Succeed() => Done.TrySetResult();
+
+        public void Fail(Exception e) => Done.TrySetException(e);
+
+        public void Cancel() => Done.TrySetCanceled(CancellationToken.IsCancellationRequested ? CancellationToken : default);
+    }
+}
