@@ -8,7 +8,8 @@ namespace WorkflowService.Engine.WakeUp;
 /// <summary>
 /// Holds a wake-up listener open across failures: each pass opens it and reads it until it breaks; a failure to open is
 /// retried with exponential backoff and jitter, the limit counting failures in a row (a pass that opened resets it). After
-/// the limit the listener gives up, and the node reports itself unhealthy so that an orchestrator replaces it.
+/// the limit the listener gives up, and the node reports itself unhealthy so that an orchestrator replaces it. A listener
+/// that breaks is opened again at once, unless it keeps breaking soon after it opens: then the passes are spaced out too.
 /// </summary>
 public static partial class ReconnectingListener
 {
@@ -44,12 +45,26 @@ public static partial class ReconnectingListener
                 },
             })
             .Build();
+        var opened = 0L;
+        var quickBreaks = 0;
         try
         {
             while (!stopping.IsCancellationRequested)
             {
-                await reconnect.ExecuteAsync(async ct => await listenOnce(ct).ConfigureAwait(false), stopping).ConfigureAwait(false);
+                await reconnect.ExecuteAsync(async ct =>
+                {
+                    opened = time.GetTimestamp();
+                    await listenOnce(ct).ConfigureAwait(false);
+                }, stopping).ConfigureAwait(false);
                 failures = 0;
+                // It opened, then broke. After a pass that lasted, the next opens at once; passes that break within the longest
+                // pause of each other are spaced out like failed opens (from the first pause, doubling, capped), so that a
+                // listener the server accepts and drops at once does not spin.
+                quickBreaks = time.GetElapsedTime(opened) < maxBackoff ? quickBreaks + 1 : 0;
+                if (quickBreaks > 1)
+                {
+                    await Task.Delay(QuickBreakPause(quickBreaks - 1, maxBackoff), time, stopping).ConfigureAwait(false);
+                }
             }
         }
         catch (OperationCanceledException) when (stopping.IsCancellationRequested)
@@ -60,6 +75,13 @@ public static partial class ReconnectingListener
             gaveUp();
             LogGaveUp(logger, e, name, maxReconnects);
         }
+    }
+
+    /// <summary>The pause before the next pass after <paramref name="inRow"/> quick breaks in a row: the first pause, doubled each time, capped.</summary>
+    internal static TimeSpan QuickBreakPause(int inRow, TimeSpan maxBackoff)
+    {
+        var pause = FirstDelay * Math.Pow(2, Math.Min(inRow - 1, 30));
+        return pause < maxBackoff ? pause : maxBackoff;
     }
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener ({Bus}) is down (failure {Failures}); running on the poll alone, reconnecting in {Backoff}")]

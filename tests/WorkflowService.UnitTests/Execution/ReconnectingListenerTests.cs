@@ -1,0 +1,103 @@
+using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Time.Testing;
+using WorkflowService.Engine.WakeUp;
+
+namespace WorkflowService.UnitTests.Execution;
+
+/// <summary>
+/// The wake-up listeners' reconnect loop, on a fake clock: a listener that broke after a while is opened again at once,
+/// and one that the server accepts and drops at once is not opened in a tight loop.
+/// </summary>
+public sealed class ReconnectingListenerTests
+{
+    private static readonly TimeSpan MaxBackoff = TimeSpan.FromSeconds(30);
+
+    private readonly FakeTimeProvider _time = new(new DateTimeOffset(2026, 11, 26, 12, 0, 0, TimeSpan.Zero));
+
+    [Fact]
+    public async Task A_listener_that_breaks_as_soon_as_it_opens_is_opened_again_after_growing_pauses_not_in_a_tight_loop()
+    {
+        using var stopping = CancellationTokenSource.CreateLinkedTokenSource(TestContext.Current.CancellationToken);
+        var opens = new List<DateTimeOffset>();
+        var run = ReconnectingListener.RunAsync(async _ =>
+            {
+                lock (opens)
+                {
+                    opens.Add(_time.GetUtcNow());
+                }
+
+                // Opened, and broken at once (after the server's answer, as a real listener).
+                await Task.Yield();
+            }, "test", maxReconnects: 10, MaxBackoff, _time, NullLogger.Instance, _ => { }, () => { }, stopping.Token);
+
+        // The fake clock moves on in small steps until six passes were made; a pass can only come once its pause is over.
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        while (Count(opens) < 6)
+        {
+            Assert.True(DateTime.UtcNow < deadline, $"only {Count(opens)} passes were made");
+            _time.Advance(TimeSpan.FromMilliseconds(50));
+            await Task.Delay(1, TestContext.Current.CancellationToken);
+        }
+
+        await stopping.CancelAsync();
+        await run.WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken);
+        List<TimeSpan> gaps;
+        lock (opens)
+        {
+            gaps = opens.Zip(opens.Skip(1), (a, b) => b - a).Take(5).ToList();
+        }
+
+        // The first break reconnects at once; from the second in a row on, 200 ms, then doubling.
+        Assert.True(gaps[1] >= TimeSpan.FromMilliseconds(200), $"second pause {gaps[1]}");
+        Assert.True(gaps[2] >= TimeSpan.FromMilliseconds(400), $"third pause {gaps[2]}");
+        Assert.True(gaps[3] >= TimeSpan.FromMilliseconds(800), $"fourth pause {gaps[3]}");
+        Assert.True(gaps[4] >= TimeSpan.FromMilliseconds(1600), $"fifth pause {gaps[4]}");
+    }
+
+    [Fact]
+    public async Task A_listener_that_lived_longer_than_the_longest_pause_is_opened_again_at_once_when_it_breaks()
+    {
+        using var stopping = CancellationTokenSource.CreateLinkedTokenSource(TestContext.Current.CancellationToken);
+        var opens = new List<DateTimeOffset>();
+        var run = ReconnectingListener.RunAsync(async _ =>
+            {
+                await Task.Yield();
+                lock (opens)
+                {
+                    opens.Add(_time.GetUtcNow());
+                }
+
+                // Each pass lives a minute on the fake clock, then breaks; the fifth is the last the test needs.
+                _time.Advance(TimeSpan.FromMinutes(1));
+                if (Count(opens) == 5)
+                {
+                    await stopping.CancelAsync();
+                }
+            }, "test", maxReconnects: 10, MaxBackoff, _time, NullLogger.Instance, _ => { }, () => { }, stopping.Token);
+
+        // Five passes with the clock never moved on by the test: none of them waited on a pause.
+        await run.WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken);
+        lock (opens)
+        {
+            // No pause between passes: each opened the moment the one before broke.
+            Assert.All(opens.Zip(opens.Skip(1), (a, b) => b - a), gap => Assert.Equal(TimeSpan.FromMinutes(1), gap));
+        }
+    }
+
+    [Theory]
+    [InlineData(1, 200)]
+    [InlineData(2, 400)]
+    [InlineData(5, 3200)]
+    [InlineData(20, 30_000)]
+    [InlineData(1000, 30_000)]
+    public void The_pause_after_quick_breaks_in_a_row_starts_at_200_ms_and_doubles_up_to_the_longest_pause(int inRow, int milliseconds) =>
+        Assert.Equal(TimeSpan.FromMilliseconds(milliseconds), ReconnectingListener.QuickBreakPause(inRow, MaxBackoff));
+
+    private static int Count(List<DateTimeOffset> opens)
+    {
+        lock (opens)
+        {
+            return opens.Count;
+        }
+    }
+}
