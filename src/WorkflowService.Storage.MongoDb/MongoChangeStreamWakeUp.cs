@@ -26,7 +26,7 @@ namespace WorkflowService.Storage.MongoDb;
 public sealed partial class MongoChangeStreamWakeUp(
     MongoWorkflowStore store, IOptions<MongoStoreOptions> options, InProcessWakeUp local, InstanceChangeFeed changes, TimeProvider time,
     ILogger<MongoChangeStreamWakeUp> logger)
-    : IWakeUpTransport, IHostedService, IAsyncDisposable
+    : IListeningWakeUpTransport, IHostedService, IAsyncDisposable
 {
     public const string Name = "MongoDB change stream";
 
