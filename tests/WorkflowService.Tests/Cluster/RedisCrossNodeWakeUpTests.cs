@@ -7,10 +7,10 @@ namespace WorkflowService.Tests.Cluster;
 
 /// <summary>
 /// The cross-node contract on Redis pub/sub wake-ups, whichever store is under them: the listener is killed the same
-/// way on every store (CLIENT KILL of the node's subscriber connection).
+/// way on every store (CLIENT KILL of the node's subscriber connection, on the Redis server RedisWakeUpBackend's settings name).
 /// </summary>
 public abstract class RedisCrossNodeWakeUpTests<TBackend> : BroadcastCrossNodeWakeUpTests<TBackend>
-    where TBackend : StoreBackend, new()
+    where TBackend : RedisWakeUpBackend, new()
 {
     protected override async Task KillListenerAsync(WorkflowServiceFactory node, BackendDatabase database)
     {
@@ -27,3 +27,5 @@ public abstract class RedisCrossNodeWakeUpTests<TBackend> : BroadcastCrossNodeWa
 }
 
 public sealed class RedisCrossNodeTests : RedisCrossNodeWakeUpTests<RedisWakeUpBackend>;
+
+public sealed class MongoDbRedisCrossNodeTests : RedisCrossNodeWakeUpTests<MongoDbRedisWakeUpBackend>;
