@@ -24,9 +24,9 @@ namespace WorkflowService.Storage.MongoDb;
 /// the dispatcher's bounded poll finds the work: the store, not the stream, is the truth.
 /// </remarks>
 public sealed partial class MongoChangeStreamWakeUp(
-    MongoWorkflowStore store, IOptions<MongoStoreOptions> options, InProcessWakeUp local, InstanceChangeFeed changes, TimeProvider time,
-    ILogger<MongoChangeStreamWakeUp> logger)
-    : IWakeUpTransport, IHostedService, IAsyncDisposable
+    MongoWorkflowStore store, IOptions<MongoStoreOptions> options, InProcessWakeUp local, InstanceChangeFeed changes, NodeIdentity node,
+    TimeProvider time, ILogger<MongoChangeStreamWakeUp> logger)
+    : IListeningWakeUpTransport, IHostedService, IAsyncDisposable
 {
     public const string Name = "MongoDB change stream";
 
@@ -52,6 +52,13 @@ public sealed partial class MongoChangeStreamWakeUp(
 
     /// <summary>How many times the stream was opened (1 when it never had to reconnect).</summary>
     public long Subscriptions => Interlocked.Read(ref _subscriptions);
+
+    /// <summary>
+    /// The comment the stream's aggregate carries, naming this node (its getMores inherit it): every node watches the same
+    /// database, so this is how an operator tells the nodes' streams apart in $currentOp and the server's slow-query log,
+    /// and which one to kill (killOp) to see a node fall back to its poll and reopen the stream.
+    /// </summary>
+    public string StreamComment { get; } = $"workflow-service wake-ups, node {node.Id}";
 
     // Nothing to send: the commit itself is the message every other node's stream delivers.
     public void Notify(long dueAtMs) => local.Notify(dueAtMs);
@@ -132,6 +139,7 @@ public sealed partial class MongoChangeStreamWakeUp(
             // The server answers an empty batch after this long: a quiet stream still proves its connection alive.
             MaxAwaitTime = _options.ChangeStreamMaxAwait,
             ResumeAfter = _resumeToken,
+            Comment = StreamComment,
         };
         try
         {

@@ -19,7 +19,7 @@ namespace WorkflowService.Engine.WakeUp;
 /// </summary>
 public sealed partial class BroadcastWakeUp(
     IWakeUpBus bus, InProcessWakeUp local, InstanceChangeFeed changes, NodeIdentity node, TimeProvider time, ILogger<BroadcastWakeUp> logger)
-    : IWakeUpTransport, IHostedService, IAsyncDisposable
+    : IListeningWakeUpTransport, IHostedService, IAsyncDisposable
 {
     /// <summary>The longest message sent: within PostgreSQL's 8,000-byte NOTIFY payload.</summary>
     public const int MaxMessageLength = 7000;

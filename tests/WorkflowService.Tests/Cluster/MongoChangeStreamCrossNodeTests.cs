@@ -1,5 +1,6 @@
-using Microsoft.Extensions.DependencyInjection;
-using WorkflowService.Engine.Persistence;
+using System.Text.RegularExpressions;
+using MongoDB.Bson;
+using MongoDB.Driver;
 using WorkflowService.Engine.WakeUp;
 using WorkflowService.Storage.MongoDb;
 using WorkflowService.Tests.Backends;
@@ -8,33 +9,70 @@ using WorkflowService.Tests.Infrastructure;
 namespace WorkflowService.Tests.Cluster;
 
 /// <summary>
-/// The change-stream wake-ups across nodes (WakeUp:Transport Auto on the MongoDB store). The broadcast transports' suite
-/// (<see cref="CrossNodeWakeUpTests{TBackend}"/>) is about sending, coalescing and ignoring one's own echo; a change stream
-/// sends nothing (the commit is the message), so this suite checks what it promises instead: another node's commit wakes
-/// this node's workers and long-polls, and the node reports the stream healthy.
+/// The cross-node contract on the MongoDB store's change-stream wake-ups (WakeUp:Transport Auto). The stream sends
+/// nothing: every node watches the store's database, and another node's commit is the event that wakes this one.
 /// </summary>
-public sealed class MongoChangeStreamCrossNodeTests : ServiceTest<MongoDbBackend>
+public sealed class MongoChangeStreamCrossNodeTests : CrossNodeWakeUpTests<MongoDbBackend, MongoChangeStreamWakeUp>
 {
-    protected override bool UsesDefaultService => false;
-
-    [Fact]
-    public async Task A_signal_sent_through_another_node_wakes_this_nodes_workers_through_the_change_stream()
+    protected override async Task AssertTheSendingNodeAsync(MongoChangeStreamWakeUp sender)
     {
-        var database = await CreateDatabaseAsync();
-        var (worker, _) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:10:00", ["Workers:NodeId"] = "worker" }, database: database);
-        var (_, api) = await StartServiceAsync(new() { ["Workers:Enabled"] = "false", ["Workers:NodeId"] = "front" }, database: database);
-        var stream = worker.Get<MongoChangeStreamWakeUp>();
-        Assert.IsType<MongoChangeStreamWakeUp>(worker.Services.GetRequiredService<IWakeUpTransport>());
-        await Eventually.WaitUntilAsync(() => stream.IsHealthy, what: "the worker's change stream is open");
-        var name = Definitions.Unique("stream");
-        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+        Assert.Equal(0, ((IWakeUpTransport)sender).NotificationsSent);
+        // Its own stream delivers the commit as every other node's does (its own echo costs it one look, never a miss).
+        await Eventually.WaitUntilAsync(() => sender.NotificationsReceived >= 1, what: "the sending node's own stream delivers its commit");
+    }
 
-        // The API-only node takes the signal; only the stream can wake the worker node before its ten-minute poll.
-        var instance = await api.StartAsync(name);
-        await api.SignalAsync(instance.Id, "go", new { value = 1 });
+    /// <summary>
+    /// Kills the getMore this node's stream waits in on the server (killOp): the server answers it with Interrupted, an
+    /// error the driver does not resume from by itself (killCursors would not do: the driver resumes after a
+    /// CursorNotFound on its own, and the node would never see its stream lost). The stream's getMore waits up to
+    /// Store:ChangeStreamMaxAwait and is followed at once by the next, so between two there may be none to kill: this
+    /// kills until the node runs its stream on a cursor other than the killed one, that is, until it opened it again.
+    /// </summary>
+    protected override async Task KillListenerAsync(WorkflowServiceFactory node, BackendDatabase database)
+    {
+        var comment = node.Get<MongoChangeStreamWakeUp>().StreamComment;
+        var store = database.Settings["Store:Database"]!;
+        using var client = new MongoClient(database.Settings["Store:ConnectionString"]);
+        var admin = client.GetDatabase("admin");
+        var ct = TestContext.Current.CancellationToken;
+        BsonValue? killed = null;
+        await Eventually.WaitUntilAsync(async () =>
+        {
+            var getMores = await WaitingGetMoresAsync(admin, store, comment, ct);
+            if (killed is not null && getMores.Any(g => !g["command"]["getMore"].Equals(killed)))
+            {
+                return true;
+            }
 
-        var done = await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
-        Assert.Equal(1, done.Output!.Value.GetProperty("result").GetInt32());
-        Assert.True(stream.NotificationsReceived >= 1);
+            foreach (var getMore in getMores)
+            {
+                await admin.RunCommandAsync<BsonDocument>(new BsonDocument { { "killOp", 1 }, { "op", getMore["opid"] } }, cancellationToken: ct);
+                killed = getMore["command"]["getMore"];
+            }
+
+            return false;
+        }, what: "the node's killed change stream is opened again, on a new cursor");
+    }
+
+    /// <summary>
+    /// The getMores in progress on the change stream that watches <paramref name="store"/> with <paramref name="comment"/>
+    /// (node ids repeat across the test classes that run at once on the same server, each on a database of its own).
+    /// </summary>
+    private static async Task<List<BsonDocument>> WaitingGetMoresAsync(IMongoDatabase admin, string store, string comment, CancellationToken ct)
+    {
+        BsonDocument[] pipeline =
+        [
+            // Every user's operations: the test's client need not be the one the service connected as.
+            new("$currentOp", new BsonDocument("allUsers", true)),
+            // A database's change stream is a cursor of "<database>.$cmd.aggregate".
+            new("$match", new BsonDocument
+            {
+                { "op", "getmore" },
+                { "ns", new BsonRegularExpression($"^{Regex.Escape(store)}\\.") },
+                { "cursor.originatingCommand.comment", comment },
+            }),
+        ];
+        using var cursor = await admin.AggregateAsync(new BsonDocumentStagePipelineDefinition<NoPipelineInput, BsonDocument>(pipeline), cancellationToken: ct);
+        return await cursor.ToListAsync(ct);
     }
 }

@@ -8,7 +8,7 @@ namespace WorkflowService.Tests.Semantics;
 /// <summary>
 /// The single-node half of the transport contract, on every transport (in-process with SQLite, LISTEN/NOTIFY and Redis
 /// with PostgreSQL): a node's own signals wake it at once; the bounded poll picks up what no wake-up announced (a lost
-/// hint). The cross-node half is <see cref="Cluster.CrossNodeWakeUpTests{TBackend}"/>.
+/// hint). The cross-node half is <see cref="Cluster.CrossNodeWakeUpTests{TBackend,TTransport}"/>.
 /// </summary>
 public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
 {

@@ -39,8 +39,9 @@ public sealed class MongoChangeStreamEventTests
         var store = new MongoWorkflowStore(client, Microsoft.Extensions.Options.Options.Create(Options), TimeProvider.System);
         var local = new InProcessWakeUp(TimeProvider.System, store);
         var feed = new InstanceChangeFeed();
+        var node = new NodeIdentity(Microsoft.Extensions.Options.Options.Create(new WorkerOptions { NodeId = "events" }));
         await using var stream = new MongoChangeStreamWakeUp(store, Microsoft.Extensions.Options.Options.Create(Options), local, feed,
-            TimeProvider.System, NullLogger<MongoChangeStreamWakeUp>.Instance);
+            node, TimeProvider.System, NullLogger<MongoChangeStreamWakeUp>.Instance);
 
         // An insert of a pending signal due now: the workers' wait (planned for a minute from now) ends at once.
         stream.Receive(Event(MongoWorkflowStore.SignalsCollection, Guid.NewGuid(), fullDocument: new BsonDocument("dueAtMs", store.NowMs())));

@@ -1,0 +1,44 @@
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.WakeUp;
+using WorkflowService.Tests.Backends;
+using WorkflowService.Tests.Infrastructure;
+
+namespace WorkflowService.Tests.Cluster;
+
+/// <summary>
+/// What only the transports that send their hints (<see cref="BroadcastWakeUp"/> over PostgreSQL LISTEN/NOTIFY or Redis
+/// pub/sub) promise on top of <see cref="CrossNodeWakeUpTests{TBackend,TTransport}"/>: the node that took a signal sent a
+/// message for it, a node ignores its own echo, and a burst of commits is coalesced into fewer messages.
+/// </summary>
+public abstract class BroadcastCrossNodeWakeUpTests<TBackend> : CrossNodeWakeUpTests<TBackend, BroadcastWakeUp>
+    where TBackend : StoreBackend, new()
+{
+    protected override Task AssertTheSendingNodeAsync(BroadcastWakeUp sender)
+    {
+        Assert.True(sender.NotificationsSent >= 1);
+        return Task.CompletedTask;
+    }
+
+    [Fact]
+    public async Task A_node_alone_ignores_its_own_echo_and_a_burst_of_commits_is_coalesced_into_fewer_messages()
+    {
+        var (node, api) = await StartServiceAsync([]);
+        var transport = Transport(node);
+        await Eventually.WaitUntilAsync(() => transport.IsHealthy);
+        var name = Definitions.Unique("echo");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+
+        var instances = await Task.WhenAll(Enumerable.Range(0, 50).Select(_ => api.StartAsync(name)));
+        await Task.WhenAll(instances.Select(i => api.SignalAsync(i.Id, "go", new { value = 2 })));
+        foreach (var instance in instances)
+        {
+            await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+        }
+
+        Assert.True(transport.NotificationsSent >= 1);
+        Assert.True(transport.NotificationsSent < transport.NotificationsRequested,
+            $"{transport.NotificationsSent} messages for {transport.NotificationsRequested} hints: nothing was coalesced");
+        // Its own messages came back over the bus (it is subscribed) and were dropped there.
+        Assert.Equal(0, transport.NotificationsReceived);
+    }
+}
