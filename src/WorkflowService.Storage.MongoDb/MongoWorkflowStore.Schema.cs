@@ -265,29 +265,12 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
             new CreateIndexOptions { Name = "tenant_name_version", Unique = true }), cancellationToken: cancellationToken).ConfigureAwait(false);
     }
 
-    /// <summary>Refuses a node whose release does not fit the database's schema, as the relational stores do.</summary>
+    /// <summary>Refuses a node whose release does not fit the database's schema, in the relational stores' words.</summary>
     private void CheckNodeSupported(SchemaStatus status)
     {
-        if (status.OldestSupported is not { } oldest || status.Newest is not { } newest)
+        if (status.RefusalReason(_options.ApplyMigrationsAtStartup, "schema document") is { } refused)
         {
-            throw new StoreSchemaException(_options.ApplyMigrationsAtStartup
-                ? $"The {StoreName} database has no workflow schema document after its migration; run `WorkflowService schema` to see its steps."
-                : $"The {StoreName} database has no workflow schema, and this node does not migrate at start-up "
-                  + "(Store:ApplyMigrationsAtStartup is false). Run `WorkflowService migrate` with the same settings first.");
-        }
-
-        if (NodeSchema < oldest)
-        {
-            throw new StoreSchemaException(
-                $"This node's release (schema {NodeSchema}) is older than the releases the {StoreName} database supports "
-                + $"(schemas {oldest} to {newest}): deploy a release of schema {oldest} or newer.");
-        }
-
-        if (NodeSchema > newest)
-        {
-            throw new StoreSchemaException(
-                $"The {StoreName} database has workflow schema {newest}; this node's release needs {NodeSchema}, and does not migrate "
-                + "at start-up (Store:ApplyMigrationsAtStartup is false). Run `WorkflowService migrate` with the same settings first.");
+            throw new StoreSchemaException(refused);
         }
     }
 }

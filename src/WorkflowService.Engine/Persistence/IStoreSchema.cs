@@ -38,6 +38,35 @@ public sealed record SchemaStatus(
 {
     /// <summary>Whether a node of this build may run on the database as it is (its schema within the supported range, nothing pending).</summary>
     public bool NodeSupported => OldestSupported is { } oldest && Newest is { } newest && NodeSchema >= oldest && NodeSchema <= newest;
+
+    /// <summary>
+    /// Why a node of this build may not start on the database as it is, with what to do about it; null when it may. Every
+    /// store refuses the same cases in the same words.
+    /// </summary>
+    /// <param name="migratesAtStartup">Whether the node applied (or could apply) the pending steps itself (Store:ApplyMigrationsAtStartup).</param>
+    /// <param name="versionRecord">Where the store keeps its schema version, as an operator would look for it (a row, a document).</param>
+    public string? RefusalReason(bool migratesAtStartup, string versionRecord)
+    {
+        if (OldestSupported is not { } oldest || Newest is not { } newest)
+        {
+            return migratesAtStartup
+                ? $"The {Store} database has no workflow {versionRecord} after its migration; run `WorkflowService schema` to see its steps."
+                : $"The {Store} database has no workflow schema, and this node does not migrate at start-up "
+                  + "(Store:ApplyMigrationsAtStartup is false). Run `WorkflowService migrate` with the same settings first.";
+        }
+
+        if (NodeSchema < oldest)
+        {
+            return $"This node's release (schema {NodeSchema}) is older than the releases the {Store} database supports "
+                   + $"(schemas {oldest} to {newest}): deploy a release of schema {oldest} or newer.";
+        }
+
+        return NodeSchema > newest
+            ? $"The {Store} database has workflow schema {newest}; this node's release needs {NodeSchema} "
+              + $"({string.Join(", ", Pending.Select(p => p.Version))} pending), and does not migrate at start-up "
+              + "(Store:ApplyMigrationsAtStartup is false). Run `WorkflowService migrate` with the same settings first."
+            : null;
+    }
 }
 
 /// <summary>One numbered schema step.</summary>

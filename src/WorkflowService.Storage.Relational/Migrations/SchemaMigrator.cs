@@ -196,30 +196,13 @@ public sealed partial class SchemaMigrator(
     /// </summary>
     public void CheckNodeSupported(SchemaStatus status)
     {
-        if (status.OldestSupported is not { } oldest || status.Newest is not { } newest)
+        ArgumentNullException.ThrowIfNull(status);
+        if (status.RefusalReason(settings.ApplyAtStartup, "schema row (wf_schema)") is { } refused)
         {
-            throw new StoreSchemaException(settings.ApplyAtStartup
-                ? $"The {dialect.Name} database has no workflow schema row (wf_schema) after its migration; run `WorkflowService schema` to see its steps."
-                : $"The {dialect.Name} database has no workflow schema, and this node does not migrate at start-up "
-                  + "(Store:ApplyMigrationsAtStartup is false). Run `WorkflowService migrate` with the same settings first.");
+            throw new StoreSchemaException(refused);
         }
 
-        if (Current < oldest)
-        {
-            throw new StoreSchemaException(
-                $"This node's release (schema {Current}) is older than the releases the {dialect.Name} database supports "
-                + $"(schemas {oldest} to {newest}): deploy a release of schema {oldest} or newer.");
-        }
-
-        if (Current > newest)
-        {
-            throw new StoreSchemaException(
-                $"The {dialect.Name} database has workflow schema {newest}; this node's release needs {Current} "
-                + $"({string.Join(", ", status.Pending.Select(p => p.Version))} pending), and does not migrate at start-up "
-                + "(Store:ApplyMigrationsAtStartup is false). Run `WorkflowService migrate` with the same settings first.");
-        }
-
-        if (Current < newest)
+        if (status is { Newest: { } newest, OldestSupported: { } oldest } && Current < newest)
         {
             LogNewerDatabase(_logger, dialect.Name, newest, Current, oldest);
         }
