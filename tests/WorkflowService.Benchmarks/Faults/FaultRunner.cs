@@ -11,9 +11,6 @@ namespace WorkflowService.Benchmarks.Faults;
 /// </summary>
 internal sealed class FaultRunner(FaultOptions options)
 {
-    /// <summary>Per-connection pool of a node (Store:MaxPoolSize, the service's default) plus its claim pool (4) and its LISTEN connection.</summary>
-    private const int ConnectionsPerNode = 20 + 4 + 1;
-
     public async Task<bool> RunAsync(CancellationToken cancellationToken)
     {
         var passed = true;
@@ -117,15 +114,15 @@ internal sealed class FaultRunner(FaultOptions options)
         // Every node has stopped: the store holds the run's final state.
         var clock = Stopwatch.StartNew();
         StoreSnapshot snapshot;
-        await using (var connection = await backend.OpenStoreAsync(cancellationToken))
+        await using (var store = await backend.OpenStoreReaderAsync(cancellationToken))
         {
-            snapshot = await StoreSnapshotReader.ReadAsync(connection, cancellationToken);
+            snapshot = await store.ReadAsync(cancellationToken);
         }
 
         var verdict = HistoryChecker.Check(outcome.Ledger.Entries, snapshot, outcome.Expectation);
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"   checked {snapshot.Instances.Count:N0} instances, {snapshot.Signals.Count:N0} signals, {snapshot.History.Count:N0} history events in {clock.Elapsed.TotalSeconds:0.0} s"));
-        var bound = backendName == "postgres" ? outcome.Nodes * ConnectionsPerNode : (int?)null;
+        var bound = outcome.Nodes * backend.ConnectionsPerNode;
         var failures = outcome.Failures.ToList();
         if (maxConnections > bound)
         {
