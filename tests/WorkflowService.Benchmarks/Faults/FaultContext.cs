@@ -19,7 +19,7 @@ internal sealed class FaultContext
     public required BenchApiKey ApiKey { get; init; }
     public required CancellationToken Cancellation { get; init; }
 
-    /// <summary>The PostgreSQL server the row owns, for a scenario that stops or pauses it (<see cref="FaultScenario.OwnsDatabaseServer"/>).</summary>
+    /// <summary>The PostgreSQL server the row owns, for a scenario that stops or pauses it (<see cref="FaultScenario.OwnsDatabaseServer"/>); null on any other backend.</summary>
     public OwnedPostgresServer? Server { get; init; }
 
     /// <summary>The small filesystem holding the row's embedded store (<see cref="FaultScenario.FillsItsDisk"/>).</summary>
