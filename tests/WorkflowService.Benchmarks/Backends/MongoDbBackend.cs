@@ -76,11 +76,13 @@ internal sealed class MongoDbBackend : Backend
     {
         _database = $"wf_bench_{DateTime.UtcNow:yyyyMMdd_HHmmss}_{Guid.NewGuid().ToString("N")[..6]}";
         // MongoDB creates a database with its first collection (the service creates them at start-up); here the server is
-        // only checked, so that a standalone mongod is refused before any service starts.
+        // only checked, so that anything but a replica set is refused before any service starts: a standalone mongod has
+        // no transactions or change streams for the store, and a sharded cluster's router answers neither top nor
+        // $currentOp for the counters.
         var hello = await AdminCommandAsync("hello", cancellationToken);
-        if (!hello.Contains("setName") && !(hello.TryGetValue("msg", out var msg) && msg == "isdbgrid"))
+        if (!hello.Contains("setName"))
         {
-            throw new InvalidOperationException("the MongoDB server is not a replica set (or a sharded cluster): the store's transactions and change streams need one");
+            throw new InvalidOperationException("the MongoDB server is not a replica set member (hello has no setName): the runner needs a replica set");
         }
     }
 
@@ -93,7 +95,7 @@ internal sealed class MongoDbBackend : Backend
         {
             ["database"] = _database,
             ["version"] = $"MongoDB {build.GetValue("version", "unknown")}",
-            ["replica set"] = hello.GetValue("setName", "none (a sharded cluster's router)").ToString()!,
+            ["replica set"] = hello["setName"].AsString,
             ["primary"] = hello.GetValue("primary", "unknown").ToString()!,
             ["members"] = hello.TryGetValue("hosts", out var hosts) ? string.Join(", ", hosts.AsBsonArray) : "unknown",
             ["storage engine"] = status.TryGetValue("storageEngine", out var engine) ? engine.AsBsonDocument.GetValue("name", "unknown").ToString()! : "unknown",
@@ -239,6 +241,8 @@ internal sealed class MongoDbBackend : Backend
     /// </summary>
     public override string ServiceConnectionStringVia(int port) => new MongoUrlBuilder(ServiceConnectionString)
     {
+        // A mongodb+srv:// name would be looked up in DNS and cannot be combined with directConnection: a plain host here.
+        Scheme = MongoDB.Driver.Core.Configuration.ConnectionStringScheme.MongoDB,
         Server = new MongoServerAddress("127.0.0.1", port),
         DirectConnection = true,
     }.ToString();

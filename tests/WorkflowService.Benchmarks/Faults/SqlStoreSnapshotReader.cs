@@ -27,15 +27,15 @@ internal sealed class SqlStoreSnapshotReader(DbConnection connection) : StoreSna
     public override async Task<IReadOnlyDictionary<string, int>> CountByStatusAsync(CancellationToken cancellationToken)
     {
         var rows = await ReadAllAsync("SELECT status, count(*) FROM wf_instances GROUP BY status", [],
-            r => (Status: r.GetString(0), Count: Count(r)), cancellationToken);
+            r => (Status: r.GetString(0), Count: Count(r, 1)), cancellationToken);
         return rows.ToDictionary(r => r.Status, r => r.Count);
     }
 
     public override async Task<int> CountSignalsAsync(string status, CancellationToken cancellationToken) =>
-        (await ReadAllAsync("SELECT count(*) FROM wf_signals WHERE status = @p0", [status], Count, cancellationToken))[0];
+        (await ReadAllAsync("SELECT count(*) FROM wf_signals WHERE status = @p0", [status], r => Count(r, 0), cancellationToken))[0];
 
     public override async Task<int> CountHandledByAsync(string owner, CancellationToken cancellationToken) =>
-        (await ReadAllAsync("SELECT count(*) FROM wf_signals WHERE status = 'Handled' AND lease_owner = @p0", [owner], Count, cancellationToken))[0];
+        (await ReadAllAsync("SELECT count(*) FROM wf_signals WHERE status = 'Handled' AND lease_owner = @p0", [owner], r => Count(r, 0), cancellationToken))[0];
 
     public override async Task<IReadOnlyList<Guid>> ClaimsHeldAsync(string node, CancellationToken cancellationToken) =>
         await ReadAllAsync("SELECT id FROM wf_signals WHERE status = 'Pending' AND lease_owner = @p0 AND lease_until_ms IS NOT NULL", [node],
@@ -85,7 +85,8 @@ internal sealed class SqlStoreSnapshotReader(DbConnection connection) : StoreSna
     private static StoredSignal ReadSignal(DbDataReader r) =>
         new(r.GetGuid(0), r.GetGuid(1), r.GetString(2), r.GetString(3), Text(r, 4), Text(r, 5), r.GetInt32(6));
 
-    private static int Count(DbDataReader r) => Convert.ToInt32(r.GetValue(0), CultureInfo.InvariantCulture);
+    /// <summary>A count(*) column: Int64 on both databases' drivers, read without assuming which.</summary>
+    private static int Count(DbDataReader r, int column) => Convert.ToInt32(r.GetValue(column), CultureInfo.InvariantCulture);
 
     private static string? Text(DbDataReader r, int i) => r.IsDBNull(i) ? null : r.GetString(i);
 }
