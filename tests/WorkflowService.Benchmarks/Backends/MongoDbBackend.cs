@@ -116,7 +116,7 @@ internal sealed class MongoDbBackend : Backend
             }
             catch (MongoCommandException e)
             {
-                // A server that withholds it (no privilege, a router): said as such rather than failing the run.
+                // A user without the privilege to read it: said as such rather than failing the run.
                 facts[fact] = $"not readable: {e.CodeName}";
             }
         }
