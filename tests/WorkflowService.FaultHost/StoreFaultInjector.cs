@@ -1,5 +1,10 @@
 using System.Collections.Concurrent;
+using System.Net;
 using Microsoft.Data.Sqlite;
+using MongoDB.Driver;
+using MongoDB.Driver.Core.Clusters;
+using MongoDB.Driver.Core.Connections;
+using MongoDB.Driver.Core.Servers;
 using Microsoft.Extensions.Options;
 using Npgsql;
 using WorkflowService.Hosting;
@@ -9,8 +14,8 @@ namespace WorkflowService.FaultHost;
 /// <summary>
 /// Decides, call by call, whether and how a decorated store call fails (<see cref="InjectedFault"/>), runs it that way,
 /// and counts what it did. The failure it throws is the one the store's own driver throws when the database breaks off
-/// (a transient <see cref="NpgsqlException"/> for PostgreSQL, SQLITE_IOERR for SQLite), so that the service meets it as
-/// it would meet the real thing.
+/// (a transient <see cref="NpgsqlException"/> for PostgreSQL, a <see cref="MongoConnectionException"/> for MongoDB,
+/// SQLITE_IOERR for SQLite), so that the service meets it as it would meet the real thing.
 /// </summary>
 internal sealed class StoreFaultInjector(IOptions<StoreFaultOptions> options, IConfiguration configuration, TimeProvider time)
 {
@@ -20,6 +25,7 @@ internal sealed class StoreFaultInjector(IOptions<StoreFaultOptions> options, IC
     private readonly StoreFaultOptions _options = options.Value;
     private readonly Random _random = options.Value.Seed == 0 ? new Random() : new Random(options.Value.Seed);
     private readonly bool _postgres = string.Equals(configuration["Store:Provider"], nameof(StoreProvider.PostgreSql), StringComparison.OrdinalIgnoreCase);
+    private readonly bool _mongoDb = string.Equals(configuration["Store:Provider"], nameof(StoreProvider.MongoDb), StringComparison.OrdinalIgnoreCase);
     private readonly ConcurrentDictionary<string, long> _injected = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, long> _calls = new(StringComparer.Ordinal);
 
@@ -84,6 +90,13 @@ internal sealed class StoreFaultInjector(IOptions<StoreFaultOptions> options, IC
 
         var message = $"injected fault: {operation} {fault}";
         Exception cause = timesOut ? new TimeoutException(message) : new IOException(message);
+        // Each store's own driver's failure, as its store classifies it (IStoreFailures): a broken connection.
+        if (_mongoDb)
+        {
+            throw new MongoConnectionException(new ConnectionId(new ServerId(new ClusterId(), new DnsEndPoint("injected", 27017))),
+                $"An exception occurred while receiving a message from the server ({message})", cause);
+        }
+
         throw _postgres
             ? new NpgsqlException($"Exception while reading from stream ({message})", cause)
             : new SqliteException($"SQLite Error 10: 'disk I/O error' ({message}).", 10);

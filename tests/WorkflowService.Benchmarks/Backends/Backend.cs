@@ -4,12 +4,16 @@ namespace WorkflowService.Benchmarks.Backends;
 
 /// <summary>
 /// A database the service can run on, as the runner needs it: a fresh database per run, the service's settings for it,
-/// its version and durability settings, its own activity counters, direct-SQL seeding and the no-engine ceiling loop.
+/// its version and durability settings, its own activity counters, seeding with its own driver, direct reads of the
+/// store for the fault checker and the no-engine ceiling loop.
 /// </summary>
 internal abstract class Backend : IAsyncDisposable
 {
-    /// <summary>sqlite or postgres: the scenario-name prefix and the report's file name.</summary>
+    /// <summary>sqlite, postgres or mongodb: the scenario-name prefix and the report's file name.</summary>
     public abstract string Name { get; }
+
+    /// <summary>Whether several service nodes can share the run's database (not an embedded store: one node's own file).</summary>
+    public virtual bool SharedByNodes => true;
 
     /// <summary>The service's environment variables for this database (Store__Provider, Store__ConnectionString, ...).</summary>
     public abstract IReadOnlyDictionary<string, string> ServiceEnvironment { get; }
@@ -23,7 +27,7 @@ internal abstract class Backend : IAsyncDisposable
     /// <summary>Version and durability settings.</summary>
     public abstract Task<IReadOnlyDictionary<string, string>> ReadFactsAsync(CancellationToken cancellationToken);
 
-    /// <summary>The indexes of the service's tables (wf_*), as the database reports them: the hot path's lookups need one each.</summary>
+    /// <summary>The indexes of the service's tables (wf_*) or collections, as the database reports them: the hot path's lookups need one each.</summary>
     public abstract Task<IReadOnlyList<string>> ReadIndexesAsync(CancellationToken cancellationToken);
 
     /// <summary>Cumulative counters; the runner subtracts a reading before a scenario from one after it.</summary>
@@ -69,8 +73,31 @@ internal abstract class Backend : IAsyncDisposable
     /// <summary>Stores <paramref name="count"/> completed signal-roundtrip instances in the shape the service writes; says how.</summary>
     public abstract Task<string> SeedCompletedInstancesAsync(int count, CancellationToken cancellationToken);
 
-    /// <summary>A connection to the run's database with the backend's own driver, for reads that must not go through the service.</summary>
-    public abstract Task<System.Data.Common.DbConnection> OpenStoreAsync(CancellationToken cancellationToken);
+    /// <summary>The run's store read with the backend's own driver, for the fault checker's reads that must not go through the service.</summary>
+    public abstract Task<Faults.StoreSnapshotReader> OpenStoreReaderAsync(CancellationToken cancellationToken);
+
+    /// <summary>
+    /// The service's settings that bound each store call by <paramref name="timeout"/> (a fault row's outage must be
+    /// answered within it): each store names it its own way.
+    /// </summary>
+    public abstract IReadOnlyDictionary<string, string> StoreTimeoutSettings(TimeSpan timeout);
+
+    /// <summary>
+    /// Where the service reaches the database server (the one a fault row puts a <see cref="Faults.FaultProxy"/> in front
+    /// of); an embedded store has none.
+    /// </summary>
+    public virtual Task<(string Host, int Port)> ReadServerAddressAsync(CancellationToken cancellationToken) =>
+        throw new InvalidOperationException($"{Name}: the store is inside the service's own process; there is no server to reach");
+
+    /// <summary>The service's Store__ConnectionString for reaching the server through a proxy on loopback port <paramref name="port"/>.</summary>
+    public virtual string ServiceConnectionStringVia(int port) =>
+        throw new InvalidOperationException($"{Name}: the store is inside the service's own process; there is no connection to route");
+
+    /// <summary>
+    /// The most connections one service node may hold to the database (its pools and whatever else it keeps open), for the
+    /// fault table's bound on connections; null where the database has none (SQLite).
+    /// </summary>
+    public virtual int? ConnectionsPerNode => null;
 
     /// <summary>The service's open connections to the run's database now; null where the database has no sessions (SQLite).</summary>
     public virtual Task<int?> ReadConnectionsAsync(CancellationToken cancellationToken) => Task.FromResult<int?>(null);
@@ -85,7 +112,14 @@ internal abstract class Backend : IAsyncDisposable
     {
         "sqlite" => new SqliteBackend(options.KeepDatabase, options.SqliteSynchronous),
         "postgres" => new PostgresBackend(options.PostgresAdmin, options.KeepDatabase),
+        "mongodb" => new MongoDbBackend(MongoDbBackend.RequireServer(options.MongoDb), options.KeepDatabase),
         _ => throw new ArgumentException($"unknown backend {name}"),
+    };
+
+    /// <summary>The relational stores bound every command by one setting, in whole seconds (Store:CommandTimeoutSeconds).</summary>
+    protected static IReadOnlyDictionary<string, string> RelationalTimeout(TimeSpan timeout) => new Dictionary<string, string>
+    {
+        ["Store__CommandTimeoutSeconds"] = ((int)timeout.TotalSeconds).ToString(System.Globalization.CultureInfo.InvariantCulture),
     };
 
     /// <summary>Seed batches: progress on the console and bounded transactions.</summary>

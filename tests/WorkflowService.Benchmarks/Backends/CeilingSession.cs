@@ -1,240 +1,76 @@
-using System.Data.Common;
-using System.Diagnostics.CodeAnalysis;
-using Microsoft.EntityFrameworkCore;
-using Microsoft.EntityFrameworkCore.Infrastructure;
 using WorkflowService.Engine.Persistence;
-using WorkflowService.Storage.Relational;
 
 namespace WorkflowService.Benchmarks.Backends;
 
 /// <summary>
-/// The database transactions the store issues for one signal-roundtrip workflow, with no engine and no HTTP around
-/// them, in the store's own SQL: its dialect's claim statement and its statement builders (<see cref="Rows"/>,
-/// <see cref="SqlStatement"/>, <see cref="SqlExecution"/>: one batch per transaction where the provider batches). The
-/// start (instance + two history rows), the signal insert, the claim (on the dialect's claim connections, its instance
-/// joined where the dialect joins it) and the completion (instance + signal updated, three history rows), each its own
-/// transaction, written under the dialect's writer gate (SQLite: one writer at a time). Unlike the service it has no
-/// group commit and no prepared-command cache. Thread-safe: every call takes a pooled connection.
+/// The store's writes for one signal-roundtrip workflow, with no engine and no HTTP around them: the start (the instance
+/// and two history events), the signal's insert, the claim and the completion (the instance and the signal updated,
+/// three history events). Each backend issues them as its store does (<see cref="RelationalCeilingSession"/>,
+/// <see cref="MongoCeilingSession"/>); the workflow they write is this one, so that every backend's ceiling writes the
+/// same values. Thread-safe.
 /// </summary>
-internal sealed class CeilingSession(SqlDialect dialect, Func<CancellationToken, Task<DbConnection>> open, Func<ValueTask> dispose,
-    GroupCommitWriter? grouped = null)
-    : IAsyncDisposable
+internal abstract class CeilingSession : IAsyncDisposable
 {
-    /// <summary>
-    /// A session on the run's database, whose schema the store's migrations bring up to date first (as a node does at
-    /// start-up), for a run of the ceiling alone, where no service has created it.
-    /// </summary>
-    /// <param name="groupCommit">
-    /// Write as the store does: every write queued to a <see cref="GroupCommitWriter"/> with the store's options for the
-    /// dialect (a few writer connections sharing commits on a server; one writer on SQLite), each in its savepoint. False:
-    /// each write its own transaction on a pooled connection.
-    /// </param>
-    public static async Task<CeilingSession> OpenAsync(SqlDialect dialect, Action<DbContextOptionsBuilder> provider, string connectionString,
-        Func<CancellationToken, Task<DbConnection>> open, Func<ValueTask> dispose, bool groupCommit, CancellationToken cancellationToken)
-    {
-        var options = new DbContextOptionsBuilder<WorkflowDbContext>();
-        provider(options);
-        var contexts = new PooledDbContextFactory<WorkflowDbContext>(options.Options);
-        await using (var db = await contexts.CreateDbContextAsync(cancellationToken))
-        {
-            await dialect.PrepareDatabaseAsync(db, cancellationToken);
-        }
+    /// <summary>A claim's lease, as long as the service's default (Workers:LeaseDuration): the loop never lets one run out.</summary>
+    protected static readonly TimeSpan Lease = TimeSpan.FromSeconds(30);
 
-        var migrator = new Storage.Relational.Migrations.SchemaMigrator(contexts, dialect,
-            new Storage.Relational.Migrations.SchemaMigrationSettings(connectionString, ApplyAtStartup: true, TimeSpan.FromMinutes(10)),
-            TimeProvider.System, Microsoft.Extensions.Logging.Abstractions.NullLoggerFactory.Instance);
-        await migrator.MigrateAsync(cancellationToken);
-        return new CeilingSession(dialect, open, dispose,
-            groupCommit ? new GroupCommitWriter(contexts, dialect, dialect.SingleWriter ? GroupCommitOptions.SingleWriter : GroupCommitOptions.Server) : null);
-    }
+    public abstract Task StartAsync(Guid instanceId, CancellationToken cancellationToken);
 
-    /// <summary>Whether writes share commits (<see cref="GroupCommitWriter"/>), as the store's do.</summary>
-    public bool GroupCommit => grouped is not null;
-
-    public Task StartAsync(Guid instanceId, CancellationToken cancellationToken)
-    {
-        var now = DateTime.UtcNow;
-        var instance = new WorkflowInstance
-        {
-            Id = instanceId, DefinitionName = "ceiling", DefinitionVersion = 1, Status = InstanceStatus.Waiting, WaitKind = WaitKind.Signal,
-            WaitStepId = "wait-go", WaitSignal = "go", Version = 1, HistoryLength = 2, CreatedAt = now, UpdatedAt = now,
-        };
-        return WriteAsync([
-            Rows.Insert(dialect, "wf_instances", Rows.InstanceColumns, [instance], Rows.InstanceValues),
-            History(instanceId, now, (0, "InstanceStarted", null, """{"definition":"ceiling","version":1}"""), (1, "WaitStarted", "wait-go", """{"signal":"go"}""")),
-        ], transactional: true, cancellationToken);
-    }
-
-    public Task EnqueueAsync(Guid signalId, Guid instanceId, CancellationToken cancellationToken)
-    {
-        var now = DateTime.UtcNow;
-        var signal = new SignalMessage
-        {
-            Id = signalId, InstanceId = instanceId, Name = "go", PayloadJson = """{"value":1}""", Status = SignalStatus.Pending,
-            DueAtMs = new DateTimeOffset(now).ToUnixTimeMilliseconds(), CreatedAt = now,
-        };
-
-        // The statement of RelationalWorkflowStore.EnqueueSignalIfOpenAsync.
-        return WriteAsync([Rows.InsertSignalIfOpen(dialect, signal)], transactional: false, cancellationToken);
-    }
+    public abstract Task EnqueueAsync(Guid signalId, Guid instanceId, CancellationToken cancellationToken);
 
     /// <summary>Claims at most one due signal (any instance's, as a worker would); null when none was free.</summary>
     public async Task<ClaimedSignal?> ClaimAsync(string owner, CancellationToken cancellationToken) =>
         await ClaimAsync(owner, 1, cancellationToken) is [var claimed, ..] ? claimed : null;
 
-    /// <summary>
-    /// Claims up to <paramref name="max"/> due signals, as the store's claim does: its one statement on the dialect's claim
-    /// connections (the instances joined in), or, on a database of one writer at a time, inside the writes (the group commit
-    /// when the session has it) with the instances read after it.
-    /// </summary>
-    public async Task<IReadOnlyList<ClaimedSignal>> ClaimAsync(string owner, int max, CancellationToken cancellationToken)
+    /// <summary>Claims up to <paramref name="max"/> due signals, each with its instance, as the store's claim does.</summary>
+    public abstract Task<IReadOnlyList<ClaimedSignal>> ClaimAsync(string owner, int max, CancellationToken cancellationToken);
+
+    /// <summary>Completes the claimed signal's instance; throws when the instance's version or the signal's lease was lost.</summary>
+    public abstract Task CompleteAsync(ClaimedSignal claimed, CancellationToken cancellationToken);
+
+    public abstract ValueTask DisposeAsync();
+
+    /// <summary>The started instance, waiting for "go" (version 1, two history events).</summary>
+    protected static WorkflowInstance StartedInstance(Guid instanceId, DateTime now) => new()
     {
-        var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
-        var token = Random.Shared.NextInt64(1, long.MaxValue);
-        var joined = dialect.ClaimWithInstancesSql is not null;
-        var claim = new SqlStatement(dialect).Sql(dialect.ClaimWithInstancesSql ?? dialect.ClaimSql).Bind(owner, token, now, now + 30_000, max);
-        if (dialect.ClaimDataSource is { } claims)
-        {
-            await using var connection = await claims.OpenConnectionAsync(cancellationToken);
-            return await ReadClaimAsync(connection, null, claim, max, joined, null, cancellationToken);
-        }
+        Id = instanceId, DefinitionName = "ceiling", DefinitionVersion = 1, Status = InstanceStatus.Waiting, WaitKind = WaitKind.Signal,
+        WaitStepId = "wait-go", WaitSignal = "go", Version = 1, HistoryLength = 2, CreatedAt = now, UpdatedAt = now,
+    };
 
-        List<ClaimedSignal> claimed;
-        if (grouped is not null)
-        {
-            claimed = await grouped.WriteAsync((db, commands, transaction, _, ct) =>
-                ReadClaimAsync(db.Database.GetDbConnection(), transaction, claim, max, joined, commands, ct), cancellationToken);
-        }
-        else
-        {
-            using var gate = await dialect.EnterWriteAsync(cancellationToken);
-            await using var connection = await open(cancellationToken);
-            claimed = await ReadClaimAsync(connection, null, claim, max, joined, null, cancellationToken);
-        }
+    protected static HistoryEvent[] StartHistory(Guid instanceId, DateTime now) =>
+    [
+        Event(instanceId, now, 0, "InstanceStarted", null, """{"definition":"ceiling","version":1}"""),
+        Event(instanceId, now, 1, "WaitStarted", "wait-go", """{"signal":"go"}"""),
+    ];
 
-        return grouped is null || joined || claimed.Count == 0 ? claimed : await WithInstancesAsync(claimed, cancellationToken);
-    }
-
-    [SuppressMessage("Performance", "CA1849:Call async methods when in an async method", Justification = "As the store reads a claim: the row is buffered after ReadAsync, so IsDBNull blocks on nothing.")]
-    private static async Task<List<ClaimedSignal>> ReadClaimAsync(DbConnection connection, DbTransaction? transaction, SqlStatement claim, int max,
-        bool joined, SqlCommandCache? commands, CancellationToken cancellationToken)
+    /// <summary>The "go" signal, due now.</summary>
+    protected static SignalMessage GoSignal(Guid signalId, Guid instanceId, DateTime now) => new()
     {
-        var command = SqlCommandCache.RentOrCreate(commands, connection, transaction, claim, out var owned);
-        try
-        {
-            await using var reader = await command.ExecuteReaderAsync(cancellationToken);
-            var claimed = new List<ClaimedSignal>(max);
-            // The store materialises the signal and (where the claim joins it) its instance: so does the ceiling.
-            var at = Rows.SignalColumnNames.Length;
-            while (await reader.ReadAsync(cancellationToken))
-            {
-                claimed.Add(new ClaimedSignal(Rows.ReadSignal(reader), joined && !reader.IsDBNull(at) ? Rows.ReadInstance(reader, at) : null));
-            }
+        Id = signalId, InstanceId = instanceId, Name = "go", PayloadJson = """{"value":1}""", Status = SignalStatus.Pending,
+        DueAtMs = new DateTimeOffset(now).ToUnixTimeMilliseconds(), CreatedAt = now,
+    };
 
-            return claimed;
-        }
-        finally
-        {
-            if (owned)
-            {
-                await command.DisposeAsync();
-            }
-        }
-    }
-
-    /// <summary>The claimed signals' instances, read after the claim where the claim does not join them (the store on SQLite).</summary>
-    private async Task<IReadOnlyList<ClaimedSignal>> WithInstancesAsync(List<ClaimedSignal> claimed, CancellationToken cancellationToken)
+    /// <summary>The claimed signal's instance, completed (version 2, five history events); a stand-in where the claim read none.</summary>
+    protected static WorkflowInstance CompletedInstance(ClaimedSignal claimed, DateTime now)
     {
-        var ids = claimed.Select(c => c.Signal.InstanceId).Distinct().ToList();
-        await using var connection = await open(cancellationToken);
-        await using var command = connection.CreateCommand();
-        var select = new SqlStatement(dialect).Sql($"SELECT {Rows.InstanceColumnsOf("i")} FROM wf_instances AS i WHERE i.id IN (");
-        for (var n = 0; n < ids.Count; n++)
-        {
-            select.Sql(n == 0 ? string.Empty : ", ").Param(ids[n]);
-        }
-
-        select.Sql(")").ApplyTo(command);
-        var instances = new Dictionary<Guid, WorkflowInstance>();
-        await using (var reader = await command.ExecuteReaderAsync(cancellationToken))
-        {
-            while (await reader.ReadAsync(cancellationToken))
-            {
-                var instance = Rows.ReadInstance(reader, 0);
-                instances[instance.Id] = instance;
-            }
-        }
-
-        return claimed.Select(c => c with { Instance = instances.GetValueOrDefault(c.Signal.InstanceId) }).ToList();
-    }
-
-    public Task CompleteAsync(ClaimedSignal claimed, CancellationToken cancellationToken)
-    {
-        var now = DateTime.UtcNow;
-        var signal = claimed.Signal;
-        var instance = claimed.Instance ?? new WorkflowInstance { Id = signal.InstanceId, DefinitionName = "ceiling", DefinitionVersion = 1, CreatedAt = now };
+        var instance = claimed.Instance ?? new WorkflowInstance { Id = claimed.Signal.InstanceId, DefinitionName = "ceiling", DefinitionVersion = 1, CreatedAt = now };
         instance.Status = InstanceStatus.Completed;
         instance.VariablesJson = """{"go":{"value":1},"result":{"value":1}}""";
         instance.OutputJson = """{"result":{"value":1}}""";
         (instance.WaitKind, instance.WaitStepId, instance.WaitSignal) = (null, null, null);
         (instance.Version, instance.HistoryLength, instance.UpdatedAt, instance.CompletedAt) = (2, 5, now, now);
-
-        return WriteAsync([
-            Rows.UpdateInstance(dialect, instance, expectedVersion: 1),
-            History(instance.Id, now, (2, "SignalReceived", "wait-go", $$"""{"signal":"go","signalId":"{{signal.Id}}"}"""),
-                (3, "StepCompleted", "assign", null), (4, "InstanceCompleted", "done", null)),
-            // The consumed signal's update, as the store's wait-point commit writes it.
-            Rows.SettleLeasedSignal(dialect, signal.Id, signal.LeaseToken, SignalStatus.Handled, error: null, handledAt: now),
-        ], transactional: true, cancellationToken, affected =>
-        {
-            if (affected[0] != 1 || affected[2] != 1)
-            {
-                throw new InvalidOperationException($"the completion of {instance.Id} matched no row (version or lease lost)");
-            }
-        });
+        return instance;
     }
 
-    public async ValueTask DisposeAsync()
+    protected static HistoryEvent[] CompletionHistory(Guid instanceId, Guid signalId, DateTime now) =>
+    [
+        Event(instanceId, now, 2, "SignalReceived", "wait-go", $$"""{"signal":"go","signalId":"{{signalId}}"}"""),
+        Event(instanceId, now, 3, "StepCompleted", "assign", null),
+        Event(instanceId, now, 4, "InstanceCompleted", "done", null),
+    ];
+
+    private static HistoryEvent Event(Guid instanceId, DateTime at, int sequence, string type, string? stepId, string? data) => new()
     {
-        if (grouped is not null)
-        {
-            await grouped.DisposeAsync();
-        }
-
-        await dispose();
-    }
-
-    private SqlStatement History(Guid instanceId, DateTime at, params (int Sequence, string Type, string? StepId, string? Data)[] events) =>
-        Rows.Insert(dialect, "wf_history", Rows.HistoryColumns, events, e => Rows.HistoryValues(new HistoryEvent
-        {
-            InstanceId = instanceId, Sequence = e.Sequence, At = at, Type = e.Type, StepId = e.StepId, DataJson = e.Data,
-        }));
-
-    private async Task WriteAsync(IReadOnlyList<SqlStatement> statements, bool transactional, CancellationToken cancellationToken,
-        Action<int[]>? check = null)
-    {
-        if (grouped is not null)
-        {
-            // As the store writes: one queued write in the group's shared transaction, its savepoint first where the writer
-            // asks for that (one round trip), whether or not the write needs a transaction of its own.
-            await grouped.WriteAsync(async (db, commands, transaction, savepoint, ct) =>
-            {
-                var affected = await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), transaction,
-                    savepoint is null ? statements : [savepoint, .. statements], commands, ct);
-                check?.Invoke(savepoint is null ? affected : affected[1..]);
-                return true;
-            }, cancellationToken);
-            return;
-        }
-
-        using var gate = await dialect.EnterWriteAsync(cancellationToken);
-        await using var connection = await open(cancellationToken);
-        await using var transaction = transactional ? await connection.BeginTransactionAsync(cancellationToken) : null;
-        var affected = await SqlExecution.ExecuteAsync(connection, transaction, statements, cache: null, cancellationToken);
-        check?.Invoke(affected);
-        if (transaction is not null)
-        {
-            await transaction.CommitAsync(cancellationToken);
-        }
-    }
+        InstanceId = instanceId, Sequence = sequence, At = at, Type = type, StepId = stepId, DataJson = data,
+    };
 }

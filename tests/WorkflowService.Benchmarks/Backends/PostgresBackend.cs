@@ -282,21 +282,36 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
             new PostgreSqlStoreOptions { ConnectionString = _connectionString, MaxPoolSize = connections });
         var data = NpgsqlDataSource.Create(store);
         var claims = new PostgresClaimDataSource(NpgsqlDataSource.Create(PostgresClaimDataSource.ConnectionString(store)));
-        return CeilingSession.OpenAsync(new PostgreSqlDialect(data, claims), o => o.UseNpgsql(data), store.ConnectionString, async ct => await data.OpenConnectionAsync(ct), async () =>
+        return RelationalCeilingSession.OpenAsync(new PostgreSqlDialect(data, claims), o => o.UseNpgsql(data), store.ConnectionString, async ct => await data.OpenConnectionAsync(ct), async () =>
         {
             await claims.DisposeAsync();
             await data.DisposeAsync();
         }, groupCommit, cancellationToken);
     }
 
-    public override async Task<System.Data.Common.DbConnection> OpenStoreAsync(CancellationToken cancellationToken)
+    public override async Task<Faults.StoreSnapshotReader> OpenStoreReaderAsync(CancellationToken cancellationToken) =>
+        new Faults.SqlStoreSnapshotReader(await OpenConnectionAsync(cancellationToken));
+
+    public override IReadOnlyDictionary<string, string> StoreTimeoutSettings(TimeSpan timeout) => RelationalTimeout(timeout);
+
+    public override Task<(string Host, int Port)> ReadServerAddressAsync(CancellationToken cancellationToken)
+    {
+        var direct = new NpgsqlConnectionStringBuilder(_connectionString);
+        return Task.FromResult((direct.Host!, direct.Port));
+    }
+
+    public override string ServiceConnectionStringVia(int port) =>
+        new NpgsqlConnectionStringBuilder(_connectionString) { Host = "127.0.0.1", Port = port }.ConnectionString;
+
+    /// <summary>A connection to the run's database, for reads of tables other than the store's (the Rebus peer's), never counted as the service's.</summary>
+    public async Task<NpgsqlConnection> OpenConnectionAsync(CancellationToken cancellationToken)
     {
         var connection = new NpgsqlConnection(new NpgsqlConnectionStringBuilder(Admin(_database)) { ApplicationName = CheckerApplicationName }.ConnectionString);
         await connection.OpenAsync(cancellationToken);
         return connection;
     }
 
-    /// <summary>Sessions on the run's database now, the runner's own store readers (<see cref="OpenStoreAsync"/>) not counted.</summary>
+    /// <summary>Sessions on the run's database now, the runner's own store readers (<see cref="OpenConnectionAsync"/>) not counted.</summary>
     public override async Task<int?> ReadConnectionsAsync(CancellationToken cancellationToken)
     {
         await using var connection = new NpgsqlConnection(Admin("postgres"));
@@ -309,6 +324,9 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
     }
 
     private const string CheckerApplicationName = "workflow-fault-checker";
+
+    /// <summary>Per node: its pool (Store:MaxPoolSize, the service's default), its claim pool (4) and its LISTEN connection.</summary>
+    public override int? ConnectionsPerNode => 20 + 4 + 1;
 
     public override async ValueTask DisposeAsync()
     {

@@ -116,14 +116,20 @@ internal sealed class SqliteBackend(bool keep, string synchronous = SqliteBacken
     /// <summary>The store's SQLite dialect (its claim statement and writer gate) on connections with the service's pragmas.</summary>
     public override Task<CeilingSession> OpenCeilingAsync(int connections, bool groupCommit, CancellationToken cancellationToken) =>
         // The group commit's writer connection gets the service's per-connection settings as the store's does (its interceptor).
-        CeilingSession.OpenAsync(new SqliteDialect(), o => o.UseSqlite(ConnectionString).AddInterceptors(new SqlitePragmaInterceptor(Synchronous)),
+        RelationalCeilingSession.OpenAsync(new SqliteDialect(), o => o.UseSqlite(ConnectionString).AddInterceptors(new SqlitePragmaInterceptor(Synchronous)),
             ConnectionString, async ct => await OpenAsync(ct), () =>
         {
             SqliteConnection.ClearAllPools();
             return ValueTask.CompletedTask;
         }, groupCommit, cancellationToken);
 
-    public override async Task<System.Data.Common.DbConnection> OpenStoreAsync(CancellationToken cancellationToken) => await OpenAsync(cancellationToken);
+    public override async Task<Faults.StoreSnapshotReader> OpenStoreReaderAsync(CancellationToken cancellationToken) =>
+        new Faults.SqlStoreSnapshotReader(await OpenAsync(cancellationToken));
+
+    public override IReadOnlyDictionary<string, string> StoreTimeoutSettings(TimeSpan timeout) => RelationalTimeout(timeout);
+
+    /// <summary>The embedded store is one node's file.</summary>
+    public override bool SharedByNodes => false;
 
     public override ValueTask DisposeAsync()
     {

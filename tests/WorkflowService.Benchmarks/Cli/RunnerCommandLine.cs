@@ -1,5 +1,6 @@
 using System.CommandLine;
 using System.Globalization;
+using WorkflowService.Benchmarks.Backends;
 using WorkflowService.Benchmarks.Faults;
 using WorkflowService.Benchmarks.Scenarios;
 
@@ -17,7 +18,7 @@ internal static class RunnerCommandLine
     public static async Task<int> InvokeAsync(string[] args, Func<RunnerOptions, Task<int>> execute, Func<FaultOptions, Task<int>> executeFaults)
     {
         var backend = new Option<string>("--backend") { Description = "The backend to run on.", Required = true }
-            .AcceptOnlyFromAmong("sqlite", "postgres", "postgresql");
+            .AcceptOnlyFromAmong("sqlite", "postgres", "postgresql", "mongodb");
         var tier = new Option<string>("--tier")
         {
             Description = "smoke is the correctness check (non-zero exit on any failure, dead letter or stuck instance).",
@@ -52,6 +53,11 @@ internal static class RunnerCommandLine
         {
             Description = "Admin connection string (default $WORKFLOW_BENCH_POSTGRES, else Host=127.0.0.1;Username=postgres;Password=postgres;SSL Mode=Disable); each run creates and drops its own database.",
             HelpName = "connection string",
+        };
+        var mongodb = MongoDbOption();
+        var withMongoDb = new Option<bool>("--with-mongodb")
+        {
+            Description = "compare: run mongodb too, after sqlite and postgres (on --mongodb, else $" + MongoDbBackend.ServerVariable + ").",
         };
         var output = new Option<string>("--output") { Description = "Where reports go (default docs/benchmarks).", HelpName = "DIR" };
         var noBuild = new Option<bool>("--no-build") { Description = "Do not build the service (Release) before the run." };
@@ -98,11 +104,11 @@ internal static class RunnerCommandLine
 
         var run = new RootCommand("The benchmark runner: starts the service (Release) on a fresh database, drives the scenario set over HTTP and writes docs/benchmarks/<backend>-<yyyy-MM-dd>[-<tier>].md/.json.")
         {
-            backend, tier, only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry,
+            backend, tier, only, seed, postgres, mongodb, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry,
         };
-        var compare = new Command("compare", "sqlite then postgres (tier all), then regenerates the README of the output directory.")
+        var compare = new Command("compare", "sqlite then postgres (then mongodb with --with-mongodb) (tier all), then regenerates the README of the output directory.")
         {
-            only, seed, postgres, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry,
+            only, seed, postgres, mongodb, withMongoDb, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry,
         };
         var variants = new Option<string>("--variants")
         {
@@ -143,7 +149,7 @@ internal static class RunnerCommandLine
         run.Subcommands.Add(compare);
         run.Subcommands.Add(readme);
         run.Subcommands.Add(interleave);
-        run.Subcommands.Add(FaultsCommand(postgres, noBuild, executeFaults));
+        run.Subcommands.Add(FaultsCommand(postgres, mongodb, noBuild, executeFaults));
 
         RunnerOptions Options(ParseResult parse, string command, IReadOnlyList<string> backends)
         {
@@ -159,6 +165,7 @@ internal static class RunnerCommandLine
                     // Loopback to a server on this machine: no TLS, as between containers of one compose project. The report
                     // records the connection's SSL mode; pass --postgres with "SSL Mode=Require" to measure with TLS.
                     ?? "Host=127.0.0.1;Username=postgres;Password=postgres;SSL Mode=Disable",
+                MongoDb = MongoDbServer(parse, mongodb),
                 RepositoryRoot = root,
                 OutputDirectory = Path.GetFullPath(parse.GetValue(output) ?? Path.Combine(root, "docs", "benchmarks")),
                 Build = !parse.GetValue(noBuild),
@@ -172,15 +179,26 @@ internal static class RunnerCommandLine
             };
         }
 
-        run.SetAction(parse => execute(Options(parse, "run", [parse.GetValue(backend) == "sqlite" ? "sqlite" : "postgres"])));
-        compare.SetAction(parse => execute(Options(parse, "compare", ["sqlite", "postgres"])));
+        run.SetAction(parse => WithServers(Options(parse, "run", [BackendName(parse.GetValue(backend))]), o => o.Backends, o => o.MongoDb, execute));
+        compare.SetAction(parse => WithServers(Options(parse, "compare", parse.GetValue(withMongoDb) ? ["sqlite", "postgres", "mongodb"] : ["sqlite", "postgres"]),
+            o => o.Backends, o => o.MongoDb, execute));
         readme.SetAction(parse => execute(Options(parse, "readme", [])));
-        interleave.SetAction(parse => execute(Options(parse, "interleave", [parse.GetValue(backend) == "sqlite" ? "sqlite" : "postgres"]) with
+        interleave.SetAction(async parse =>
+        {
+            if (BackendName(parse.GetValue(backend)) == "mongodb")
+            {
+                // Its variants' database CPU and connection settings are the relational servers'.
+                await Console.Error.WriteLineAsync("interleave runs on sqlite or postgres");
+                return UsageError;
+            }
+
+            return await execute(Options(parse, "interleave", [BackendName(parse.GetValue(backend))]) with
         {
             Variants = Names(parse.GetValue(variants))!,
             Windows = parse.GetValue(windows),
             WindowOps = parse.GetValue(windowOps),
-        }));
+        });
+        });
 
         var parsed = run.Parse(args);
         if (parsed.Errors.Count > 0)
@@ -202,10 +220,13 @@ internal static class RunnerCommandLine
     /// faults: the fault table (docs/reliability.md). --tier short is the CI tier; full is the published table. Exit code 1
     /// when any applicable row fails.
     /// </summary>
-    private static Command FaultsCommand(Option<string> postgres, Option<bool> noBuild, Func<FaultOptions, Task<int>> execute)
+    private static Command FaultsCommand(Option<string> postgres, Option<string> mongodb, Option<bool> noBuild, Func<FaultOptions, Task<int>> execute)
     {
-        var backend = new Option<string>("--backend") { Description = "The backends to run on.", DefaultValueFactory = _ => "all" }
-            .AcceptOnlyFromAmong("sqlite", "postgres", "all");
+        var backend = new Option<string>("--backend")
+        {
+            Description = "The backends to run on (all: sqlite and postgres; mongodb only when named).",
+            DefaultValueFactory = _ => "all",
+        }.AcceptOnlyFromAmong("sqlite", "postgres", "mongodb", "all");
         var tier = new Option<string>("--tier")
         {
             Description = "short: fewer faults and less load (CI); full: the published table.",
@@ -224,25 +245,60 @@ internal static class RunnerCommandLine
         var output = new Option<string>("--output") { Description = "Where reliability.md and the rows' JSON (reliability/) go (default docs).", HelpName = "DIR" };
         var command = new Command("faults", "The fault table: each fault injected under load into real service processes on a fresh database, the store then checked against the load's ledger; writes <output>/reliability.md.")
         {
-            backend, tier, only, postgres, output, noBuild,
+            backend, tier, only, postgres, mongodb, output, noBuild,
         };
         command.SetAction(parse =>
         {
             var root = RunnerOptions.FindRepositoryRoot();
             var chosen = parse.GetValue(backend);
-            return execute(new FaultOptions
+            return WithServers(new FaultOptions
             {
                 Backends = chosen == "all" ? ["sqlite", "postgres"] : [chosen!],
                 Tier = parse.GetValue(tier) == "short" ? FaultTier.Short : FaultTier.Full,
                 Only = Names(parse.GetValue(only))?.ToHashSet(),
                 PostgresAdmin = parse.GetValue(postgres) ?? Environment.GetEnvironmentVariable("WORKFLOW_BENCH_POSTGRES")
                     ?? "Host=127.0.0.1;Username=postgres;Password=postgres;SSL Mode=Disable",
+                MongoDb = MongoDbServer(parse, mongodb),
                 RepositoryRoot = root,
                 OutputDirectory = Path.GetFullPath(parse.GetValue(output) ?? Path.Combine(root, "docs")),
                 Build = !parse.GetValue(noBuild),
-            });
+            }, o => o.Backends, o => o.MongoDb, execute);
         });
         return command;
+    }
+
+    /// <summary>--mongodb: a replica set's connection string, by default the MongoDB suites' ($WORKFLOW_TESTS_MONGODB).</summary>
+    private static Option<string> MongoDbOption() => new("--mongodb")
+    {
+        Description = $"A MongoDB replica set's connection string (default ${MongoDbBackend.ServerVariable}, the MongoDB test suites' server); each run creates and drops its own database.",
+        HelpName = "connection string",
+    };
+
+    private static string? MongoDbServer(ParseResult parse, Option<string> mongodb) =>
+        parse.GetValue(mongodb) is { Length: > 0 } given ? given
+        : Environment.GetEnvironmentVariable(MongoDbBackend.ServerVariable) is { Length: > 0 } configured ? configured : null;
+
+    /// <summary>The backend's name as the runner uses it (postgresql is postgres).</summary>
+    private static string BackendName(string? option) => option switch
+    {
+        "sqlite" => "sqlite",
+        "mongodb" => "mongodb",
+        _ => "postgres",
+    };
+
+    /// <summary>
+    /// Runs <paramref name="execute"/>, unless a backend it names has no server to run on: then one line says why and
+    /// the exit code is <see cref="UsageError"/>, before anything is built or started.
+    /// </summary>
+    private static async Task<int> WithServers<T>(T options, Func<T, IReadOnlyList<string>> backends, Func<T, string?> mongoDb, Func<T, Task<int>> execute)
+    {
+        if (backends(options).Contains("mongodb") && mongoDb(options) is null)
+        {
+            await Console.Error.WriteLineAsync(MongoDbBackend.NoServer);
+            return UsageError;
+        }
+
+        return await execute(options);
     }
 
     private static string[]? Names(string? list) =>

@@ -12,6 +12,9 @@ internal sealed record RunnerOptions
     public IReadOnlySet<string>? Only { get; init; }
     public int TableGrowthSeed { get; init; } = FullTableGrowthSeed;
     public required string PostgresAdmin { get; init; }
+
+    /// <summary>The MongoDB replica set (--mongodb, else $WORKFLOW_TESTS_MONGODB); null where neither names one.</summary>
+    public string? MongoDb { get; init; }
     public required string RepositoryRoot { get; init; }
     public required string OutputDirectory { get; init; }
     public bool Build { get; init; } = true;

@@ -1,4 +1,3 @@
-using System.Data.Common;
 using System.Diagnostics;
 
 namespace WorkflowService.Benchmarks.Faults;
@@ -13,14 +12,14 @@ internal static class ClaimHolding
     /// change none of them while cut off, so the answer cannot go stale); when it holds none, <paramref name="undo"/> and
     /// try again after a moment of load. Returns the claims it held when the cut stuck.
     /// </summary>
-    public static async Task<IReadOnlyList<Guid>> CutWhileItHoldsClaimsAsync(string node, Action cut, Action undo, DbConnection store,
+    public static async Task<IReadOnlyList<Guid>> CutWhileItHoldsClaimsAsync(string node, Action cut, Action undo, StoreSnapshotReader store,
         CancellationToken cancellationToken)
     {
         var waited = Stopwatch.StartNew();
         while (true)
         {
             cut();
-            var claims = await StoreSnapshotReader.ClaimsHeldAsync(store, node, cancellationToken);
+            var claims = await store.ClaimsHeldAsync(node, cancellationToken);
             if (claims.Count > 0)
             {
                 return claims;

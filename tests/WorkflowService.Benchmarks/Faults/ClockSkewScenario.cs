@@ -77,9 +77,9 @@ internal sealed class ClockSkewScenario : FaultScenario
             Nodes = 3,
             FaultsInjected = 2,
         };
-        await using var store = await context.Backend.OpenStoreAsync(ct);
-        var timers = await FiredAsync(store, "SELECT s.due_at_ms, h.at FROM wf_signals s JOIN wf_history h ON h.instance_id = s.instance_id AND h.type = 'TimerFired' WHERE s.name = '$timer'", ct);
-        var signals = await FiredAsync(store, "SELECT s.due_at_ms, h.at FROM wf_signals s JOIN wf_history h ON h.instance_id = s.instance_id AND h.type = 'SignalReceived' AND h.step_id = 'wait-a' WHERE s.name = 'a'", ct);
+        await using var store = await context.Backend.OpenStoreReaderAsync(ct);
+        var timers = Delays(await store.ReadDueAndFiredAsync("$timer", "TimerFired", null, ct));
+        var signals = Delays(await store.ReadDueAndFiredAsync("a", "SignalReceived", "wait-a", ct));
         foreach (var (what, fired) in new[] { ("timers", timers), ("delayed signals", signals) })
         {
             var early = fired.Where(f => f < -Tolerance).ToList();
@@ -111,19 +111,6 @@ internal sealed class ClockSkewScenario : FaultScenario
     }
 
     /// <summary>For each (due time, firing event) pair, how long after its due time it fired (negative: early).</summary>
-    private static async Task<List<TimeSpan>> FiredAsync(System.Data.Common.DbConnection store, string sql, CancellationToken ct)
-    {
-        await using var command = store.CreateCommand();
-        command.CommandText = sql;
-        await using var reader = await command.ExecuteReaderAsync(ct);
-        var fired = new List<TimeSpan>();
-        while (await reader.ReadAsync(ct))
-        {
-            var due = DateTimeOffset.FromUnixTimeMilliseconds(reader.GetInt64(0));
-            var at = new DateTimeOffset(DateTime.SpecifyKind(reader.GetDateTime(1), DateTimeKind.Utc));
-            fired.Add(at - due);
-        }
-
-        return fired;
-    }
+    private static List<TimeSpan> Delays(IReadOnlyList<(long DueAtMs, DateTime At)> pairs) =>
+        [.. pairs.Select(p => new DateTimeOffset(p.At) - DateTimeOffset.FromUnixTimeMilliseconds(p.DueAtMs))];
 }

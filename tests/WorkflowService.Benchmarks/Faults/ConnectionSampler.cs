@@ -38,7 +38,7 @@ internal sealed class ConnectionSampler : IAsyncDisposable
 
                     _max = Math.Max(_max ?? 0, now);
                 }
-                catch (Npgsql.NpgsqlException)
+                catch (Exception e) when (e is System.Data.Common.DbException or MongoDB.Driver.MongoException or TimeoutException)
                 {
                     // The database is down (a fault row stops it on purpose): nothing to count until it is back.
                 }

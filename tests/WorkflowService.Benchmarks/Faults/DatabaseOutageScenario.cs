@@ -9,6 +9,10 @@ namespace WorkflowService.Benchmarks.Faults;
 /// while and started again; then paused (SIGSTOP of every server process) for longer than the command timeout. No node
 /// exits; readiness says Unhealthy during the outage and healthy within 15 s after; the API answers 503 problem details
 /// with Retry-After instead of hanging; connections stay within pool size × nodes; nothing acknowledged is lost.
+/// On MongoDB the runner cannot own a replica set (it would have to start mongod), so the outage is what the nodes see
+/// of one: every node reaches the primary through a <see cref="FaultProxy"/>, which first closes every connection and
+/// each new one (a stopped server) and then holds every byte (a paused server). The replica set itself stays up: no
+/// election, no restart, which a real outage of the primary would add.
 /// </summary>
 internal sealed class DatabaseOutageScenario : FaultScenario
 {
@@ -18,7 +22,7 @@ internal sealed class DatabaseOutageScenario : FaultScenario
     private static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(CommandTimeoutSeconds * 2);
     private static readonly TimeSpan HealthyWithin = TimeSpan.FromSeconds(15);
 
-    public override bool OwnsDatabaseServer => true;
+    public override bool OwnsDatabaseServer(string backend) => backend == "postgres";
 
     public override string? NotApplicable(string backend) => backend == "sqlite"
         ? "the embedded store is a file inside the service's own process: there is no server to stop or pause (its failures are fault 11, a full disk or a read-only file)"
@@ -27,16 +31,23 @@ internal sealed class DatabaseOutageScenario : FaultScenario
     public override async Task<FaultOutcome> RunAsync(FaultContext context)
     {
         var ct = context.Cancellation;
-        var server = context.Server ?? throw new InvalidOperationException("the database outage needs a server of its own");
+        var server = context.Server;
+        // Without a server of its own (MongoDB), every node reaches the database through the proxy, which makes the outage.
+        await using var proxy = server is null ? await ProxyAsync(context) : null;
         var outage = TimeSpan.FromSeconds(context.Short ? 10 : 30);
         // Longer than any call may take to be answered (see Judge), so that a call waiting out the pause shows as hung.
         var pause = TimeSpan.FromSeconds(CommandTimeoutSeconds * 4);
         const int nodeCount = 2;
-        await using var nodes = context.CreateNodes(new Dictionary<string, string>
+        var settings = new Dictionary<string, string>(context.Backend.StoreTimeoutSettings(TimeSpan.FromSeconds(CommandTimeoutSeconds)))
         {
-            ["Store__CommandTimeoutSeconds"] = CommandTimeoutSeconds.ToString(CultureInfo.InvariantCulture),
             ["Api__RequestTimeout"] = RequestTimeout.ToString("c", CultureInfo.InvariantCulture),
-        });
+        };
+        if (proxy is not null)
+        {
+            settings["Store__ConnectionString"] = context.Backend.ServiceConnectionStringVia(proxy.Port);
+        }
+
+        await using var nodes = context.CreateNodes(settings);
         await nodes.StartAsync(nodeCount, ct);
         await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
 
@@ -49,23 +60,48 @@ internal sealed class DatabaseOutageScenario : FaultScenario
         try
         {
             await Task.Delay(TimeSpan.FromSeconds(3), ct);
-            await server.StopAsync(ct);
+            if (server is not null)
+            {
+                await server.StopAsync(ct);
+            }
+            else
+            {
+                proxy!.Refuse();
+            }
+
             // The outage begins once the server is down (pg_ctl returns then): until that moment it still serves.
             var began = Stopwatch.GetTimestamp();
             await Task.Delay(outage, ct);
-            await server.StartAgainAsync(ct);
+            if (server is not null)
+            {
+                await server.StartAgainAsync(ct);
+            }
+            else
+            {
+                proxy!.Heal();
+            }
+
             phases.Add(("stopped", began, Stopwatch.GetTimestamp()));
 
             await Task.Delay(HealthyWithin + TimeSpan.FromSeconds(3), ct);
             began = Stopwatch.GetTimestamp();
-            server.Pause();
+            if (server is not null)
+            {
+                server.Pause();
+            }
+            else
+            {
+                proxy!.Blackhole();
+            }
+
             try
             {
                 await Task.Delay(pause, ct);
             }
             finally
             {
-                server.Resume();
+                server?.Resume();
+                proxy?.Heal();
             }
 
             phases.Add(("paused", began, Stopwatch.GetTimestamp()));
@@ -90,7 +126,10 @@ internal sealed class DatabaseOutageScenario : FaultScenario
             FaultsInjected = phases.Count,
             RecoveryBound = HealthyWithin,
         };
-        outcome.Notes.Add($"the database stopped for {outage.TotalSeconds:0} s, then paused (SIGSTOP) for {pause.TotalSeconds:0} s, over the command timeout of {CommandTimeoutSeconds} s (Store:CommandTimeoutSeconds) and the request timeout of {RequestTimeout.TotalSeconds:0} s (Api:RequestTimeout); {nodeCount} nodes; load: 16 workers of start, 'a', 0-50 ms, 'b'; probes every 0.5 s per node: GET /health/ready and POST /instances");
+        var how = server is not null
+            ? $"the database stopped for {outage.TotalSeconds:0} s, then paused (SIGSTOP) for {pause.TotalSeconds:0} s"
+            : $"every node's connections to the primary closed by a TCP proxy, and each new one at once (a stopped server, as the nodes see it), for {outage.TotalSeconds:0} s, then every byte held by it (a paused server) for {pause.TotalSeconds:0} s; the replica set itself stayed up (no election)";
+        outcome.Notes.Add($"{how}, over the store's call timeout of {CommandTimeoutSeconds} s ({string.Join(", ", context.Backend.StoreTimeoutSettings(TimeSpan.FromSeconds(CommandTimeoutSeconds)).Keys.Select(k => k.Replace("__", ":", StringComparison.Ordinal)))}) and the request timeout of {RequestTimeout.TotalSeconds:0} s (Api:RequestTimeout); {nodeCount} nodes; load: 16 workers of start, 'a', 0-50 ms, 'b'; probes every 0.5 s per node: GET /health/ready and POST /instances");
         foreach (var node in nodes.All.Where(n => n.Process is not { HasExited: false }))
         {
             outcome.Failures.Add($"{node.Name} exited during the outage");
@@ -155,6 +194,15 @@ internal sealed class DatabaseOutageScenario : FaultScenario
         outcome.Notes.Add(string.Create(CultureInfo.InvariantCulture,
             $"{phase}: readiness answers during the outage: {OutageProbe.Describe(health)}; starts: {OutageProbe.Describe(api)}; ready again after {string.Join(", ", healthy.OrderBy(h => h.Key).Select(h => $"{h.Key} {h.Value.TotalSeconds:0.0} s"))}"));
         return healthy.Count == nodes.Count ? healthy.Values.Max() : null;
+    }
+
+    /// <summary>A started proxy to the database server, for a backend whose server the row cannot own.</summary>
+    private static async Task<FaultProxy> ProxyAsync(FaultContext context)
+    {
+        var (host, port) = await context.Backend.ReadServerAddressAsync(context.Cancellation);
+        var proxy = new FaultProxy(host, port);
+        proxy.Start();
+        return proxy;
     }
 
     private static long Ticks(TimeSpan took) => (long)(took.TotalSeconds * Stopwatch.Frequency);

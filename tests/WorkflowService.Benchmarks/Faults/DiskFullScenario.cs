@@ -11,7 +11,7 @@ internal sealed class DiskFullScenario : EmbeddedStoreFault
 {
     public override bool FillsItsDisk => true;
 
-    protected override string WhyNotOnPostgres =>
+    protected override string WhyNotOnServer =>
         "the database server's disk is the server's to manage: to the service it is a database that stops answering, which is fault 2";
 
     protected override string Fault => "disk full";

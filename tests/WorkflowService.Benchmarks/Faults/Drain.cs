@@ -14,11 +14,11 @@ internal static class Drain
     /// </summary>
     public static async Task<TimeSpan?> UntilCompletedAsync(Backend backend, int expected, long since, TimeSpan deadline, CancellationToken cancellationToken)
     {
-        await using var connection = await backend.OpenStoreAsync(cancellationToken);
+        await using var store = await backend.OpenStoreReaderAsync(cancellationToken);
         var waited = Stopwatch.StartNew();
         while (true)
         {
-            var counts = await StoreSnapshotReader.CountByStatusAsync(connection, cancellationToken);
+            var counts = await store.CountByStatusAsync(cancellationToken);
             if (counts.GetValueOrDefault("Completed") >= expected)
             {
                 return Stopwatch.GetElapsedTime(since);
@@ -39,12 +39,12 @@ internal static class Drain
     /// </summary>
     public static async Task<bool> UntilFaultedAsync(Backend backend, int count, CancellationToken cancellationToken)
     {
-        await using var store = await backend.OpenStoreAsync(cancellationToken);
+        await using var store = await backend.OpenStoreReaderAsync(cancellationToken);
         var waited = Stopwatch.StartNew();
         while (waited.Elapsed < TimeSpan.FromMinutes(1))
         {
-            var snapshot = await StoreSnapshotReader.CountByStatusAsync(store, cancellationToken);
-            if (snapshot.GetValueOrDefault("Faulted") >= count && await StoreSnapshotReader.CountSignalsAsync(store, "DeadLettered", cancellationToken) >= count)
+            var snapshot = await store.CountByStatusAsync(cancellationToken);
+            if (snapshot.GetValueOrDefault("Faulted") >= count && await store.CountSignalsAsync("DeadLettered", cancellationToken) >= count)
             {
                 return true;
             }

@@ -14,10 +14,10 @@ internal abstract class EmbeddedStoreFault : FaultScenario
 {
     protected static readonly TimeSpan RecoverWithin = TimeSpan.FromSeconds(15);
 
-    public override string? NotApplicable(string backend) => backend == "postgres" ? WhyNotOnPostgres : null;
+    public override string? NotApplicable(string backend) => backend == "sqlite" ? null : WhyNotOnServer;
 
-    /// <summary>Why the fault is not PostgreSQL's (its files are the server's).</summary>
-    protected abstract string WhyNotOnPostgres { get; }
+    /// <summary>Why the fault is not a database server's, PostgreSQL's or MongoDB's (its files are the server's).</summary>
+    protected abstract string WhyNotOnServer { get; }
 
     /// <summary>The fault in a few words, for the row's failures ("disk full").</summary>
     protected abstract string Fault { get; }

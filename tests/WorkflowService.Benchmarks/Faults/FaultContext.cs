@@ -19,7 +19,7 @@ internal sealed class FaultContext
     public required BenchApiKey ApiKey { get; init; }
     public required CancellationToken Cancellation { get; init; }
 
-    /// <summary>The PostgreSQL server the row owns, for a scenario that stops or pauses it (<see cref="FaultScenario.OwnsDatabaseServer"/>).</summary>
+    /// <summary>The PostgreSQL server the row owns, for a scenario that stops or pauses it (<see cref="FaultScenario.OwnsDatabaseServer"/>); null on any other backend.</summary>
     public OwnedPostgresServer? Server { get; init; }
 
     /// <summary>The small filesystem holding the row's embedded store (<see cref="FaultScenario.FillsItsDisk"/>).</summary>
@@ -31,7 +31,7 @@ internal sealed class FaultContext
     public bool Short => Options.Tier == FaultTier.Short;
 
     /// <summary>Whether several nodes can share the backend (the embedded store is one node's file).</summary>
-    public bool SeveralNodes => Backend.Name == "postgres";
+    public bool SeveralNodes => Backend.SharedByNodes;
 
     /// <summary>A seeded random source, so that a row is repeated with the same gaps and the same choice of victims.</summary>
     public Random Random { get; } = new(20261124);

@@ -10,6 +10,9 @@ internal sealed record FaultOptions
     public IReadOnlySet<string>? Only { get; init; }
 
     public required string PostgresAdmin { get; init; }
+
+    /// <summary>The MongoDB replica set (--mongodb, else $WORKFLOW_TESTS_MONGODB); null where neither names one.</summary>
+    public string? MongoDb { get; init; }
     public required string RepositoryRoot { get; init; }
 
     /// <summary>Where each row's JSON goes (one file per fault and backend) and beside which the table is regenerated.</summary>

@@ -4,10 +4,12 @@ using System.Net.Sockets;
 namespace WorkflowService.Benchmarks.Faults;
 
 /// <summary>
-/// A TCP proxy on loopback that the fault runner owns, between one node and its database. <see cref="Blackhole"/> stops
-/// carrying bytes either way (connections stay open, nothing is refused: what was sent waits, as behind a partition);
-/// <see cref="Heal"/> carries on with what waited, as TCP delivers once a partition heals. New connections made meanwhile
-/// are accepted and then hear nothing until the heal.
+/// A TCP proxy on loopback that the fault runner owns, between nodes and their database. <see cref="Blackhole"/> stops
+/// carrying bytes either way (connections stay open, nothing is refused: what was sent waits, as behind a partition or
+/// in front of a paused server); <see cref="Heal"/> carries on with what waited, as TCP delivers once a partition heals.
+/// New connections made meanwhile are accepted and then hear nothing until the heal. <see cref="Refuse"/> is a stopped
+/// server as its clients see it: every connection it carries is closed, and each new one is closed as soon as it is
+/// accepted, until the heal.
 /// </summary>
 internal sealed class FaultProxy : IAsyncDisposable
 {
@@ -18,6 +20,13 @@ internal sealed class FaultProxy : IAsyncDisposable
     private readonly List<Task> _connections = [];
     private readonly Lock _lock = new();
     private TaskCompletionSource _open = Opened();
+
+    /// <summary>Cancelled by <see cref="Refuse"/>: ends every connection carried until then.</summary>
+    private CancellationTokenSource _carried = new();
+
+    /// <summary>Every <see cref="_carried"/> replaced by a refusal, disposed with the proxy (a connection may still hold its token).</summary>
+    private readonly List<CancellationTokenSource> _ended = [];
+    private bool _refusing;
     private Task? _accepting;
 
     public FaultProxy(string targetHost, int targetPort)
@@ -46,10 +55,28 @@ internal sealed class FaultProxy : IAsyncDisposable
         }
     }
 
+    /// <summary>From now on every connection is closed, those carried and those yet to come, until <see cref="Heal"/>.</summary>
+    public void Refuse()
+    {
+        CancellationTokenSource ending;
+        lock (_lock)
+        {
+            _refusing = true;
+            ending = _carried;
+            _ended.Add(ending);
+            _carried = new CancellationTokenSource();
+            // Connections waiting behind a blackhole go on to be closed too.
+            _open.TrySetResult();
+        }
+
+        ending.Cancel();
+    }
+
     public void Heal()
     {
         lock (_lock)
         {
+            _refusing = false;
             _open.TrySetResult();
         }
     }
@@ -73,6 +100,15 @@ internal sealed class FaultProxy : IAsyncDisposable
 
         await Task.WhenAll(connections);
         _closing.Dispose();
+        lock (_lock)
+        {
+            foreach (var ended in _ended)
+            {
+                ended.Dispose();
+            }
+
+            _carried.Dispose();
+        }
     }
 
     private static TaskCompletionSource Opened()
@@ -119,9 +155,21 @@ internal sealed class FaultProxy : IAsyncDisposable
             try
             {
                 await Gate.WaitAsync(closing);
+                CancellationToken carried;
+                lock (_lock)
+                {
+                    if (_refusing)
+                    {
+                        // Closed at once: the client sees its connection end, as against a server that is down.
+                        return;
+                    }
+
+                    carried = _carried.Token;
+                }
+
                 using var server = new TcpClient();
                 await server.ConnectAsync(_targetHost, _targetPort, closing);
-                using var either = CancellationTokenSource.CreateLinkedTokenSource(closing);
+                using var either = CancellationTokenSource.CreateLinkedTokenSource(closing, carried);
                 var up = PumpAsync(client.GetStream(), server.GetStream(), either.Token);
                 var down = PumpAsync(server.GetStream(), client.GetStream(), either.Token);
                 await Task.WhenAny(up, down);

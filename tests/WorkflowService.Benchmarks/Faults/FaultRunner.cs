@@ -11,9 +11,6 @@ namespace WorkflowService.Benchmarks.Faults;
 /// </summary>
 internal sealed class FaultRunner(FaultOptions options)
 {
-    /// <summary>Per-connection pool of a node (Store:MaxPoolSize, the service's default) plus its claim pool (4) and its LISTEN connection.</summary>
-    private const int ConnectionsPerNode = 20 + 4 + 1;
-
     public async Task<bool> RunAsync(CancellationToken cancellationToken)
     {
         var passed = true;
@@ -75,20 +72,24 @@ internal sealed class FaultRunner(FaultOptions options)
             return row with { NotApplicable = $"not run on this machine: {noLoop}" };
         }
 
-        if ((scenario.OwnsDatabaseServer ? OwnedPostgresServer.Unavailable() : scenario.FillsItsDisk ? SmallDisk.Unavailable() : null) is { } missing)
+        if ((scenario.OwnsDatabaseServer(backendName) ? OwnedPostgresServer.Unavailable() : scenario.FillsItsDisk ? SmallDisk.Unavailable() : null) is { } missing)
         {
             return row with { Verdict = $"FAIL: not run: {missing}", Failures = [$"not run: {missing}"] };
         }
 
         var work = Path.Combine(Path.GetTempPath(), $"wf-faults-{backendName}-{scenario.Name}-{DateTime.UtcNow:yyyyMMdd-HHmmss}");
         Directory.CreateDirectory(work);
-        // A row that stops or pauses its database gets a server of its own; the others share the one --postgres names.
-        await using var server = scenario.OwnsDatabaseServer ? await OwnedPostgresServer.StartAsync(cancellationToken) : null;
+        // A row that stops or pauses PostgreSQL gets a server of its own; the others share the one --postgres names (on
+        // MongoDB, a replica set cannot be owned here: such a row puts a proxy between the nodes and the one --mongodb names).
+        await using var server = scenario.OwnsDatabaseServer(backendName) ? await OwnedPostgresServer.StartAsync(cancellationToken) : null;
         await using var disk = scenario.FillsItsDisk ? await SmallDisk.MountAsync(64, cancellationToken) : null;
         await using var readOnlyDisk = scenario.TurnsItsDiskReadOnly ? await ReadOnlyDisk.MountAsync(64, cancellationToken) : null;
-        await using Backend backend = backendName == "sqlite"
-            ? new SqliteBackend(keep: false)
-            : new PostgresBackend(server?.AdminConnectionString ?? options.PostgresAdmin, keep: false);
+        await using Backend backend = backendName switch
+        {
+            "sqlite" => new SqliteBackend(keep: false),
+            "mongodb" => new MongoDbBackend(MongoDbBackend.RequireServer(options.MongoDb), keep: false),
+            _ => new PostgresBackend(server?.AdminConnectionString ?? options.PostgresAdmin, keep: false),
+        };
         await backend.ProvisionAsync(disk?.Path ?? readOnlyDisk?.Path ?? work, cancellationToken);
         // Bounded: a scenario that hangs fails its row, never the whole run.
         using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
@@ -117,15 +118,15 @@ internal sealed class FaultRunner(FaultOptions options)
         // Every node has stopped: the store holds the run's final state.
         var clock = Stopwatch.StartNew();
         StoreSnapshot snapshot;
-        await using (var connection = await backend.OpenStoreAsync(cancellationToken))
+        await using (var store = await backend.OpenStoreReaderAsync(cancellationToken))
         {
-            snapshot = await StoreSnapshotReader.ReadAsync(connection, cancellationToken);
+            snapshot = await store.ReadAsync(cancellationToken);
         }
 
         var verdict = HistoryChecker.Check(outcome.Ledger.Entries, snapshot, outcome.Expectation);
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"   checked {snapshot.Instances.Count:N0} instances, {snapshot.Signals.Count:N0} signals, {snapshot.History.Count:N0} history events in {clock.Elapsed.TotalSeconds:0.0} s"));
-        var bound = backendName == "postgres" ? outcome.Nodes * ConnectionsPerNode : (int?)null;
+        var bound = outcome.Nodes * backend.ConnectionsPerNode;
         var failures = outcome.Failures.ToList();
         if (maxConnections > bound)
         {

@@ -12,8 +12,8 @@ internal abstract class FaultScenario
     /// <summary>What is done to the service, in one line.</summary>
     public required string Title { get; init; }
 
-    /// <summary>Whether the row needs a PostgreSQL server of its own (<see cref="OwnedPostgresServer"/>), to stop or pause.</summary>
-    public virtual bool OwnsDatabaseServer => false;
+    /// <summary>Whether the row needs a PostgreSQL server of its own (<see cref="OwnedPostgresServer"/>) on <paramref name="backend"/>, to stop or pause.</summary>
+    public virtual bool OwnsDatabaseServer(string backend) => false;
 
     /// <summary>Whether the row's embedded store lives on a small filesystem of its own (<see cref="SmallDisk"/>), to fill.</summary>
     public virtual bool FillsItsDisk => false;

@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.Globalization;
-using Npgsql;
 
 namespace WorkflowService.Benchmarks.Faults;
 
@@ -24,25 +23,24 @@ internal sealed class PartitionScenario : FaultScenario
         var ct = context.Cancellation;
         var partitions = context.Short ? 1 : 3;
         var cut = FaultContext.LeaseDuration * 3;
-        var direct = new NpgsqlConnectionStringBuilder(context.Backend.ServiceEnvironment["Store__ConnectionString"]);
-        await using var proxy = new FaultProxy(direct.Host!, direct.Port);
+        var (host, port) = await context.Backend.ReadServerAddressAsync(ct);
+        await using var proxy = new FaultProxy(host, port);
         proxy.Start();
-        var settings = new Dictionary<string, string>
+        var settings = new Dictionary<string, string>(context.Backend.StoreTimeoutSettings(TimeSpan.FromSeconds(5)))
         {
-            ["Store__CommandTimeoutSeconds"] = "5",
             ["Api__RequestTimeout"] = "00:00:10",
         };
         await using var nodes = context.CreateNodes(settings);
         nodes.Configure(Victim, new Dictionary<string, string>
         {
-            ["Store__ConnectionString"] = new NpgsqlConnectionStringBuilder(direct.ConnectionString) { Host = "127.0.0.1", Port = proxy.Port }.ConnectionString,
+            ["Store__ConnectionString"] = context.Backend.ServiceConnectionStringVia(proxy.Port),
         });
         await nodes.StartAsync(3, ct);
         var victim = nodes.All.Single(n => n.Name == Victim);
         await context.PublishAsync(nodes, TwoSignalLoad.DefinitionFile);
 
         using var running = new LoadUnderFault(context, nodes, "partition", concurrency: 16);
-        await using var store = await context.Backend.OpenStoreAsync(ct);
+        await using var store = await context.Backend.OpenStoreReaderAsync(ct);
         var held = new List<Guid>();
         var heldCounts = new List<int>();
         var handledByVictimAtHeal = 0;
@@ -57,7 +55,7 @@ internal sealed class PartitionScenario : FaultScenario
                 held.AddRange(claims);
                 heldCounts.Add(claims.Count);
                 await Task.Delay(cut, ct);
-                handledByVictimAtHeal = await CountHandledByAsync(store, ct);
+                handledByVictimAtHeal = await store.CountHandledByAsync(Victim, ct);
                 proxy.Heal();
                 lastFault = Stopwatch.GetTimestamp();
             }
@@ -76,7 +74,7 @@ internal sealed class PartitionScenario : FaultScenario
         var bound = FaultContext.LeaseDuration + FaultContext.PollInterval + TimeSpan.FromSeconds(10);
         var recovery = await Drain.UntilCompletedAsync(context.Backend, mustComplete.Count, lastFault, bound + TimeSpan.FromMinutes(1), ct);
         var takenOver = await CountTakenOverAsync(store, held, ct);
-        var handledByVictim = await CountHandledByAsync(store, ct);
+        var handledByVictim = await store.CountHandledByAsync(Victim, ct);
         var outcome = new FaultOutcome
         {
             Ledger = running.Ledger,
@@ -103,42 +101,16 @@ internal sealed class PartitionScenario : FaultScenario
         }
 
         outcome.Notes.Add(string.Create(CultureInfo.InvariantCulture,
-            $"{partitions} partition(s) of {Victim} from the database for {cut.TotalSeconds:0} s (three leases), each while it held claims ({string.Join(", ", heldCounts)}); {takenOver} of those claims were handled by another node; {Victim} handled {handledByVictim - handledByVictimAtHeal} signals after the last heal; Store:CommandTimeoutSeconds 5, Api:RequestTimeout 10 s; load: 16 workers of start, 'a', 0-50 ms, 'b'"));
+            $"{partitions} partition(s) of {Victim} from the database for {cut.TotalSeconds:0} s (three leases), each while it held claims ({string.Join(", ", heldCounts)}); {takenOver} of those claims were handled by another node; {Victim} handled {handledByVictim - handledByVictimAtHeal} signals after the last heal; store calls bounded by 5 s, Api:RequestTimeout 10 s; load: 16 workers of start, 'a', 0-50 ms, 'b'"));
         FaultChecks.AddLoadFailures(outcome, load);
         FaultChecks.AddRecoveryFailure(outcome);
         return outcome;
     }
 
-    private static async Task<int> CountTakenOverAsync(System.Data.Common.DbConnection store, List<Guid> held, CancellationToken ct)
-    {
-        if (held.Count == 0)
-        {
-            return 0;
-        }
+    /// <summary>Of the claims <see cref="Victim"/> held when it was cut off, how many another node handled.</summary>
+    private static async Task<int> CountTakenOverAsync(StoreSnapshotReader store, List<Guid> held, CancellationToken ct) =>
+        (await store.ReadSignalsAsync(held, ct)).Count(s => s.Status == "Handled" && s.LeaseOwner != Victim);
 
-        await using var command = store.CreateCommand();
-        command.CommandText = $"SELECT count(*) FROM wf_signals WHERE status = 'Handled' AND lease_owner <> '{Victim}' AND id IN ({string.Join(", ", held.Select(id => $"'{id}'"))})";
-        return Convert.ToInt32(await command.ExecuteScalarAsync(ct), CultureInfo.InvariantCulture);
-    }
-
-    private static async Task<string> DescribeAsync(System.Data.Common.DbConnection store, List<Guid> held, CancellationToken ct)
-    {
-        await using var command = store.CreateCommand();
-        command.CommandText = $"SELECT id, name, status, lease_owner, attempts FROM wf_signals WHERE id IN ({string.Join(", ", held.Select(id => $"'{id}'"))})";
-        await using var reader = await command.ExecuteReaderAsync(ct);
-        var rows = new List<string>();
-        while (await reader.ReadAsync(ct))
-        {
-            rows.Add($"{reader.GetGuid(0)} '{reader.GetString(1)}' {reader.GetString(2)} by {(await reader.IsDBNullAsync(3, ct) ? "nobody" : reader.GetString(3))} after {reader.GetInt32(4)} attempts");
-        }
-
-        return string.Join("; ", rows);
-    }
-
-    private static async Task<int> CountHandledByAsync(System.Data.Common.DbConnection store, CancellationToken ct)
-    {
-        await using var command = store.CreateCommand();
-        command.CommandText = $"SELECT count(*) FROM wf_signals WHERE status = 'Handled' AND lease_owner = '{Victim}'";
-        return Convert.ToInt32(await command.ExecuteScalarAsync(ct), CultureInfo.InvariantCulture);
-    }
+    private static async Task<string> DescribeAsync(StoreSnapshotReader store, List<Guid> held, CancellationToken ct) =>
+        string.Join("; ", (await store.ReadSignalsAsync(held, ct)).Select(s => $"{s.Id} '{s.Name}' {s.Status} by {s.LeaseOwner ?? "nobody"} after {s.Attempts} attempts"));
 }

@@ -25,7 +25,7 @@ internal sealed class PausedNodeScenario : FaultScenario
         using var running = new LoadUnderFault(context, nodes, "pause", concurrency: 16);
         var lastFault = Stopwatch.GetTimestamp();
         var heldAtFreeze = new List<int>();
-        await using var store = await context.Backend.OpenStoreAsync(ct);
+        await using var store = await context.Backend.OpenStoreReaderAsync(ct);
         TimeSpan loadTime;
         try
         {

@@ -13,7 +13,7 @@ internal sealed class ReadOnlyFileScenario : EmbeddedStoreFault
 {
     public override bool TurnsItsDiskReadOnly => true;
 
-    protected override string WhyNotOnPostgres =>
+    protected override string WhyNotOnServer =>
         "the database server's files are the server's to manage: to the service it is a database that refuses writes or stops answering, which is fault 2";
 
     protected override string Fault => "read-only";

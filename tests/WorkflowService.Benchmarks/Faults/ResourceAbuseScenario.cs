@@ -117,9 +117,9 @@ internal sealed class ResourceAbuseScenario : FaultScenario
             FaultsInjected = abusers + LongPolls,
         };
 
-        await using (var store = await context.Backend.OpenStoreAsync(ct))
+        await using (var store = await context.Backend.OpenStoreReaderAsync(ct))
         {
-            var faulted = (await StoreSnapshotReader.CountByStatusAsync(store, ct)).GetValueOrDefault("Faulted");
+            var faulted = (await store.CountByStatusAsync(ct)).GetValueOrDefault("Faulted");
             if (faulted < abusers)
             {
                 outcome.Failures.Add($"{abusers - faulted} of {abusers} poison and runaway signals were not dead-lettered (their instances faulted) by the end");

@@ -40,9 +40,17 @@ internal sealed class GroupedCeilingScenario : Scenario
         var measurement = new Measurement(samples, clock.Elapsed);
         measurement.Figures["claims"] = claims.Count;
         measurement.Figures["signals per claim"] = claims.Count == 0 ? 0 : Math.Round(claims.Average(), 2);
-        measurement.Notes.Add($"{Concurrency} clients (start, signal insert, then wait for the completion); one dispatcher claiming up to its idle workers' count, {Workers} workers completing; writes through the store's group commit ({(context.Backend.Name == "sqlite" ? "one writer" : "4 writer connections, up to 32 writes a commit")}), claims on {(context.Backend.Name == "sqlite" ? "the writer, the instances read after" : "the store's claim connections, the instances joined in")}");
+        measurement.Notes.Add($"{Concurrency} clients (start, signal insert, then wait for the completion); one dispatcher claiming up to its idle workers' count, {Workers} workers completing; {WritesAndClaims(context.Backend.Name)}");
         return measurement;
     }
+
+    /// <summary>How the backend's store writes and claims, which the grouped ceiling does as it does.</summary>
+    private static string WritesAndClaims(string backend) => backend switch
+    {
+        "sqlite" => "writes through the store's group commit (one writer), claims on the writer, the instances read after",
+        "mongodb" => "writes as the store's own calls (it has no group commit: each a transaction or a single-document write), claims one findOneAndUpdate per signal, the instances read after",
+        _ => "writes through the store's group commit (4 writer connections, up to 32 writes a commit), claims on the store's claim connections, the instances joined in",
+    };
 
     private async Task<(OperationSample[] Samples, List<int> Claims)> RunAsync(ScenarioContext context, CeilingSession session, int ops, bool record)
     {

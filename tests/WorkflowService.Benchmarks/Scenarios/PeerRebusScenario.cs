@@ -152,7 +152,10 @@ internal sealed class PeerRebusScenario : Scenario
     {
         const string Leftovers =
             $"SELECT (SELECT count(*) FROM {RebusPeerSession.TransportTable} WHERE recipient = '{RebusPeerSession.ErrorQueue}'), (SELECT count(*) FROM {RebusPeerSession.SagaTable})";
-        await using var connection = await context.Backend.OpenStoreAsync(context.Cancellation);
+        // The Rebus tables live beside the store's in the run's PostgreSQL database (the only backend this scenario runs on).
+        var postgres = context.Backend as Backends.PostgresBackend
+                       ?? throw new InvalidOperationException($"peer-rebus runs on postgres only, not {context.Backend.Name}");
+        await using var connection = await postgres.OpenConnectionAsync(context.Cancellation);
         await using var command = connection.CreateCommand();
         command.CommandText = Leftovers;
         await using var reader = await command.ExecuteReaderAsync(context.Cancellation);
