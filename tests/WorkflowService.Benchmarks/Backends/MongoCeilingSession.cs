@@ -11,8 +11,9 @@ namespace WorkflowService.Benchmarks.Backends;
 /// the signal its insert-if-open (the instance read, then the signal inserted), the claim its findOneAndUpdate per signal
 /// (w:1) with the instances read after it, and the completion its wait-point transaction (the instance replaced at the
 /// version read, three history documents, the signal settled under its lease token). The store's own calls rather than
-/// a copy of its driver calls: the ceiling is to issue exactly its writes, and a copy could drift from them. The store has
-/// no group commit, so there is nothing to share; the client is built as a node builds it, with the ceiling's pool.
+/// a copy of its driver calls: the ceiling is to issue exactly its writes, and a copy could drift from them. Wait points
+/// share transactions through the store's own group commit in the grouped ceiling, and are committed one by one
+/// (Store:GroupCommitMaxBatch 1) in the plain one; the client is built as a node builds it, with the ceiling's pool.
 /// </summary>
 internal sealed class MongoCeilingSession(MongoClient client, MongoWorkflowStore store) : CeilingSession
 {
@@ -69,9 +70,10 @@ internal sealed class MongoCeilingSession(MongoClient client, MongoWorkflowStore
         return store.CommitAsync(commit, cancellationToken);
     }
 
-    public override ValueTask DisposeAsync()
+    public override async ValueTask DisposeAsync()
     {
+        // The store first: its group commit's writers finish what is queued on the client's connections.
+        await store.DisposeAsync();
         client.Dispose();
-        return ValueTask.CompletedTask;
     }
 }

@@ -203,9 +203,13 @@ internal sealed class MongoDbBackend : Backend
     }
 
     public override Task<CeilingSession> OpenCeilingAsync(int connections, bool groupCommit, CancellationToken cancellationToken) =>
-        // The store has no group commit: each write is a transaction or a single-document write of its own either way.
-        MongoCeilingSession.OpenAsync(new MongoStoreOptions { ConnectionString = ServiceConnectionString, Database = _database, MaxPoolSize = connections },
-            cancellationToken);
+        // Ungrouped, each wait point is a transaction of its own (Store:GroupCommitMaxBatch 1); grouped, as the service commits them.
+        MongoCeilingSession.OpenAsync(new MongoStoreOptions
+        {
+            ConnectionString = ServiceConnectionString, Database = _database, MaxPoolSize = connections,
+            GroupCommitMaxBatch = groupCommit ? new MongoStoreOptions().GroupCommitMaxBatch : 1,
+            GroupCommitWriters = Math.Min(new MongoStoreOptions().GroupCommitWriters, Math.Max(1, connections - 1)),
+        }, cancellationToken);
 
     public override Task<Faults.StoreSnapshotReader> OpenStoreReaderAsync(CancellationToken cancellationToken) =>
         Task.FromResult<Faults.StoreSnapshotReader>(new Faults.MongoStoreSnapshotReader(_admin.GetDatabase(_database)));

@@ -48,7 +48,7 @@ internal sealed class GroupedCeilingScenario : Scenario
     private static string WritesAndClaims(string backend) => backend switch
     {
         "sqlite" => "writes through the store's group commit (one writer), claims on the writer, the instances read after",
-        "mongodb" => "writes as the store's own calls (it has no group commit: each a transaction or a single-document write), claims one findOneAndUpdate per signal, the instances read after",
+        "mongodb" => "writes as the store's own calls, wait points through its group commit (one transaction per group), claims one findOneAndUpdate per signal, the instances read after",
         _ => "writes through the store's group commit (4 writer connections, up to 32 writes a commit), claims on the store's claim connections, the instances joined in",
     };
 
