@@ -1,6 +1,4 @@
-using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
-using System.Threading.Channels;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Storage.MongoDb;
@@ -21,30 +19,19 @@ namespace WorkflowService.Storage.MongoDb;
 /// </remarks>
 internal sealed class MongoGroupCommit : IAsyncDisposable
 {
-    private const int Capacity = 4096;
-
-    private readonly Channel<Request> _queue;
+    private readonly WriteGroups<Request> _groups;
     private readonly Func<IReadOnlyList<WaitPointCommit>, CancellationToken, Task> _commitGroup;
     private readonly Func<WaitPointCommit, CancellationToken, Task> _commitOne;
-    private readonly int _maxBatch;
-    private readonly CancellationTokenSource _stopping = new();
-    private readonly Lazy<Task> _loop;
 
     /// <param name="commitGroup">Commits several wait points in one transaction, or throws <see cref="GroupNotAppliedException"/> having written nothing.</param>
     /// <param name="commitOne">Commits one wait point in a transaction of its own, with its own exceptions.</param>
     public MongoGroupCommit(int writers, int maxBatch, Func<IReadOnlyList<WaitPointCommit>, CancellationToken, Task> commitGroup,
         Func<WaitPointCommit, CancellationToken, Task> commitOne)
     {
-        _maxBatch = maxBatch;
         _commitGroup = commitGroup;
         _commitOne = commitOne;
-        _queue = Channel.CreateBounded<Request>(new BoundedChannelOptions(Capacity)
-        {
-            SingleReader = writers == 1,
-            FullMode = BoundedChannelFullMode.Wait,
-        });
-        _loop = new Lazy<Task>(() => Task.WhenAll(Enumerable.Range(0, writers).Select(_ => Task.Run(RunAsync))),
-            LazyThreadSafetyMode.ExecutionAndPublication);
+        _groups = new WriteGroups<Request>(writers, maxBatch, (_, group, stopping) =>
+            group.Count == 1 ? CommitAloneAsync(group[0], stopping) : CommitGroupAsync(group, stopping));
     }
 
     /// <summary>
@@ -54,78 +41,27 @@ internal sealed class MongoGroupCommit : IAsyncDisposable
     /// </summary>
     public async Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken)
     {
-        _ = _loop.Value;
         var request = new Request(commit, cancellationToken);
-        await _queue.Writer.WriteAsync(request, cancellationToken).ConfigureAwait(false);
+        await _groups.QueueAsync(request, cancellationToken).ConfigureAwait(false);
         await request.Done.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
-    private async Task RunAsync()
-    {
-        // The writers are started by the first caller and outlive it: they belong to no caller's trace.
-        Activity.Current = null;
-        var stopping = _stopping.Token;
-        var batch = new List<Request>(_maxBatch);
-        try
-        {
-            while (await _queue.Reader.WaitToReadAsync(stopping).ConfigureAwait(false))
-            {
-                batch.Clear();
-                while (batch.Count < _maxBatch && _queue.Reader.TryRead(out var request))
-                {
-                    if (request.CancellationToken.IsCancellationRequested)
-                    {
-                        request.Cancel();
-                    }
-                    else
-                    {
-                        batch.Add(request);
-                    }
-                }
-
-                if (batch.Count == 1)
-                {
-                    await CommitAloneAsync(batch[0], stopping).ConfigureAwait(false);
-                }
-                else if (batch.Count > 1)
-                {
-                    await CommitGroupAsync(batch, stopping).ConfigureAwait(false);
-                }
-            }
-        }
-        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
-        {
-        }
-        finally
-        {
-            foreach (var request in batch)
-            {
-                request.Cancel();
-            }
-
-            while (_queue.Reader.TryRead(out var left))
-            {
-                left.Cancel();
-            }
-        }
-    }
-
     [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "Any failure of the group's transaction is handed to each waiting caller, which rethrows it; only the writer loop survives it.")]
-    private async Task CommitGroupAsync(List<Request> batch, CancellationToken stopping)
+    private async Task CommitGroupAsync(List<Request> group, CancellationToken stopping)
     {
         try
         {
-            await _commitGroup(batch.ConvertAll(r => r.Commit), stopping).ConfigureAwait(false);
+            await _commitGroup(group.ConvertAll(r => r.Commit), stopping).ConfigureAwait(false);
         }
         catch (GroupNotAppliedException)
         {
             // Nothing of the group was written: each wait point alone, at once, each to its own outcome.
-            await Task.WhenAll(batch.Select(r => CommitAloneAsync(r, stopping))).ConfigureAwait(false);
+            await Task.WhenAll(group.Select(r => CommitAloneAsync(r, stopping))).ConfigureAwait(false);
             return;
         }
         catch (Exception e)
         {
-            foreach (var request in batch)
+            foreach (var request in group)
             {
                 request.Fail(e);
             }
@@ -133,7 +69,7 @@ internal sealed class MongoGroupCommit : IAsyncDisposable
             return;
         }
 
-        foreach (var request in batch)
+        foreach (var request in group)
         {
             request.Succeed();
         }
@@ -153,26 +89,10 @@ internal sealed class MongoGroupCommit : IAsyncDisposable
         }
     }
 
-    public async ValueTask DisposeAsync()
-    {
-        _queue.Writer.TryComplete();
-        if (_loop.IsValueCreated)
-        {
-            try
-            {
-                // What is queued is committed first, within a bound: a transaction takes at most its commit timeout.
-                await _loop.Value.WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
-            }
-            catch (TimeoutException)
-            {
-                await _stopping.CancelAsync().ConfigureAwait(false);
-            }
-        }
+    /// <summary>Commits what is queued (within a bound: a transaction takes at most its commit timeout), then stops the writers.</summary>
+    public ValueTask DisposeAsync() => _groups.DisposeAsync();
 
-        _stopping.Dispose();
-    }
-
-    private sealed class Request(WaitPointCommit commit, CancellationToken cancellationToken)
+    private sealed class Request(WaitPointCommit commit, CancellationToken cancellationToken) : IGroupedWrite
     {
         public WaitPointCommit Commit { get; } = commit;
 

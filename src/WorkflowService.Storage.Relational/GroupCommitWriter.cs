@@ -1,9 +1,9 @@
 using System.Diagnostics;
 using System.Data.Common;
 using System.Diagnostics.CodeAnalysis;
-using System.Threading.Channels;
 using Microsoft.EntityFrameworkCore.Storage;
 using Microsoft.EntityFrameworkCore;
+using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Storage.Relational;
 
@@ -42,32 +42,23 @@ internal sealed record GroupCommitOptions(int Writers, int MaxBatch, bool Savepo
 /// </summary>
 internal sealed class GroupCommitWriter : IAsyncDisposable
 {
-    private const int Capacity = 4096;
-
-    private readonly Channel<Request> _queue;
+    private readonly WriteGroups<Request> _groups;
     private readonly WriterLane[] _lanes;
     private readonly GroupCommitOptions _options;
     private readonly SqlDialect _dialect;
     private readonly SqlStatement _savepoint;
     private readonly SqlStatement _release;
     private readonly SqlStatement _rollbackTo;
-    private readonly CancellationTokenSource _stopping = new();
-    private readonly Lazy<Task> _loop;
 
     public GroupCommitWriter(IDbContextFactory<WorkflowDbContext> contexts, SqlDialect dialect, GroupCommitOptions options)
     {
         _options = options;
-        _queue = Channel.CreateBounded<Request>(new BoundedChannelOptions(Capacity)
-        {
-            SingleReader = options.Writers == 1,
-            FullMode = BoundedChannelFullMode.Wait,
-        });
         _lanes = Enumerable.Range(0, options.Writers).Select(_ => new WriterLane(contexts)).ToArray();
+        _groups = new WriteGroups<Request>(options.Writers, options.MaxBatch, (lane, batch, stopping) => WriteBatchAsync(_lanes[lane], batch, stopping));
         _dialect = dialect;
         _savepoint = new SqlStatement(dialect).Sql("SAVEPOINT wf_write");
         _release = new SqlStatement(dialect).Sql("RELEASE wf_write");
         _rollbackTo = new SqlStatement(dialect).Sql("ROLLBACK TO wf_write");
-        _loop = new Lazy<Task>(() => Task.WhenAll(_lanes.Select(lane => Task.Run(() => RunAsync(lane)))), LazyThreadSafetyMode.ExecutionAndPublication);
     }
 
     /// <summary>
@@ -77,57 +68,9 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
     /// </summary>
     public async Task<T> WriteAsync<T>(GroupedWrite<T> work, CancellationToken cancellationToken)
     {
-        _ = _loop.Value;
         var request = new Request<T>(work, cancellationToken);
-        await _queue.Writer.WriteAsync(request, cancellationToken).ConfigureAwait(false);
+        await _groups.QueueAsync(request, cancellationToken).ConfigureAwait(false);
         return await request.Result.WaitAsync(cancellationToken).ConfigureAwait(false);
-    }
-
-    private async Task RunAsync(WriterLane lane)
-    {
-        // The lanes are started by the first caller and live as long as the process: they belong to no caller's trace (a
-        // batch serves many), so their database spans and log lines must not claim that first caller's.
-        Activity.Current = null;
-        var stopping = _stopping.Token;
-        var batch = new List<Request>(_options.MaxBatch);
-        try
-        {
-            while (await _queue.Reader.WaitToReadAsync(stopping).ConfigureAwait(false))
-            {
-                batch.Clear();
-                while (batch.Count < _options.MaxBatch && _queue.Reader.TryRead(out var request))
-                {
-                    if (request.CancellationToken.IsCancellationRequested)
-                    {
-                        request.Cancel();
-                    }
-                    else
-                    {
-                        batch.Add(request);
-                    }
-                }
-
-                if (batch.Count > 0)
-                {
-                    await WriteBatchAsync(lane, batch, stopping).ConfigureAwait(false);
-                }
-            }
-        }
-        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
-        {
-        }
-        finally
-        {
-            foreach (var request in batch)
-            {
-                request.Cancel();
-            }
-
-            while (_queue.Reader.TryRead(out var left))
-            {
-                left.Cancel();
-            }
-        }
     }
 
     /// <summary>How many times a batch is run again after a transient failure before its commit was sent.</summary>
@@ -242,19 +185,8 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
-        _queue.Writer.TryComplete();
-        if (_loop.IsValueCreated)
-        {
-            try
-            {
-                await _loop.Value.WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
-            }
-            catch (TimeoutException)
-            {
-                await _stopping.CancelAsync().ConfigureAwait(false);
-            }
-        }
-
+        // The writers finish what is queued (within a bound) before their connections go.
+        await _groups.DisposeAsync().ConfigureAwait(false);
         using (await _dialect.EnterWriteAsync(CancellationToken.None).ConfigureAwait(false))
         {
             foreach (var lane in _lanes)
@@ -263,10 +195,9 @@ internal sealed class GroupCommitWriter : IAsyncDisposable
             }
         }
 
-        _stopping.Dispose();
     }
 
-    private abstract class Request(CancellationToken cancellationToken)
+    private abstract class Request(CancellationToken cancellationToken) : IGroupedWrite
     {
         public CancellationToken CancellationToken { get; } = cancellationToken;
         public Exception? Failure { get; set; }
