@@ -13,9 +13,10 @@ namespace WorkflowService.Storage.MongoDb;
 /// MongoDB has no savepoints: a failed write aborts the whole transaction. So a group goes in only when every wait point
 /// of it would: one that is stale (its instance moved on), lost its lease or repeats a unique key makes the group's
 /// transaction abort before its commit (<see cref="GroupNotAppliedException"/>), and each wait point of the group is
-/// then committed alone, in its own transaction, where it meets its own outcome. Rare under a normal load: a conflict
-/// means two writers raced for the same instance. Any other failure (the store unreachable, a commit whose outcome stays
-/// unknown) is every caller's of the group, as it would have been each one's alone.
+/// then committed alone, in its own transaction, where it meets its own outcome; so does any failure one wait point may
+/// have brought (a document too large), and a group still conflicting with other writers after its retries. Rare under a
+/// normal load: a conflict means two writers raced for the same instance. The store out of reach, or a commit whose
+/// outcome stays unknown, is every caller's of the group, as it would have been each one's alone.
 /// </remarks>
 internal sealed class MongoGroupCommit : IAsyncDisposable
 {
@@ -55,8 +56,14 @@ internal sealed class MongoGroupCommit : IAsyncDisposable
         }
         catch (GroupNotAppliedException)
         {
-            // Nothing of the group was written: each wait point alone, at once, each to its own outcome.
-            await Task.WhenAll(group.Select(r => CommitAloneAsync(r, stopping))).ConfigureAwait(false);
+            // Nothing of the group was written: each wait point alone, each to its own outcome, in the order they came (two
+            // wait points of one instance, the usual cause, then meet as a stale read, not as a write conflict, and the
+            // group takes one connection, not one each).
+            foreach (var request in group)
+            {
+                await CommitAloneAsync(request, stopping).ConfigureAwait(false);
+            }
+
             return;
         }
         catch (Exception e)

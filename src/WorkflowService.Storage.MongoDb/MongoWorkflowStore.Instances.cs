@@ -50,32 +50,45 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
 
     // Transaction boundary: several wait points of different callers (group commit), for the same reason as one, all
     // together: either every one of them is written, or none (GroupNotAppliedException, and each is then committed alone).
-    private Task<bool> CommitGroupAsync(IReadOnlyList<WaitPointCommit> commits, CancellationToken cancellationToken) =>
-        InTransactionAsync(async (session, ct) =>
+    private async Task<bool> CommitGroupAsync(IReadOnlyList<WaitPointCommit> commits, CancellationToken cancellationToken)
+    {
+        try
         {
-            var writes = new WaitPointWrites();
-            var nowMs = NowMs();
-            var handledAt = Now().UtcDateTime;
-            foreach (var commit in commits)
+            return await InTransactionAsync(async (session, ct) =>
             {
-                writes.Add(commit, nowMs, handledAt);
-            }
-
-            try
-            {
-                if (await WriteAsync(session, writes, ct).ConfigureAwait(false) is { } rejected)
+                var writes = new WaitPointWrites();
+                var nowMs = NowMs();
+                var handledAt = Now().UtcDateTime;
+                foreach (var commit in commits)
                 {
-                    throw new GroupNotAppliedException($"a wait point of the group would not commit ({rejected})");
+                    writes.Add(commit, nowMs, handledAt);
                 }
-            }
-            catch (MongoException e) when (IsDuplicateKey(e))
-            {
-                // A start whose key another instance holds: that start alone will say so.
-                throw new GroupNotAppliedException("a wait point of the group repeats a unique key", e);
-            }
 
-            return true;
-        }, cancellationToken);
+                try
+                {
+                    if (await WriteAsync(session, writes, ct).ConfigureAwait(false) is { } rejected)
+                    {
+                        throw new GroupNotAppliedException($"a wait point of the group would not commit ({rejected})");
+                    }
+                }
+                catch (Exception e) when (e is not GroupNotAppliedException and not OperationCanceledException && !IsUnavailable(e))
+                {
+                    // Something one wait point brought (a key another instance holds, a document too large): that wait
+                    // point alone will meet it. The store being out of reach is everyone's, and a transient conflict is
+                    // the transaction loop's to run again.
+                    throw new GroupNotAppliedException("a wait point of the group would not commit", e);
+                }
+
+                return true;
+            }, cancellationToken).ConfigureAwait(false);
+        }
+        catch (MongoException e) when (e.HasErrorLabel("TransientTransactionError"))
+        {
+            // Still conflicting after the transaction's retries (the label says nothing of it was committed): a large group
+            // meets more concurrent writers than each of its wait points would alone, so each is committed alone.
+            throw new GroupNotAppliedException("the group's transaction kept conflicting with other writers", e);
+        }
+    }
 
     /// <summary>Why a wait point's writes stopped short (its transaction is then aborted, nothing of it written).</summary>
     private enum WriteRejection
@@ -113,9 +126,10 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
                 await _history.InsertManyAsync(session, writes.History, cancellationToken: cancellationToken).ConfigureAwait(false);
             }
         }
-        catch (MongoException e) when (IsDuplicateKey(e))
+        catch (MongoException e) when (IsDuplicateKey(e) && writes.Replacements.Count > 0)
         {
-            // Two writers from the same version append history with the same sequence numbers: the loser read a stale instance.
+            // Two writers from the same version append history with the same sequence numbers: the loser read a stale
+            // instance. (A new instance's history cannot repeat one: its start fails on its own keys first.)
             return WriteRejection.StaleInstance;
         }
 

@@ -32,6 +32,7 @@ public sealed class WriteGroups<TWrite> : IAsyncDisposable where TWrite : IGroup
     private readonly Func<int, List<TWrite>, CancellationToken, Task> _writeGroup;
     private readonly CancellationTokenSource _stopping = new();
     private readonly Lazy<Task> _loops;
+    private int _disposed;
 
     /// <param name="writers">Writer loops, each writing one group at a time (1 where the database takes one writer at a time).</param>
     /// <param name="maxGroup">Most writes in one group.</param>
@@ -108,9 +109,17 @@ public sealed class WriteGroups<TWrite> : IAsyncDisposable where TWrite : IGroup
         }
     }
 
-    /// <summary>Takes no more writes; what is queued is still written, within <see cref="DrainTimeout"/>, then the writers are cancelled.</summary>
+    /// <summary>
+    /// Takes no more writes; what is queued is still written, within <see cref="DrainTimeout"/>, then the writers are
+    /// cancelled. Once: a store registered under several service types is disposed by the container once for each.
+    /// </summary>
     public async ValueTask DisposeAsync()
     {
+        if (Interlocked.Exchange(ref _disposed, 1) == 1)
+        {
+            return;
+        }
+
         _queue.Writer.TryComplete();
         if (_loops.IsValueCreated)
         {

@@ -15,6 +15,12 @@ public static partial class ReconnectingListener
 {
     private static readonly TimeSpan FirstDelay = TimeSpan.FromMilliseconds(200);
 
+    /// <summary>
+    /// A pass shorter than this (or than the longest pause, when that is shorter) broke soon after it opened. Past it, a break
+    /// (an election, a server restart) is reconnected at once, however long the longest pause is configured.
+    /// </summary>
+    private static readonly TimeSpan QuickBreakWithin = TimeSpan.FromSeconds(10);
+
     /// <param name="listenOnce">One pass: returns when the listener broke, throws when it could not be opened.</param>
     /// <param name="name">The transport, as the logs name it.</param>
     /// <param name="down">Each failure (logged here): what the listener's state needs to forget.</param>
@@ -57,10 +63,10 @@ public static partial class ReconnectingListener
                     await listenOnce(ct).ConfigureAwait(false);
                 }, stopping).ConfigureAwait(false);
                 failures = 0;
-                // It opened, then broke. After a pass that lasted, the next opens at once; passes that break within the longest
-                // pause of each other are spaced out like failed opens (from the first pause, doubling, capped), so that a
-                // listener the server accepts and drops at once does not spin.
-                quickBreaks = time.GetElapsedTime(opened) < maxBackoff ? quickBreaks + 1 : 0;
+                // It opened, then broke. After a pass that lasted, the next opens at once; passes that break soon after they
+                // open are spaced out like failed opens (from the first pause, doubling, capped), so that a listener the
+                // server accepts and drops at once does not spin.
+                quickBreaks = time.GetElapsedTime(opened) < (maxBackoff < QuickBreakWithin ? maxBackoff : QuickBreakWithin) ? quickBreaks + 1 : 0;
                 if (quickBreaks > 1)
                 {
                     await Task.Delay(QuickBreakPause(quickBreaks - 1, maxBackoff), time, stopping).ConfigureAwait(false);
