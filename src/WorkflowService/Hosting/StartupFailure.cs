@@ -11,6 +11,8 @@ public static class StartupFailure
         OptionsValidationException e => string.Join(" ", e.Failures),
         // The database's schema does not fit this release: the message says which range it supports and what to do.
         Engine.Persistence.StoreSchemaException e => e.Message,
+        // The store out of reach at start-up: the message says why and what to check.
+        StoreStartupException e => e.Message,
         AggregateException e when e.InnerExceptions.All(i => i is OptionsValidationException) =>
             string.Join(" ", e.InnerExceptions.SelectMany(i => ((OptionsValidationException)i).Failures)),
         // Another process holds the port: the server's message names the address; the settings that choose it are the standard ones.

@@ -107,6 +107,31 @@ public sealed class StartupConfigurationTests
                      + "(ASPNETCORE_URLS, ASPNETCORE_HTTP_PORTS or --urls).", error.TrimEnd());
     }
 
+    [Fact]
+    public async Task A_database_out_of_reach_at_start_up_ends_the_start_with_one_line_on_standard_error_without_the_password()
+    {
+        // A port nobody listens on: the connection is refused at once.
+        int port;
+        using (var probe = new TcpListener(IPAddress.Loopback, 0))
+        {
+            probe.Start();
+            port = ((IPEndPoint)probe.LocalEndpoint).Port;
+        }
+
+        var (exitCode, _, error) = await ServiceProcess.RunUntilExitAsync(new Dictionary<string, string?>
+        {
+            ["Authentication:Mode"] = "None", ["Store:Provider"] = "PostgreSql",
+            ["Store:ConnectionString"] = $"Host=127.0.0.1;Port={port};Username=workflow;Password=s3cret-value;Timeout=5",
+        });
+
+        Assert.Equal(1, exitCode);
+        var line = Assert.Single(error.TrimEnd().Split('\n'));
+        Assert.StartsWith("The PostgreSql store could not be reached or prepared at start-up: ", line, StringComparison.Ordinal);
+        Assert.EndsWith("Check Store:ConnectionString, and that the database is up and lets this node in.", line, StringComparison.Ordinal);
+        Assert.DoesNotContain("s3cret-value", error, StringComparison.Ordinal);
+        Assert.DoesNotContain("   at ", error, StringComparison.Ordinal);
+    }
+
     [Theory]
     [InlineData("Store:ConnectionString")]
     [InlineData("Authentication:ApiKeys:0:Hash")]
