@@ -37,21 +37,21 @@ public sealed partial class MongoChangeStreamWakeUp(
     private readonly MongoStoreOptions _options = options.Value;
     private Task _listener = Task.CompletedTask;
     private BsonDocument? _resumeToken;
-    private volatile bool _listening;
-    private volatile bool _gaveUp;
     private int _disposed;
     private long _received;
-    private long _subscriptions;
 
-    public bool IsHealthy => _listening;
+    private readonly ReconnectingListener _listening =
+        new(Name, options.Value.ChangeStreamMaxReconnects, options.Value.ChangeStreamMaxBackoff, time, logger);
 
-    public bool HasGivenUp => _gaveUp;
+    public bool IsHealthy => _listening.IsListening;
+
+    public bool HasGivenUp => _listening.HasGivenUp;
 
     /// <summary>Events received from the stream (signals due and instances committed, this node's own among them).</summary>
     public long NotificationsReceived => Interlocked.Read(ref _received);
 
     /// <summary>How many times the stream was opened (1 when it never had to reconnect).</summary>
-    public long Subscriptions => Interlocked.Read(ref _subscriptions);
+    public long Subscriptions => _listening.Subscriptions;
 
     /// <summary>
     /// The comment the stream's aggregate carries, naming this node (its getMores inherit it): every node watches the same
@@ -109,27 +109,15 @@ public sealed partial class MongoChangeStreamWakeUp(
         }),
     ];
 
-    private async Task ListenAsync(CancellationToken stopping)
-    {
-        try
+    private Task ListenAsync(CancellationToken stopping) =>
+        _listening.RunAsync(ListenOnceAsync, failure =>
         {
-            await ReconnectingListener.RunAsync(ListenOnceAsync, Name, _options.ChangeStreamMaxReconnects, _options.ChangeStreamMaxBackoff, time, logger,
-                failure =>
-                {
-                    _listening = false;
-                    if (IsHistoryLost(failure))
-                    {
-                        // The oplog moved past the token: start afresh; the look on subscribing finds what was missed.
-                        _resumeToken = null;
-                    }
-                },
-                () => _gaveUp = true, stopping).ConfigureAwait(false);
-        }
-        finally
-        {
-            _listening = false;
-        }
-    }
+            if (IsHistoryLost(failure))
+            {
+                // The oplog moved past the token: start afresh; the look on subscribing finds what was missed.
+                _resumeToken = null;
+            }
+        }, stopping);
 
     /// <summary>One stream, read until it breaks (a failure to open it throws, for the retry).</summary>
     private async Task ListenOnceAsync(CancellationToken stopping)
@@ -141,42 +129,26 @@ public sealed partial class MongoChangeStreamWakeUp(
             ResumeAfter = _resumeToken,
             Comment = StreamComment,
         };
-        try
+        using var cursor = await store.Database.WatchAsync(
+            new BsonDocumentStagePipelineDefinition<ChangeStreamDocument<BsonDocument>, BsonDocument>(Pipeline()), streamOptions, stopping)
+            .ConfigureAwait(false);
+        _listening.Opened(_resumeToken is null ? "from now" : "resumed after its last event");
+        // Anything committed while nobody watched is due now: look once.
+        local.Notify(0);
+        while (await cursor.MoveNextAsync(stopping).ConfigureAwait(false))
         {
-            using var cursor = await store.Database.WatchAsync(
-                new BsonDocumentStagePipelineDefinition<ChangeStreamDocument<BsonDocument>, BsonDocument>(Pipeline()), streamOptions, stopping)
-                .ConfigureAwait(false);
-            _listening = true;
-            Interlocked.Increment(ref _subscriptions);
-            LogListening(logger, Name, _resumeToken is null ? "from now" : "resumed after its last event");
-            // Anything committed while nobody watched is due now: look once.
-            local.Notify(0);
-            while (await cursor.MoveNextAsync(stopping).ConfigureAwait(false))
+            foreach (var change in cursor.Current)
             {
-                foreach (var change in cursor.Current)
-                {
-                    Receive(change);
-                }
-
-                _resumeToken = cursor.GetResumeToken();
+                Receive(change);
             }
 
-            // The server closed the stream (an invalidate: the database was dropped or renamed). A stream cannot resume
-            // after its invalidate event: the next one starts afresh.
-            _resumeToken = null;
-            throw new InvalidOperationException("the change stream was closed by the server (was the store's database dropped or renamed?)");
+            _resumeToken = cursor.GetResumeToken();
         }
-        catch (Exception e) when (_listening && (e is not OperationCanceledException || !stopping.IsCancellationRequested))
-        {
-            // It was up and broke: a fresh pass reconnects at once, with a fresh count of failures.
-            _listening = false;
-            if (IsHistoryLost(e))
-            {
-                _resumeToken = null;
-            }
 
-            LogLost(logger, e, Name);
-        }
+        // The server closed the stream (an invalidate: the database was dropped or renamed). A stream cannot resume after its
+        // invalidate event: the next one starts afresh.
+        _resumeToken = null;
+        throw new InvalidOperationException("the change stream was closed by the server (was the store's database dropped or renamed?)");
     }
 
     /// <summary>True when the server no longer holds the resume token's place in its oplog (resuming would fail again).</summary>
@@ -236,10 +208,4 @@ public sealed partial class MongoChangeStreamWakeUp(
 
         _stopping.Dispose();
     }
-
-    [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener ({Bus}) lost its stream; reconnecting, and running on the poll alone meanwhile")]
-    private static partial void LogLost(ILogger logger, Exception exception, string bus);
-
-    [LoggerMessage(Level = LogLevel.Information, Message = "Wake-up listener ({Bus}) is listening: {Subscription}")]
-    private static partial void LogListening(ILogger logger, string bus, string subscription);
 }

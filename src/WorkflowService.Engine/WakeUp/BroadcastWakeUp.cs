@@ -42,8 +42,6 @@ public sealed partial class BroadcastWakeUp(
     private readonly string _senderId = Guid.NewGuid().ToString("N");
     private long _pendingDueMs = long.MaxValue;
     private int _pendingChanges;
-    private volatile bool _listening;
-    private volatile bool _gaveUp;
     private int _disposed;
     private Task _listener = Task.CompletedTask;
     private Task _sender = Task.CompletedTask;
@@ -51,12 +49,15 @@ public sealed partial class BroadcastWakeUp(
     private long _sent;
     private long _dropped;
     private long _received;
-    private long _subscriptions;
 
-    public bool IsHealthy => _listening;
+    // After MaxReconnects failures in a row the listener gives up and the node reports itself unhealthy, so that an
+    // orchestrator replaces it.
+    private readonly ReconnectingListener _listening = new(bus.Name, MaxReconnects, MaxBackoff, time, logger);
+
+    public bool IsHealthy => _listening.IsListening;
 
     /// <summary>True once the listener stopped reconnecting: the node then needs replacing, not just patience.</summary>
-    public bool HasGivenUp => _gaveUp;
+    public bool HasGivenUp => _listening.HasGivenUp;
 
     /// <summary>Hints asked for by this node's commits (signals due and instances committed).</summary>
     public long NotificationsRequested => Interlocked.Read(ref _requested);
@@ -71,7 +72,7 @@ public sealed partial class BroadcastWakeUp(
     public long NotificationsReceived => Interlocked.Read(ref _received);
 
     /// <summary>How many times the listener has subscribed (1 when it never had to reconnect).</summary>
-    public long Subscriptions => Interlocked.Read(ref _subscriptions);
+    public long Subscriptions => _listening.Subscriptions;
 
     /// <summary>The bus, for operators and tests.</summary>
     public IWakeUpBus Bus => bus;
@@ -192,42 +193,16 @@ public sealed partial class BroadcastWakeUp(
         }
     }
 
-    // After MaxReconnects failures in a row the listener gives up and the node reports itself unhealthy, so that an
-    // orchestrator replaces it.
-    private async Task ListenAsync(CancellationToken stopping)
-    {
-        try
-        {
-            await ReconnectingListener.RunAsync(ListenOnceAsync, bus.Name, MaxReconnects, MaxBackoff, time, logger,
-                _ => _listening = false, () => _gaveUp = true, stopping).ConfigureAwait(false);
-        }
-        finally
-        {
-            _listening = false;
-        }
-    }
+    private Task ListenAsync(CancellationToken stopping) => _listening.RunAsync(ListenOnceAsync, down: null, stopping);
 
     /// <summary>One subscription, held until it breaks (a failure to subscribe throws, for the retry).</summary>
-    private async Task ListenOnceAsync(CancellationToken stopping)
-    {
-        try
+    private Task ListenOnceAsync(CancellationToken stopping) =>
+        bus.ListenAsync(Receive, description =>
         {
-            await bus.ListenAsync(Receive, description =>
-            {
-                _listening = true;
-                Interlocked.Increment(ref _subscriptions);
-                LogListening(logger, bus.Name, description);
-                // Anything committed while nobody listened is due now: look once.
-                local.Notify(0);
-            }, stopping).ConfigureAwait(false);
-        }
-        catch (Exception e) when (_listening && (e is not OperationCanceledException || !stopping.IsCancellationRequested))
-        {
-            // It was up and broke: a fresh pass reconnects at once, with a fresh count of failures.
-            _listening = false;
-            LogListenerLost(logger, e, bus.Name);
-        }
-    }
+            _listening.Opened(description);
+            // Anything committed while nobody listened is due now: look once.
+            local.Notify(0);
+        }, stopping);
 
     [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "A background sender: a lost hint only delays other nodes until their next poll or re-check, so any failure is logged and the loop goes on.")]
     private async Task SendAsync(CancellationToken stopping)
@@ -301,12 +276,6 @@ public sealed partial class BroadcastWakeUp(
         _stopping.Dispose();
         _sendRequested.Dispose();
     }
-
-    [LoggerMessage(Level = LogLevel.Warning, Message = "Wake-up listener ({Bus}) lost its connection; reconnecting, and running on the poll alone meanwhile")]
-    private static partial void LogListenerLost(ILogger logger, Exception exception, string bus);
-
-    [LoggerMessage(Level = LogLevel.Information, Message = "Wake-up listener ({Bus}) is listening: {Subscription}")]
-    private static partial void LogListening(ILogger logger, string bus, string subscription);
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Sending a wake-up ({Bus}) failed; other nodes will see the work at their next poll")]
     private static partial void LogSendFailed(ILogger logger, Exception exception, string bus);

@@ -19,7 +19,7 @@ public sealed class ReconnectingListenerTests
     {
         using var stopping = CancellationTokenSource.CreateLinkedTokenSource(TestContext.Current.CancellationToken);
         var opens = new List<DateTimeOffset>();
-        var run = ReconnectingListener.RunAsync(async _ =>
+        var run = new ReconnectingListener("test", maxReconnects: 10, MaxBackoff, _time, NullLogger.Instance).RunAsync(async _ =>
             {
                 lock (opens)
                 {
@@ -28,7 +28,7 @@ public sealed class ReconnectingListenerTests
 
                 // Opened, and broken at once (after the server's answer, as a real listener).
                 await Task.Yield();
-            }, "test", maxReconnects: 10, MaxBackoff, _time, NullLogger.Instance, _ => { }, () => { }, stopping.Token);
+            }, down: null, stopping.Token);
 
         // The fake clock moves on in small steps until six passes were made; a pass can only come once its pause is over.
         var deadline = DateTime.UtcNow.AddSeconds(30);
@@ -59,7 +59,7 @@ public sealed class ReconnectingListenerTests
     {
         using var stopping = CancellationTokenSource.CreateLinkedTokenSource(TestContext.Current.CancellationToken);
         var opens = new List<DateTimeOffset>();
-        var run = ReconnectingListener.RunAsync(async _ =>
+        var run = new ReconnectingListener("test", maxReconnects: 10, TimeSpan.FromMinutes(10), _time, NullLogger.Instance).RunAsync(async _ =>
             {
                 await Task.Yield();
                 lock (opens)
@@ -74,7 +74,7 @@ public sealed class ReconnectingListenerTests
                 {
                     await stopping.CancelAsync();
                 }
-            }, "test", maxReconnects: 10, TimeSpan.FromMinutes(10), _time, NullLogger.Instance, _ => { }, () => { }, stopping.Token);
+            }, down: null, stopping.Token);
 
         // Five passes with the clock never moved on by the test: none of them waited on a pause.
         await run.WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken);
