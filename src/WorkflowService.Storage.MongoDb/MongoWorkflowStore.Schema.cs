@@ -29,7 +29,6 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
     private const string SchemaLease = "schema-migration";
 
     private static readonly TimeSpan SchemaLeasePoll = TimeSpan.FromMilliseconds(250);
-    private const int ClockReadings = 5;
 
     /// <summary>This store's name as the owner of the schema lease.</summary>
     private readonly string _schemaOwner = $"schema-{Guid.NewGuid():N}";
@@ -72,37 +71,15 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
     private Task<BsonDocument> HelloAsync(CancellationToken cancellationToken) =>
         _client.GetDatabase("admin").RunCommandAsync<BsonDocument>(new BsonDocument("hello", 1), cancellationToken: cancellationToken);
 
-    /// <summary>
-    /// The primary's clock against this node's, the way NTP does it: of a few readings of hello's localTime, the one with
-    /// the shortest round trip, its midpoint taken as the moment the server read its clock.
-    /// </summary>
-    private async Task MeasureClockAsync(CancellationToken cancellationToken)
-    {
-        long? offset = null;
-        var shortest = long.MaxValue;
-        for (var reading = 0; reading < ClockReadings; reading++)
+    /// <summary>The primary's clock against this node's, read from hello's localTime.</summary>
+    private Task MeasureClockAsync(CancellationToken cancellationToken) =>
+        _clock.MeasureAsync(async ct =>
         {
-            var before = _time.GetTimestamp();
-            var hello = await HelloAsync(cancellationToken).ConfigureAwait(false);
-            var after = _time.GetTimestamp();
-            if (!hello.TryGetValue("localTime", out var localTime) || !localTime.IsValidDateTime)
-            {
-                break;
-            }
-
-            if (after - before < shortest)
-            {
-                shortest = after - before;
-                var midpoint = _time.GetUtcNow() - (_time.GetElapsedTime(before, after) / 2) - _time.GetElapsedTime(after);
-                offset = localTime.AsBsonDateTime.MillisecondsSinceEpoch - midpoint.ToUnixTimeMilliseconds();
-            }
-        }
-
-        if (offset is { } ms)
-        {
-            Interlocked.Exchange(ref _clockOffsetMs, ms);
-        }
-    }
+            var hello = await HelloAsync(ct).ConfigureAwait(false);
+            return hello.TryGetValue("localTime", out var localTime) && localTime.IsValidDateTime
+                ? localTime.AsBsonDateTime.MillisecondsSinceEpoch
+                : null;
+        }, cancellationToken);
 
     public async Task<SchemaStatus> GetSchemaStatusAsync(CancellationToken cancellationToken)
     {

@@ -1,6 +1,7 @@
 using MongoDB.Bson;
 using MongoDB.Driver;
 using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Storage.MongoDb;
 
@@ -33,6 +34,7 @@ public sealed partial class MongoWorkflowStore : IAsyncDisposable
     private readonly IMongoDatabase _database;
     private readonly MongoStoreOptions _options;
     private readonly TimeProvider _time;
+    private readonly DatabaseClock _clock;
     private readonly TransactionOptions _transaction;
     private readonly IMongoCollection<InstanceDocument> _instances;
     private readonly IMongoCollection<SignalDocument> _signals;
@@ -59,6 +61,7 @@ public sealed partial class MongoWorkflowStore : IAsyncDisposable
         _client = client;
         _options = options.Value;
         _time = time;
+        _clock = new DatabaseClock(time);
         // Every other write waits for a majority of the replica set: what a caller was told is stored survives a failover.
         // Reads are the primary's own (read concern local): they see this node's claims, written w:1, at once; a majority
         // read could miss one for a moment and read a signal as unleased that this node has just leased.

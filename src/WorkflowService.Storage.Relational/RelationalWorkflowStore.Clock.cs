@@ -2,14 +2,12 @@ using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Storage.Relational;
 
-/// <summary>The store's clock (<see cref="IStoreClock"/>).</summary>
+/// <summary>The store's clock (<see cref="IStoreClock"/>): this process's, corrected by its distance to the database's.</summary>
 public sealed partial class RelationalWorkflowStore : IStoreClock
 {
-    // The store's clock: this process's clock corrected by its distance to the database's, measured at start-up, so
-    // that every node agrees on when a signal is due.
-    private long _clockOffsetMs;
+    private readonly DatabaseClock _clock = new(time);
 
-    public long NowMs() => time.GetUtcNow().ToUnixTimeMilliseconds() + Interlocked.Read(ref _clockOffsetMs);
+    public long NowMs() => _clock.NowMs();
 
-    public StoreInstant Now() => new(time.GetUtcNow().UtcDateTime.AddMilliseconds(Interlocked.Read(ref _clockOffsetMs)));
+    public StoreInstant Now() => _clock.Now();
 }

@@ -14,36 +14,9 @@ public sealed partial class RelationalWorkflowStore : IStoreSchema
             ? await migrator.MigrateAsync(cancellationToken).ConfigureAwait(false)
             : await migrator.GetStatusAsync(cancellationToken).ConfigureAwait(false);
         migrator.CheckNodeSupported(status);
-        // The database's clock against this node's, the way NTP does it: of a few readings, the one with the shortest round
-        // trip (the first pays for compiling the query), its midpoint taken as the moment the database read its clock. So
-        // every node's store clock agrees with the database's to within half a round trip and a millisecond.
-        long? offset = null;
-        var shortest = long.MaxValue;
-        for (var reading = 0; reading < ClockReadings; reading++)
-        {
-            var before = time.GetTimestamp();
-            var database = await dialect.ReadClockMsAsync(db, cancellationToken).ConfigureAwait(false);
-            var after = time.GetTimestamp();
-            if (database is not { } dbNow)
-            {
-                break;
-            }
-
-            if (after - before < shortest)
-            {
-                shortest = after - before;
-                var midpoint = time.GetUtcNow() - time.GetElapsedTime(before, after) / 2 - time.GetElapsedTime(after);
-                offset = dbNow - midpoint.ToUnixTimeMilliseconds();
-            }
-        }
-
-        if (offset is { } ms)
-        {
-            Interlocked.Exchange(ref _clockOffsetMs, ms);
-        }
+        // The database's clock against this node's: every node's store clock then agrees with the database's.
+        await _clock.MeasureAsync(ct => dialect.ReadClockMsAsync(db, ct), cancellationToken).ConfigureAwait(false);
     }
-
-    private const int ClockReadings = 5;
 
     public async Task<SchemaStatus> GetSchemaStatusAsync(CancellationToken cancellationToken)
     {
