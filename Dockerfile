@@ -9,24 +9,36 @@
 #   readiness GET /health/ready  (the store answers; 503 when it does not)
 # See deploy/README.md and compose/README.md.
 
+# ------------------------------------------------------------------------------------------------------------- projects
+# Every project file under src/, each in its folder, and nothing else. The build stage restores from these alone, so its
+# package layer is reused until a project file changes, and a project added to src/ cannot be left out of the restore (a
+# COPY line per project left the MongoDB store out: issue 34). This stage runs again when any file in src/ changes, but
+# its output is the same until a project file changes, and the build stage's COPY of it is then taken from the cache.
+FROM mcr.microsoft.com/dotnet/sdk:10.0 AS projects
+WORKDIR /src
+COPY src/ src/
+RUN find src -type f ! -name '*.csproj' -delete
+
 # ---------------------------------------------------------------------------------------------------------------- build
 FROM mcr.microsoft.com/dotnet/sdk:10.0 AS build
 WORKDIR /src
 
-# Restore first from the project and props files only, so the package layer is reused until a project file changes.
+# Restore first from the project and props files only, so the package layer is reused until one of them changes.
 COPY global.json Directory.Build.props Directory.Packages.props ./
-COPY src/WorkflowService.Engine/WorkflowService.Engine.csproj src/WorkflowService.Engine/
-COPY src/WorkflowService.Storage.Relational/WorkflowService.Storage.Relational.csproj src/WorkflowService.Storage.Relational/
-COPY src/WorkflowService.Diagrams/WorkflowService.Diagrams.csproj src/WorkflowService.Diagrams/
-COPY src/WorkflowService.WakeUp.Redis/WorkflowService.WakeUp.Redis.csproj src/WorkflowService.WakeUp.Redis/
-COPY src/WorkflowService/WorkflowService.csproj src/WorkflowService/
-# The runtime identifier of the image's platform: ReadyToRun code is compiled for one (buildx sets TARGETARCH).
+COPY --from=projects /src/src/ src/
+# The runtime identifier of the image's platform: ReadyToRun code is compiled for one (buildx sets TARGETARCH). The
+# restore names PublishReadyToRun too, so that it fetches the ReadyToRun compiler the --no-restore publish needs.
 ARG TARGETARCH=amd64
 RUN case "$TARGETARCH" in amd64) echo linux-x64 ;; arm64) echo linux-arm64 ;; *) echo "unsupported TARGETARCH $TARGETARCH" >&2; exit 1 ;; esac > /tmp/rid \
- && dotnet restore src/WorkflowService/WorkflowService.csproj -r "$(cat /tmp/rid)"
+ && dotnet restore src/WorkflowService/WorkflowService.csproj -r "$(cat /tmp/rid)" -p:PublishReadyToRun=true
 
-# The web project links the repository-root appsettings.json into its publish output.
-COPY appsettings.json ./
+# Every file the build reads beside src/: the analyzer settings (warnings are errors: without .editorconfig the rules it
+# turns off fail the build), the appsettings.json the web project links into its output, and the two docs/ files it
+# embeds (the definition schema and its example). tests/WorkflowService.Tests/Hosting/ContainerImageTests.cs replays
+# this stage on a clean checkout, so a file missing here fails a test, not an operator's build.
+COPY .editorconfig appsettings.json ./
+COPY docs/definition.schema.json docs/
+COPY docs/examples/signal-roundtrip.json docs/examples/
 COPY src/ src/
 # ReadyToRun: the assemblies carry code compiled ahead of time, so a fresh container serves at full speed seconds sooner
 # instead of JIT-compiling every path under its first load (docs/benchmarks/cold-start-2026-11-26.md); framework-dependent,

@@ -46,15 +46,17 @@ public sealed class ServiceProcess : IAsyncDisposable
     private readonly List<string> _output = [];
 
     /// <param name="serviceDll">Another build of the service to run (a previous release); this checkout's build by default.</param>
+    /// <param name="workingDirectory">Where the process runs (its content root, where it finds appsettings.json); a new
+    /// temporary folder by default.</param>
     public static async Task<ServiceProcess> StartAsync(string nodeId, IReadOnlyDictionary<string, string?> settings,
-        ListenAddress listen = ListenAddress.AspNetCoreUrls, string? serviceDll = null)
+        ListenAddress listen = ListenAddress.AspNetCoreUrls, string? serviceDll = null, string? workingDirectory = null)
     {
         var port = LoopbackPort.Free();
         var directory = Directory.CreateTempSubdirectory("workflow-node-").FullName;
         var log = Path.Combine(directory, "service.log");
         var start = new ProcessStartInfo("dotnet", [serviceDll ?? ServiceDll()])
         {
-            WorkingDirectory = directory,
+            WorkingDirectory = workingDirectory ?? directory,
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             UseShellExecute = false,
