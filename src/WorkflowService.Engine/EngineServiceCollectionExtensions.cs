@@ -52,6 +52,8 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<EngineMetrics>();
         services.AddSingleton<NodeIdentity>();
         services.AddSingleton<WaitPointWriter>();
+        services.AddSingleton<RecentInstances>();
+        services.AddSingleton<SignalsOnArrival>();
         services.AddSingleton<InstanceStarter>();
         services.AddSingleton<WorkflowRuntime>();
         services.AddSingleton<TaskInbox>();

@@ -22,6 +22,12 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
         }
     }
 
+    /// <summary>
+    /// Not yet: the check that no signal of the instance is due would be one more read in the transaction, not run
+    /// against a server anywhere so far. Signals are queued on this store, as before.
+    /// </summary>
+    public bool GuardsDueSignals => false;
+
     /// <summary>A wait point, committed through the group commit (alone when nothing else is queued).</summary>
     public Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken)
     {

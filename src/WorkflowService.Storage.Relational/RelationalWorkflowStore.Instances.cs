@@ -23,6 +23,9 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
 
     public Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken) => WriteAsync(commit, cancellationToken);
 
+    /// <summary>The instance update carries the check itself (<see cref="Rows.UpdateInstance"/>), in the same statement.</summary>
+    public bool GuardsDueSignals => true;
+
     private Task<bool> WriteAsync(WaitPointCommit commit, CancellationToken cancellationToken) =>
         _writer.WriteAsync(async (db, commands, transaction, savepoint, ct) =>
         {
@@ -54,7 +57,7 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         var row = statements.Count;
         statements.Add(commit.IsNew
             ? Rows.Insert(dialect, "wf_instances", Rows.InstanceColumns, [instance], Rows.InstanceValues)
-            : Rows.UpdateInstance(dialect, instance, commit.ExpectedVersion));
+            : Rows.UpdateInstance(dialect, instance, commit.ExpectedVersion, commit.RequireNoDueSignals ? nowMs : null));
         if (commit.History.Count > 0)
         {
             statements.Add(Rows.Insert(dialect, "wf_history", Rows.HistoryColumns, commit.History, Rows.HistoryValues));

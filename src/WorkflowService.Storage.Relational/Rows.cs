@@ -119,7 +119,12 @@ internal static class Rows
     }
 
     /// <summary>The instance row written over the one stored at <paramref name="expectedVersion"/>: affects no row when it moved on.</summary>
-    public static SqlStatement UpdateInstance(SqlDialect dialect, WorkflowInstance instance, int expectedVersion)
+    /// <summary>
+    /// The instance's row written over, only from the version read before the run; with <paramref name="noSignalDueAtMs"/>,
+    /// also only while none of the instance's signals is pending and due by then (a signal applied on arrival must not
+    /// overtake one queued before it, nor one a worker holds). No row is affected otherwise.
+    /// </summary>
+    public static SqlStatement UpdateInstance(SqlDialect dialect, WorkflowInstance instance, int expectedVersion, long? noSignalDueAtMs = null)
     {
         var statement = new SqlStatement(dialect).Sql("UPDATE wf_instances SET ");
         var values = InstanceValues(instance);
@@ -136,7 +141,15 @@ internal static class Rows
             first = false;
         }
 
-        return statement.Sql(" WHERE id = ").Param(instance.Id).Sql(" AND version = ").Param(expectedVersion);
+        statement.Sql(" WHERE id = ").Param(instance.Id).Sql(" AND version = ").Param(expectedVersion);
+        if (noSignalDueAtMs is { } dueBy)
+        {
+            // ix_wf_signals_instance_id_status answers it.
+            statement.Sql(" AND NOT EXISTS (SELECT 1 FROM wf_signals WHERE instance_id = ").Param(instance.Id)
+                .Sql(" AND status = 'Pending' AND due_at_ms <= ").Param(dueBy).Sql(")");
+        }
+
+        return statement;
     }
 
     /// <summary>

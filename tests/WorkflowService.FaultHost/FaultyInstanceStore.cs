@@ -22,4 +22,6 @@ internal sealed class FaultyInstanceStore(IInstanceStore inner, StoreFaultInject
 
     public Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken) =>
         inner.GetHistoryAsync(instanceId, cancellationToken);
+
+    public bool GuardsDueSignals => inner.GuardsDueSignals;
 }

@@ -31,6 +31,19 @@ public sealed class EngineOptions
     [Range(typeof(TimeSpan), "00:00:00", "01:00:00")]
     public TimeSpan LatestDefinitionCacheTime { get; set; } = TimeSpan.FromSeconds(5);
 
+    /// <summary>
+    /// Whether a signal for an instance that waits for it is applied by the node that receives it, in one commit, instead
+    /// of being queued for a worker (default true; the queued path takes every signal it cannot apply at once).
+    /// </summary>
+    public bool ApplySignalsOnArrival { get; set; } = true;
+
+    /// <summary>
+    /// Instances whose last committed state this node keeps, so that a signal arriving for one needs no read (default
+    /// 1,024: a few times the requests in flight; 0 keeps none). Only a guess: the commit checks the version.
+    /// </summary>
+    [Range(0, 1_000_000)]
+    public int RecentInstances { get; set; } = 1_024;
+
     public TimeSpan BackoffFor(int attempt)
     {
         var factor = Math.Pow(2, Math.Max(0, attempt - 1));

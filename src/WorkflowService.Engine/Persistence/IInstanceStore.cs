@@ -16,4 +16,9 @@ public interface IInstanceStore
     /// <summary>The instance of <paramref name="tenant"/> with this idempotency key, or else with this definition and business key.</summary>
     Task<WorkflowInstance?> FindInstanceAsync(string tenant, string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken);
     Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken);
+    /// <summary>
+    /// Whether <see cref="CommitAsync"/> honours <see cref="WaitPointCommit.RequireNoDueSignals"/>: without it, signals
+    /// are never applied on arrival, only queued.
+    /// </summary>
+    bool GuardsDueSignals { get; }
 }

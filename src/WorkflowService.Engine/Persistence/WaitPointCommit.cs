@@ -21,6 +21,12 @@ public sealed class WaitPointCommit
     public bool CloseOpenWork { get; set; }
     /// <summary>Set on resume after a suspension: every parked signal is queued again, due now, to be applied in turn.</summary>
     public bool RequeueParked { get; set; }
+    /// <summary>
+    /// Set when a signal is applied where it arrives: the instance is written only while none of its signals is pending
+    /// and due, so that the signal never overtakes one queued before it (or one a worker holds). Otherwise the commit
+    /// fails as a <see cref="ConcurrencyConflictException"/>, and the signal goes the queued way.
+    /// </summary>
+    public bool RequireNoDueSignals { get; set; }
     /// <summary>Who caused this commit (an API caller); written on each of its history events that names no one else.</summary>
     public string? Actor { get; set; }
 }

@@ -16,6 +16,7 @@ public sealed class EngineMetrics : IDisposable
     private readonly Counter<long> _started;
     private readonly Counter<long> _accepted;
     private readonly Counter<long> _signalsHandled;
+    private readonly Counter<long> _onArrival;
     private readonly Counter<long> _conflicts;
     private readonly Counter<long> _retries;
     private readonly Counter<long> _deadLetters;
@@ -38,6 +39,8 @@ public sealed class EngineMetrics : IDisposable
         _accepted = _meter.CreateCounter<long>("workflow.signals.accepted", "{signal}",
             "signals accepted from callers (POST /instances/{id}/signals, task completions), queued for a worker");
         _signalsHandled = _meter.CreateCounter<long>("workflow.signals.handled", "{signal}", "signals whose run committed");
+        _onArrival = _meter.CreateCounter<long>("workflow.signals.on_arrival", "{signal}",
+            "signals the receiving node tried to apply at once (outcome: applied, or queued when the commit's check failed)");
         _conflicts = _meter.CreateCounter<long>("workflow.commit.conflicts", "{conflict}",
             "commits that lost the race on the instance's version and ran again (optimistic concurrency)");
         _retries = _meter.CreateCounter<long>("workflow.runs.retried", "{run}", "failed runs handed back to be retried with backoff");
@@ -85,6 +88,12 @@ public sealed class EngineMetrics : IDisposable
     }
 
     public void SignalAccepted() => _accepted.Add(1);
+
+    /// <summary>A signal was applied by the node that received it, in one commit.</summary>
+    public void AppliedOnArrival() => _onArrival.Add(1, new KeyValuePair<string, object?>("outcome", "applied"));
+
+    /// <summary>A signal's commit on arrival failed its check (the instance moved, a signal was due): it was queued.</summary>
+    public void AppliedOnArrivalFellBack() => _onArrival.Add(1, new KeyValuePair<string, object?>("outcome", "queued"));
 
     public void SignalHandled(double elapsedMs)
     {

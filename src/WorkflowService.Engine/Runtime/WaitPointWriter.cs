@@ -8,7 +8,8 @@ namespace WorkflowService.Engine.Runtime;
 /// state to this node's long-polls, and sends the wake-up for whatever the write queued. Queue changes that are not
 /// wait points (a signal accepted, a task completed, a retry or a replay scheduled) send their wake-up through it too.
 /// </summary>
-public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, InstanceChangeFeed changes, IWakeUpTransport wakeUp, EngineMetrics metrics)
+public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, InstanceChangeFeed changes, RecentInstances recent,
+    IWakeUpTransport wakeUp, EngineMetrics metrics)
 {
     /// <summary>
     /// Writes a new instance at its first wait point (or its end). <paramref name="committed"/> runs after the write
@@ -85,11 +86,13 @@ public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, Ins
     private void Published(WaitPointCommit commit)
     {
         changes.Publish(commit.Instance);
+        recent.Committed(commit.Instance);
         wakeUp.Committed(commit.Instance.Id);
         long? due = commit.RequeueParked ? clock.NowMs() : null;
         foreach (var signal in commit.NewSignals)
         {
-            if (due is null || signal.DueAtMs < due)
+            // A signal applied on arrival is written handled: no worker needs waking for it.
+            if (signal.Status == SignalStatus.Pending && (due is null || signal.DueAtMs < due))
             {
                 due = signal.DueAtMs;
             }

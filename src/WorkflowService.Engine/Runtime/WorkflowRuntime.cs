@@ -19,7 +19,8 @@ public sealed record StartResult(StartOutcome Outcome, WorkflowInstance? Instanc
 public sealed record SignalRequest(Guid InstanceId, string Name, string? PayloadJson, DateTimeOffset? DueAt, string? IdempotencyKey,
     string? Actor = null, string Tenant = "");
 
-public enum SignalOutcome { Accepted, Duplicate, InstanceNotFound, InstanceEnded }
+/// <summary>How a signal was taken: applied at once by the receiving node, queued for a worker, or refused.</summary>
+public enum SignalOutcome { Applied, Accepted, Duplicate, InstanceNotFound, InstanceEnded }
 
 public sealed record SignalResult(SignalOutcome Outcome, SignalMessage? Signal, WorkflowInstance? Instance);
 
@@ -39,6 +40,7 @@ public sealed class WorkflowRuntime(
     InstanceStarter starter,
     WaitPointWriter writer,
     InstanceChangeFeed changes,
+    SignalsOnArrival onArrival,
     EngineMetrics metrics,
     TimeProvider time,
     IOptions<EngineOptions> engineOptions,
@@ -49,8 +51,9 @@ public sealed class WorkflowRuntime(
         starter.StartAsync(request, cancellationToken);
 
     /// <summary>
-    /// Queues a signal for an instance. It is applied by a signal worker, never lost if it comes early. While the instance
-    /// is open this is one store round trip (the insert checks the instance); only a refused signal reads the instance.
+    /// Applies a signal to an instance that waits for it at once, in one commit (<see cref="SignalsOnArrival"/>); else
+    /// queues it for a signal worker, never lost if it comes early. Queuing while the instance is open is one store round
+    /// trip (the insert checks the instance); only a refused signal reads the instance.
     /// </summary>
     public async Task<SignalResult> SignalAsync(SignalRequest request, CancellationToken cancellationToken)
     {
@@ -68,6 +71,12 @@ public sealed class WorkflowRuntime(
             CreatedAt = now.UtcDateTime,
             TraceParent = EngineTelemetry.CurrentTraceParent(),
         };
+
+        if (await onArrival.TryApplyAsync(signal, request.Tenant, cancellationToken).ConfigureAwait(false) is { } applied)
+        {
+            metrics.SignalAccepted();
+            return new SignalResult(SignalOutcome.Applied, applied, null);
+        }
 
         var (stored, created) = await signals.EnqueueSignalIfOpenAsync(signal, request.Tenant, cancellationToken).ConfigureAwait(false);
         if (stored is not null)

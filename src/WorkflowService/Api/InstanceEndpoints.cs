@@ -303,7 +303,8 @@ public static class InstanceEndpoints
             cancellationToken);
         return result.Outcome switch
         {
-            SignalOutcome.Accepted => TypedResults.Accepted($"/instances/{id}/signals", SignalView.From(result.Signal!)),
+            // 202 either way; the signal's status says which: Handled (applied at once by this node) or Pending (queued).
+            SignalOutcome.Applied or SignalOutcome.Accepted => TypedResults.Accepted($"/instances/{id}/signals", SignalView.From(result.Signal!)),
             SignalOutcome.Duplicate => TypedResults.Ok(SignalView.From(result.Signal!)),
             SignalOutcome.InstanceEnded => Problems.Conflict($"Instance {id} already ended as {result.Instance!.Status}; it takes no more signals."),
             _ => Problems.NotFound($"No instance has the id {id}."),

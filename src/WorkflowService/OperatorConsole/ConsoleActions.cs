@@ -158,7 +158,7 @@ public static class ConsoleActions
                     cancellationToken);
                 return sent.Outcome switch
                 {
-                    SignalOutcome.Accepted or SignalOutcome.Duplicate => Done(back, action),
+                    SignalOutcome.Applied or SignalOutcome.Accepted or SignalOutcome.Duplicate => Done(back, action),
                     SignalOutcome.InstanceEnded => ConsolePages.Message(caller, "Signal not sent",
                         $"Instance {id} already ended as {sent.Instance!.Status}; it takes no more signals.", StatusCodes.Status409Conflict),
                     _ => ConsolePages.Message(caller, "No such instance", $"No instance has the id {id}.", StatusCodes.Status404NotFound),

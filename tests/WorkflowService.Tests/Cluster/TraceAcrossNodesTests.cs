@@ -32,7 +32,11 @@ public sealed class TraceAcrossNodesTests : ServiceTest<PostgresBackend>
         var (worker, _) = await StartServiceAsync(new() { ["Workers:NodeId"] = workerId },
             services => services.AddOpenTelemetry().WithTracing(tracing => tracing.AddInMemoryExporter(spans)), database);
         var frontId = $"front-{Guid.NewGuid():N}";
-        var (_, front) = await StartServiceAsync(new() { ["Workers:Enabled"] = "false", ["Workers:NodeId"] = frontId }, database: database);
+        var (_, front) = await StartServiceAsync(new()
+        {
+            // A node that only serves the API and queues every signal, so that the run happens on the other node.
+            ["Workers:Enabled"] = "false", ["Workers:NodeId"] = frontId, ["Engine:ApplySignalsOnArrival"] = "false",
+        }, database: database);
         Assert.NotNull(worker.Services.GetService<TracerProvider>());
         var name = Definitions.Unique("traced");
         await front.PublishAsync(Definitions.SignalRoundtrip(name));

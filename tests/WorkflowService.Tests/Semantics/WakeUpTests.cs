@@ -15,11 +15,14 @@ public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBacke
     // Each test starts a service with the poll interval it is about and asserts on that node's metrics.
     protected override bool UsesDefaultService => false;
 
+    // The tests are about waking the workers: every signal is queued for them, none applied on arrival.
+    private const string QueuedOnly = "Engine:ApplySignalsOnArrival";
+
     [Fact]
     public async Task A_signal_wakes_the_workers_at_once_without_waiting_for_the_poll()
     {
         // A ten-minute poll: if the wake-up did not work, the instance would not complete within the test's deadline.
-        var (_, api) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:10:00" });
+        var (_, api) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:10:00", [QueuedOnly] = "false" });
         var name = Definitions.Unique("wake");
         await api.PublishAsync(Definitions.SignalRoundtrip(name));
         // A server transport connects in the background after start-up; this node's own signals wake it in process
@@ -52,7 +55,7 @@ public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBacke
     public async Task A_burst_of_signals_due_later_is_each_handled_at_its_due_time_not_at_the_next_poll()
     {
         // A ten-minute poll: a signal the dispatcher slept past would wait for it, far beyond the test's deadline.
-        var (_, api) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:10:00" });
+        var (_, api) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:10:00", [QueuedOnly] = "false" });
         var name = Definitions.Unique("due-burst");
         await api.PublishAsync(Definitions.SignalRoundtrip(name));
         var instances = new List<WorkflowService.Api.InstanceView>();
@@ -79,7 +82,7 @@ public abstract class WakeUpTests<TBackend> : ServiceTest<TBackend> where TBacke
     [Fact]
     public async Task A_signal_written_without_a_wake_up_is_picked_up_by_the_poll()
     {
-        var (factory, api) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:00:00.100" });
+        var (factory, api) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:00:00.100", [QueuedOnly] = "false" });
         var name = Definitions.Unique("poll");
         await api.PublishAsync(Definitions.SignalRoundtrip(name));
         var instance = await api.StartAsync(name);

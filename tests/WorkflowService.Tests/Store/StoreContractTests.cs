@@ -12,7 +12,8 @@ namespace WorkflowService.Tests.Store;
 /// <summary>Store contract behaviour on every store, driven through the service's own components.</summary>
 public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
-    protected override Dictionary<string, string?> Settings => new() { ["Workers:Enabled"] = "false" };
+    // The queue's contract: every signal the tests send through the API is queued, none applied on arrival.
+    protected override Dictionary<string, string?> Settings => new() { ["Workers:Enabled"] = "false", ["Engine:ApplySignalsOnArrival"] = "false" };
 
     private static CancellationToken Token => TestContext.Current.CancellationToken;
 
