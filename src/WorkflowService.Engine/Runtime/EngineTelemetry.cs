@@ -39,6 +39,25 @@ public static class EngineTelemetry
             : null;
 
     /// <summary>
+    /// Starts the span of a run that applies <paramref name="signal"/> where it arrived: a child of the request's span
+    /// (the current activity), tagged <c>workflow.signal.on_arrival</c>; null when no one listens.
+    /// </summary>
+    public static Activity? StartRunOnArrival(SignalMessage signal, string node)
+    {
+        var activity = Source.HasListeners() ? Source.StartActivity("workflow.run", ActivityKind.Internal) : null;
+        if (activity is { IsAllDataRequested: true })
+        {
+            activity.SetTag("workflow.node", node);
+            activity.SetTag("workflow.instance.id", signal.InstanceId);
+            activity.SetTag("workflow.signal.id", signal.Id);
+            activity.SetTag("workflow.signal.name", signal.Name);
+            activity.SetTag("workflow.signal.on_arrival", true);
+        }
+
+        return activity;
+    }
+
+    /// <summary>
     /// Starts the span of a run that handles <paramref name="signal"/> on <paramref name="node"/>; null when no one listens.
     /// A signal someone sent (a request, or another instance's run) makes it a child of that trace. A timer the instance
     /// set itself starts a trace of its own, linked to the run that set it: an instance that loops on a timer for months

@@ -25,6 +25,7 @@ public sealed class SignalsOnArrival(
     WorkflowExecutor executor,
     WaitPointWriter writer,
     RecentInstances recent,
+    NodeIdentity node,
     EngineMetrics metrics,
     IOptions<EngineOptions> options)
 {
@@ -56,6 +57,7 @@ public sealed class SignalsOnArrival(
             return null;
         }
 
+        using var span = EngineTelemetry.StartRunOnArrival(signal, node.Id);
         var now = clock.Now();
         var run = executor.Resume(definition, instance, signal, [], now);
         // A run that fails, or a signal the instance does not wait for (it would be parked), goes the queued way: the
@@ -88,6 +90,7 @@ public sealed class SignalsOnArrival(
             signal.HandledAt = null;
             signal.Attempts = 0;
             metrics.AppliedOnArrivalFellBack();
+            span?.SetTag("workflow.signal.queued", true);
             return null;
         }
 

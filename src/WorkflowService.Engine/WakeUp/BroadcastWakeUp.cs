@@ -17,6 +17,12 @@ namespace WorkflowService.Engine.WakeUp;
 /// capped, jittered backoff (Polly); while it is down the node runs on its bounded poll and long-poll re-check and
 /// reports itself degraded. Nothing is lost by a lost hint: the store is the truth.
 /// </summary>
+/// <remarks>
+/// A hint is sent only while another node listens: every node says so when its listener opens and every
+/// <see cref="PeerAnnounceInterval"/> after that (an empty message), and answers a node it has not heard before at once.
+/// A node that has heard no other within <see cref="PeerSilence"/> sends no hints: a single node sends nothing its
+/// database would deliver to no one.
+/// </remarks>
 public sealed partial class BroadcastWakeUp(
     IWakeUpBus bus, InProcessWakeUp local, InstanceChangeFeed changes, NodeIdentity node, TimeProvider time, ILogger<BroadcastWakeUp> logger)
     : IListeningWakeUpTransport, IHostedService, IAsyncDisposable
@@ -36,6 +42,12 @@ public sealed partial class BroadcastWakeUp(
     /// <summary>Failed reconnects in a row before the listener gives up (about eight hours at the 30 s cap).</summary>
     private const int MaxReconnects = 1000;
 
+    /// <summary>How often a node says that it listens, when it has sent nothing else meanwhile.</summary>
+    public static readonly TimeSpan PeerAnnounceInterval = TimeSpan.FromSeconds(10);
+
+    /// <summary>How long after the last word from another node this one still sends hints (three announcements and a half).</summary>
+    public static readonly TimeSpan PeerSilence = TimeSpan.FromSeconds(35);
+
     private readonly CancellationTokenSource _stopping = new();
     private readonly SemaphoreSlim _sendRequested = new(0, 1);
     private readonly ConcurrentQueue<Guid> _changed = new();
@@ -49,6 +61,11 @@ public sealed partial class BroadcastWakeUp(
     private long _sent;
     private long _dropped;
     private long _received;
+    private long _withheld;
+    private long _lastPeerHeard;
+    private long _lastSent;
+    private int _announceRequested;
+    private readonly ConcurrentDictionary<string, bool> _peers = new(StringComparer.Ordinal);
 
     // After MaxReconnects failures in a row the listener gives up and the node reports itself unhealthy, so that an
     // orchestrator replaces it.
@@ -67,6 +84,19 @@ public sealed partial class BroadcastWakeUp(
 
     /// <summary>Instance changes not sent: too many were waiting (the bus is down or slow), or their message failed.</summary>
     public long ChangesDropped => Interlocked.Read(ref _dropped);
+
+    /// <summary>Hints not sent because no other node was listening.</summary>
+    public long NotificationsWithheld => Interlocked.Read(ref _withheld);
+
+    /// <summary>Whether another node has said within <see cref="PeerSilence"/> that it listens.</summary>
+    public bool PeersListening
+    {
+        get
+        {
+            var heard = Interlocked.Read(ref _lastPeerHeard);
+            return heard != 0 && time.GetElapsedTime(heard) < PeerSilence;
+        }
+    }
 
     /// <summary>Messages received from other nodes (this node's own echo is not counted: it is ignored).</summary>
     public long NotificationsReceived => Interlocked.Read(ref _received);
@@ -160,6 +190,13 @@ public sealed partial class BroadcastWakeUp(
         }
 
         Interlocked.Increment(ref _received);
+        Interlocked.Exchange(ref _lastPeerHeard, time.GetTimestamp());
+        if (_peers.TryAdd(parts[0], true))
+        {
+            // A node not heard before (a new one): tell it at once that this one listens too.
+            Announce();
+        }
+
         if (parts[1].Length > 0)
         {
             local.Notify(long.TryParse(parts[1], NumberStyles.Integer, CultureInfo.InvariantCulture, out var due) ? due : 0);
@@ -172,6 +209,13 @@ public sealed partial class BroadcastWakeUp(
                 changes.Hint(instanceId);
             }
         }
+    }
+
+    /// <summary>Asks the sender for an empty message: "this node listens".</summary>
+    private void Announce()
+    {
+        Interlocked.Exchange(ref _announceRequested, 1);
+        RequestSend();
     }
 
     private void RequestSend()
@@ -200,8 +244,9 @@ public sealed partial class BroadcastWakeUp(
         bus.ListenAsync(Receive, description =>
         {
             _listening.Opened(description);
-            // Anything committed while nobody listened is due now: look once.
+            // Anything committed while nobody listened is due now: look once. And tell the other nodes this one listens.
             local.Notify(0);
+            Announce();
         }, stopping);
 
     [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "A background sender: a lost hint only delays other nodes until their next poll or re-check, so any failure is logged and the loop goes on.")]
@@ -212,8 +257,15 @@ public sealed partial class BroadcastWakeUp(
         {
             try
             {
-                await _sendRequested.WaitAsync(stopping).ConfigureAwait(false);
+                if (!await _sendRequested.WaitAsync(PeerAnnounceInterval, stopping).ConfigureAwait(false)
+                    && time.GetElapsedTime(Interlocked.Read(ref _lastSent)) >= PeerAnnounceInterval)
+                {
+                    Interlocked.Exchange(ref _announceRequested, 1);
+                }
+
                 var due = Interlocked.Exchange(ref _pendingDueMs, long.MaxValue);
+                var announce = Interlocked.Exchange(ref _announceRequested, 0) == 1;
+                var peers = PeersListening;
                 do
                 {
                     batch.Clear();
@@ -223,7 +275,15 @@ public sealed partial class BroadcastWakeUp(
                         batch.Add(id);
                     }
 
-                    if (due == long.MaxValue && batch.Count == 0)
+                    if (!peers)
+                    {
+                        // Nobody would hear the hints; the announcement (empty) still goes.
+                        Interlocked.Add(ref _withheld, batch.Count + (due == long.MaxValue ? 0 : 1));
+                        batch.Clear();
+                        due = long.MaxValue;
+                    }
+
+                    if (due == long.MaxValue && batch.Count == 0 && !announce)
                     {
                         break;
                     }
@@ -242,7 +302,9 @@ public sealed partial class BroadcastWakeUp(
                     }
 
                     Interlocked.Increment(ref _sent);
+                    Interlocked.Exchange(ref _lastSent, time.GetTimestamp());
                     due = long.MaxValue;
+                    announce = false;
                 }
                 while (!_changed.IsEmpty);
             }

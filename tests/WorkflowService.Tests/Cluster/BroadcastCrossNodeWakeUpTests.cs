@@ -19,13 +19,16 @@ public abstract class BroadcastCrossNodeWakeUpTests<TBackend> : CrossNodeWakeUpT
         return Task.CompletedTask;
     }
 
+    protected override Task HearEachOtherAsync(BroadcastWakeUp one, BroadcastWakeUp other) =>
+        Eventually.WaitUntilAsync(() => one.PeersListening && other.PeersListening, what: "each node heard the other say it listens");
+
     [Fact]
-    public async Task A_node_alone_ignores_its_own_echo_and_a_burst_of_commits_is_coalesced_into_fewer_messages()
+    public async Task A_node_alone_sends_no_hints_only_that_it_listens_and_ignores_its_own_echo()
     {
-        var (node, api) = await StartServiceAsync([]);
+        var (node, api) = await StartServiceAsync(new() { ["Engine:ApplySignalsOnArrival"] = "false" });
         var transport = Transport(node);
         await Eventually.WaitUntilAsync(() => transport.IsHealthy);
-        var name = Definitions.Unique("echo");
+        var name = Definitions.Unique("alone");
         await api.PublishAsync(Definitions.SignalRoundtrip(name));
 
         var instances = await Task.WhenAll(Enumerable.Range(0, 50).Select(_ => api.StartAsync(name)));
@@ -35,10 +38,36 @@ public abstract class BroadcastCrossNodeWakeUpTests<TBackend> : CrossNodeWakeUpT
             await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
         }
 
-        Assert.True(transport.NotificationsSent >= 1);
-        Assert.True(transport.NotificationsSent < transport.NotificationsRequested,
-            $"{transport.NotificationsSent} messages for {transport.NotificationsRequested} hints: nothing was coalesced");
+        Assert.False(transport.PeersListening);
+        Assert.True(transport.NotificationsWithheld >= 50, $"{transport.NotificationsWithheld} hints withheld");
+        // What it sent said only that it listens: once at the start, then every announce interval at most.
+        Assert.InRange(transport.NotificationsSent, 1, 3);
         // Its own messages came back over the bus (it is subscribed) and were dropped there.
         Assert.Equal(0, transport.NotificationsReceived);
+    }
+
+    [Fact]
+    public async Task With_another_node_listening_a_burst_of_commits_is_coalesced_into_fewer_messages()
+    {
+        var database = await CreateDatabaseAsync();
+        var (node, api) = await StartServiceAsync(new() { ["Engine:ApplySignalsOnArrival"] = "false" }, database: database);
+        var (other, _) = await StartServiceAsync(new() { ["Workers:Enabled"] = "false", ["Workers:NodeId"] = "other" }, database: database);
+        var (transport, peer) = (Transport(node), Transport(other));
+        await Eventually.WaitUntilAsync(() => transport.IsHealthy && peer.IsHealthy);
+        await HearEachOtherAsync(transport, peer);
+        var name = Definitions.Unique("burst");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+
+        var instances = await Task.WhenAll(Enumerable.Range(0, 50).Select(_ => api.StartAsync(name)));
+        await Task.WhenAll(instances.Select(i => api.SignalAsync(i.Id, "go", new { value = 2 })));
+        foreach (var instance in instances)
+        {
+            await api.WaitForAsync(instance.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
+        }
+
+        Assert.True(transport.NotificationsSent >= 2);
+        Assert.True(transport.NotificationsSent < transport.NotificationsRequested,
+            $"{transport.NotificationsSent} messages for {transport.NotificationsRequested} hints: nothing was coalesced");
+        Assert.True(peer.NotificationsReceived >= 1);
     }
 }

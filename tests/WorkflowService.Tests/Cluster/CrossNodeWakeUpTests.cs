@@ -36,6 +36,19 @@ public abstract class CrossNodeWakeUpTests<TBackend, TTransport> : ServiceTest<T
     /// </summary>
     protected abstract Task AssertTheSendingNodeAsync(TTransport sender);
 
+    /// <summary>
+    /// Waits until each node knows the other listens, where the transport waits for that before it sends (a sender
+    /// sends no hints while no other node listens); nothing to wait for where the commit is the message.
+    /// </summary>
+    protected virtual Task HearEachOtherAsync(TTransport one, TTransport other) => Task.CompletedTask;
+
+    /// <summary>
+    /// The settings of a node that only serves the API: no workers, and every signal queued (none applied on arrival),
+    /// so that the work is another node's.
+    /// </summary>
+    private static Dictionary<string, string?> Front() =>
+        new() { ["Workers:Enabled"] = "false", ["Workers:NodeId"] = "front", ["Engine:ApplySignalsOnArrival"] = "false" };
+
     /// <summary><paramref name="node"/>'s wake-up transport, asserted to be a <typeparamref name="TTransport"/>.</summary>
     protected static TTransport Transport(WorkflowServiceFactory node) =>
         Assert.IsType<TTransport>(node.Services.GetRequiredService<IWakeUpTransport>());
@@ -45,11 +58,12 @@ public abstract class CrossNodeWakeUpTests<TBackend, TTransport> : ServiceTest<T
     {
         var database = await CreateDatabaseAsync();
         var (worker, _) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:10:00", ["Workers:NodeId"] = "worker" }, database: database);
-        var (front, api) = await StartServiceAsync(new() { ["Workers:Enabled"] = "false", ["Workers:NodeId"] = "front" }, database: database);
+        var (front, api) = await StartServiceAsync(Front(), database: database);
         var (listener, sender) = (Transport(worker), Transport(front));
         var name = Definitions.Unique("notify");
         await api.PublishAsync(Definitions.SignalRoundtrip(name));
         await Eventually.WaitUntilAsync(() => listener.IsHealthy && sender.IsHealthy);
+        await HearEachOtherAsync(listener, sender);
 
         // The API-only node takes the signal; only a hint can wake the worker node before its ten-minute poll.
         var instance = await api.StartAsync(name);
@@ -67,16 +81,12 @@ public abstract class CrossNodeWakeUpTests<TBackend, TTransport> : ServiceTest<T
         var database = await CreateDatabaseAsync();
         var (worker, _) = await StartServiceAsync(new() { ["Workers:NodeId"] = "worker" }, database: database);
         // A one-minute re-check: long-polls of a minute that are answered at all were answered by a hint.
-        var (front, api) = await StartServiceAsync(new()
-        {
-            ["Workers:Enabled"] = "false",
-            ["Workers:NodeId"] = "front",
-            ["Workers:LongPollRecheck"] = "00:01:00",
-        }, database: database);
+        var (front, api) = await StartServiceAsync(new(Front()) { ["Workers:LongPollRecheck"] = "00:01:00" }, database: database);
         var name = Definitions.Unique("cross-poll");
         await api.PublishAsync(Definitions.SignalRoundtrip(name));
         var (workerWakeUps, frontWakeUps) = (Transport(worker), Transport(front));
         await Eventually.WaitUntilAsync(() => workerWakeUps.IsHealthy && frontWakeUps.IsHealthy);
+        await HearEachOtherAsync(workerWakeUps, frontWakeUps);
         var instances = new List<InstanceView>();
         for (var i = 0; i < Waiting; i++)
         {
@@ -112,7 +122,7 @@ public abstract class CrossNodeWakeUpTests<TBackend, TTransport> : ServiceTest<T
     {
         var database = await CreateDatabaseAsync();
         var (worker, _) = await StartServiceAsync(new() { ["Workers:PollInterval"] = "00:00:02", ["Workers:NodeId"] = "worker" }, database: database);
-        var (_, api) = await StartServiceAsync(new() { ["Workers:Enabled"] = "false", ["Workers:NodeId"] = "front" }, database: database);
+        var (_, api) = await StartServiceAsync(Front(), database: database);
         var listener = Transport(worker);
         await Eventually.WaitUntilAsync(() => listener.IsHealthy);
         var name = Definitions.Unique("lost");

@@ -46,6 +46,8 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
         {
             ["Workers:LeaseDuration"] = "00:00:03",
             ["Workers:PollInterval"] = "00:00:01",
+            // The suite is about claims a killed node held: every signal goes to the workers, none is applied on arrival.
+            ["Engine:ApplySignalsOnArrival"] = "false",
         };
         await PrepareAsync(settings);
 

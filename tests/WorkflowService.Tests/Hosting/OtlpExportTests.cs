@@ -26,6 +26,8 @@ public sealed class OtlpExportTests
             ["OTEL_BSP_SCHEDULE_DELAY"] = "200",
             // The request lines, written inside each request's trace.
             ["Serilog:MinimumLevel:Default"] = "Information",
+            // Signals queued for the workers, so that a claim's span is among those exported.
+            ["Engine:ApplySignalsOnArrival"] = "false",
         });
         var api = new ApiClient(node.CreateClient());
         await api.CompleteRoundtripsAsync("exported", 3);
