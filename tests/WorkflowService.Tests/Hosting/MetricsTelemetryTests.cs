@@ -20,7 +20,12 @@ public sealed class MetricsTelemetryTests : ServiceTest<SqliteBackend>
         var exported = new List<Metric>();
         // Every meter provider in the process listens to every node's meter: another suite's collector may read this node's
         // gauge before the roundtrips below are done. A short count interval lets that early count be redone within the wait.
-        var (node, api) = await StartServiceAsync(new() { ["Telemetry:InstanceCountInterval"] = "00:00:02" }, services => services.AddOpenTelemetry().WithMetrics(metrics => metrics.AddInMemoryExporter(exported)));
+        var (node, api) = await StartServiceAsync(new()
+        {
+            ["Telemetry:InstanceCountInterval"] = "00:00:02",
+            // Signals queued for the workers, so that the claim's instruments have claims to measure.
+            ["Engine:ApplySignalsOnArrival"] = "false",
+        }, services => services.AddOpenTelemetry().WithMetrics(metrics => metrics.AddInMemoryExporter(exported)));
         await api.CompleteRoundtripsAsync("measured", 3);
 
         var provider = node.Services.GetRequiredService<MeterProvider>();

@@ -29,6 +29,8 @@ public sealed class PrometheusScrapeTests
             ["Store:ConnectionString"] = $"Data Source={Path.Combine(directory, "workflow.db")}",
             ["Telemetry:Prometheus:Enabled"] = "true",
             ["Telemetry:InstanceCountInterval"] = "00:00:02",
+            // Signals queued for the workers, so that the claim's instruments have claims to measure.
+            ["Engine:ApplySignalsOnArrival"] = "false",
             // The node's own admin key is Authentication:ApiKeys:0.
             ["Authentication:ApiKeys:1:Name"] = scraper.Name,
             ["Authentication:ApiKeys:1:Hash"] = scraper.Hash,
