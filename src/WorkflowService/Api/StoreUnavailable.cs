@@ -24,6 +24,22 @@ internal static class StoreUnavailable
             retryAfter);
     }
 
+    /// <summary>
+    /// Stops awaiting the handler once the request's deadline (its <c>RequestAborted</c>, which the request-timeout
+    /// middleware cancels) has passed, so that the middleware answers 503 at the deadline. Without it a store call that
+    /// does not stop at its token (a database driver waiting out its own connect timeout on a paused server) held the
+    /// answer seconds past Api:RequestTimeout. The handler, left behind, meets the same cancelled token at its next store
+    /// call and stops there; what it had already committed stays committed, as with any ambiguous answer (a request
+    /// repeated with its Idempotency-Key is applied once).
+    /// </summary>
+    public static async ValueTask<object?> AnswerWithinDeadlineAsync(EndpointFilterInvocationContext context, EndpointFilterDelegate next)
+    {
+        var handling = next(context);
+        return handling.IsCompleted
+            ? await handling.ConfigureAwait(false)
+            : await handling.AsTask().WaitAsync(context.HttpContext.RequestAborted).ConfigureAwait(false);
+    }
+
     /// <summary>Request timeouts: Api:RequestTimeout for every request, a long-poll's bound on top of it for a long-poll.</summary>
     public static IServiceCollection AddRequestDeadlines(this IServiceCollection services)
     {

@@ -87,16 +87,18 @@ public static class ServiceDefaults
         app.MapHealthChecks("/health/live", new HealthCheckOptions { Predicate = _ => false });
         app.MapHealthChecks("/health/ready", new HealthCheckOptions { Predicate = c => c.Tags.Contains("ready"), ResponseWriter = HealthReport.WriteAsync });
 
-        app.MapDefinitionEndpoints();
-        app.MapInstanceEndpoints();
-        app.MapTaskEndpoints();
-        app.MapMigrationEndpoints();
-        app.MapLifecycleEndpoints();
-        app.MapMetricsEndpoints();
+        // The API's endpoints answer within their request deadline even where a store call outlasts it.
+        var api = app.MapGroup(string.Empty).AddEndpointFilter(StoreUnavailable.AnswerWithinDeadlineAsync);
+        api.MapDefinitionEndpoints();
+        api.MapInstanceEndpoints();
+        api.MapTaskEndpoints();
+        api.MapMigrationEndpoints();
+        api.MapLifecycleEndpoints();
+        api.MapMetricsEndpoints();
         app.MapPrometheusEndpoint();
-        app.MapSignalEndpoints();
-        app.MapDeadLetterEndpoints();
-        app.MapDiagramEndpoints();
+        api.MapSignalEndpoints();
+        api.MapDeadLetterEndpoints();
+        api.MapDiagramEndpoints();
         app.MapOperatorConsole();
         return app;
     }
