@@ -42,6 +42,9 @@ public sealed partial class BroadcastWakeUp(
     /// <summary>Failed reconnects in a row before the listener gives up (about eight hours at the 30 s cap).</summary>
     private const int MaxReconnects = 1000;
 
+    /// <summary>Senders a node remembers having heard, to answer a new one at once; more are forgotten together.</summary>
+    private const int MaxPeersRemembered = 1000;
+
     /// <summary>How often a node says that it listens, when it has sent nothing else meanwhile.</summary>
     public static readonly TimeSpan PeerAnnounceInterval = TimeSpan.FromSeconds(10);
 
@@ -191,6 +194,13 @@ public sealed partial class BroadcastWakeUp(
 
         Interlocked.Increment(ref _received);
         Interlocked.Exchange(ref _lastPeerHeard, time.GetTimestamp());
+        if (_peers.Count >= MaxPeersRemembered)
+        {
+            // Senders of nodes long gone (every restart is a new sender): forget them all; the live ones are new again
+            // at their next word, which costs one announcement each.
+            _peers.Clear();
+        }
+
         if (_peers.TryAdd(parts[0], true))
         {
             // A node not heard before (a new one): tell it at once that this one listens too.
