@@ -118,7 +118,6 @@ internal static class Rows
         return statement;
     }
 
-    /// <summary>The instance row written over the one stored at <paramref name="expectedVersion"/>: affects no row when it moved on.</summary>
     /// <summary>
     /// The instance's row written over, only from the version read before the run; with <paramref name="noSignalDueAtMs"/>,
     /// also only while none of the instance's signals is pending and due by then (a signal applied on arrival must not

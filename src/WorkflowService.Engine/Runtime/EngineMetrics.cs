@@ -37,7 +37,7 @@ public sealed class EngineMetrics : IDisposable
         _meter = meterFactory.Create(MeterName);
         _started = _meter.CreateCounter<long>("workflow.instances.started", "{instance}", "instances started");
         _accepted = _meter.CreateCounter<long>("workflow.signals.accepted", "{signal}",
-            "signals accepted from callers (POST /instances/{id}/signals, task completions), queued for a worker");
+            "signals accepted from callers (POST /instances/{id}/signals, task completions), queued for a worker or applied on arrival");
         _signalsHandled = _meter.CreateCounter<long>("workflow.signals.handled", "{signal}", "signals whose run committed");
         _onArrival = _meter.CreateCounter<long>("workflow.signals.on_arrival", "{signal}",
             "signals the receiving node tried to apply at once (outcome: applied, or queued when the commit's check failed)");

@@ -13,9 +13,12 @@ namespace WorkflowService.Engine.Runtime;
 /// </summary>
 public sealed class RecentInstances(IOptions<EngineOptions> options)
 {
-    private readonly ConcurrentDictionary<Guid, WorkflowInstance> _instances = new();
-    private readonly ConcurrentQueue<Guid> _order = new();
+    // Each entry holds the sequence number of its slot in the queue: a slot left behind by an entry since dropped (an
+    // instance ended, or a guess that proved stale) evicts nothing added after it.
+    private readonly ConcurrentDictionary<Guid, (WorkflowInstance Instance, long Slot)> _instances = new();
+    private readonly ConcurrentQueue<(Guid Id, long Slot)> _order = new();
     private readonly int _capacity = options.Value.RecentInstances;
+    private long _slots;
 
     /// <summary>A committed state (not to be changed afterwards); an ended instance takes no more signals and is dropped.</summary>
     public void Committed(WorkflowInstance instance)
@@ -31,24 +34,29 @@ public sealed class RecentInstances(IOptions<EngineOptions> options)
             return;
         }
 
-        if (_instances.TryAdd(instance.Id, instance))
+        var slot = Interlocked.Increment(ref _slots);
+        if (_instances.TryAdd(instance.Id, (instance, slot)))
         {
-            _order.Enqueue(instance.Id);
-            // The queue bounds the dictionary: an id dropped from it is dropped from both.
+            _order.Enqueue((instance.Id, slot));
+            // The queue bounds the dictionary: the entry of the oldest slot goes with it, if it is still that slot's.
             while (_order.Count > _capacity && _order.TryDequeue(out var oldest))
             {
-                _instances.TryRemove(oldest, out _);
+                if (_instances.TryGetValue(oldest.Id, out var held) && held.Slot == oldest.Slot)
+                {
+                    // Only if it is still the same entry: one replaced meanwhile stays.
+                    _instances.TryRemove(KeyValuePair.Create(oldest.Id, held));
+                }
             }
 
             return;
         }
 
-        // Keep the newer of two states committed side by side.
-        _instances.AddOrUpdate(instance.Id, instance, (_, held) => held.Version > instance.Version ? held : instance);
+        // Keep the newer of two states committed side by side, in the slot it has.
+        _instances.AddOrUpdate(instance.Id, (instance, slot), (_, held) => held.Instance.Version > instance.Version ? held : (instance, held.Slot));
     }
 
     /// <summary>The state this node last committed, or null when it holds none.</summary>
-    public WorkflowInstance? Find(Guid instanceId) => _instances.TryGetValue(instanceId, out var instance) ? instance : null;
+    public WorkflowInstance? Find(Guid instanceId) => _instances.TryGetValue(instanceId, out var entry) ? entry.Instance : null;
 
     /// <summary>Drops an entry that proved stale.</summary>
     public void Forget(Guid instanceId) => _instances.TryRemove(instanceId, out _);

@@ -1,4 +1,6 @@
 using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Persistence;
@@ -18,7 +20,7 @@ namespace WorkflowService.Engine.Runtime;
 /// <see cref="WaitPointCommit.RequireNoDueSignals"/>): a signal queued earlier, a timer due, or one a worker holds keeps
 /// this one in the queue behind it.
 /// </remarks>
-public sealed class SignalsOnArrival(
+public sealed partial class SignalsOnArrival(
     IInstanceStore instances,
     IStoreClock clock,
     DefinitionRegistry definitions,
@@ -27,14 +29,16 @@ public sealed class SignalsOnArrival(
     RecentInstances recent,
     NodeIdentity node,
     EngineMetrics metrics,
-    IOptions<EngineOptions> options)
+    IOptions<EngineOptions> options,
+    ILogger<SignalsOnArrival> logger)
 {
     private readonly bool _enabled = options.Value.ApplySignalsOnArrival && instances.GuardsDueSignals;
 
     /// <summary>
     /// The signal as committed (handled) when it was applied on arrival; null when it must be queued instead (nothing was
-    /// written). The instance it read, when it read one, is handed back for the queued path's answers.
+    /// written).
     /// </summary>
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "Any failure of the run falls back to the queue, which keeps the signal through retries and a dead letter; the caller's answer must not depend on what the run met.")]
     public async Task<SignalMessage?> TryApplyAsync(SignalMessage signal, string tenant, CancellationToken cancellationToken)
     {
         if (!_enabled || signal.IsSystem || signal.DueAtMs > clock.NowMs())
@@ -50,16 +54,28 @@ public sealed class SignalsOnArrival(
             return null;
         }
 
-        var definition = await definitions.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken)
-            .ConfigureAwait(false);
-        if (definition is null)
+        using var span = EngineTelemetry.StartRunOnArrival(signal, node.Id);
+        var now = clock.Now();
+        RunResult run;
+        try
         {
+            var definition = await definitions.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken)
+                .ConfigureAwait(false);
+            if (definition is null)
+            {
+                return null;
+            }
+
+            run = executor.Resume(definition, instance, signal, [], now);
+        }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            // Whatever the run met, the queue is where a signal is kept through it: the worker retries it and, in the end,
+            // dead-letters it with the reason, as it would have without this path.
+            LogFellBack(logger, e, signal.Id, signal.InstanceId);
             return null;
         }
 
-        using var span = EngineTelemetry.StartRunOnArrival(signal, node.Id);
-        var now = clock.Now();
-        var run = executor.Resume(definition, instance, signal, [], now);
         // A run that fails, or a signal the instance does not wait for (it would be parked), goes the queued way: the
         // worker's attempts, backoff and dead letter apply to it as to any signal.
         if (run.Commit is not { } commit
@@ -98,4 +114,7 @@ public sealed class SignalsOnArrival(
         metrics.AppliedOnArrival();
         return signal;
     }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Signal {SignalId} for instance {InstanceId} could not be applied on arrival; it is queued for a worker")]
+    private static partial void LogFellBack(ILogger logger, Exception exception, Guid signalId, Guid instanceId);
 }

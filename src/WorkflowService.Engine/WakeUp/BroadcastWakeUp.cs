@@ -18,10 +18,11 @@ namespace WorkflowService.Engine.WakeUp;
 /// reports itself degraded. Nothing is lost by a lost hint: the store is the truth.
 /// </summary>
 /// <remarks>
-/// A hint is sent only while another node listens: every node says so when its listener opens and every
+/// A hint is sent only while another node may listen: every node says that it listens when its listener opens and every
 /// <see cref="PeerAnnounceInterval"/> after that (an empty message), and answers a node it has not heard before at once.
-/// A node that has heard no other within <see cref="PeerSilence"/> sends no hints: a single node sends nothing its
-/// database would deliver to no one.
+/// A node withholds its hints only while its own listener has been open for <see cref="AnnounceGrace"/> or more and it
+/// has heard no other node within <see cref="PeerSilence"/>: a single node then sends nothing its database would
+/// deliver to no one. While its listener is down, or just opened, it cannot know, and sends.
 /// </remarks>
 public sealed partial class BroadcastWakeUp(
     IWakeUpBus bus, InProcessWakeUp local, InstanceChangeFeed changes, NodeIdentity node, TimeProvider time, ILogger<BroadcastWakeUp> logger)
@@ -51,6 +52,9 @@ public sealed partial class BroadcastWakeUp(
     /// <summary>How long after the last word from another node this one still sends hints (three announcements and a half).</summary>
     public static readonly TimeSpan PeerSilence = TimeSpan.FromSeconds(35);
 
+    /// <summary>How long after its listener opened a node waits for the other nodes' answers before it withholds hints.</summary>
+    public static readonly TimeSpan AnnounceGrace = TimeSpan.FromSeconds(2);
+
     private readonly CancellationTokenSource _stopping = new();
     private readonly SemaphoreSlim _sendRequested = new(0, 1);
     private readonly ConcurrentQueue<Guid> _changed = new();
@@ -67,6 +71,7 @@ public sealed partial class BroadcastWakeUp(
     private long _withheld;
     private long _lastPeerHeard;
     private long _lastSent;
+    private long _listeningSince;
     private int _announceRequested;
     private readonly ConcurrentDictionary<string, bool> _peers = new(StringComparer.Ordinal);
 
@@ -100,6 +105,14 @@ public sealed partial class BroadcastWakeUp(
             return heard != 0 && time.GetElapsedTime(heard) < PeerSilence;
         }
     }
+
+    /// <summary>
+    /// Whether hints would reach no one: this node's listener has been open long enough to have heard the others, and
+    /// it heard none lately. False while it is down or has just opened: then it cannot tell, and sends.
+    /// </summary>
+    public bool WithholdingHints => _listening.IsListening
+        && time.GetElapsedTime(Interlocked.Read(ref _listeningSince)) >= AnnounceGrace
+        && !PeersListening;
 
     /// <summary>Messages received from other nodes (this node's own echo is not counted: it is ignored).</summary>
     public long NotificationsReceived => Interlocked.Read(ref _received);
@@ -254,6 +267,7 @@ public sealed partial class BroadcastWakeUp(
         bus.ListenAsync(Receive, description =>
         {
             _listening.Opened(description);
+            Interlocked.Exchange(ref _listeningSince, time.GetTimestamp());
             // Anything committed while nobody listened is due now: look once. And tell the other nodes this one listens.
             local.Notify(0);
             Announce();
@@ -267,15 +281,16 @@ public sealed partial class BroadcastWakeUp(
         {
             try
             {
-                if (!await _sendRequested.WaitAsync(PeerAnnounceInterval, stopping).ConfigureAwait(false)
-                    && time.GetElapsedTime(Interlocked.Read(ref _lastSent)) >= PeerAnnounceInterval)
+                await _sendRequested.WaitAsync(PeerAnnounceInterval, stopping).ConfigureAwait(false);
+                // Said again when nothing went out for an interval (a node withholding its hints sends nothing else).
+                if (time.GetElapsedTime(Interlocked.Read(ref _lastSent)) >= PeerAnnounceInterval)
                 {
                     Interlocked.Exchange(ref _announceRequested, 1);
                 }
 
                 var due = Interlocked.Exchange(ref _pendingDueMs, long.MaxValue);
                 var announce = Interlocked.Exchange(ref _announceRequested, 0) == 1;
-                var peers = PeersListening;
+                var peers = !WithholdingHints;
                 do
                 {
                     batch.Clear();

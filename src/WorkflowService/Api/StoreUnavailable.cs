@@ -9,7 +9,7 @@ namespace WorkflowService.Api;
 /// The one answer to a request the store could not serve in time (down, paused, saturated; or the request's time,
 /// Api:RequestTimeout, ran out): 503 problem details with Retry-After, so that the client tries again instead of hanging.
 /// </summary>
-internal static class StoreUnavailable
+internal static partial class StoreUnavailable
 {
     /// <summary>The policy of a long-poll (GET /instances/{id}?waitFor=…): its own bound, then the usual time.</summary>
     public const string LongPollPolicy = "long-poll";
@@ -35,10 +35,35 @@ internal static class StoreUnavailable
     public static async ValueTask<object?> AnswerWithinDeadlineAsync(EndpointFilterInvocationContext context, EndpointFilterDelegate next)
     {
         var handling = next(context);
-        return handling.IsCompleted
-            ? await handling.ConfigureAwait(false)
-            : await handling.AsTask().WaitAsync(context.HttpContext.RequestAborted).ConfigureAwait(false);
+        if (handling.IsCompleted)
+        {
+            return await handling.ConfigureAwait(false);
+        }
+
+        var task = handling.AsTask();
+        try
+        {
+            return await task.WaitAsync(context.HttpContext.RequestAborted).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (!task.IsCompleted)
+        {
+            // Left behind: what it still meets is logged, never lost unseen.
+            var logger = context.HttpContext.RequestServices.GetRequiredService<ILoggerFactory>().CreateLogger(typeof(StoreUnavailable));
+            var request = $"{context.HttpContext.Request.Method} {context.HttpContext.Request.Path}";
+            _ = task.ContinueWith(static (left, state) =>
+            {
+                var (log, what) = ((ILogger, string))state!;
+                if (left.Exception?.GetBaseException() is { } failure and not OperationCanceledException)
+                {
+                    LogLeftBehindFailed(log, failure, what);
+                }
+            }, (logger, request), CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted, TaskScheduler.Default);
+            throw;
+        }
     }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "{Request}, answered 503 at its deadline, failed afterwards")]
+    private static partial void LogLeftBehindFailed(ILogger logger, Exception exception, string request);
 
     /// <summary>Request timeouts: Api:RequestTimeout for every request, a long-poll's bound on top of it for a long-poll.</summary>
     public static IServiceCollection AddRequestDeadlines(this IServiceCollection services)

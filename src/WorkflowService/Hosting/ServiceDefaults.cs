@@ -93,7 +93,8 @@ public static class ServiceDefaults
         api.MapInstanceEndpoints();
         api.MapTaskEndpoints();
         api.MapMigrationEndpoints();
-        api.MapLifecycleEndpoints();
+        // Not the operators' schema and retention work: it keeps its own budget within the request's time.
+        app.MapLifecycleEndpoints();
         api.MapMetricsEndpoints();
         app.MapPrometheusEndpoint();
         api.MapSignalEndpoints();
