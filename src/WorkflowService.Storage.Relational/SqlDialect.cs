@@ -6,8 +6,22 @@ public abstract class SqlDialect
     public abstract string Name { get; }
 
     /// <summary>
-    /// Leases due signals and returns them. Parameters: @p0 owner, @p1 lease token, @p2 now (Unix ms),
-    /// @p3 lease end (Unix ms), @p4 batch size. Must return <see cref="Rows.SignalColumns"/>, in order.
+    /// The placeholder of a statement's parameter <paramref name="index"/> (from 0): named (<c>@p0</c>) by default; a
+    /// dialect with <see cref="PositionalParameters"/> numbers them its own way.
+    /// </summary>
+    public virtual string Placeholder(int index) => index < NamedPlaceholders.Length ? NamedPlaceholders[index] : "@p" + index;
+
+    /// <summary>
+    /// Whether parameters are bound by position, without names: PostgreSQL's own <c>$1</c>, which Npgsql sends as it is,
+    /// where named placeholders make it parse and rewrite every statement's text on every execution.
+    /// </summary>
+    public virtual bool PositionalParameters => false;
+
+    private static readonly string[] NamedPlaceholders = [.. Enumerable.Range(0, 512).Select(i => "@p" + i)];
+
+    /// <summary>
+    /// Leases due signals and returns them. Parameters, in the dialect's placeholders: 0 owner, 1 lease token, 2 now
+    /// (Unix ms), 3 lease end (Unix ms), 4 batch size. Must return <see cref="Rows.SignalColumns"/>, in order.
     /// </summary>
     public abstract string ClaimSql { get; }
 

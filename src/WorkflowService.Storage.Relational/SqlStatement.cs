@@ -25,12 +25,12 @@ internal sealed class SqlStatement(SqlDialect dialect)
     /// <summary>Appends a parameter placeholder for <paramref name="value"/>.</summary>
     public SqlStatement Param(object? value)
     {
-        _text.Append(Name(_values.Count));
+        _text.Append(dialect.Placeholder(_values.Count));
         _values.Add(dialect.ToDatabase(value));
         return this;
     }
 
-    /// <summary>Binds values to placeholders already in the text (@p0, @p1, … in order).</summary>
+    /// <summary>Binds values to placeholders already in the text (the dialect's, in order).</summary>
     public SqlStatement Bind(params object?[] values)
     {
         foreach (var value in values)
@@ -41,7 +41,7 @@ internal sealed class SqlStatement(SqlDialect dialect)
         return this;
     }
 
-    /// <summary>Appends "(@pN, @pN+1, …)" for a row of values.</summary>
+    /// <summary>Appends "(pN, pN+1, …)" in the dialect's placeholders for a row of values.</summary>
     public void Values(object?[] values)
     {
         _text.Append('(');
@@ -78,13 +78,13 @@ internal sealed class SqlStatement(SqlDialect dialect)
         for (var i = 0; i < _values.Count; i++)
         {
             var parameter = create();
-            parameter.ParameterName = Name(i);
+            if (!dialect.PositionalParameters)
+            {
+                parameter.ParameterName = dialect.Placeholder(i);
+            }
+
             parameter.Value = _values[i];
             parameters.Add(parameter);
         }
     }
-
-    private static readonly string[] Names = Enumerable.Range(0, 512).Select(i => $"@p{i}").ToArray();
-
-    private static string Name(int i) => i < Names.Length ? Names[i] : $"@p{i}";
 }

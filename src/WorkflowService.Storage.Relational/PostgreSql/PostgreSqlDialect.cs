@@ -48,14 +48,20 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
 
     public override string Name => "postgresql";
 
+    public override bool PositionalParameters => true;
+
+    public override string Placeholder(int index) => index < Positional.Length ? Positional[index] : "$" + (index + 1);
+
+    private static readonly string[] Positional = [.. Enumerable.Range(1, 512).Select(i => "$" + i)];
+
     private static readonly string Claim = """
         UPDATE wf_signals AS s
-           SET lease_owner = @p0, lease_token = @p1, lease_until_ms = @p3, attempts = s.attempts + 1
+           SET lease_owner = $1, lease_token = $2, lease_until_ms = $4, attempts = s.attempts + 1
           FROM (SELECT id FROM wf_signals
-                 WHERE status = 'Pending' AND due_at_ms <= @p2
-                   AND (lease_until_ms IS NULL OR lease_until_ms < @p2)
+                 WHERE status = 'Pending' AND due_at_ms <= $3
+                   AND (lease_until_ms IS NULL OR lease_until_ms < $3)
                  ORDER BY due_at_ms
-                 LIMIT @p4
+                 LIMIT $5
                  FOR UPDATE SKIP LOCKED) AS due
          WHERE s.id = due.id
         RETURNING
