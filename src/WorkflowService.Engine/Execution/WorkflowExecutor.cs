@@ -334,7 +334,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         ExpressionScope scope;
         try
         {
-            scope = expressions.OpenScope(state.VariablesJson, state.InputJson, received?.Payload, InstanceJson(state));
+            scope = expressions.OpenScope(state.VariablesJson, state.InputJson, received?.Payload, () => InstanceJson(state));
             if (received is { Output: { } output })
             {
                 scope.AssignJson(output, received.Value.Payload);
@@ -365,6 +365,11 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         catch (RunFailedException e)
         {
             return RunResult.Failure(e.StepId, e.Message);
+        }
+        catch (ScopeLoadException e)
+        {
+            // The scope opens when the run first needs JavaScript; what it could not read fails the run as it did at its start.
+            return RunResult.Failure(startAt, $"could not load the instance variables: {e.Message}");
         }
 
         return Finish(commit, scope);

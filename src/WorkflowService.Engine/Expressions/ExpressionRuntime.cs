@@ -41,8 +41,16 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
         }
     }
 
-    /// <summary>Opens a scope for one run of an instance between two wait points.</summary>
-    public ExpressionScope OpenScope(string variablesJson, string? inputJson, string? signalJson, string instanceJson)
+    /// <summary>
+    /// Opens a scope for one run of an instance between two wait points. Nothing is built until the run first needs
+    /// JavaScript: a run that evaluates no expression (a start that goes straight to its first wait) builds no engine and
+    /// parses no JSON, and keeps the variables' text as it was.
+    /// </summary>
+    public ExpressionScope OpenScope(string variablesJson, string? inputJson, string? signalJson, Func<string> instanceJson) =>
+        new(this, variablesJson, inputJson, signalJson, instanceJson);
+
+    /// <summary>A fresh sandboxed engine for one run, with its own evaluation deadline.</summary>
+    internal (JsEngine Engine, EvaluationDeadline Deadline) CreateEngine()
     {
         var deadline = new EvaluationDeadline(_options.Timeout);
         var engine = new JsEngine(o =>
@@ -59,48 +67,84 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
             o.Interop.Enabled = false;
             o.TimeSystem = _clock;
         });
-        return new ExpressionScope(engine, deadline, variablesJson, inputJson, signalJson, instanceJson);
+        return (engine, deadline);
     }
 }
+
+/// <summary>The instance's variables, input or signal could not be read into the run's scope (JSON that does not parse).</summary>
+public sealed class ScopeLoadException(string message, Exception inner) : Exception(message, inner);
 
 public sealed class ExpressionSyntaxException(string message) : Exception(message);
 
 /// <summary>
 /// The JavaScript globals one run sees: <c>vars</c> (mutable instance variables), <c>input</c>, <c>signal</c> (payload
-/// of the signal that resumed the run) and <c>instance</c>. Variables are parsed once and serialised once per run.
+/// of the signal that resumed the run) and <c>instance</c>. The engine is built and the variables parsed on first use,
+/// once per run; the variables are serialised once at the run's end, and only when the run opened them.
 /// </summary>
 public sealed class ExpressionScope
 {
-    private readonly JsEngine _engine;
-    private readonly EvaluationDeadline _deadline;
-    private readonly JsonParser _parser;
-    private readonly JsonSerializer _serializer;
-    private readonly JsValue _vars;
+    private readonly ExpressionRuntime _runtime;
+    private readonly string _variablesJson;
+    private readonly string? _inputJson;
+    private readonly Func<string> _instanceJson;
+    private string? _signalJson;
+    private Open? _open;
 
-    internal ExpressionScope(
-        JsEngine engine, EvaluationDeadline deadline, string variablesJson, string? inputJson, string? signalJson, string instanceJson)
+    /// <summary>What an opened scope holds: the engine, its deadline, and the parsed <c>vars</c>.</summary>
+    private sealed record Open(JsEngine Engine, EvaluationDeadline Deadline, JsonParser Parser, JsonSerializer Serializer, JsValue Vars);
+
+    internal ExpressionScope(ExpressionRuntime runtime, string variablesJson, string? inputJson, string? signalJson, Func<string> instanceJson)
     {
-        _engine = engine;
-        _deadline = deadline;
-        _parser = new JsonParser(engine);
-        _serializer = new JsonSerializer(engine);
-        _vars = _parser.Parse(variablesJson);
-        engine.SetValue("vars", _vars);
-        engine.SetValue("input", inputJson is null ? JsValue.Null : _parser.Parse(inputJson));
-        engine.SetValue("signal", signalJson is null ? JsValue.Null : _parser.Parse(signalJson));
-        engine.SetValue("instance", _parser.Parse(instanceJson));
+        _runtime = runtime;
+        _variablesJson = variablesJson;
+        _inputJson = inputJson;
+        _signalJson = signalJson;
+        _instanceJson = instanceJson;
+    }
+
+    /// <summary>Whether the run has used JavaScript (built the engine) so far.</summary>
+    public bool IsOpen => _open is not null;
+
+    private Open Opened => _open ??= OpenNow();
+
+    private Open OpenNow()
+    {
+        var (engine, deadline) = _runtime.CreateEngine();
+        var parser = new JsonParser(engine);
+        JsValue vars;
+        try
+        {
+            vars = parser.Parse(_variablesJson);
+            engine.SetValue("vars", vars);
+            engine.SetValue("input", _inputJson is null ? JsValue.Null : parser.Parse(_inputJson));
+            engine.SetValue("signal", _signalJson is null ? JsValue.Null : parser.Parse(_signalJson));
+            engine.SetValue("instance", parser.Parse(_instanceJson()));
+        }
+        catch (Exception e) when (e is JavaScriptException or JintException)
+        {
+            throw new ScopeLoadException(e.Message, e);
+        }
+
+        return new Open(engine, deadline, parser, new JsonSerializer(engine), vars);
     }
 
     /// <summary>Replaces the <c>signal</c> global, after the run consumed another signal.</summary>
-    public void SetSignal(string? payloadJson) =>
-        _engine.SetValue("signal", payloadJson is null ? JsValue.Null : _parser.Parse(payloadJson));
+    public void SetSignal(string? payloadJson)
+    {
+        _signalJson = payloadJson;
+        if (_open is { } open)
+        {
+            open.Engine.SetValue("signal", payloadJson is null ? JsValue.Null : open.Parser.Parse(payloadJson));
+        }
+    }
 
     public JsValue Evaluate(CompiledExpression expression)
     {
-        _deadline.Begin();
+        var open = Opened;
+        open.Deadline.Begin();
         try
         {
-            return _engine.Evaluate(expression.Script);
+            return open.Engine.Evaluate(expression.Script);
         }
         catch (TimeoutException) // also RegexMatchTimeoutException: a match that outlived the regex timeout
         {
@@ -128,7 +172,7 @@ public sealed class ExpressionScope
         }
         finally
         {
-            _deadline.End();
+            open.Deadline.End();
         }
     }
 
@@ -145,7 +189,8 @@ public sealed class ExpressionScope
         }
 
         // Converting runs script too (toString), under a budget of its own.
-        _deadline.Begin();
+        var deadline = Opened.Deadline;
+        deadline.Begin();
         try
         {
             return TypeConverter.ToString(value);
@@ -156,7 +201,7 @@ public sealed class ExpressionScope
         }
         finally
         {
-            _deadline.End();
+            deadline.End();
         }
     }
 
@@ -165,13 +210,18 @@ public sealed class ExpressionScope
         var value = Evaluate(expression);
         // Round-trip through JSON so that only plain data (no functions, no cycles) is ever stored.
         var json = ToJson(value, expression.Source);
-        _vars.AsObject().Set(variable, _parser.Parse(json));
+        var open = Opened;
+        open.Vars.AsObject().Set(variable, open.Parser.Parse(json));
     }
 
-    public void AssignJson(string variable, string? json) =>
-        _vars.AsObject().Set(variable, json is null ? JsValue.Null : _parser.Parse(json));
+    public void AssignJson(string variable, string? json)
+    {
+        var open = Opened;
+        open.Vars.AsObject().Set(variable, json is null ? JsValue.Null : open.Parser.Parse(json));
+    }
 
-    public string SerializeVariables() => _serializer.Serialize(_vars).ToString();
+    /// <summary>The variables at the run's end: as they came in when the run never opened them.</summary>
+    public string SerializeVariables() => _open is { } open ? open.Serializer.Serialize(open.Vars).ToString() : _variablesJson;
 
     private string ToJson(JsValue value, string source)
     {
@@ -181,10 +231,11 @@ public sealed class ExpressionScope
         }
 
         // Serialising runs script too (toJSON), under a budget of its own.
-        _deadline.Begin();
+        var open = Opened;
+        open.Deadline.Begin();
         try
         {
-            var json = _serializer.Serialize(value);
+            var json = open.Serializer.Serialize(value);
             return json.IsUndefined() ? "null" : json.ToString();
         }
         catch (TimeoutException)
@@ -197,7 +248,7 @@ public sealed class ExpressionScope
         }
         finally
         {
-            _deadline.End();
+            open.Deadline.End();
         }
     }
 

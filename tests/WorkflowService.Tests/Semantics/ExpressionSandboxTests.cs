@@ -8,10 +8,42 @@ public sealed class ExpressionSandboxTests
 {
     private static ExpressionScope Scope(ExpressionOptions? options = null) =>
         new ExpressionRuntime(Options.Create(options ?? new ExpressionOptions { Timeout = TimeSpan.FromMilliseconds(500) }), new FakeTimeProvider())
-            .OpenScope("""{"n":1}""", """{"a":2}""", null, """{"id":"x"}""");
+            .OpenScope("""{"n":1}""", """{"a":2}""", null, () => """{"id":"x"}""");
 
     private static CompiledExpression Compile(string source) =>
         new ExpressionRuntime(Options.Create(new ExpressionOptions()), TimeProvider.System).Compile(source);
+
+    [Fact]
+    public void A_run_that_evaluates_nothing_builds_no_engine_and_keeps_the_variables_text()
+    {
+        // Not normalised either: a run without JavaScript hands back exactly what it was given.
+        var scope = new ExpressionRuntime(Options.Create(new ExpressionOptions()), new FakeTimeProvider())
+            .OpenScope("""{ "b": 1,  "a": [2] }""", null, null, () => throw new InvalidOperationException("the instance is read only when the engine is built"));
+        scope.SetSignal("""{"x":1}""");
+        Assert.False(scope.IsOpen);
+        Assert.Equal("""{ "b": 1,  "a": [2] }""", scope.SerializeVariables());
+    }
+
+    [Fact]
+    public void The_scope_opens_on_first_use_with_every_global_including_a_signal_set_before()
+    {
+        var scope = Scope();
+        scope.SetSignal("""{"x":5}""");
+        Assert.False(scope.IsOpen);
+        Assert.Equal("""{"n":1,"a":2,"x":5,"id":"x"}""",
+            scope.EvaluateToJson(Compile("({ n: vars.n, a: input.a, x: signal.x, id: instance.id })")));
+        Assert.True(scope.IsOpen);
+        scope.AssignJson("y", "[1]");
+        Assert.Equal("""{"n":1,"y":[1]}""", scope.SerializeVariables());
+    }
+
+    [Fact]
+    public void Variables_that_do_not_parse_fail_when_the_scope_opens_not_as_an_expression_error()
+    {
+        var scope = new ExpressionRuntime(Options.Create(new ExpressionOptions()), new FakeTimeProvider())
+            .OpenScope("{not json", null, null, () => """{"id":"x"}""");
+        Assert.Throws<ScopeLoadException>(() => scope.Evaluate(Compile("1")));
+    }
 
     [Theory]
     [InlineData("System.IO.File.ReadAllText('/etc/passwd')")]
