@@ -25,6 +25,9 @@ internal sealed record Headline(
     /// <summary>Sustained throughput of the Rebus saga peer in the same run.</summary>
     public double? PeerSustained { get; init; }
 
+    /// <summary>The Rebus peer's cost per workflow in the same run, beside ours: commits and rows do not drift with the machine.</summary>
+    public PerWorkflow? PeerSustainedCost { get; init; }
+
     /// <summary>Seconds to 80 % of warm throughput after a cold start, as shipped (ReadyToRun).</summary>
     public double? ColdStartSeconds { get; init; }
 
@@ -61,6 +64,7 @@ internal sealed record Headline(
         {
             SustainedCost = report.Find(ScenarioCatalog.Sustained) is { Failures: 0 } sustained ? PerWorkflow.Of(sustained) : null,
             PeerSustained = Throughput(PeerRebusScenario.Family + "-sustained"),
+            PeerSustainedCost = report.Find(PeerRebusScenario.Family + "-sustained") is { Failures: 0 } peer ? PerWorkflow.Of(peer) : null,
             ColdStartSeconds = Figure(report, ScenarioCatalog.ColdStart, "ReadyToRun: seconds to 80 % of warm (median)"),
             LongInstance = (Inverse(Figure(report, ScenarioCatalog.LongInstance, "one instance: last/first p99")),
                 Inverse(Figure(report, ScenarioCatalog.LongInstance, report.Find(ScenarioCatalog.LongInstance)?.Figures.Keys
@@ -88,6 +92,8 @@ internal sealed record Headline(
             Mark(Pair(SustainedCost?.ServiceCpuMs, SustainedCost?.DatabaseCpuMs, "ms"), ScenarioCatalog.Sustained));
         yield return ("commits / rows written per workflow (sustained)", "≤ 2.2 commits (PostgreSQL)",
             Pair(SustainedCost?.Commits, SustainedCost?.RowsWritten, string.Empty).TrimEnd());
+        yield return ("peer-rebus commits / rows written per workflow (sustained, same run)", "—",
+            Pair(PeerSustainedCost?.Commits, PeerSustainedCost?.RowsWritten, string.Empty).TrimEnd());
         yield return ("engine / ceiling (single run; interleaved ratios: the ceiling report)", "≥ 0.7", Mark(Ratio(EngineToCeiling), ScenarioCatalog.Sustained, ScenarioCatalog.Ceiling));
         yield return ("table-growth / sustained (single run)", "≥ 0.9", Mark(Ratio(TableGrowthToSustained), ScenarioCatalog.TableGrowth, ScenarioCatalog.Sustained));
         yield return ("us / peer-rebus, sustained (same run)", "≥ 5×", UsToPeer is { } peer ? peer.ToString("0.0", CultureInfo.InvariantCulture) + "×" : "—");
