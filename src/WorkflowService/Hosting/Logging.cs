@@ -52,6 +52,7 @@ internal static class Logging
                 }
             }
         });
+        CachedLoggerFactory.Decorate(services);
         return services;
     }
 
