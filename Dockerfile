@@ -61,6 +61,13 @@ COPY --from=build /app ./
 ENV Store__Provider=Sqlite \
     Store__ConnectionString="Data Source=/data/workflow.db"
 
+# The garbage collector sizes its youngest generation from the CPU's last-level cache. Virtual machines often report a
+# very large one (260 MB on the 2-core benchmark machine), and the gen0 budget then grows to about 100 MB of memory that
+# holds only garbage between collections. 16 MB (hex) keeps collections short and frequent: measured in
+# docs/benchmarks/memory-2026-11-27.md. The runtime reads this setting only from the environment. Override it with
+# -e DOTNET_GCgen0size=<bytes, hex>.
+ENV DOTNET_GCgen0size=0x1000000
+
 EXPOSE 8080
 VOLUME /data
 

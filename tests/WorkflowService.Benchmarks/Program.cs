@@ -31,6 +31,10 @@ static async Task<int> RunAsync(RunnerOptions options, CancellationToken cancell
     if (options.Backends.Count > 0 && options.Build)
     {
         await ServiceBuild.RunAsync(options.RepositoryRoot, ServiceBuild.Service, cancellationToken);
+        if (options.Shipped)
+        {
+            await ServiceBuild.PublishReadyToRunAsync(options.RepositoryRoot, cancellationToken);
+        }
     }
 
     if (options.Command == "interleave")

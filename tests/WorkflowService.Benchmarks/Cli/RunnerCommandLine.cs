@@ -72,6 +72,12 @@ internal static class RunnerCommandLine
             Description = "Log every request as the shipped appsettings.json does (one Information line each); runs otherwise log warnings only. Measures what request logging costs; reports get a -requestlog suffix.",
         };
 
+        var service = new Option<string>("--service")
+        {
+            Description = "built: the service's Release build, compiled just in time (default). shipped: the ReadyToRun publish the Dockerfile makes, run with the runtime settings of the Dockerfile's ENV DOTNET_ lines: what the image runs (reports get a -shipped suffix).",
+            DefaultValueFactory = _ => "built",
+        }.AcceptOnlyFromAmong("built", "shipped");
+
         var sqliteSynchronous = new Option<string>("--sqlite-synchronous")
         {
             Description = "The embedded store's synchronous mode: full (the service's default: every acknowledged commit on the disk), normal (flushed at checkpoints only) or extra. To measure what durability costs; reports of a mode other than full get a -sync-<mode> suffix.",
@@ -104,11 +110,11 @@ internal static class RunnerCommandLine
 
         var run = new RootCommand("The benchmark runner: starts the service (Release) on a fresh database, drives the scenario set over HTTP and writes docs/benchmarks/<backend>-<yyyy-MM-dd>[-<tier>].md/.json.")
         {
-            backend, tier, only, seed, postgres, mongodb, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry,
+            backend, tier, only, seed, postgres, mongodb, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry, service,
         };
         var compare = new Command("compare", "sqlite then postgres (then mongodb with --with-mongodb) (tier all), then regenerates the README of the output directory.")
         {
-            only, seed, postgres, mongodb, withMongoDb, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry,
+            only, seed, postgres, mongodb, withMongoDb, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry, service,
         };
         var variants = new Option<string>("--variants")
         {
@@ -175,6 +181,7 @@ internal static class RunnerCommandLine
                 Transport = command is "readme" or "interleave" ? "auto" : parse.GetValue(transport)!,
                 Redis = parse.GetValue(redis) ?? Environment.GetEnvironmentVariable("WORKFLOW_BENCH_REDIS"),
                 Telemetry = command is "readme" or "interleave" ? "off" : parse.GetValue(telemetry)!,
+                Service = command is "readme" or "interleave" ? "built" : parse.GetValue(service)!,
                 SqliteSynchronous = command is "readme" or "interleave" ? WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous : parse.GetValue(sqliteSynchronous)!.ToUpperInvariant(),
             };
         }

@@ -49,7 +49,22 @@ internal sealed record RunnerOptions
     /// <summary>The embedded store's synchronous mode (--sqlite-synchronous): FULL, as the service ships, unless asked.</summary>
     public string SqliteSynchronous { get; init; } = WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous;
 
-    public string ServiceDll => Path.Combine(RepositoryRoot, "src", "WorkflowService", "bin", "Release", "net10.0", "WorkflowService.dll");
+    /// <summary>
+    /// Which service runs (--service): built (the Release build, compiled just in time) or shipped (the ReadyToRun publish
+    /// the Dockerfile makes, with the runtime settings its ENV lines set). Reports of a shipped run get a -shipped suffix.
+    /// </summary>
+    public string Service { get; init; } = "built";
+
+    public bool Shipped => Service == "shipped";
+
+    public string ServiceDll => Shipped
+        ? Path.Combine(RepositoryRoot, Hosting.ServiceBuild.ReadyToRunDirectory, "WorkflowService.dll")
+        : Path.Combine(RepositoryRoot, "src", "WorkflowService", "bin", "Release", "net10.0", "WorkflowService.dll");
+
+    /// <summary>What a shipped run adds to every service process's environment: the image's runtime settings.</summary>
+    public IReadOnlyDictionary<string, string> ServiceRuntimeSettings => Shipped
+        ? Hosting.ServiceBuild.ImageRuntimeSettings(RepositoryRoot)
+        : new Dictionary<string, string>();
 
     /// <summary>The Rebus peer of the peer-rebus scenarios, built (Release) with this runner, which references it for its messages.</summary>
     public string RebusPeerDll => Path.Combine(RepositoryRoot, "tests", "WorkflowService.RebusPeer", "bin", "Release", "net10.0", "WorkflowService.RebusPeer.dll");
@@ -61,6 +76,7 @@ internal sealed record RunnerOptions
     /// (the README reads only unsuffixed ones).
     /// </summary>
     public string ReportSuffix => (Only is not null ? "-partial" : Tier == Tier.All ? string.Empty : "-" + Tier.ToString().ToLowerInvariant())
+                                  + (Shipped ? "-shipped" : string.Empty)
                                   + (Auth == AuthMode.None ? "-noauth" : string.Empty)
                                   + (RequestLog ? "-requestlog" : string.Empty)
                                   + (Transport == "auto" ? string.Empty : "-" + Transport)

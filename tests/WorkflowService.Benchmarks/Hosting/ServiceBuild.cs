@@ -40,6 +40,37 @@ internal static class ServiceBuild
         return Path.Combine(output, "WorkflowService.dll");
     }
 
+    /// <summary>
+    /// The runtime settings the image sets for the service (the Dockerfile's <c>ENV DOTNET_…</c> lines): settings the
+    /// runtime reads only from the environment, such as the GC's gen0 budget. A shipped run gives them to every service
+    /// process, so that it measures what the image runs, read from the one place that ships them.
+    /// </summary>
+    public static IReadOnlyDictionary<string, string> ImageRuntimeSettings(string repositoryRoot)
+    {
+        var settings = new Dictionary<string, string>(StringComparer.Ordinal);
+        // Continuation lines joined, so that one ENV may set several variables over several lines.
+        var text = File.ReadAllText(Path.Combine(repositoryRoot, "Dockerfile")).Replace("\\\n", " ", StringComparison.Ordinal);
+        foreach (var line in text.Split('\n'))
+        {
+            var trimmed = line.Trim();
+            if (!trimmed.StartsWith("ENV ", StringComparison.Ordinal))
+            {
+                continue;
+            }
+
+            foreach (var pair in trimmed[4..].Split(' ', StringSplitOptions.RemoveEmptyEntries))
+            {
+                var equals = pair.IndexOf('=', StringComparison.Ordinal);
+                if (equals > 0 && pair.StartsWith("DOTNET_", StringComparison.Ordinal))
+                {
+                    settings[pair[..equals]] = pair[(equals + 1)..].Trim('"');
+                }
+            }
+        }
+
+        return settings;
+    }
+
     private static async Task RunDotnetAsync(string repositoryRoot, string[] arguments, string what, CancellationToken cancellationToken)
     {
         var start = new ProcessStartInfo("dotnet", arguments)

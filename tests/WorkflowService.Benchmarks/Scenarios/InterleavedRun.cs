@@ -31,6 +31,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ["gc-conserve"] = "server garbage collection told to conserve memory (DOTNET_GCConserveMemory=7)",
         ["wx-off"] = "write-xor-execute off (DOTNET_EnableWriteXorExecute=0): JIT-compiled code mapped once, not twice through shared memory",
         ["lean"] = "workstation garbage collection and write-xor-execute off together (DOTNET_gcServer=0, DOTNET_EnableWriteXorExecute=0)",
+        ["image-runtime"] = "the runtime settings the image sets (the Dockerfile's ENV DOTNET_ lines, such as the GC's gen0 budget) on the Release build",
         ["pgo-off"] = "tiered PGO off (DOTNET_TieredPGO=0): the cold-start lever, warm",
         ["pgo-off-no-delay"] = "tiered PGO off and no call-counting delay (DOTNET_TieredPGO=0, DOTNET_TC_CallCountingDelayMs=0)",
     };
@@ -196,6 +197,14 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         if (name == "gc-conserve")
         {
             environment["DOTNET_GCConserveMemory"] = "7";
+        }
+
+        if (name == "image-runtime")
+        {
+            foreach (var (key, value) in ServiceBuild.ImageRuntimeSettings(options.RepositoryRoot))
+            {
+                environment[key] = value;
+            }
         }
 
         if (name.StartsWith("pgo-off", StringComparison.Ordinal))

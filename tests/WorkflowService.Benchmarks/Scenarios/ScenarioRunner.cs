@@ -52,6 +52,12 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
             WakeUpTransport = options.Transport,
             Machine = MachineFacts.Read(options.RepositoryRoot),
         };
+        if (options.Shipped)
+        {
+            report.Notes.Add("SHIPPED: the service as the image runs it: the ReadyToRun publish (linux-x64) with the Dockerfile's runtime settings "
+                             + string.Join(", ", options.ServiceRuntimeSettings.Select(p => $"{p.Key}={p.Value}")) + ".");
+        }
+
         if (options.TableGrowthSeed != RunnerOptions.FullTableGrowthSeed && scenarios.Any(s => s.Name == ScenarioCatalog.TableGrowth))
         {
             report.Notes.Add($"REDUCED SEED: signal-roundtrip-table-growth ran with {options.TableGrowthSeed:N0} stored instances instead of {RunnerOptions.FullTableGrowthSeed:N0} (--table-growth-seed).");
@@ -392,7 +398,7 @@ internal sealed class ScenarioRunner(RunnerOptions options, string backendName)
     /// </summary>
     private Dictionary<string, string> ServiceEnvironment(Backend backend)
     {
-        var environment = new Dictionary<string, string>(backend.ServiceEnvironment)
+        var environment = new Dictionary<string, string>(backend.ServiceEnvironment.Concat(options.ServiceRuntimeSettings))
         {
             // The whole load comes from one caller (one key), far above a caller's default rate: the limiter still runs
             // on every request (its cost is in the figures), with a bucket the scenarios never empty.
