@@ -63,16 +63,31 @@ internal sealed class ColdStartScenario : Scenario
             throw new InvalidOperationException($"no ReadyToRun publish at {readyToRun} (run without --no-build once)");
         }
 
+        // Every ReadyToRun variant runs as the image does: with the Dockerfile's runtime settings (the GC's gen0 budget),
+        // and start-up levers on top.
+        var image = ServiceBuild.ImageRuntimeSettings(context.Options.RepositoryRoot);
+        Dictionary<string, string> Image(params (string Key, string Value)[] more)
+        {
+            var settings = new Dictionary<string, string>(image, StringComparer.Ordinal);
+            foreach (var (key, value) in more)
+            {
+                settings[key] = value;
+            }
+
+            return settings;
+        }
+
         Variant[] variants =
         [
             new("built (JIT)", context.Options.ServiceDll, new Dictionary<string, string>()),
-            new("ReadyToRun", readyToRun, new Dictionary<string, string>()),
-            // Tiered PGO instruments hot tier-0 code before optimising it: better steady code, more work while warming.
-            new("ReadyToRun, TieredPGO off", readyToRun, new Dictionary<string, string> { ["DOTNET_TieredPGO"] = "0" }),
+            new("ReadyToRun", readyToRun, Image()),
             // Tiering waits until no new method has been compiled for 100 ms before it counts calls; under a start's load that
             // quiet moment comes late. Counting from the first call promotes the hot paths sooner.
+            new("ReadyToRun, no call-counting delay", readyToRun, Image(("DOTNET_TC_CallCountingDelayMs", "0"))),
+            // Tiered PGO instruments hot tier-0 code before optimising it: better steady code, more work while warming.
+            new("ReadyToRun, TieredPGO off", readyToRun, Image(("DOTNET_TieredPGO", "0"))),
             new("ReadyToRun, TieredPGO off, no call-counting delay", readyToRun,
-                new Dictionary<string, string> { ["DOTNET_TieredPGO"] = "0", ["DOTNET_TC_CallCountingDelayMs"] = "0" }),
+                Image(("DOTNET_TieredPGO", "0"), ("DOTNET_TC_CallCountingDelayMs", "0"))),
         ];
 
         // Unmeasured: the definition is published once (it stays in the store for every later process), and each variant's

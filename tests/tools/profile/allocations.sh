@@ -16,11 +16,11 @@ trace="${DOTNET_TRACE:-$(command -v dotnet-trace || echo "$HOME/.dotnet/tools/do
   --only signal-roundtrip-sustained --postgres "Host=127.0.0.1;Port=5432;Username=postgres;Password=postgres" \
   --output "$out/report" "$@") > "$out/runner.log" 2>&1 &
 runner=$!
-# The scenario's service is the newest WorkflowService process once the runner announces the scenario; 15 s into its
+# The scenario's service is the newest WorkflowService process of this checkout once the runner announces the scenario; 15 s into its
 # 30-second warm-up the JIT has settled.
 for _ in $(seq 1 180); do grep -q '^== postgres' "$out/runner.log" && break; sleep 1; done
 sleep 15
-pid="$(pgrep -n -f 'WorkflowService.dll')"
+pid="$(pgrep -n -f "$root/src/WorkflowService/bin/.*WorkflowService.dll")"
 "$trace" collect -p "$pid" --providers 'Microsoft-Windows-DotNETRuntime:0x1:5,Microsoft.AspNetCore.Hosting:0:4' \
   --duration 00:00:00:12 -o "$out/allocations.nettrace" > "$out/trace.log" 2>&1
 wait "$runner"
