@@ -34,12 +34,37 @@ public static class WorkflowClaims
     public static string Tenant(this ClaimsPrincipal user) => Tenants(user) is [var first, ..] ? first : "";
 
     /// <summary>Every distinct tenant the caller's credentials name; more than one is refused (<see cref="ServiceRoleHandler"/>).</summary>
-    public static IReadOnlyList<string> Tenants(this ClaimsPrincipal user) =>
-        [.. (Own(user)?.FindAll(TenantType) ?? []).Select(c => c.Value).Distinct(StringComparer.Ordinal)];
+    public static IReadOnlyList<string> Tenants(this ClaimsPrincipal user)
+    {
+        // Asked on every request (authorisation, then the endpoint): a loop, as callers carry one tenant or none.
+        List<string>? tenants = null;
+        if (Own(user) is { } own)
+        {
+            foreach (var claim in own.Claims)
+            {
+                if (claim.Type == TenantType && (tenants is null || !tenants.Contains(claim.Value, StringComparer.Ordinal)))
+                {
+                    (tenants ??= new List<string>(1)).Add(claim.Value);
+                }
+            }
+        }
+
+        return tenants ?? (IReadOnlyList<string>)[];
+    }
 
     public static bool HasServiceRole(this ClaimsPrincipal user, params string[] roles) =>
         Own(user)?.FindAll(ServiceRoleType).Any(c => roles.Contains(c.Value, StringComparer.Ordinal)) ?? false;
 
-    internal static ClaimsIdentity? Own(ClaimsPrincipal user) =>
-        user.Identities.FirstOrDefault(i => i.AuthenticationType == AuthenticationType);
+    internal static ClaimsIdentity? Own(ClaimsPrincipal user)
+    {
+        foreach (var identity in user.Identities)
+        {
+            if (identity.AuthenticationType == AuthenticationType)
+            {
+                return identity;
+            }
+        }
+
+        return null;
+    }
 }
