@@ -91,7 +91,7 @@ public sealed class ExpressionScope
     private Open? _open;
 
     /// <summary>What an opened scope holds: the engine, its deadline, and the parsed <c>vars</c>.</summary>
-    private sealed record Open(JsEngine Engine, EvaluationDeadline Deadline, JsonParser Parser, JsonSerializer Serializer, JsValue Vars);
+    private sealed record Open(JsEngine Engine, EvaluationDeadline Deadline, JsonSerializer Serializer, JsValue Vars);
 
     internal ExpressionScope(ExpressionRuntime runtime, string variablesJson, string? inputJson, string? signalJson, Func<string> instanceJson)
     {
@@ -110,22 +110,21 @@ public sealed class ExpressionScope
     private Open OpenNow()
     {
         var (engine, deadline) = _runtime.CreateEngine();
-        var parser = new JsonParser(engine);
         JsValue vars;
         try
         {
-            vars = parser.Parse(_variablesJson);
+            vars = JsonValues.Parse(engine, _variablesJson);
             engine.SetValue("vars", vars);
-            engine.SetValue("input", _inputJson is null ? JsValue.Null : parser.Parse(_inputJson));
-            engine.SetValue("signal", _signalJson is null ? JsValue.Null : parser.Parse(_signalJson));
-            engine.SetValue("instance", parser.Parse(_instanceJson()));
+            engine.SetValue("input", _inputJson is null ? JsValue.Null : JsonValues.Parse(engine, _inputJson));
+            engine.SetValue("signal", _signalJson is null ? JsValue.Null : JsonValues.Parse(engine, _signalJson));
+            engine.SetValue("instance", JsonValues.Parse(engine, _instanceJson()));
         }
-        catch (Exception e) when (e is JavaScriptException or JintException)
+        catch (System.Text.Json.JsonException e)
         {
             throw new ScopeLoadException(e.Message, e);
         }
 
-        return new Open(engine, deadline, parser, new JsonSerializer(engine), vars);
+        return new Open(engine, deadline, new JsonSerializer(engine), vars);
     }
 
     /// <summary>Replaces the <c>signal</c> global, after the run consumed another signal.</summary>
@@ -134,7 +133,7 @@ public sealed class ExpressionScope
         _signalJson = payloadJson;
         if (_open is { } open)
         {
-            open.Engine.SetValue("signal", payloadJson is null ? JsValue.Null : open.Parser.Parse(payloadJson));
+            open.Engine.SetValue("signal", payloadJson is null ? JsValue.Null : JsonValues.Parse(open.Engine, payloadJson));
         }
     }
 
@@ -211,13 +210,13 @@ public sealed class ExpressionScope
         // Round-trip through JSON so that only plain data (no functions, no cycles) is ever stored.
         var json = ToJson(value, expression.Source);
         var open = Opened;
-        open.Vars.AsObject().Set(variable, open.Parser.Parse(json));
+        open.Vars.AsObject().Set(variable, JsonValues.Parse(open.Engine, json));
     }
 
     public void AssignJson(string variable, string? json)
     {
         var open = Opened;
-        open.Vars.AsObject().Set(variable, json is null ? JsValue.Null : open.Parser.Parse(json));
+        open.Vars.AsObject().Set(variable, json is null ? JsValue.Null : JsonValues.Parse(open.Engine, json));
     }
 
     /// <summary>The variables at the run's end: as they came in when the run never opened them.</summary>
