@@ -60,7 +60,9 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
             : Rows.UpdateInstance(dialect, instance, commit.ExpectedVersion, commit.RequireNoDueSignals ? nowMs : null));
         if (commit.History.Count > 0)
         {
-            statements.Add(Rows.Insert(dialect, "wf_history", Rows.HistoryColumns, commit.History, Rows.HistoryValues));
+            // One row for the commit's events (schema 7), whatever their number: one row to write and index per wait point,
+            // and one statement text, so one cached command.
+            statements.Add(Rows.Insert(dialect, "wf_history", Rows.HistoryColumns, HistoryRows.Of(commit.History), Rows.HistoryValues));
         }
 
         if (commit.NewSignals.Count > 0)
@@ -128,7 +130,7 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         }
         catch (DbException e) when (!commit.IsNew && dialect.IsUniqueViolation(e))
         {
-            // Two writers from the same version append history with the same sequence numbers; whichever statement
+            // Two writers from the same version append history rows from the same first sequence; whichever statement
             // the database checks first, the loser is the one that read a stale instance.
             throw new ConcurrencyConflictException(instance.Id);
         }
@@ -198,7 +200,24 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
     public async Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        return await db.History.AsNoTracking().Where(h => h.InstanceId == instanceId).OrderBy(h => h.Sequence)
-            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        var rows = await HistoryRowsOf(db, h => h.InstanceId == instanceId).ToListAsync(cancellationToken).ConfigureAwait(false);
+        var events = new List<HistoryEvent>(rows.Count);
+        foreach (var (first, more) in rows)
+        {
+            HistoryRows.Expand(first, more, events);
+        }
+
+        return events;
     }
+
+    /// <summary>
+    /// The history rows matching <paramref name="filter"/> by first sequence, each with its more_json: expanded in that
+    /// order, one instance's events come out in sequence order (a row's events never interleave with another row's).
+    /// </summary>
+    private static IQueryable<StoredHistoryRow> HistoryRowsOf(WorkflowDbContext db, System.Linq.Expressions.Expression<Func<HistoryEvent, bool>> filter) =>
+        db.History.AsNoTracking().Where(filter).OrderBy(h => h.Sequence)
+            .Select(h => new StoredHistoryRow(h, EF.Property<string?>(h, HistoryRows.MoreJsonProperty)));
+
+    /// <summary>A wf_history row as read: its first event and its more_json.</summary>
+    private sealed record StoredHistoryRow(HistoryEvent First, string? More);
 }

@@ -70,8 +70,13 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
         var ids = instanceIds.ToList();
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         var instances = await db.Instances.AsNoTracking().Where(i => ids.Contains(i.Id)).ToListAsync(cancellationToken).ConfigureAwait(false);
-        var history = await db.History.AsNoTracking().Where(h => ids.Contains(h.InstanceId)).OrderBy(h => h.Sequence)
-            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        var rows = await HistoryRowsOf(db, h => ids.Contains(h.InstanceId)).ToListAsync(cancellationToken).ConfigureAwait(false);
+        var history = new List<HistoryEvent>(rows.Count);
+        foreach (var (first, more) in rows)
+        {
+            HistoryRows.Expand(first, more, history);
+        }
+
         var signals = await db.Signals.AsNoTracking().Where(s => ids.Contains(s.InstanceId)).OrderBy(s => s.CreatedAt)
             .ToListAsync(cancellationToken).ConfigureAwait(false);
         var tasks = await db.Tasks.AsNoTracking().Where(t => ids.Contains(t.InstanceId)).OrderBy(t => t.CreatedAt)

@@ -18,7 +18,8 @@ internal static class Rows
         "id, instance_id, name, payload_json, status, due_at_ms, attempts, lease_owner, lease_token, lease_until_ms, last_error, "
         + "idempotency_key, task_id, created_at, handled_at, actor, trace_parent";
 
-    public const string HistoryColumns = "instance_id, sequence, at, type, step_id, data_json, actor";
+    /// <summary>A history row: its first event's columns, then the events after it (<see cref="HistoryRows"/>).</summary>
+    public const string HistoryColumns = "instance_id, sequence, at, type, step_id, data_json, actor, more_json";
 
     public const string TaskColumns =
         "id, instance_id, definition_name, step_id, title, assignee, role, status, claimed_by, data_json, result_json, created_at, completed_at, tenant";
@@ -91,7 +92,11 @@ internal static class Rows
         m.LeaseUntilMs, m.LastError, m.IdempotencyKey, m.SubjectId, m.CreatedAt, m.HandledAt, m.Actor, m.TraceParent,
     ];
 
-    public static object?[] HistoryValues(HistoryEvent h) => [h.InstanceId, h.Sequence, h.At, h.Type, h.StepId, h.DataJson, h.Actor];
+    public static object?[] HistoryValues(HistoryRows.Row row)
+    {
+        var h = row.First;
+        return [h.InstanceId, h.Sequence, h.At, h.Type, h.StepId, h.DataJson, h.Actor, row.MoreJson];
+    }
 
     public static object?[] TaskValues(HumanTask t) =>
     [

@@ -92,6 +92,9 @@ public abstract class SqlDialect
     /// <summary>The column type the EF Core model gives a string of at most <paramref name="maxLength"/> characters.</summary>
     public abstract string StringColumn(int maxLength);
 
+    /// <summary>The column type the EF Core model gives a string of any length.</summary>
+    public abstract string TextColumn { get; }
+
     /// <summary>The column type the EF Core model gives a long.</summary>
     public abstract string Int64Column { get; }
 

@@ -83,6 +83,9 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(h => h.Type).HasMaxLength(40);
             e.Property(h => h.StepId).HasMaxLength(100);
             e.Property(h => h.Actor).HasMaxLength(200);
+            // The events of the commit after the row's own (schema 7): read and written by the store alone, never part of
+            // the engine's HistoryEvent (see HistoryRows).
+            e.Property<string?>(HistoryRows.MoreJsonProperty);
             e.HasIndex(h => new { h.InstanceId, h.Sequence }).IsUnique();
         });
 

@@ -86,6 +86,8 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
 
     public override string StringColumn(int maxLength) => $"character varying({maxLength})";
 
+    public override string TextColumn => "text";
+
     public override string Int64Column => "bigint";
 
     public override async Task<string?> CurrentSchemaAsync(System.Data.Common.DbConnection connection, CancellationToken cancellationToken)

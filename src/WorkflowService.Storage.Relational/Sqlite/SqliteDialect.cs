@@ -83,6 +83,8 @@ public sealed class SqliteDialect : SqlDialect
 
     public override string StringColumn(int maxLength) => "TEXT";
 
+    public override string TextColumn => "TEXT";
+
     public override string Int64Column => "INTEGER";
 
     // Several processes may share the file (a node and a `migrate` command): an exclusive lock on a file beside it, which

@@ -11,8 +11,9 @@ namespace WorkflowService.Benchmarks.Backends;
 /// The database transactions the store issues for one signal-roundtrip workflow, with no engine and no HTTP around
 /// them, in the store's own SQL: its dialect's claim statement and its statement builders (<see cref="Rows"/>,
 /// <see cref="SqlStatement"/>, <see cref="SqlExecution"/>: one batch per transaction where the provider batches). The
-/// start (instance + two history rows), the signal insert, the claim (on the dialect's claim connections, its instance
-/// joined where the dialect joins it) and the completion (instance + signal updated, three history rows), each its own
+/// start (instance + one history row of two events), the signal insert, the claim (on the dialect's claim connections, its
+/// instance joined where the dialect joins it) and the completion (instance + signal updated, one history row of three
+/// events), each its own
 /// transaction, written under the dialect's writer gate (SQLite: one writer at a time). Unlike the service it has no
 /// group commit and no prepared-command cache. Thread-safe: every call takes a pooled connection.
 /// </summary>
@@ -56,7 +57,7 @@ internal sealed class RelationalCeilingSession(SqlDialect dialect, Func<Cancella
         var now = DateTime.UtcNow;
         return WriteAsync([
             Rows.Insert(dialect, "wf_instances", Rows.InstanceColumns, [StartedInstance(instanceId, now)], Rows.InstanceValues),
-            Rows.Insert(dialect, "wf_history", Rows.HistoryColumns, StartHistory(instanceId, now), Rows.HistoryValues),
+            Rows.Insert(dialect, "wf_history", Rows.HistoryColumns, HistoryRows.Of(StartHistory(instanceId, now)), Rows.HistoryValues),
         ], transactional: true, cancellationToken);
     }
 
@@ -158,7 +159,8 @@ internal sealed class RelationalCeilingSession(SqlDialect dialect, Func<Cancella
 
         return WriteAsync([
             Rows.UpdateInstance(dialect, instance, expectedVersion: 1),
-            Rows.Insert(dialect, "wf_history", Rows.HistoryColumns, CompletionHistory(instance.Id, signal.Id, now), Rows.HistoryValues),
+            Rows.Insert(dialect, "wf_history", Rows.HistoryColumns, HistoryRows.Of(CompletionHistory(instance.Id, signal.Id, now)),
+                Rows.HistoryValues),
             // The consumed signal's update, as the store's wait-point commit writes it.
             Rows.SettleLeasedSignal(dialect, signal.Id, signal.LeaseToken, SignalStatus.Handled, error: null, handledAt: now),
         ], transactional: true, cancellationToken, affected =>

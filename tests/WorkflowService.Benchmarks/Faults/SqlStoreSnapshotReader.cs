@@ -1,5 +1,7 @@
 using System.Data.Common;
 using System.Globalization;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Storage.Relational;
 
 namespace WorkflowService.Benchmarks.Faults;
 
@@ -18,9 +20,8 @@ internal sealed class SqlStoreSnapshotReader(DbConnection connection) : StoreSna
             r => new StoredInstance(r.GetGuid(0), r.GetString(1), Text(r, 2), Text(r, 3), r.IsDBNull(4) ? null : r.GetGuid(4), r.GetInt32(5),
                 r.GetInt32(6), Text(r, 7)), cancellationToken);
         var signals = await ReadAllAsync($"SELECT {SignalColumns} FROM wf_signals", [], ReadSignal, cancellationToken);
-        var history = await ReadAllAsync("SELECT instance_id, sequence, at, type, data_json FROM wf_history", [],
-            r => new StoredEvent(r.GetGuid(0), r.GetInt32(1), r.GetDateTime(2), r.GetString(3), SignalIdOf(r.GetString(3), Text(r, 4))),
-            cancellationToken);
+        var history = (await ReadHistoryAsync(string.Empty, [], cancellationToken))
+            .Select(e => new StoredEvent(e.InstanceId, e.Sequence, e.At, e.Type, SignalIdOf(e.Type, e.DataJson))).ToList();
         return new StoreSnapshot(instances, signals, history);
     }
 
@@ -48,12 +49,37 @@ internal sealed class SqlStoreSnapshotReader(DbConnection connection) : StoreSna
                 [.. ids.Cast<object>()], ReadSignal, cancellationToken);
 
     public override async Task<IReadOnlyList<(long DueAtMs, DateTime At)>> ReadDueAndFiredAsync(string signalName, string eventType, string? stepId,
-        CancellationToken cancellationToken) =>
-        await ReadAllAsync(
-            "SELECT s.due_at_ms, h.at FROM wf_signals s JOIN wf_history h ON h.instance_id = s.instance_id AND h.type = @p0"
-            + (stepId is null ? string.Empty : " AND h.step_id = @p2") + " WHERE s.name = @p1",
-            stepId is null ? [eventType, signalName] : [eventType, signalName, stepId],
-            r => (r.GetInt64(0), DateTime.SpecifyKind(r.GetDateTime(1), DateTimeKind.Utc)), cancellationToken);
+        CancellationToken cancellationToken)
+    {
+        // The events are matched after expanding the rows: an event after the first of its commit is only in more_json.
+        var due = await ReadAllAsync("SELECT due_at_ms, instance_id FROM wf_signals WHERE name = @p0", [signalName],
+            r => (DueAtMs: r.GetInt64(0), InstanceId: r.GetGuid(1)), cancellationToken);
+        var fired = (await ReadHistoryAsync(" WHERE instance_id IN (SELECT instance_id FROM wf_signals WHERE name = @p0)", [signalName], cancellationToken))
+            .Where(e => e.Type == eventType && (stepId is null || e.StepId == stepId))
+            .ToLookup(e => e.InstanceId);
+        return [.. due.SelectMany(s => fired[s.InstanceId].Select(e => (s.DueAtMs, e.At)))];
+    }
+
+    /// <summary>
+    /// The history events of the wf_history rows <paramref name="filter"/> selects, each row expanded into its events the
+    /// way the store reads them (<see cref="HistoryRows"/>: one row per commit since schema 7).
+    /// </summary>
+    private async Task<List<HistoryEvent>> ReadHistoryAsync(string filter, object[] values, CancellationToken cancellationToken)
+    {
+        var rows = await ReadAllAsync($"SELECT instance_id, sequence, at, type, step_id, data_json, actor, more_json FROM wf_history{filter}", values,
+            r => (First: new HistoryEvent
+            {
+                InstanceId = r.GetGuid(0), Sequence = r.GetInt32(1), At = DateTime.SpecifyKind(r.GetDateTime(2), DateTimeKind.Utc),
+                Type = r.GetString(3), StepId = Text(r, 4), DataJson = Text(r, 5), Actor = Text(r, 6),
+            }, More: Text(r, 7)), cancellationToken);
+        var events = new List<HistoryEvent>(rows.Count);
+        foreach (var (first, more) in rows)
+        {
+            HistoryRows.Expand(first, more, events);
+        }
+
+        return events;
+    }
 
     public override ValueTask DisposeAsync() => connection.DisposeAsync();
 

@@ -74,7 +74,7 @@ internal sealed class LongInstanceScenario : Scenario
         measurement.Figures["one instance: ticks/s"] = Math.Round(single.Count / singleTime.TotalSeconds, 1);
         measurement.Figures[$"{ManyInstances:N0} instances: ticks/s"] = Math.Round(many.Count / (clock.Elapsed - singleTime).TotalSeconds, 1);
         measurement.Notes.Add(string.Create(CultureInfo.InvariantCulture,
-            $"One instance ticked {SingleLoops:N0} times by one client, then {ManyInstances:N0} instances {ManyLoops} times each by {Concurrency} clients; a tick: POST the signal, then GET ?afterRevision until the instance's next commit (signalPublish, then signalToCompletion). Each tick adds 4 history rows."));
+            $"One instance ticked {SingleLoops:N0} times by one client, then {ManyInstances:N0} instances {ManyLoops} times each by {Concurrency} clients; a tick: POST the signal, then GET ?afterRevision until the instance's next commit (signalPublish, then signalToCompletion). Each tick adds 4 history events."));
         return measurement;
     }
 
