@@ -74,6 +74,20 @@ public abstract class UpgradeTests<TBackend> : ServiceTest<TBackend> where TBack
         var before = await current.GetAsync(ended);
         Assert.Equal(InstanceStatus.Completed, before.Status);
         Assert.Contains(await current.HistoryAsync(ended), e => e.Type == "InstanceCompleted");
+
+        // The instance that waited across the upgrade: the previous release wrote its start as one row per event, this
+        // build its completion (several events) as one row (schema 7); its history reads them all, in order.
+        var history = await current.HistoryAsync(waiting);
+        Assert.Equal(Enumerable.Range(0, history.Count), history.Select(e => e.Sequence));
+        Assert.Equal("InstanceStarted", history[0].Type);
+        Assert.Equal("InstanceCompleted", history[^1].Type);
+        var received = Assert.Single(history, e => e.Type == "SignalReceived");
+        Assert.Equal("go", received.Data?.GetProperty("signal").GetString());
+        Assert.True(received.Sequence < history.Count - 1, "the completion's wait point wrote several events");
+        var rows = await StoredHistoryRow.ReadAsync(database.Settings, waiting);
+        Assert.Equal(Enumerable.Range(0, received.Sequence + 1), rows.Select(r => r.Sequence));
+        Assert.All(rows.SkipLast(1), r => Assert.Null(r.MoreJson));
+        Assert.NotNull(rows[^1].MoreJson);
     }
 
     /// <summary>The definitions the upgrade tests run, published under fresh names.</summary>

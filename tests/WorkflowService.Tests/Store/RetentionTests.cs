@@ -77,7 +77,9 @@ public abstract class RetentionTests<TBackend> : ServiceTest<TBackend> where TBa
         Assert.True(report.Complete);
         Assert.Equal(due.Length, report.Rows.Instances);
         Assert.Equal(old.Length, report.Rows.Tasks);
-        Assert.True(report.Rows.History >= due.Length * 3, $"history rows deleted: {report.Rows.History}");
+        // Rows, not events: at least a start and an end each (the relational stores write a row per wait point since
+        // schema 7, MongoDB a document per event).
+        Assert.True(report.Rows.History >= due.Length * 2, $"history rows deleted: {report.Rows.History}");
         Assert.True(report.Rows.Signals >= old.Length, $"signal rows deleted: {report.Rows.Signals}");
 
         foreach (var id in due)
@@ -97,6 +99,9 @@ public abstract class RetentionTests<TBackend> : ServiceTest<TBackend> where TBa
         var archived = (await File.ReadAllLinesAsync(_archive)).Select(line => JsonDocument.Parse(line).RootElement).ToList();
         Assert.Equal(due.Order(), archived.Select(a => a.GetProperty("instance").GetProperty("id").GetGuid()).Order());
         Assert.All(archived, a => Assert.NotEqual(0, a.GetProperty("history").GetArrayLength()));
+        // Event by event, in order, however the store keeps them.
+        Assert.All(archived, a => Assert.Equal(Enumerable.Range(0, a.GetProperty("history").GetArrayLength()),
+            a.GetProperty("history").EnumerateArray().Select(e => e.GetProperty("sequence").GetInt32())));
         Assert.Equal(old.Length, archived.Sum(a => a.GetProperty("tasks").GetArrayLength()));
     }
 
