@@ -104,7 +104,10 @@ internal static class HistoryRows
         return text;
     }
 
-    /// <summary>Appends the events of one row to <paramref name="into"/>: <paramref name="first"/>, then those in <paramref name="moreJson"/>.</summary>
+    /// <summary>
+    /// Appends the events of one row to <paramref name="into"/>: <paramref name="first"/>, then those in
+    /// <paramref name="moreJson"/>, which share its id (the row's; nothing reads an event's id).
+    /// </summary>
     /// <exception cref="InvalidDataException">more_json is not what <see cref="Of"/> writes.</exception>
     public static void Expand(HistoryEvent first, string? moreJson, List<HistoryEvent> into)
     {
@@ -121,17 +124,17 @@ internal static class HistoryRows
         }
         catch (JsonException e)
         {
-            throw Malformed(first, e.Message);
+            throw Malformed(first, e.Message, e);
         }
         catch (InvalidOperationException e)
         {
             // The reader's Get… on a token of another type.
-            throw Malformed(first, e.Message);
+            throw Malformed(first, e.Message, e);
         }
         catch (FormatException e)
         {
             // A time that is not one.
-            throw Malformed(first, e.Message);
+            throw Malformed(first, e.Message, e);
         }
     }
 
@@ -205,8 +208,8 @@ internal static class HistoryRows
         }
     }
 
-    private static InvalidDataException Malformed(HistoryEvent first, string why) =>
-        new($"The wf_history row of instance {first.InstanceId} at sequence {first.Sequence} has a more_json the store cannot read: {why}.");
+    private static InvalidDataException Malformed(HistoryEvent first, string why, Exception? inner = null) =>
+        new($"The wf_history row of instance {first.InstanceId} at sequence {first.Sequence} has a more_json the store cannot read: {why}.", inner);
 
     // Times are UTC throughout (the model reads every column back as UTC); an unmarked one is taken as UTC, as the columns take it.
     private static DateTime AsUtc(DateTime value) => value.Kind switch
