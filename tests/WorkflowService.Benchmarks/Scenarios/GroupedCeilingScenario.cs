@@ -11,8 +11,9 @@ namespace WorkflowService.Benchmarks.Scenarios;
 /// them (<see cref="CeilingSession"/> with group commit: a few writer connections sharing commits on PostgreSQL, one
 /// writer on SQLite) and claimed as the service claims them (one dispatcher claiming as many due signals as it has idle
 /// workers, <see cref="Workers"/> workers completing them, an in-process wake-up after each signal insert and a bounded
-/// wait otherwise), by a minimal loop with no engine, no JSON and no HTTP. <see cref="Scenario.Concurrency"/> clients
-/// each start an instance, insert its signal and wait for its completion, as the load does through the API.
+/// wait otherwise), by a minimal loop with no engine, no JSON (but the history row's more_json, which the store writes
+/// too) and no HTTP. <see cref="Scenario.Concurrency"/> clients each start an instance, insert its signal and wait for
+/// its completion, as the load does through the API.
 /// </summary>
 internal sealed class GroupedCeilingScenario : Scenario
 {
