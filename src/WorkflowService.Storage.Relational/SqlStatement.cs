@@ -5,7 +5,7 @@ using System.Text;
 namespace WorkflowService.Storage.Relational;
 
 /// <summary>
-/// One hand-written statement with its parameters (@p0, @p1, …), values converted the way the dialect stores them.
+/// One hand-written statement with its parameters (in the dialect's placeholders: @p0 or $1, …), values converted the way the dialect stores them.
 /// </summary>
 internal sealed class SqlStatement(SqlDialect dialect)
 {
