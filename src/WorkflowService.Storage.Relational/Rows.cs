@@ -80,31 +80,39 @@ internal static class Rows
     /// <summary>The values of <see cref="InstanceColumns"/>, in order.</summary>
     public static object?[] InstanceValues(WorkflowInstance i) =>
     [
-        i.Id, i.DefinitionName, i.DefinitionVersion, i.Status.ToString(), i.BusinessKey, i.IdempotencyKey, i.InputJson, i.VariablesJson,
-        i.OutputJson, i.Error, i.WaitKind?.ToString(), i.WaitStepId, i.WaitSignal, i.WaitSignalId, i.WaitTaskId, i.ParentInstanceId,
-        i.ParentWaitId, i.BranchesJson, i.ParkedSignals, i.Version, i.HistoryLength, i.CreatedAt, i.UpdatedAt, i.CompletedAt, i.StartedBy,
-        i.Tenant,
+        i.Id, i.DefinitionName, i.DefinitionVersion, i.Status.ToString(), S(i.BusinessKey), S(i.IdempotencyKey), S(i.InputJson), i.VariablesJson,
+        S(i.OutputJson), S(i.Error), S(i.WaitKind?.ToString()), S(i.WaitStepId), S(i.WaitSignal), G(i.WaitSignalId), G(i.WaitTaskId),
+        G(i.ParentInstanceId), G(i.ParentWaitId), S(i.BranchesJson), i.ParkedSignals, i.Version, i.HistoryLength, i.CreatedAt, i.UpdatedAt,
+        T(i.CompletedAt), S(i.StartedBy), i.Tenant,
     ];
 
     public static object?[] SignalValues(SignalMessage m) =>
     [
-        m.Id, m.InstanceId, m.Name, m.PayloadJson, m.Status.ToString(), m.DueAtMs, m.Attempts, m.LeaseOwner, m.LeaseToken,
-        m.LeaseUntilMs, m.LastError, m.IdempotencyKey, m.SubjectId, m.CreatedAt, m.HandledAt, m.Actor, m.TraceParent,
+        m.Id, m.InstanceId, m.Name, S(m.PayloadJson), m.Status.ToString(), m.DueAtMs, m.Attempts, S(m.LeaseOwner), m.LeaseToken,
+        L(m.LeaseUntilMs), S(m.LastError), S(m.IdempotencyKey), G(m.SubjectId), m.CreatedAt, T(m.HandledAt), S(m.Actor), S(m.TraceParent),
     ];
 
     public static object?[] HistoryValues(HistoryRows.Row row)
     {
         var h = row.First;
-        return [h.InstanceId, h.Sequence, h.At, h.Type, h.StepId, h.DataJson, h.Actor, row.MoreJson];
+        return [h.InstanceId, h.Sequence, h.At, h.Type, S(h.StepId), S(h.DataJson), S(h.Actor), S(row.MoreJson)];
     }
 
     public static object?[] TaskValues(HumanTask t) =>
     [
-        t.Id, t.InstanceId, t.DefinitionName, t.StepId, t.Title, t.Assignee, t.Role, t.Status.ToString(), t.ClaimedBy, t.DataJson,
-        t.ResultJson, t.CreatedAt, t.CompletedAt, t.Tenant,
+        t.Id, t.InstanceId, t.DefinitionName, t.StepId, S(t.Title), S(t.Assignee), S(t.Role), t.Status.ToString(), S(t.ClaimedBy), S(t.DataJson),
+        S(t.ResultJson), t.CreatedAt, T(t.CompletedAt), t.Tenant,
     ];
 
-    /// <summary>"INSERT INTO table (columns) VALUES (…), (…)" for one or more rows.</summary>
+    // Nullable values as typed nulls (TypedNull): a statement keeps its parameter types whichever of its values are null.
+    private static object S(string? value) => TypedNull.Of(value);
+
+    private static object G(Guid? value) => TypedNull.Of(value);
+
+    private static object L(long? value) => TypedNull.Of(value);
+
+    private static object T(DateTime? value) => TypedNull.Of(value);
+
     public static SqlStatement Insert<T>(SqlDialect dialect, string table, string columns, IEnumerable<T> rows, Func<T, object?[]> values)
     {
         var statement = new SqlStatement(dialect).Sql($"INSERT INTO {table} ({columns}) VALUES ");

@@ -39,7 +39,7 @@ internal sealed class SqlCommandCache : IDisposable
             command.Transaction = transaction;
             for (var i = 0; i < statement.Parameters.Count; i++)
             {
-                command.Parameters[i].Value = statement.Parameters[i];
+                TypedNull.Bind(command.Parameters[i], statement.Parameters[i]);
             }
 
             owned = false;

@@ -83,7 +83,7 @@ internal sealed class SqlStatement(SqlDialect dialect)
                 parameter.ParameterName = dialect.Placeholder(i);
             }
 
-            parameter.Value = _values[i];
+            TypedNull.Bind(parameter, _values[i]);
             parameters.Add(parameter);
         }
     }

@@ -29,7 +29,8 @@ public sealed class SqliteDialect : SqlDialect
     // As EF Core's SQLite provider stores them: ids as upper-case text, times as ISO text with up to 7 fractional digits.
     public override object ToDatabase(object? value) => value switch
     {
-        null => DBNull.Value,
+        // A typed null too: SQLite has no parameter types to keep, and a reused command must not keep one for its next value.
+        null or TypedNull => DBNull.Value,
         Guid id => id.ToString().ToUpperInvariant(),
         DateTime time => time.ToString("yyyy-MM-dd HH:mm:ss.FFFFFFF", CultureInfo.InvariantCulture),
         _ => value,
