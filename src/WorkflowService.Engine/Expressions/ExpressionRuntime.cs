@@ -119,8 +119,9 @@ public sealed class ExpressionScope
             engine.SetValue("signal", _signalJson is null ? JsValue.Null : JsonValues.Parse(engine, _signalJson));
             engine.SetValue("instance", JsonValues.Parse(engine, _instanceJson()));
         }
-        catch (System.Text.Json.JsonException e)
+        catch (Exception e) when (e is not OutOfMemoryException)
         {
+            // Whatever stops the globals from loading fails the run as it did when they loaded before its first step.
             throw new ScopeLoadException(e.Message, e);
         }
 

@@ -12,23 +12,44 @@ namespace WorkflowService.Engine.Expressions;
 /// the text's order (a later duplicate key replaces the value, <c>__proto__</c> is an ordinary key), arrays, numbers as
 /// doubles, strings, booleans and null. System.Text.Json's reader does the parsing: Jint's own parser builds tables of
 /// interned keys and strings for every parser, and a run's scope makes one, so that every run paid for the tables.
+/// What the reader refuses and JSON.parse may take (an unpaired surrogate, escaped or not; nesting past
+/// <see cref="MaxDepth"/>; text that is not JSON) goes to Jint's own parser, which gives JSON.parse's value or error.
 /// </summary>
 internal static class JsonValues
 {
-    /// <summary>Deeper nesting fails the parse; far more than variables, inputs or payloads carry.</summary>
-    public const int MaxDepth = 512;
+    /// <summary>
+    /// Deeper nesting goes to Jint's parser, whose JSON.parse stops at 64 levels: this reader never takes a value that
+    /// JSON.parse refuses.
+    /// </summary>
+    public const int MaxDepth = 63;
 
     private const int StackBufferBytes = 1024;
 
-    /// <summary>The value of <paramref name="json"/>; a <see cref="JsonException"/> when it is not one JSON value.</summary>
+    // Throws on an unpaired surrogate instead of writing U+FFFD in its place: such text takes Jint's parser.
+    private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
+
+    /// <summary>The value of <paramref name="json"/>, as JSON.parse gives it; JSON.parse's error when it is not JSON.</summary>
     public static JsValue Parse(JsEngine engine, string json)
+    {
+        try
+        {
+            return Read(engine, json);
+        }
+        catch (Exception e) when (e is JsonException or InvalidOperationException or EncoderFallbackException)
+        {
+            // InvalidOperationException: the reader's GetString on an escaped unpaired surrogate.
+            return new Jint.Native.Json.JsonParser(engine).Parse(json);
+        }
+    }
+
+    private static JsValue Read(JsEngine engine, string json)
     {
         var maxBytes = Encoding.UTF8.GetMaxByteCount(json.Length);
         byte[]? rented = null;
         var buffer = maxBytes <= StackBufferBytes ? stackalloc byte[StackBufferBytes] : (rented = ArrayPool<byte>.Shared.Rent(maxBytes));
         try
         {
-            var length = Encoding.UTF8.GetBytes(json, buffer);
+            var length = StrictUtf8.GetBytes(json, buffer);
             var reader = new Utf8JsonReader(buffer[..length], new JsonReaderOptions { MaxDepth = MaxDepth });
             if (!reader.Read())
             {

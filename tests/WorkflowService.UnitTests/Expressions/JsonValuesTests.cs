@@ -48,10 +48,27 @@ public sealed class JsonValuesTests
     [InlineData("[1] 2")]
     [InlineData("{'a':1}")]
     [InlineData("// comment\n1")]
-    public void Refuses_what_json_parse_refuses(string json)
+    public void Refuses_what_json_parse_refuses_with_its_error(string json)
     {
         var engine = new JsEngine();
-        Assert.ThrowsAny<JsonException>(() => JsonValues.Parse(engine, json));
+        Assert.ThrowsAny<Jint.Runtime.JavaScriptException>(() => JsonValues.Parse(engine, json));
+    }
+
+    [Fact]
+    public void Takes_what_json_parse_takes_and_the_fast_reader_refuses()
+    {
+        // An escaped unpaired surrogate (JSON.stringify writes one for half an emoji), a raw one, and deep nesting.
+        Assert.True(SameAsJsonParse("\"\\ud800x\""));
+        Assert.True(SameAsJsonParse("[\"a\ud800b\"]"));
+        Assert.True(SameAsJsonParse(new string('[', JsonValues.MaxDepth) + new string(']', JsonValues.MaxDepth)));
+    }
+
+    [Fact]
+    public void Nesting_json_parse_refuses_is_refused_with_its_error()
+    {
+        var deep = new string('[', 80) + new string(']', 80);
+        Assert.ThrowsAny<Jint.Runtime.JavaScriptException>(() => new JsEngine().Evaluate($"JSON.parse('{deep}')"));
+        Assert.ThrowsAny<Jint.Runtime.JavaScriptException>(() => JsonValues.Parse(new JsEngine(), deep));
     }
 
     [Fact]
