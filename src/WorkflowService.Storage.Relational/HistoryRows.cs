@@ -122,18 +122,10 @@ internal static class HistoryRows
         {
             Read(first, bytes, into);
         }
-        catch (JsonException e)
+        // The reader's Get… on a token of another type is an InvalidOperationException; a time that is not one, a
+        // FormatException.
+        catch (Exception e) when (e is JsonException or InvalidOperationException or FormatException)
         {
-            throw Malformed(first, e.Message, e);
-        }
-        catch (InvalidOperationException e)
-        {
-            // The reader's Get… on a token of another type.
-            throw Malformed(first, e.Message, e);
-        }
-        catch (FormatException e)
-        {
-            // A time that is not one.
             throw Malformed(first, e.Message, e);
         }
     }

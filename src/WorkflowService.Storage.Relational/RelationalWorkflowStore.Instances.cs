@@ -200,7 +200,19 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
     public async Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        var rows = await HistoryRowsOf(db, h => h.InstanceId == instanceId).ToListAsync(cancellationToken).ConfigureAwait(false);
+        return await HistoryOf(db, h => h.InstanceId == instanceId, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// The events of the history rows matching <paramref name="filter"/>: rows in first-sequence order, each expanded, so
+    /// one instance's events come out in sequence order (a row's events never interleave with another row's).
+    /// </summary>
+    private static async Task<List<HistoryEvent>> HistoryOf(WorkflowDbContext db, System.Linq.Expressions.Expression<Func<HistoryEvent, bool>> filter,
+        CancellationToken cancellationToken)
+    {
+        var rows = await db.History.AsNoTracking().Where(filter).OrderBy(h => h.Sequence)
+            .Select(h => new StoredHistoryRow(h, EF.Property<string?>(h, HistoryRows.MoreJsonProperty)))
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
         var events = new List<HistoryEvent>(rows.Count);
         foreach (var (first, more) in rows)
         {
@@ -209,14 +221,6 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
 
         return events;
     }
-
-    /// <summary>
-    /// The history rows matching <paramref name="filter"/> by first sequence, each with its more_json: expanded in that
-    /// order, one instance's events come out in sequence order (a row's events never interleave with another row's).
-    /// </summary>
-    private static IQueryable<StoredHistoryRow> HistoryRowsOf(WorkflowDbContext db, System.Linq.Expressions.Expression<Func<HistoryEvent, bool>> filter) =>
-        db.History.AsNoTracking().Where(filter).OrderBy(h => h.Sequence)
-            .Select(h => new StoredHistoryRow(h, EF.Property<string?>(h, HistoryRows.MoreJsonProperty)));
 
     /// <summary>A wf_history row as read: its first event and its more_json.</summary>
     private sealed record StoredHistoryRow(HistoryEvent First, string? More);

@@ -70,12 +70,7 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
         var ids = instanceIds.ToList();
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         var instances = await db.Instances.AsNoTracking().Where(i => ids.Contains(i.Id)).ToListAsync(cancellationToken).ConfigureAwait(false);
-        var rows = await HistoryRowsOf(db, h => ids.Contains(h.InstanceId)).ToListAsync(cancellationToken).ConfigureAwait(false);
-        var history = new List<HistoryEvent>(rows.Count);
-        foreach (var (first, more) in rows)
-        {
-            HistoryRows.Expand(first, more, history);
-        }
+        var history = await HistoryOf(db, h => ids.Contains(h.InstanceId), cancellationToken).ConfigureAwait(false);
 
         var signals = await db.Signals.AsNoTracking().Where(s => ids.Contains(s.InstanceId)).OrderBy(s => s.CreatedAt)
             .ToListAsync(cancellationToken).ConfigureAwait(false);
