@@ -11,6 +11,14 @@ public sealed class EngineOptions
     [Range(1, 1_000_000)]
     public int MaxStepsPerRun { get; set; } = 1_000;
 
+    /// <summary>
+    /// Wall time one run may take between two wait points, the start inside <c>POST /instances</c> included, before it
+    /// is treated as a runaway and fails (default 5 s). Checked before every step; one expression is bounded by
+    /// <c>Expressions:Timeout</c> and by what is left of this budget.
+    /// </summary>
+    [Range(typeof(TimeSpan), "00:00:00.001", "00:10:00")]
+    public TimeSpan MaxRunTime { get; set; } = TimeSpan.FromSeconds(5);
+
     /// <summary>Attempts of a failing run before the instance faults and its signal is dead-lettered (default 3).</summary>
     [Range(1, 100)]
     public int MaxAttempts { get; set; } = 3;

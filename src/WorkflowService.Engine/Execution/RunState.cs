@@ -19,6 +19,8 @@ internal sealed class RunState(CompiledDefinition definition, WaitPointCommit co
     /// <summary>The reason of the cooperative cancel whose path this run follows; null on any other run.</summary>
     public string? Cancelling { get; } = cancelling;
     public int Executed { get; set; }
+    /// <summary>The <see cref="TimeProvider"/> timestamp past which the run fails (<c>Engine:MaxRunTime</c>).</summary>
+    public long BudgetEnds { get; init; }
 
     public void Append(string type, string? stepId, object? data) => WorkflowExecutor.Append(Commit, Now, type, stepId, data);
 

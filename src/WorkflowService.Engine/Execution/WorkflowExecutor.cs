@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Diagnostics.CodeAnalysis;
 using System.Text.Json;
 using Microsoft.Extensions.Options;
@@ -11,9 +12,10 @@ namespace WorkflowService.Engine.Execution;
 /// Runs an instance in memory from a trigger (its start, or a signal) to its next wait point or its end, and describes
 /// the result as one <see cref="WaitPointCommit"/>. It touches no store: persisting is the caller's single write.
 /// </summary>
-public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<EngineOptions> options)
+public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<EngineOptions> options, TimeProvider time)
 {
     private readonly EngineOptions _options = options.Value;
+    private readonly long _runBudget = (long)(options.Value.MaxRunTime.TotalSeconds * time.TimestampFrequency);
 
     /// <summary>An http step's timeout per attempt when it names none.</summary>
     public static readonly TimeSpan DefaultCallOutTimeout = TimeSpan.FromSeconds(10);
@@ -345,7 +347,11 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
             return RunResult.Failure(startAt, $"could not load the instance variables: {e.Message}");
         }
 
-        var run = new RunState(definition, commit, scope, parked, now, cancelling);
+        var run = new RunState(definition, commit, scope, parked, now, cancelling)
+        {
+            BudgetEnds = time.GetTimestamp() + _runBudget,
+        };
+        scope.LimitTo(_options.MaxRunTime);
         try
         {
             if (branch is null)
@@ -365,6 +371,12 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         catch (RunFailedException e)
         {
             return RunResult.Failure(e.StepId, e.Message);
+        }
+        catch (RunBudgetExceededException)
+        {
+            // Out of budget in an expression evaluated outside a step (a parallel branch's join, say).
+            var failed = OverBudget(startAt);
+            return RunResult.Failure(failed.StepId, failed.Message);
         }
         catch (ScopeLoadException e)
         {
@@ -493,6 +505,11 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                         $"the run executed {_options.MaxStepsPerRun} steps without reaching a wait point (Engine:MaxStepsPerRun)");
                 }
 
+                if (time.GetTimestamp() > run.BudgetEnds)
+                {
+                    throw OverBudget(stepId);
+                }
+
                 var step = run.Definition.Step(stepId);
                 try
                 {
@@ -521,7 +538,14 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         {
             throw new RunFailedException(stepId, $"step '{stepId}': {e.Message}");
         }
+        catch (RunBudgetExceededException)
+        {
+            throw OverBudget(stepId);
+        }
     }
+
+    private RunFailedException OverBudget(string? stepId) => new(stepId, string.Create(CultureInfo.InvariantCulture,
+        $"the run took more than {_options.MaxRunTime.TotalMilliseconds:0} ms without reaching a wait point (Engine:MaxRunTime)"));
 
     /// <summary>Queues a system signal for the instance itself (a timer, a call-out, a child start); returns its id.</summary>
     internal static Guid AddOwnSignal(WaitPointCommit commit, string name, long dueAtMs, StoreInstant now, string? payloadJson = null)

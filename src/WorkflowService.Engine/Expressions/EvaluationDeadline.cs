@@ -14,8 +14,16 @@ internal sealed class EvaluationDeadline(TimeSpan budget) : Constraint
 {
     private readonly long _budgetTicks = (long)(budget.TotalSeconds * Stopwatch.Frequency);
     private long _deadline = long.MaxValue;
+    private bool _endsWithTheRun;
 
-    public void Begin() => _deadline = Stopwatch.GetTimestamp() + _budgetTicks;
+    /// <summary>Arms the budget, ending no later than <paramref name="runEnds"/> (a <see cref="Stopwatch"/> timestamp).</summary>
+    public void Begin(long runEnds = long.MaxValue)
+    {
+        var now = Stopwatch.GetTimestamp();
+        var own = now + _budgetTicks;
+        _endsWithTheRun = runEnds < own;
+        _deadline = _endsWithTheRun ? Math.Max(runEnds, now) : own;
+    }
 
     public void End() => _deadline = long.MaxValue;
 
@@ -23,7 +31,7 @@ internal sealed class EvaluationDeadline(TimeSpan budget) : Constraint
     {
         if (Stopwatch.GetTimestamp() > _deadline)
         {
-            throw new TimeoutException("the expression exceeded its time limit");
+            throw _endsWithTheRun ? new RunBudgetExceededException() : new TimeoutException("the expression exceeded its time limit");
         }
     }
 
@@ -32,3 +40,9 @@ internal sealed class EvaluationDeadline(TimeSpan budget) : Constraint
     {
     }
 }
+
+/// <summary>
+/// An evaluation reached the end of its run's budget (<c>Engine:MaxRunTime</c>) rather than its own limit: the run
+/// fails as a whole, past any error path of the step.
+/// </summary>
+public sealed class RunBudgetExceededException() : Exception("the run exceeded its time budget");

@@ -22,4 +22,18 @@ public sealed class ExpressionOptions
     /// <summary>Statements one evaluation may execute (default 100,000).</summary>
     [Range(1, int.MaxValue)]
     public int MaxStatements { get; set; } = 100_000;
+
+    /// <summary>
+    /// Elements one array may hold (default 1,000,000). Checked before the array is allocated, so <c>new Array(n)</c>
+    /// fails at once instead of allocating past the memory limit.
+    /// </summary>
+    [Range(1, 100_000_000)]
+    public int MaxArrayLength { get; set; } = 1_000_000;
+
+    /// <summary>
+    /// Characters <c>repeat</c>, <c>padStart</c> and <c>padEnd</c> may produce (default 4,194,304: 8 MiB). Checked before
+    /// the string is built; other strings grow a statement at a time and are held by the memory limit.
+    /// </summary>
+    [Range(1, 536_870_888)]
+    public int MaxStringLength { get; set; } = 4 * 1024 * 1024;
 }

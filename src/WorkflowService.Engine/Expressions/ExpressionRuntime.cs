@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using Jint;
 using JsEngine = Jint.Engine;
@@ -64,9 +65,11 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
             o.LimitMemory(_options.MemoryLimitBytes);
             o.LimitRecursion(_options.RecursionLimit);
             o.MaxStatements(_options.MaxStatements);
+            o.Constraints.MaxArraySize = (uint)_options.MaxArrayLength;
             o.Interop.Enabled = false;
             o.TimeSystem = _clock;
         });
+        StringLimits.Install(engine, _options.MaxStringLength);
         return (engine, deadline);
     }
 }
@@ -89,6 +92,7 @@ public sealed class ExpressionScope
     private readonly Func<string> _instanceJson;
     private string? _signalJson;
     private Open? _open;
+    private long _runEnds = long.MaxValue;
 
     /// <summary>What an opened scope holds: the engine, its deadline, and the parsed <c>vars</c>.</summary>
     private sealed record Open(JsEngine Engine, EvaluationDeadline Deadline, JsonSerializer Serializer, JsValue Vars);
@@ -101,6 +105,10 @@ public sealed class ExpressionScope
         _signalJson = signalJson;
         _instanceJson = instanceJson;
     }
+
+    /// <summary>Ends every evaluation of this scope no later than <paramref name="budget"/> from now: the run's own budget.</summary>
+    public void LimitTo(TimeSpan budget) =>
+        _runEnds = Stopwatch.GetTimestamp() + (long)(budget.TotalSeconds * Stopwatch.Frequency);
 
     /// <summary>Whether the run has used JavaScript (built the engine) so far.</summary>
     public bool IsOpen => _open is not null;
@@ -141,7 +149,7 @@ public sealed class ExpressionScope
     public JsValue Evaluate(CompiledExpression expression)
     {
         var open = Opened;
-        open.Deadline.Begin();
+        open.Deadline.Begin(_runEnds);
         try
         {
             return open.Engine.Evaluate(expression.Script);
@@ -149,6 +157,11 @@ public sealed class ExpressionScope
         catch (TimeoutException) // also RegexMatchTimeoutException: a match that outlived the regex timeout
         {
             throw new ExpressionFailedException($"expression '{Shorten(expression.Source)}' exceeded its time limit");
+        }
+        catch (MemoryLimitExceededException e) when (e.Message.Contains("array", StringComparison.OrdinalIgnoreCase))
+        {
+            // Jint's MaxArraySize: refused before the array was allocated.
+            throw new ExpressionFailedException($"expression '{Shorten(expression.Source)}' exceeded its array length limit (Expressions:MaxArrayLength)");
         }
         catch (MemoryLimitExceededException)
         {
@@ -190,7 +203,7 @@ public sealed class ExpressionScope
 
         // Converting runs script too (toString), under a budget of its own.
         var deadline = Opened.Deadline;
-        deadline.Begin();
+        deadline.Begin(_runEnds);
         try
         {
             return TypeConverter.ToString(value);
@@ -232,7 +245,7 @@ public sealed class ExpressionScope
 
         // Serialising runs script too (toJSON), under a budget of its own.
         var open = Opened;
-        open.Deadline.Begin();
+        open.Deadline.Begin(_runEnds);
         try
         {
             var json = open.Serializer.Serialize(value);

@@ -63,6 +63,37 @@ public sealed class ExpressionSandboxTests
         Assert.Contains("limit", error.Message, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData("'x'.repeat(1e9).length")]
+    [InlineData("'abc'.repeat(2000000).length")]
+    [InlineData("''.padStart(1e9, 'x').length")]
+    [InlineData("'x'.padEnd(2e9).length")]
+    public void Strings_sized_by_a_number_are_refused_before_they_are_built(string source)
+    {
+        var error = Assert.Throws<ExpressionFailedException>(() => Scope().Evaluate(Compile(source)));
+        Assert.Contains("Invalid string length", error.Message, StringComparison.Ordinal);
+        Assert.Contains("Expressions:MaxStringLength", error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_script_can_catch_the_string_limit_and_strings_within_it_are_built()
+    {
+        Assert.Equal("caught", Scope().Evaluate(Compile("(() => { try { return 'x'.repeat(1e9); } catch (e) { return e instanceof RangeError ? 'caught' : 'other'; } })()")).ToString());
+        Assert.Equal("xxx", Scope().Evaluate(Compile("'x'.repeat(3)")).ToString());
+        Assert.Equal("  7", Scope().Evaluate(Compile("'7'.padStart(3)")).ToString());
+        Assert.Equal("7..", Scope().Evaluate(Compile("'7'.padEnd(3, '.')")).ToString());
+    }
+
+    [Theory]
+    [InlineData("new Array(1e9).length")]
+    [InlineData("Array(2000000).fill(0).length")]
+    [InlineData("Array.from({ length: 1e9 }).length")]
+    public void Arrays_longer_than_the_limit_are_refused_before_they_are_allocated(string source)
+    {
+        var error = Assert.Throws<ExpressionFailedException>(() => Scope().Evaluate(Compile(source)));
+        Assert.Contains("exceeded its array length limit (Expressions:MaxArrayLength)", error.Message, StringComparison.Ordinal);
+    }
+
     [Fact]
     public void Deep_recursion_is_stopped_by_the_recursion_limit()
     {

@@ -20,13 +20,17 @@ internal sealed class InstanceDriver
     private readonly List<SignalMessage> _parked = [];
     private long _nextLease = 100;
 
-    private InstanceDriver(string json, int maxStepsPerRun)
+    private InstanceDriver(string json, EngineOptions options, TimeProvider time)
     {
         Definition = CompilerFixture.Valid(json);
-        Executor = new WorkflowExecutor(CompilerFixture.Expressions, Options.Create(new EngineOptions { MaxStepsPerRun = maxStepsPerRun }));
+        Executor = new WorkflowExecutor(CompilerFixture.Expressions, Options.Create(options), time);
     }
 
-    public static InstanceDriver For(string json, int maxStepsPerRun = 1_000) => new(json, maxStepsPerRun);
+    public static InstanceDriver For(string json, int maxStepsPerRun = 1_000) =>
+        new(json, new EngineOptions { MaxStepsPerRun = maxStepsPerRun }, TimeProvider.System);
+
+    /// <summary>A driver whose runs read the time from <paramref name="time"/> (their budget, <c>Engine:MaxRunTime</c>).</summary>
+    public static InstanceDriver For(string json, EngineOptions options, TimeProvider time) => new(json, options, time);
 
     public WorkflowExecutor Executor { get; }
     public CompiledDefinition Definition { get; }

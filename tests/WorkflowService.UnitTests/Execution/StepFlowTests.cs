@@ -1,3 +1,4 @@
+using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Persistence;
 using static WorkflowService.UnitTests.Compilation.CompilerFixture;
 using static WorkflowService.UnitTests.Execution.InstanceDriver;
@@ -227,6 +228,44 @@ public sealed class StepFlowTests
 
         Assert.Equal("again", run.FailedStepId);
         Assert.Equal("the run executed 5 steps without reaching a wait point (Engine:MaxStepsPerRun)", run.Error);
+    }
+
+    [Fact]
+    public void A_loop_of_cheap_steps_within_MaxStepsPerRun_is_stopped_by_the_run_time_budget()
+    {
+        // Every step reads the clock once; this clock moves a millisecond a read, so 10,000 steps take 10 s of it.
+        var driver = For("""
+            { "name": "t", "steps": [
+              { "id": "count", "type": "assign", "set": { "n": "(vars.n ?? 0) + 1" } },
+              { "id": "again", "type": "decision", "branches": [ { "when": "vars.n < 5000", "next": "count" } ], "otherwise": "done" },
+              { "id": "done", "type": "complete" } ] }
+            """, new EngineOptions { MaxStepsPerRun = 1_000_000, MaxRunTime = TimeSpan.FromSeconds(2) }, new SteppingClock(TimeSpan.FromMilliseconds(1)));
+
+        var run = driver.StartFailing();
+
+        Assert.Equal("the run took more than 2000 ms without reaching a wait point (Engine:MaxRunTime)", run.Error);
+        Assert.True(run.FailedStepId is "count" or "again", run.FailedStepId);
+    }
+
+    [Fact]
+    public void The_same_loop_completes_when_its_budget_allows_it()
+    {
+        var driver = For("""
+            { "name": "t", "steps": [
+              { "id": "count", "type": "assign", "set": { "n": "(vars.n ?? 0) + 1" } },
+              { "id": "again", "type": "decision", "branches": [ { "when": "vars.n < 5000", "next": "count" } ], "otherwise": "done" },
+              { "id": "done", "type": "complete" } ] }
+            """, new EngineOptions { MaxStepsPerRun = 1_000_000, MaxRunTime = TimeSpan.FromSeconds(11) }, new SteppingClock(TimeSpan.FromMilliseconds(1)));
+
+        Assert.Equal(InstanceStatus.Completed, driver.Start().Instance.Status);
+    }
+
+    /// <summary>A clock whose timestamp moves on by a fixed step each time it is read.</summary>
+    private sealed class SteppingClock(TimeSpan step) : TimeProvider
+    {
+        private long _now;
+
+        public override long GetTimestamp() => _now += (long)(step.TotalSeconds * TimestampFrequency);
     }
 
     [Fact]
