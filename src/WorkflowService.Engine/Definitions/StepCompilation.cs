@@ -182,7 +182,8 @@ internal sealed class StepCompilation(
         return id;
     }
 
-    public CompiledExpression? Expr(string? source, string field, bool required)
+    /// <param name="secrets">Whether the field may call <c>secret('name')</c> (an http step's url, headers and body).</param>
+    public CompiledExpression? Expr(string? source, string field, bool required, bool secrets = false)
     {
         if (!Present(source, field, required))
         {
@@ -191,7 +192,14 @@ internal sealed class StepCompilation(
 
         try
         {
-            return expressions.Compile(source);
+            var compiled = expressions.Compile(source);
+            if (!secrets && compiled.Secrets.Count > 0)
+            {
+                Error(field, "secret() can be used only in an http step's url, headers and body");
+                return null;
+            }
+
+            return compiled;
         }
         catch (ExpressionSyntaxException e)
         {

@@ -32,9 +32,15 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
         {
             // The text must parse as one expression on its own (no statements smuggled in past a closing parenthesis);
             // it is then prepared as a script that evaluates just that expression.
-            new Acornima.Parser().ParseExpression(source);
+            var parsed = new Acornima.Parser().ParseExpression(source);
+            var (secrets, secretError) = SecretReferences.Find(parsed);
+            if (secretError is not null)
+            {
+                throw new ExpressionSyntaxException(secretError);
+            }
+
             var script = JsEngine.PrepareScript("(" + source + "\n)", strict: true);
-            return new CompiledExpression(source, script);
+            return new CompiledExpression(source, script, secrets);
         }
         catch (Exception e) when (e is not OutOfMemoryException)
         {
@@ -93,6 +99,7 @@ public sealed class ExpressionScope
     private string? _signalJson;
     private Open? _open;
     private long _runEnds = long.MaxValue;
+    private string? _secretNonce;
 
     /// <summary>What an opened scope holds: the engine, its deadline, and the parsed <c>vars</c>.</summary>
     private sealed record Open(JsEngine Engine, EvaluationDeadline Deadline, JsonSerializer Serializer, JsValue Vars);
@@ -109,6 +116,12 @@ public sealed class ExpressionScope
     /// <summary>Ends every evaluation of this scope no later than <paramref name="budget"/> from now: the run's own budget.</summary>
     public void LimitTo(TimeSpan budget) =>
         _runEnds = Stopwatch.GetTimestamp() + (long)(budget.TotalSeconds * Stopwatch.Frequency);
+
+    /// <summary>
+    /// The nonce of the secret references this scope's expressions produced (see <see cref="SecretReferences"/>); null
+    /// when none called <c>secret</c>.
+    /// </summary>
+    public string? SecretNonce => _secretNonce;
 
     /// <summary>Whether the run has used JavaScript (built the engine) so far.</summary>
     public bool IsOpen => _open is not null;
@@ -149,6 +162,14 @@ public sealed class ExpressionScope
     public JsValue Evaluate(CompiledExpression expression)
     {
         var open = Opened;
+        if (expression.Secrets.Count > 0 && _secretNonce is null)
+        {
+            // Only an expression that names a secret (an http step's, the compiler sees to it) gets the function.
+            var nonce = _secretNonce = Guid.NewGuid().ToString("N");
+            open.Engine.SetValue(SecretReferences.FunctionName, new Jint.Runtime.Interop.ClrFunction(open.Engine, SecretReferences.FunctionName,
+                (_, args) => SecretReferences.Format(TypeConverter.ToString(args.Length > 0 ? args[0] : JsValue.Undefined), nonce)));
+        }
+
         open.Deadline.Begin(_runEnds);
         try
         {

@@ -17,6 +17,12 @@ public sealed class SignalMessage
     public Guid InstanceId { get; set; }
     public required string Name { get; set; }
     public string? PayloadJson { get; set; }
+
+    /// <summary>
+    /// The payload as readers see it (the API, the console): a call-out's request with its header values, query values
+    /// and secrets redacted (<see cref="Execution.CallOutRequest.Redacted"/>); any other signal's payload as it is.
+    /// </summary>
+    public string? ShownPayloadJson => Name == CallOutSignal && PayloadJson is { } payload ? Execution.CallOutRequest.Redacted(payload) : PayloadJson;
     public SignalStatus Status { get; set; }
     /// <summary>When the signal may be handled, in Unix milliseconds by the store's clock.</summary>
     public long DueAtMs { get; set; }

@@ -26,6 +26,6 @@ public sealed record SignalView(
     DateTime? HandledAt)
 {
     public static SignalView From(SignalMessage s) => new(
-        s.Id, s.InstanceId, s.Name, Json.Element(s.PayloadJson), s.Status, DateTimeOffset.FromUnixTimeMilliseconds(s.DueAtMs),
+        s.Id, s.InstanceId, s.Name, Json.Element(s.ShownPayloadJson), s.Status, DateTimeOffset.FromUnixTimeMilliseconds(s.DueAtMs),
         s.Attempts, s.LeaseOwner, s.LastError, s.TaskId, s.CreatedAt, s.HandledAt);
 }

@@ -51,7 +51,9 @@ public static class ServiceDefaults
 
         services.AddSettings<CallOutOptions>(builder.Configuration.GetSection(CallOutOptions.Section));
         services.AddHttpClient(HttpCallOutClient.ClientName, c => c.Timeout = Timeout.InfiniteTimeSpan); // each attempt is bounded by its step's timeout
-        services.AddSingleton<WorkflowService.Engine.Execution.ICallOutClient, HttpCallOutClient>();
+        services.AddSingleton<HttpCallOutClient>();
+        services.AddSingleton<WorkflowService.Engine.Execution.ICallOutClient>(provider =>
+            new CallOutSecrets(provider.GetRequiredService<HttpCallOutClient>(), provider.GetRequiredService<IConfiguration>()));
         services.AddWorkflowSecurity(builder.Configuration);
         services.AddCallerLimits(builder.Configuration);
         services.AddHttpHardening(builder.Configuration);

@@ -41,12 +41,12 @@ public sealed record HttpStep : CompiledStep, IContinuingStep, IOutputStep, IErr
             c.Error("method", $"method is required: one of {string.Join(", ", DefinitionCompiler.HttpMethods)}");
         }
 
-        var url = c.Expr(step.Url, "url", required: true);
-        var body = c.Expr(step.Body, "body", required: false);
+        var url = c.Expr(step.Url, "url", required: true, secrets: true);
+        var body = c.Expr(step.Body, "body", required: false, secrets: true);
         var headers = new List<KeyValuePair<string, CompiledExpression>>();
         foreach (var (header, source) in step.Headers ?? [])
         {
-            if (c.Expr(source, $"headers.{header}", required: true) is { } expression)
+            if (c.Expr(source, $"headers.{header}", required: true, secrets: true) is { } expression)
             {
                 headers.Add(new(header, expression));
             }
@@ -102,9 +102,10 @@ public sealed record HttpStep : CompiledStep, IContinuingStep, IOutputStep, IErr
             Body is null ? null : scope.EvaluateToJson(Body),
             Headers.Count == 0 ? null : Headers.ToDictionary(h => h.Key, h => scope.EvaluateToString(h.Value) ?? string.Empty),
             (int)(Timeout ?? WorkflowExecutor.DefaultCallOutTimeout).TotalMilliseconds,
-            Retries ?? WorkflowExecutor.DefaultCallOutRetries);
+            Retries ?? WorkflowExecutor.DefaultCallOutRetries,
+            scope.SecretNonce);
         var callOut = run.AddOwnSignal(SignalMessage.CallOutSignal, run.Now.UnixMs, JsonSerializer.Serialize(request, EngineJson.Options));
-        run.Append(HistoryEventTypes.CallOutStarted, Id, new { request.Method, request.Url });
+        run.Append(HistoryEventTypes.CallOutStarted, Id, new { request.Method, Url = CallOutRequest.RedactUrl(request.Url) });
         return ThreadResult.Waits(new WaitPoint(WaitKind.CallOut, Id) { CallOutId = callOut });
     }
 }
