@@ -14,6 +14,18 @@ internal sealed record FaultRow
     /// <summary>Why the fault does not apply to this backend; the other figures are then empty.</summary>
     public string? NotApplicable { get; init; }
 
+    /// <summary>
+    /// Why the fault applies but did not run (left out of the short tier, or the machine lacks what it needs and no
+    /// required list names that): never a pass; the other figures are then empty.
+    /// </summary>
+    public string? NotRun { get; init; }
+
+    /// <summary>The commit the row ran at (git HEAD, with "modified" where the working tree differed).</summary>
+    public string? Commit { get; init; }
+
+    /// <summary>The machine the row ran on: its cores and processor.</summary>
+    public string? Machine { get; init; }
+
     public int Nodes { get; init; }
     public int FaultsInjected { get; init; }
     public int Acknowledged { get; init; }

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using WorkflowService.Benchmarks.Backends;
 using WorkflowService.Benchmarks.Client;
+using WorkflowService.Benchmarks.Hosting;
 
 namespace WorkflowService.Benchmarks.Faults;
 
@@ -13,8 +14,8 @@ internal sealed class FaultRunner(FaultOptions options)
 {
     public async Task<bool> RunAsync(CancellationToken cancellationToken)
     {
-        var passed = true;
         var scenarios = FaultCatalog.All.Where(s => options.Only?.Contains(s.Name) ?? true).ToList();
+        var rows = new List<FaultRow>();
         foreach (var backend in options.Backends)
         {
             foreach (var scenario in scenarios)
@@ -23,21 +24,32 @@ internal sealed class FaultRunner(FaultOptions options)
                 var started = Stopwatch.GetTimestamp();
                 var row = await RunRowAsync(scenario, backend, cancellationToken);
                 FaultReport.Save(row, options.OutputDirectory);
+                rows.Add(row);
                 // The row's wall time, for the CI budget (the short tier runs in every CI run); never part of a verdict.
-                Console.WriteLine($"   {row.Verdict}" + (row.NotApplicable is null
-                    ? string.Create(CultureInfo.InvariantCulture, $": {row.Acknowledged:N0} acknowledged, {row.Lost} lost, {row.Duplicated} duplicated, {row.Stuck} stuck, {row.Completed:N0}/{row.ExpectedCompleted:N0} completed, {row.EarlySignals:N0} early signals, {row.Retried:N0} retried attempts; {Stopwatch.GetElapsedTime(started).TotalSeconds:0} s")
-                    : $": {row.NotApplicable}"));
+                Console.WriteLine($"   {row.Verdict}" + ((row.NotApplicable ?? row.NotRun) switch
+                {
+                    null => string.Create(CultureInfo.InvariantCulture, $": {row.Acknowledged:N0} acknowledged, {row.Lost} lost, {row.Duplicated} duplicated, {row.Stuck} stuck, {row.Completed:N0}/{row.ExpectedCompleted:N0} completed, {row.EarlySignals:N0} early signals, {row.Retried:N0} retried attempts; {Stopwatch.GetElapsedTime(started).TotalSeconds:0} s"),
+                    { } why => $": {why}",
+                }));
                 foreach (var line in row.Failures.Concat(row.Samples))
                 {
                     Console.WriteLine($"   - {line}");
                 }
-
-                passed &= row.Passed || row.NotApplicable is not null;
             }
         }
 
         Console.WriteLine($"wrote {FaultReport.Render(options.OutputDirectory)}");
-        return passed;
+        // A row that did not run is never counted as a pass: said at the end, where a truncated log still shows it.
+        var notRun = rows.Where(r => r.NotRun is not null).ToList();
+        Console.WriteLine($"fault rows: {rows.Count(r => r.Passed)} passed, {rows.Count(r => !r.Passed && r.NotApplicable is null && r.NotRun is null)} failed, " +
+                          $"{notRun.Count} not run, {rows.Count(r => r.NotApplicable is not null)} not applicable");
+        foreach (var row in notRun)
+        {
+            await Console.Error.WriteLineAsync($"NOT RUN: fault {row.Fault} on {row.Backend} ({row.Tier} tier): {row.NotRun}");
+        }
+
+        // Not run is no failure of the run: only what the required lists name must run, and a row that lacks it fails.
+        return rows.All(r => r.Passed || r.NotApplicable is not null || r.NotRun is not null);
     }
 
     private async Task<FaultRow> RunRowAsync(FaultScenario scenario, string backendName, CancellationToken cancellationToken)
@@ -51,6 +63,8 @@ internal sealed class FaultRunner(FaultOptions options)
             Backend = backendName,
             Tier = tier,
             Date = DateTime.UtcNow.ToString("yyyy-MM-dd", CultureInfo.InvariantCulture),
+            Commit = MachineFacts.CodeCommit(options.RepositoryRoot),
+            Machine = MachineFacts.Summary(),
             Repeat = $"dotnet run -c Release --project tests/WorkflowService.Benchmarks -- faults --backend {backendName} --only {scenario.Name} --tier {tier}",
             Verdict = "not applicable",
         };
@@ -61,15 +75,21 @@ internal sealed class FaultRunner(FaultOptions options)
 
         if (options.Tier == FaultTier.Short && scenario.LeftOutOfShortTier(backendName) is { } shortTier)
         {
-            return row with { NotApplicable = $"not in the short tier: {shortTier}" };
+            return row with { NotRun = $"not in the short tier: {shortTier}", Verdict = "not run" };
         }
 
         // A machine without loop devices (a container without /dev/loop*) cannot make a filesystem fail under a process:
-        // the row says so, loudly, instead of failing the run over what the machine lacks.
+        // the row says so, loudly, as not run; where CI lists loop-device in WORKFLOW_TESTS_REQUIRE_TOOLS it fails.
         if (scenario.TurnsItsDiskReadOnly && ReadOnlyDisk.Unavailable() is { } noLoop)
         {
+            if (RequiredLists.Requires(RequiredLists.Tools, ReadOnlyDisk.Tool))
+            {
+                var required = $"not run: {noLoop}, and {ReadOnlyDisk.Tool} is required here ({RequiredLists.Tools})";
+                return row with { Verdict = "FAIL: " + required, Failures = [required] };
+            }
+
             Console.WriteLine($"   NOT RUN on this machine: {noLoop}");
-            return row with { NotApplicable = $"not run on this machine: {noLoop}" };
+            return row with { NotRun = $"not run on this machine: {noLoop}", Verdict = "not run" };
         }
 
         if ((scenario.OwnsDatabaseServer(backendName) ? OwnedPostgresServer.Unavailable() : scenario.FillsItsDisk ? SmallDisk.Unavailable() : null) is { } missing)

@@ -9,6 +9,12 @@ namespace WorkflowService.Benchmarks.Faults;
 /// </summary>
 internal sealed class ReadOnlyDisk : IAsyncDisposable
 {
+    /// <summary>
+    /// Its name in WORKFLOW_TESTS_REQUIRE_TOOLS: listed there, a machine that cannot make such a filesystem fails the
+    /// tests and fault rows that need one instead of reporting them not run.
+    /// </summary>
+    public const string Tool = "loop-device";
+
     private static readonly string[] Tools = ["mkfs.ext4", "losetup", "e2fsck", "mount"];
 
     private readonly string _image;

@@ -19,6 +19,14 @@ internal static class MachineFacts
         ["layout"] = "load client, service and database on this one machine",
     };
 
+    /// <summary>HEAD, marked where src/ or tests/ differ from it (then the code that ran is not that commit's alone).</summary>
+    public static string CodeCommit(string repositoryRoot) =>
+        Git(repositoryRoot, "rev-parse --short HEAD") +
+        (Git(repositoryRoot, "status --porcelain --untracked-files=no -- src tests").Length > 0 ? " (src or tests modified)" : string.Empty);
+
+    /// <summary>The machine in a few words: its cores and processor.</summary>
+    public static string Summary() => $"{Environment.ProcessorCount} cores, {Line("/proc/cpuinfo", "model name") ?? "unknown processor"}";
+
     private static string? Line(string file, string key)
     {
         try

@@ -1,3 +1,5 @@
+using WorkflowService.Benchmarks.Hosting;
+
 namespace WorkflowService.Tests.Backends;
 
 /// <summary>
@@ -6,7 +8,7 @@ namespace WorkflowService.Tests.Backends;
 /// </summary>
 public abstract class StoreBackend
 {
-    public const string RequireVariable = "WORKFLOW_TESTS_REQUIRE_BACKENDS";
+    public const string RequireVariable = RequiredLists.Backends;
 
     /// <summary>The name CI uses in WORKFLOW_TESTS_REQUIRE_BACKENDS (sqlite, postgres, ...).</summary>
     public abstract string Name { get; }
@@ -14,12 +16,13 @@ public abstract class StoreBackend
     /// <summary>Creates an empty database and returns the service settings that point at it.</summary>
     public abstract Task<BackendDatabase> CreateDatabaseAsync();
 
-    /// <summary>Ends the test as skipped with the reason, or as failed when CI requires this backend.</summary>
-    protected void Unavailable(string reason)
+    /// <summary>
+    /// Ends the test as skipped with the reason, or as failed when CI requires this backend; also for a test that needs
+    /// more of the backend than the suites' shared server (a server of its own to kill).
+    /// </summary>
+    public void Unavailable(string reason)
     {
-        var required = (Environment.GetEnvironmentVariable(RequireVariable) ?? string.Empty)
-            .Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
-        if (required.Contains(Name, StringComparer.OrdinalIgnoreCase))
+        if (RequiredLists.Requires(RequireVariable, Name))
         {
             Assert.Fail($"{Name} is required here ({RequireVariable}) but unavailable: {reason}");
         }

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Text;
+using WorkflowService.Benchmarks.Hosting;
 
 namespace WorkflowService.Tests.Infrastructure;
 
@@ -11,7 +12,7 @@ namespace WorkflowService.Tests.Infrastructure;
 /// </summary>
 public static class ExternalTools
 {
-    public const string RequireVariable = "WORKFLOW_TESTS_REQUIRE_TOOLS";
+    public const string RequireVariable = RequiredLists.Tools;
 
     /// <summary>The npm project that pins the tools' versions.</summary>
     public static string NpmProject => Repository.Path("tests", "tools");
@@ -101,9 +102,7 @@ public static class ExternalTools
 
     public static void Unavailable(string group, string reason)
     {
-        var required = (Environment.GetEnvironmentVariable(RequireVariable) ?? string.Empty)
-            .Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
-        if (required.Contains(group, StringComparer.OrdinalIgnoreCase))
+        if (RequiredLists.Requires(RequireVariable, group))
         {
             Assert.Fail($"{group} tools are required here ({RequireVariable}) but unavailable: {reason}");
         }
