@@ -24,7 +24,10 @@ internal sealed class MongoDbBackend : Backend
     public const string NoServer = $"no MongoDB server: pass --mongodb or set {ServerVariable}";
 
     /// <summary>The store's connection pool per node (Store:MaxPoolSize, its default).</summary>
-    private const int ServicePoolSize = 20;
+    public const int ServicePoolSize = 20;
+
+    /// <summary>The driver's monitoring connections per node to the primary (the heartbeat and the round-trip-time check).</summary>
+    public const int MonitoringConnections = 2;
 
     private readonly string _server;
     private readonly bool _keep;
@@ -70,7 +73,7 @@ internal sealed class MongoDbBackend : Backend
     ];
 
     /// <summary>Per node: the store's pool on the primary plus the driver's two monitoring connections to it (the heartbeat and the round-trip-time check).</summary>
-    public override int? ConnectionsPerNode => ServicePoolSize + 2;
+    public override int? ConnectionsPerNode => ServicePoolSize + MonitoringConnections;
 
     public override async Task ProvisionAsync(string workDirectory, CancellationToken cancellationToken)
     {

@@ -325,8 +325,14 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
 
     private const string CheckerApplicationName = "workflow-fault-checker";
 
-    /// <summary>Per node: its pool (Store:MaxPoolSize, the service's default), its claim pool (4) and its LISTEN connection.</summary>
-    public override int? ConnectionsPerNode => 20 + 4 + 1;
+    /// <summary>The store's pool per node (Store:MaxPoolSize, the service's default).</summary>
+    public const int ServicePoolSize = 20;
+
+    /// <summary>The claim pool per node.</summary>
+    public const int ClaimConnections = 4;
+
+    /// <summary>Per node: its pool, its claim pool and its LISTEN connection.</summary>
+    public override int? ConnectionsPerNode => ServicePoolSize + ClaimConnections + 1;
 
     public override async ValueTask DisposeAsync()
     {

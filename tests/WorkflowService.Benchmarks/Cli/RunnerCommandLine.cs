@@ -231,9 +231,9 @@ internal static class RunnerCommandLine
     {
         var backend = new Option<string>("--backend")
         {
-            Description = "The backends to run on (all: sqlite and postgres; mongodb only when named).",
+            Description = $"The backends to run on (all: {string.Join(" and ", FaultCatalog.AllMeans)}; mongodb only when named).",
             DefaultValueFactory = _ => "all",
-        }.AcceptOnlyFromAmong("sqlite", "postgres", "mongodb", "all");
+        }.AcceptOnlyFromAmong([.. FaultCatalog.Backends, "all"]);
         var tier = new Option<string>("--tier")
         {
             Description = "short: fewer faults and less load (CI); full: the published table.",
@@ -260,7 +260,7 @@ internal static class RunnerCommandLine
             var chosen = parse.GetValue(backend);
             return WithServers(new FaultOptions
             {
-                Backends = chosen == "all" ? ["sqlite", "postgres"] : [chosen!],
+                Backends = chosen == "all" ? FaultCatalog.AllMeans : [chosen!],
                 Tier = parse.GetValue(tier) == "short" ? FaultTier.Short : FaultTier.Full,
                 Only = Names(parse.GetValue(only))?.ToHashSet(),
                 PostgresAdmin = parse.GetValue(postgres) ?? Environment.GetEnvironmentVariable("WORKFLOW_BENCH_POSTGRES")

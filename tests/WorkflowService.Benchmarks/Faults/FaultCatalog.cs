@@ -20,6 +20,12 @@ internal static class FaultCatalog
         new ReadOnlyFileScenario { Number = 11, Name = "read-only-file", Title = "the embedded store's filesystem turned read-only under load (an ext4 error), then repaired and the node started again" },
     ];
 
+    /// <summary>The backends a fault can run on (faults --backend), in the table's order.</summary>
+    public static IReadOnlyList<string> Backends { get; } = ["sqlite", "postgres", "mongodb"];
+
+    /// <summary>What faults --backend all runs: the backends whose servers this machine starts or is given by default.</summary>
+    public static IReadOnlyList<string> AllMeans { get; } = ["sqlite", "postgres"];
+
     /// <summary>The faults this table has no row for yet, by number, with what each needs.</summary>
     public static IReadOnlyList<(int Number, string Title)> NotBuilt { get; } =
     [
