@@ -18,6 +18,12 @@ internal sealed class PartitionScenario : FaultScenario
         ? "the embedded store is a file inside the node's own process: there is no network between them to partition"
         : null;
 
+    /// <summary>The nodes' store call timeout, so that a blackholed call gives up within the partition.</summary>
+    private static readonly TimeSpan StoreCallBound = TimeSpan.FromSeconds(5);
+
+    /// <summary>The nodes' Api:RequestTimeout in this row.</summary>
+    private static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(10);
+
     public override async Task<FaultOutcome> RunAsync(FaultContext context)
     {
         var ct = context.Cancellation;
@@ -26,9 +32,9 @@ internal sealed class PartitionScenario : FaultScenario
         var (host, port) = await context.Backend.ReadServerAddressAsync(ct);
         await using var proxy = new FaultProxy(host, port);
         proxy.Start();
-        var settings = new Dictionary<string, string>(context.Backend.StoreTimeoutSettings(TimeSpan.FromSeconds(5)))
+        var settings = new Dictionary<string, string>(context.Backend.StoreTimeoutSettings(StoreCallBound))
         {
-            ["Api__RequestTimeout"] = "00:00:10",
+            ["Api__RequestTimeout"] = RequestTimeout.ToString("c", CultureInfo.InvariantCulture),
         };
         await using var nodes = context.CreateNodes(settings);
         nodes.Configure(Victim, new Dictionary<string, string>
@@ -101,7 +107,7 @@ internal sealed class PartitionScenario : FaultScenario
         }
 
         outcome.Notes.Add(string.Create(CultureInfo.InvariantCulture,
-            $"{partitions} partition(s) of {Victim} from the database for {cut.TotalSeconds:0} s (three leases), each while it held claims ({string.Join(", ", heldCounts)}); {takenOver} of those claims were handled by another node; {Victim} handled {handledByVictim - handledByVictimAtHeal} signals after the last heal; store calls bounded by 5 s, Api:RequestTimeout 10 s; load: 16 workers of start, 'a', 0-50 ms, 'b'"));
+            $"{partitions} partition(s) of {Victim} from the database for {cut.TotalSeconds:0} s (three leases), each while it held claims ({string.Join(", ", heldCounts)}); {takenOver} of those claims were handled by another node; {Victim} handled {handledByVictim - handledByVictimAtHeal} signals after the last heal; store calls bounded by {StoreCallBound.TotalSeconds:0} s, Api:RequestTimeout {RequestTimeout.TotalSeconds:0} s; load: 16 workers of start, 'a', 0-50 ms, 'b'"));
         FaultChecks.AddLoadFailures(outcome, load);
         FaultChecks.AddRecoveryFailure(outcome);
         return outcome;

@@ -65,7 +65,7 @@ internal static class ComparisonReadme
         text.AppendLine(CultureInfo.InvariantCulture, $"† from a scenario during which other processes kept {ScenarioResult.DisturbedPercent:0} % or more of the machine busy (see below).").AppendLine();
 
         text.AppendLine("## The predecessor's scenario set, side by side").AppendLine();
-        text.AppendLine("Each cell: throughput ops/s · avg ms · p95 ms (the predecessor published no p50/p99). Same scenario names, operation counts, concurrency and signal workers; ours run load client, service and database on one 2-core machine.").AppendLine();
+        text.AppendLine(CultureInfo.InvariantCulture, $"Each cell: throughput ops/s · avg ms · p95 ms (the predecessor published no p50/p99). Same scenario names, operation counts, concurrency and signal workers; ours ran {Layout(runs)}.").AppendLine();
         var side = new MarkdownTable(["scenario", ">ops", ">conc", ">Oracle AQ", ">MongoDB", .. runs.Select(r => ">" + r.Backend)]);
         var names = oracle.Scenarios.Select(s => s.Scenario).Union(runs.SelectMany(r => r.Scenarios.Where(s => s.Tier is not ("Scaled" or "Ceiling" or IdlePollingScenario.Tier)).Select(s => s.Scenario))).ToList();
         foreach (var name in ScenarioCatalog.All(0).Select(s => s.Name).Where(names.Contains))
@@ -133,10 +133,15 @@ internal static class ComparisonReadme
             $"- {(runs.Any(r => r.Scenarios.Any(s => s.Scenario.StartsWith(PeerRebusScenario.Family, StringComparison.Ordinal))) ? MarkdownReport.PeerRebusNote : MarkdownReport.PeersNote)}");
         text.AppendLine(CultureInfo.InvariantCulture, $"- {MarkdownReport.ConflictsNote}");
         text.AppendLine(CultureInfo.InvariantCulture, $"- {MarkdownReport.IdlePollingNote}");
-        text.AppendLine("- The predecessor ran each backend in a container on its own machine; ours share one 2-core machine between the load client, the service and the database, so CPU is the first shared resource. The per-run reports show the CPU split per scenario.");
+        text.AppendLine(CultureInfo.InvariantCulture, $"- The predecessor ran each backend in a container on its own machine; ours ran {Layout(runs)}, where the parts share the CPU. The per-run reports show the CPU split per scenario.");
         text.AppendLine("- Backend counters (PostgreSQL commits, rows and WAL; SQLite bytes written) are in each run's report, per scenario and per operation.");
         return text.ToString();
     }
+
+    /// <summary>Where the runs' parts ran and on how many cores, as each report recorded it ("layout", "cores").</summary>
+    private static string Layout(IReadOnlyList<RunReport> runs) => string.Join("; ", runs
+        .GroupBy(r => $"{r.Machine.GetValueOrDefault("layout", "the parts' places not recorded")}, {r.Machine.GetValueOrDefault("cores", "?")} cores")
+        .Select(g => $"{g.Key} ({string.Join(", ", g.Select(r => r.Backend))})"));
 
     /// <summary>A reading of a capacity ladder c1, c4, c8, c16: (throughput, p95) per rung.</summary>
     public static string Pressure(IReadOnlyList<(double Throughput, double P95)?> ladder)

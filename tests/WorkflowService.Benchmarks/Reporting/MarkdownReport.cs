@@ -138,7 +138,10 @@ internal static class MarkdownReport
         }
 
         text.AppendLine().AppendLine("## Resources").AppendLine();
-        text.AppendLine("CPU seconds over the measured part of each scenario: the service process, this load client (the ceiling loop itself for `ceiling`), every PostgreSQL server process, the whole machine, and what is left: other processes on the machine (other users' work, the kernel), which compete for the same cores.").AppendLine();
+        var databaseServer = report.Scenarios.Any(r => r.DatabaseServerCpuSeconds is not null)
+            ? "every PostgreSQL server process on this machine"
+            : $"no database server (none is measured on {report.Backend}: its columns show —)";
+        text.AppendLine(CultureInfo.InvariantCulture, $"CPU seconds over the measured part of each scenario: the service process, this load client (the ceiling loop itself for `ceiling`), {databaseServer}, the whole machine, and what is left: other processes on the machine (other users' work, the kernel), which compete for the same cores.").AppendLine();
         text.AppendLine(FormattableString.Invariant($"Warm-up: every scenario runs on a fresh service process. Where timing is the point, the unmeasured warm-up repeats in rounds of at least {Scenarios.WarmUp.Round.TotalSeconds:0} s until the service and this runner together spend at most {100 * Scenarios.WarmUp.SettledShare:0} % of a round JIT-compiling (bounded by {Scenarios.WarmUp.Limit.TotalSeconds:0} s): a fresh .NET process recompiles its hot code (tier 0, instrumented, optimised) for tens of seconds under load, and a service runs for days. Smoke and Nightly scenarios (correctness checks) and the idle-polling scenario warm up once. The JIT columns give the compile time left inside the measured part (service: GET /metrics `jitCompilationMs`; runner: its own `JitInfo`).")).AppendLine();
         var resources = new MarkdownTable("scenario", ">service CPU s", ">service CPU ms/op", ">peak MB", ">load client CPU s", ">database server CPU s", ">database server CPU ms/op", ">machine busy CPU s", ">machine busy %", ">other processes CPU s", ">warm-up ops / s", ">service JIT ms", ">runner JIT ms");
         foreach (var r in report.Scenarios)
@@ -165,7 +168,7 @@ internal static class MarkdownReport
         text.AppendLine(facts.ToString());
 
         text.AppendLine("## Indexes of the service's tables").AppendLine();
-        text.AppendLine("As the database reports them at the end of the run; the hot path's lookups (claim by status and due time, an instance's signals by status, history by instance and sequence) each have one.").AppendLine();
+        text.AppendLine("As the database reports them at the end of the run.").AppendLine();
         foreach (var index in report.Indexes)
         {
             text.AppendLine(CultureInfo.InvariantCulture, $"- `{index}`");

@@ -107,6 +107,14 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private const int WarmUpOps = 500;
 
+    /// <summary>Only PostgreSQL's server processes are read (the machine's); no other backend's server is measured.</summary>
+    private bool MeasuresDatabaseServer => backendName == "postgres";
+
+    /// <summary>What the database CPU column holds, as the report says it.</summary>
+    private string DatabaseServerMeasured => MeasuresDatabaseServer
+        ? "every PostgreSQL server process on this machine"
+        : $"no database server (none is measured on {backendName}: its column is 0)";
+
     /// <summary>Quiet after each window before its CPU is read: longer than the span exporter's batch delay (5 s by default).</summary>
     private static readonly TimeSpan Settle = TimeSpan.FromSeconds(6);
 
@@ -133,7 +141,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         double PerOp(double seconds) => Math.Round(seconds * 1000 / ops, 3);
         return new Window(variant.Name, round, ops, Math.Round(measurement.Duration.TotalSeconds, 2),
             Math.Round(ops / measurement.Duration.TotalSeconds, 1), LatencySummary.From(measurement.Samples.Select(s => s.EndToEndMs))!,
-            PerOp(after.ServiceCpuSeconds - before.ServiceCpuSeconds), PerOp(after.DatabaseServerCpuSeconds - before.DatabaseServerCpuSeconds),
+            PerOp(after.ServiceCpuSeconds - before.ServiceCpuSeconds), PerOp(MeasuresDatabaseServer ? after.DatabaseServerCpuSeconds - before.DatabaseServerCpuSeconds : 0),
             PerOp(after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds), Math.Round(after.ServicePeakWorkingSetBytes / 1048576.0, 1),
             measurement.Samples.Count(s => !s.Ok));
     }
@@ -262,7 +270,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         text.AppendLine("dotnet run -c Release --project tests/WorkflowService.Benchmarks -- " + string.Join(' ', Environment.GetCommandLineArgs().Skip(1)));
         text.AppendLine("```");
         text.AppendLine();
-        text.AppendLine(CultureInfo.InvariantCulture, $"Each variant is its own service process ({SignalWorkers} signal workers) on its own fresh database of the same server, all started before the first window and running throughout. The load is signal-roundtrip (start, signal, long-poll until completed) at concurrency {Concurrency}, in windows of {options.WindowOps:N0} operations taken in turns, A B then B A, for {options.Windows} rounds, after each variant's JIT settled. CPU per operation is read from /proc for the window and the {Settle.TotalSeconds:N0} s of quiet after it (so that work the window deferred, such as the span exporter's batches, counts in it): the variant's service process, every PostgreSQL server process, and the whole machine (idle polls of the waiting variants included, alike for all).");
+        text.AppendLine(CultureInfo.InvariantCulture, $"Each variant is its own service process ({SignalWorkers} signal workers) on its own fresh database of the same server, all started before the first window and running throughout. The load is signal-roundtrip (start, signal, long-poll until completed) at concurrency {Concurrency}, in windows of {options.WindowOps:N0} operations taken in turns, A B then B A, for {options.Windows} rounds, after each variant's JIT settled. CPU per operation is read from /proc for the window and the {Settle.TotalSeconds:N0} s of quiet after it (so that work the window deferred, such as the span exporter's batches, counts in it): the variant's service process, {DatabaseServerMeasured}, and the whole machine (idle polls of the waiting variants included, alike for all).");
         text.AppendLine();
         foreach (var variant in options.Variants)
         {
