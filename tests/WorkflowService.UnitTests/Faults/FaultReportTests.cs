@@ -17,7 +17,7 @@ public sealed class FaultReportTests
     [Fact]
     public void The_committed_header_is_what_the_runner_writes_for_the_committed_code()
     {
-        var header = FaultReport.Header();
+        var header = FaultReport.Header().ReplaceLineEndings("\n");
         var text = Committed;
         var end = text.IndexOf("\n" + FaultReport.ResultsHeading + "\n", StringComparison.Ordinal);
 
