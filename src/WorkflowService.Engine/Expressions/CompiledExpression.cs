@@ -6,12 +6,16 @@ namespace WorkflowService.Engine.Expressions;
 /// <summary>An expression parsed once at compile time and evaluated many times.</summary>
 public sealed class CompiledExpression
 {
-    internal CompiledExpression(string source, Prepared<Script> script, IReadOnlyList<string>? secrets = null)
+    internal CompiledExpression(string source, Prepared<Script> script, IReadOnlyList<string>? secrets = null, bool mayBuildLongStrings = true)
     {
         Source = source;
         Script = script;
         Secrets = secrets ?? [];
+        MayBuildLongStrings = mayBuildLongStrings;
     }
+
+    /// <summary>Whether the expression may reach <c>repeat</c>, <c>padStart</c> or <c>padEnd</c> (see <see cref="StringLimits"/>).</summary>
+    internal bool MayBuildLongStrings { get; }
 
     public string Source { get; }
 

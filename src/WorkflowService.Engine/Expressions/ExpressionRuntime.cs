@@ -16,6 +16,8 @@ namespace WorkflowService.Engine.Expressions;
 public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeProvider time)
 {
     private readonly ExpressionOptions _options = options.Value;
+
+    internal int MaxStringLength => _options.MaxStringLength;
     private readonly ClockTimeSystem _clock = new(time);
 
     /// <summary>Parses an expression; throws <see cref="ExpressionSyntaxException"/> with the parser's message.</summary>
@@ -40,7 +42,7 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
             }
 
             var script = JsEngine.PrepareScript("(" + source + "\n)", strict: true);
-            return new CompiledExpression(source, script, secrets);
+            return new CompiledExpression(source, script, secrets, StringLimits.MayReach(parsed));
         }
         catch (Exception e) when (e is not OutOfMemoryException)
         {
@@ -75,7 +77,6 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
             o.Interop.Enabled = false;
             o.TimeSystem = _clock;
         });
-        StringLimits.Install(engine, _options.MaxStringLength);
         return (engine, deadline);
     }
 }
@@ -100,6 +101,7 @@ public sealed class ExpressionScope
     private Open? _open;
     private long _runEnds = long.MaxValue;
     private string? _secretNonce;
+    private bool _stringsLimited;
 
     /// <summary>What an opened scope holds: the engine, its deadline, and the parsed <c>vars</c>.</summary>
     private sealed record Open(JsEngine Engine, EvaluationDeadline Deadline, JsonSerializer Serializer, JsValue Vars);
@@ -168,6 +170,12 @@ public sealed class ExpressionScope
             var nonce = _secretNonce = Guid.NewGuid().ToString("N");
             open.Engine.SetValue(SecretReferences.FunctionName, new Jint.Runtime.Interop.ClrFunction(open.Engine, SecretReferences.FunctionName,
                 (_, args) => SecretReferences.Format(TypeConverter.ToString(args.Length > 0 ? args[0] : JsValue.Undefined), nonce)));
+        }
+
+        if (expression.MayBuildLongStrings && !_stringsLimited)
+        {
+            StringLimits.Install(open.Engine, _runtime.MaxStringLength);
+            _stringsLimited = true;
         }
 
         open.Deadline.Begin(_runEnds);

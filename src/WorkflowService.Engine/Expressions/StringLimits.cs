@@ -1,3 +1,4 @@
+using Acornima.Ast;
 using Jint;
 using Jint.Native;
 using Jint.Runtime.Interop;
@@ -12,9 +13,31 @@ namespace WorkflowService.Engine.Expressions;
 /// <c>padEnd(n)</c> build the whole string in one call, before the memory limit is checked at the next statement.
 /// Each is replaced by one that refuses a result longer than <c>Expressions:MaxStringLength</c> with a
 /// <c>RangeError</c> (which a script can catch, like V8's own "Invalid string length") and otherwise calls the original.
+/// Installing them builds the engine's whole <c>String.prototype</c> (about 9 µs, as much as the rest of the engine), so
+/// a scope installs them before the first expression that <see cref="MayReach"/> them, and most runs never do.
 /// </summary>
 internal static class StringLimits
 {
+    /// <summary>
+    /// Names through which a script can reach the three methods: the methods themselves, and the ways to a prototype or
+    /// to code built from text. An expression that uses none of them, and reads no property by a computed key, cannot
+    /// call them.
+    /// </summary>
+    private static readonly HashSet<string> Reaching = new(StringComparer.Ordinal)
+    {
+        "repeat", "padStart", "padEnd", "prototype", "constructor", "__proto__", "getPrototypeOf", "getOwnPropertyDescriptor",
+        "getOwnPropertyDescriptors", "Reflect", "eval", "Function", "String",
+    };
+
+    /// <summary>Whether <paramref name="expression"/> may call <c>repeat</c>, <c>padStart</c> or <c>padEnd</c>.</summary>
+    public static bool MayReach(Acornima.Ast.Node expression) => expression.DescendantNodesAndSelf().Any(node => node switch
+    {
+        Acornima.Ast.Identifier { Name: var name } => Reaching.Contains(name),
+        Acornima.Ast.StringLiteral { Value: var value } => Reaching.Contains(value),
+        Acornima.Ast.MemberExpression { Computed: true, Property: not (Acornima.Ast.NumericLiteral or Acornima.Ast.StringLiteral) } => true,
+        _ => false,
+    });
+
     public static void Install(JsEngine engine, int maxLength)
     {
         var prototype = engine.GetValue("String").AsObject().Get("prototype").AsObject();

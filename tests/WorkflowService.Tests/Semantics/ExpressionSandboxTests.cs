@@ -68,6 +68,11 @@ public sealed class ExpressionSandboxTests
     [InlineData("'abc'.repeat(2000000).length")]
     [InlineData("''.padStart(1e9, 'x').length")]
     [InlineData("'x'.padEnd(2e9).length")]
+    // The ways round the method's name: a computed key, a prototype, code from text.
+    [InlineData("'x'['re' + 'peat'](1e9).length")]
+    [InlineData("String.prototype.repeat.call('x', 1e9).length")]
+    [InlineData("Object.values(Object.getOwnPropertyDescriptors(Object.getPrototypeOf(''))).find(d => d.value && d.value.name === 're' + 'peat').value.call('x', 1e9)")]
+    [InlineData("[1].map(() => 'x')[0][`${'re'}peat`](1e9)")]
     public void Strings_sized_by_a_number_are_refused_before_they_are_built(string source)
     {
         var error = Assert.Throws<ExpressionFailedException>(() => Scope().Evaluate(Compile(source)));
