@@ -49,11 +49,7 @@ public static class ServiceDefaults
 
         services.AddApiDocument(builder.Configuration);
 
-        services.AddSettings<CallOutOptions>(builder.Configuration.GetSection(CallOutOptions.Section));
-        services.AddHttpClient(HttpCallOutClient.ClientName, c => c.Timeout = Timeout.InfiniteTimeSpan); // each attempt is bounded by its step's timeout
-        services.AddSingleton<HttpCallOutClient>();
-        services.AddSingleton<WorkflowService.Engine.Execution.ICallOutClient>(provider =>
-            new CallOutSecrets(provider.GetRequiredService<HttpCallOutClient>(), provider.GetRequiredService<IConfiguration>()));
+        services.AddCallOuts(builder.Configuration);
         services.AddWorkflowSecurity(builder.Configuration);
         services.AddCallerLimits(builder.Configuration);
         services.AddHttpHardening(builder.Configuration);
