@@ -70,13 +70,18 @@ public sealed class CallOutOptions
 
         for (var i = 0; i < AllowedNetworks.Length; i++)
         {
-            if (!IPNetwork.TryParse(AllowedNetworks[i] ?? string.Empty, out _))
+            if (!IsNetwork(AllowedNetworks[i] ?? string.Empty))
             {
                 yield return $"{Section}:AllowedNetworks:{i} '{AllowedNetworks[i]}' is not a network in CIDR notation; expected an address "
                     + "and a prefix length with no bits set past it, such as 10.20.0.0/16 or fd00:1::/64.";
             }
         }
     }
+
+    // IPNetwork.Parse clears bits past the prefix; a value with some set (10.0.0.1/8) is more likely a mistake than meant.
+    private static bool IsNetwork(string text) =>
+        text.IndexOf('/', StringComparison.Ordinal) is > 0 and var slash && IPNetwork.TryParse(text, out var network)
+        && IPAddress.TryParse(text.AsSpan(0, slash), out var address) && address.Equals(network.BaseAddress);
 
     /// <summary>Fails the start with every problem of the lists, each naming its key.</summary>
     internal sealed class Validator : IValidateOptions<CallOutOptions>

@@ -90,7 +90,7 @@ public sealed partial class EgressPolicy
         var port = context.DnsEndPoint.Port;
         if (RefusalOf(host, port) is { } refusal)
         {
-            LogRefused(_logger, host, port, refusal);
+            LogRefused(_logger, Endpoint(host, port), refusal);
             throw new CallOutFailedException(refusal);
         }
 
@@ -104,7 +104,7 @@ public sealed partial class EgressPolicy
             if (RuleAgainst(address) is { } against)
             {
                 rule ??= against;
-                LogAddressRefused(_logger, host, port, address, against);
+                LogAddressRefused(_logger, Endpoint(host, port), address, against);
                 continue;
             }
 
@@ -144,9 +144,11 @@ public sealed partial class EgressPolicy
     // The form host names are compared in: no IPv6 brackets, no trailing dot of a fully qualified name.
     private static string Bare(string host) => host.TrimStart('[').TrimEnd(']').TrimEnd('.');
 
-    [LoggerMessage(Level = LogLevel.Warning, Message = "Call-out to {Host}:{Port} refused: {Reason}")]
-    private static partial void LogRefused(ILogger logger, string host, int port, string reason);
+    private static string Endpoint(string host, int port) => host.Contains(':', StringComparison.Ordinal) ? $"[{host}]:{port}" : $"{host}:{port}";
 
-    [LoggerMessage(Level = LogLevel.Warning, Message = "Call-out to {Host}:{Port} not connected to {Address}: {Rule}")]
-    private static partial void LogAddressRefused(ILogger logger, string host, int port, IPAddress address, string rule);
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Call-out to {Endpoint} refused: {Reason}")]
+    private static partial void LogRefused(ILogger logger, string endpoint, string reason);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Call-out to {Endpoint} not connected to {Address}: {Rule}")]
+    private static partial void LogAddressRefused(ILogger logger, string endpoint, IPAddress address, string rule);
 }

@@ -22,6 +22,8 @@ public sealed class StartupConfigurationTests
     [InlineData("Engine:MaxAttempts", "x", "Engine:MaxAttempts 'x' cannot be read; expected a whole number between 1 and 100.")]
     [InlineData("Expressions:Timeout", "00:00:00", "Expressions:Timeout must be between 00:00:00.001 and 00:01:00 (it is 00:00:00).")]
     [InlineData("CallOuts:MaxResponseBytes", "lots", "CallOuts:MaxResponseBytes 'lots' cannot be read; expected a whole number between 1 and 16777216.")]
+    [InlineData("CallOuts:AllowedNetworks:0", "10.0.0.1/8", "CallOuts:AllowedNetworks:0 '10.0.0.1/8' is not a network in CIDR notation; "
+        + "expected an address and a prefix length with no bits set past it, such as 10.20.0.0/16 or fd00:1::/64.")]
     [InlineData("Api:MaxRequestBodyBytes", "10", "Api:MaxRequestBodyBytes must be between 1024 and 1073741824 (it is 10).")]
     [InlineData("Health:StoreTimeout", "00:00:00", "Health:StoreTimeout must be between 00:00:00.100 and 00:01:00 (it is 00:00:00).")]
     [InlineData("Authentication:Jwt:RequireHttpsMetadata", "perhaps", "Authentication:Jwt:RequireHttpsMetadata 'perhaps' cannot be read; expected true or false.")]

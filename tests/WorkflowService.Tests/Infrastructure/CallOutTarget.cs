@@ -8,12 +8,16 @@ using Microsoft.Extensions.Logging;
 
 namespace WorkflowService.Tests.Infrastructure;
 
-/// <summary>A real HTTP server on loopback that http steps call: a quote service, a flaky one, a broken one and a slow one.</summary>
+/// <summary>
+/// A real HTTP server on loopback that http steps call: a quote service, a flaky one, a broken one, a slow one, one that
+/// redirects and one that drips its body.
+/// </summary>
 public sealed class CallOutTarget : IAsyncDisposable
 {
     private readonly WebApplication _app;
     private int _flakyCalls;
     private int _slowCalls;
+    private int _redirectCalls;
 
     private CallOutTarget(WebApplication app) => _app = app;
 
@@ -28,10 +32,14 @@ public sealed class CallOutTarget : IAsyncDisposable
     /// <summary>How many requests /slow has received.</summary>
     public int SlowCalls => Volatile.Read(ref _slowCalls);
 
-    public static async Task<CallOutTarget> StartAsync()
+    /// <summary>How many requests /redirect has received.</summary>
+    public int RedirectCalls => Volatile.Read(ref _redirectCalls);
+
+    /// <param name="address">The loopback address to listen on (any of 127/8 on Linux).</param>
+    public static async Task<CallOutTarget> StartAsync(string address = "127.0.0.1")
     {
         var builder = WebApplication.CreateSlimBuilder();
-        builder.WebHost.UseUrls("http://127.0.0.1:0");
+        builder.WebHost.UseUrls($"http://{address}:0");
         builder.Logging.ClearProviders();
         var app = builder.Build();
         var target = new CallOutTarget(app);
@@ -52,6 +60,23 @@ public sealed class CallOutTarget : IAsyncDisposable
             return Results.Json(new { answered = true });
         });
         app.MapGet("/broken", () => Results.StatusCode(StatusCodes.Status500InternalServerError));
+        app.MapGet("/redirect", (string to) =>
+        {
+            Interlocked.Increment(ref target._redirectCalls);
+            return Results.Redirect(to);
+        });
+        // Sends its headers at once, then its body one byte a second for two minutes (or until the caller goes).
+        app.MapGet("/drip", async (HttpResponse response, CancellationToken cancellationToken) =>
+        {
+            response.ContentType = "text/plain";
+            await response.StartAsync(cancellationToken);
+            using var second = new PeriodicTimer(TimeSpan.FromSeconds(1));
+            for (var i = 0; i < 120 && await second.WaitForNextTickAsync(cancellationToken); i++)
+            {
+                await response.Body.WriteAsync("."u8.ToArray(), cancellationToken);
+                await response.Body.FlushAsync(cancellationToken);
+            }
+        });
         await app.StartAsync();
         target.Address = new Uri(app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
         return target;

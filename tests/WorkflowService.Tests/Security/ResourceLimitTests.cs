@@ -189,7 +189,7 @@ public sealed class ResourceLimitTests : ServiceTest<SqliteBackend>
         var instance = await api.StartAsync(name);
         var faulted = await api.WaitForAsync(instance.Id, InstanceStatus.Faulted);
 
-        Assert.Contains("calls to 127.0.0.1 are not allowed", faulted.Error, StringComparison.Ordinal);
+        Assert.Contains("calls to 127.0.0.1 are refused: the host is not in CallOuts:AllowedHosts", faulted.Error, StringComparison.Ordinal);
         Assert.Equal(0, target.FlakyCalls);
     }
 
