@@ -108,7 +108,12 @@ public sealed partial class HttpCallOutClient : ICallOutClient
     /// <summary>The HTTP message of one attempt: the one place a call's request is turned into what is sent.</summary>
     private static HttpRequestMessage RequestMessage(Uri url, CallOutRequest request)
     {
-        var message = new HttpRequestMessage(new HttpMethod(request.Method), url);
+        var message = new HttpRequestMessage(new HttpMethod(request.Method), url)
+        {
+            // Never HTTP/3: QUIC opens its own connections, past the egress policy's connect callback.
+            Version = HttpVersion.Version11,
+            VersionPolicy = HttpVersionPolicy.RequestVersionOrLower,
+        };
         if (request.BodyJson is not null)
         {
             message.Content = new StringContent(request.BodyJson, Encoding.UTF8, "application/json");
