@@ -48,14 +48,13 @@ public sealed partial class EgressPolicy
     public string? RefusalOf(string host, int port)
     {
         host = Bare(host);
-        if ((_hosts.Count > 0 || _hostSuffixes.Count > 0) && !_hosts.Contains(host)
-            && !_hostSuffixes.Exists(suffix => host.EndsWith(suffix, StringComparison.OrdinalIgnoreCase)))
+        if ((_hosts.Count > 0 || _hostSuffixes.Count > 0) && !_hosts.Contains(host) && !UnderAllowedSuffix(host))
         {
-            return $"calls to {host} are refused: the host is not in CallOuts:AllowedHosts";
+            return Refused(host, port, $"calls to {host} are refused: the host is not in CallOuts:AllowedHosts");
         }
 
         return _ports is not null && !_ports.Contains(port)
-            ? $"calls to {host} on port {port} are refused: the port is not allowed (CallOuts:AllowedPorts)"
+            ? Refused(host, port, $"calls to {host} on port {port} are refused: the port is not allowed (CallOuts:AllowedPorts)")
             : null;
     }
 
@@ -64,7 +63,7 @@ public sealed partial class EgressPolicy
     {
         var unmapped = AddressScopes.Unmapped(address);
         var scope = AddressScopes.Of(unmapped);
-        if (scope == AddressScope.Public || Array.Exists(_networks, n => n.Contains(unmapped) || n.Contains(address)))
+        if (scope == AddressScope.Public || InAllowedNetwork(unmapped) || InAllowedNetwork(address))
         {
             return null;
         }
@@ -90,7 +89,6 @@ public sealed partial class EgressPolicy
         var port = context.DnsEndPoint.Port;
         if (RefusalOf(host, port) is { } refusal)
         {
-            LogRefused(_logger, Endpoint(host, port), refusal);
             throw new CallOutFailedException(refusal);
         }
 
@@ -133,6 +131,32 @@ public sealed partial class EgressPolicy
             : new SocketException((int)SocketError.HostNotFound);
     }
 
+    private bool UnderAllowedSuffix(string host)
+    {
+        foreach (var suffix in _hostSuffixes)
+        {
+            if (host.EndsWith(suffix, StringComparison.OrdinalIgnoreCase))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private bool InAllowedNetwork(IPAddress address)
+    {
+        foreach (var network in _networks)
+        {
+            if (network.Contains(address))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
     private static string Describe(AddressScope scope) => scope switch
     {
         AddressScope.Shared => "shared (carrier-grade NAT)",
@@ -143,6 +167,12 @@ public sealed partial class EgressPolicy
 
     // The form host names are compared in: no IPv6 brackets, no trailing dot of a fully qualified name.
     private static string Bare(string host) => host.TrimStart('[').TrimEnd(']').TrimEnd('.');
+
+    private string Refused(string host, int port, string refusal)
+    {
+        LogRefused(_logger, Endpoint(host, port), refusal);
+        return refusal;
+    }
 
     private static string Endpoint(string host, int port) => host.Contains(':', StringComparison.Ordinal) ? $"[{host}]:{port}" : $"{host}:{port}";
 
