@@ -62,7 +62,10 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         }
         catch (JsonException e)
         {
-            diagnostics.Add(new Diagnostic(e.Path ?? "$", $"invalid JSON: {e.Message}"));
+            // Reading stops at the first problem; it is told in the definition's own terms (System.Text.Json's message names
+            // the engine's types).
+            var problem = JsonReadProblem.Explain(e, typeof(DefinitionDocument), JsonOptions);
+            diagnostics.Add(new Diagnostic(problem.Path, problem.IsSyntax ? $"invalid JSON: {problem.Reason}" : problem.Reason));
             return null;
         }
     }

@@ -1,11 +1,10 @@
 using System.Globalization;
 using System.Reflection;
 using System.Text.Json;
-using System.Text.Json.Serialization.Metadata;
-using System.Text.RegularExpressions;
 using Microsoft.AspNetCore.Http.Metadata;
 using Microsoft.AspNetCore.Mvc;
 using Microsoft.Extensions.Primitives;
+using WorkflowService.Engine;
 
 namespace WorkflowService.Api;
 
@@ -15,32 +14,17 @@ namespace WorkflowService.Api;
 /// parameter "Nullable&lt;InstanceStatus&gt; status"", "could not be converted to WorkflowService.Api.StartInstanceRequest")
 /// are worked out again from the endpoint's parameters and the JSON contract instead of being passed on.
 /// </summary>
-internal static partial class RequestProblems
+internal static class RequestProblems
 {
     public const string Title = "The request is not valid";
 
     /// <summary>The body did not read as the operation's JSON: a syntax error, or a value of the wrong kind at a path.</summary>
     public static HttpValidationProblemDetails ForJson(JsonException json, Type? bodyType, JsonSerializerOptions options)
     {
-        var path = string.IsNullOrEmpty(json.Path) ? "$" : json.Path;
-        string message;
-        if (json.InnerException is JsonException syntax)
-        {
-            // The reader's own words are about the JSON text; only its position suffix is restated.
-            var reason = PositionSuffix().Replace(syntax.Message, "");
-            var where = json.LineNumber is { } line && json.BytePositionInLine is { } position
-                ? $" (line {line + 1}, byte {position + 1})"
-                : "";
-            message = $"The request body is not valid JSON at {path}{where}: {reason}";
-        }
-        else
-        {
-            message = bodyType is not null && TypeAt(bodyType, path, options) is { } expected
-                ? $"{path}: expected {Expected(expected, options)}"
-                : $"{path}: the value is not of the kind this operation takes";
-        }
-
-        return Invalid(path, message);
+        var problem = JsonReadProblem.Explain(json, bodyType, options);
+        return Invalid(problem.Path, problem.IsSyntax
+            ? $"The request body is not valid JSON at {problem.Path}: {problem.Reason}"
+            : $"{problem.Path}: {problem.Reason}");
     }
 
     /// <summary>
@@ -97,64 +81,7 @@ internal static partial class RequestProblems
     }
 
     /// <summary>What a value of <paramref name="type"/> looks like in JSON or in a query string, in the client's terms.</summary>
-    public static string Expected(Type type, JsonSerializerOptions options)
-    {
-        type = Nullable.GetUnderlyingType(type) ?? type;
-        if (type.IsEnum)
-        {
-            return "one of " + string.Join(", ", Enum.GetNames(type));
-        }
-
-        if (type == typeof(string) || type == typeof(char))
-        {
-            return "a string";
-        }
-
-        if (type == typeof(bool))
-        {
-            return "true or false";
-        }
-
-        if (type == typeof(int) || type == typeof(long) || type == typeof(short))
-        {
-            (long Min, long Max) range = type == typeof(int) ? (int.MinValue, int.MaxValue)
-                : type == typeof(short) ? (short.MinValue, short.MaxValue)
-                : (long.MinValue, long.MaxValue);
-            var (min, max) = range;
-            return $"a whole number from {min} to {max}";
-        }
-
-        if (type == typeof(double) || type == typeof(float) || type == typeof(decimal))
-        {
-            return "a number";
-        }
-
-        if (type == typeof(Guid))
-        {
-            return "a UUID such as 3f2504e0-4f89-41d3-9a0c-0305e82c3301";
-        }
-
-        if (type == typeof(DateTimeOffset) || type == typeof(DateTime))
-        {
-            return "a date and time in ISO 8601 form such as 2030-01-31T09:30:00Z";
-        }
-
-        if (type == typeof(JsonElement))
-        {
-            return "a JSON value";
-        }
-
-        var info = options.GetTypeInfo(type);
-        return info.Kind switch
-        {
-            JsonTypeInfoKind.Object => info.Properties.Count == 0
-                ? "a JSON object"
-                : "a JSON object with the fields " + string.Join(", ", info.Properties.Select(p => p.Name)),
-            JsonTypeInfoKind.Dictionary => $"a JSON object whose every value is {Expected(info.ElementType!, options)}",
-            JsonTypeInfoKind.Enumerable => $"a JSON array whose every item is {Expected(info.ElementType!, options)}",
-            _ => "a different kind of JSON value",
-        };
-    }
+    public static string Expected(Type type, JsonSerializerOptions options) => JsonReadProblem.Expected(type, options);
 
     private static HttpValidationProblemDetails Invalid(string field, string message) =>
         Invalid(new Dictionary<string, string[]> { [field] = [message] });
@@ -165,39 +92,6 @@ internal static partial class RequestProblems
         Title = Title,
         Detail = string.Join("; ", errors.Values.SelectMany(m => m)),
     };
-
-    /// <summary>The type of the value at a System.Text.Json path (<c>$.a.b[0]['c']</c>) in <paramref name="root"/>.</summary>
-    private static Type? TypeAt(Type root, string path, JsonSerializerOptions options)
-    {
-        var current = root;
-        foreach (Match segment in PathSegment().Matches(path))
-        {
-            current = Nullable.GetUnderlyingType(current) ?? current;
-            if (current == typeof(JsonElement))
-            {
-                return current;
-            }
-
-            var info = options.GetTypeInfo(current);
-            var name = segment.Groups["name"];
-            Type? next = (info.Kind, name.Success) switch
-            {
-                (JsonTypeInfoKind.Enumerable, false) => info.ElementType,
-                (JsonTypeInfoKind.Dictionary, true) => info.ElementType,
-                (JsonTypeInfoKind.Object, true) => info.Properties
-                    .FirstOrDefault(p => string.Equals(p.Name, name.Value, StringComparison.OrdinalIgnoreCase))?.PropertyType,
-                _ => null,
-            };
-            if (next is null)
-            {
-                return null;
-            }
-
-            current = next;
-        }
-
-        return current;
-    }
 
     /// <summary>Where a simple parameter is bound from, the way minimal APIs bind it, and the values sent there.</summary>
     private static (string Name, StringValues Values) Value(HttpRequest request, RouteValueDictionary routeValues, ParameterInfo parameter)
@@ -232,10 +126,4 @@ internal static partial class RequestProblems
 
     private static MethodInfo? TryParseMethod(Type type) =>
         type.GetMethod("TryParse", BindingFlags.Public | BindingFlags.Static, [typeof(string), typeof(IFormatProvider), type.MakeByRefType()]);
-
-    [GeneratedRegex(@"\.(?<name>[^.\[]+)|\['(?<name>(?:[^'\\]|\\.)*)'\]|\[(?<index>\d+)\]")]
-    private static partial Regex PathSegment();
-
-    [GeneratedRegex(@"\s*(Path: .*?\|\s*)?LineNumber: \d+ \| BytePositionInLine: \d+\.?\s*$")]
-    private static partial Regex PositionSuffix();
 }

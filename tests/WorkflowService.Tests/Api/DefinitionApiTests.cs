@@ -76,14 +76,26 @@ public abstract class DefinitionApiTests<TBackend> : SharedServiceTest<TBackend>
         await ApiClient.ProblemAsync(lookup, HttpStatusCode.NotFound);
     }
 
-    [Fact]
-    public async Task A_misspelt_field_is_reported_rather_than_ignored()
+    [Theory]
+    [InlineData("""{ "id": "c", "type": "complete", "reslt": "1" }""", "$.steps[2].reslt",
+        "unknown field 'reslt' at $.steps[2]; expected one of: id, type, description, next, set, signal, timeout,")]
+    [InlineData("""{ "id": "c", "type": "complete", "result": 42 }""", "$.steps[2].result", "expected a string")]
+    [InlineData("""{ "id": "c", "type": "http", "url": "'https://example.com'", "retries": "two" }""", "$.steps[2].retries",
+        "expected a whole number from")]
+    [InlineData("""{ "id": "c", "type": "assign", "set": { "x": true } }""", "$.steps[2].set.x", "expected a string")]
+    [InlineData("""{ "id": "c", "type": "decision", "branches": { "when": "true" } }""", "$.steps[2].branches",
+        "expected a JSON array whose every item is a JSON object with the fields when, next, name, steps")]
+    public async Task A_misspelt_field_or_a_value_of_the_wrong_kind_is_reported_in_the_definitions_terms(string step, string path, string message)
     {
-        var json = """{ "name": "typo", "steps": [ { "id": "d", "type": "complete", "reslt": "1" } ] }""";
+        var json = $$"""{ "name": "typo", "steps": [ { "id": "a", "type": "assign", "set": { "n": "1" } }, { "id": "b", "type": "complete" }, {{step}} ] }""";
         using var response = await Api.Http.PostAsync("/definitions", new StringContent(json, Encoding.UTF8, "application/json"));
 
+        var body = await response.Content.ReadAsStringAsync();
         var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.UnprocessableEntity);
-        Assert.Contains("reslt", problem["diagnostics"]!.ToJsonString(), StringComparison.Ordinal);
+        var diagnostic = Assert.Single(problem["diagnostics"]!.AsArray())!;
+        Assert.Equal(path, (string)diagnostic["path"]!);
+        Assert.StartsWith(message, (string)diagnostic["message"]!, StringComparison.Ordinal);
+        ClientTerms.AssertNoDotNetNames(body);
     }
 
     [Fact]
@@ -91,8 +103,10 @@ public abstract class DefinitionApiTests<TBackend> : SharedServiceTest<TBackend>
     {
         using var response = await Api.Http.PostAsync("/definitions", new StringContent("{ \"name\": ", Encoding.UTF8, "application/json"));
 
+        var body = await response.Content.ReadAsStringAsync();
         var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.BadRequest);
-        Assert.Contains("JSON", (string)problem["detail"]!, StringComparison.Ordinal);
+        Assert.Contains("The request body is not valid JSON at $", (string)problem["detail"]!, StringComparison.Ordinal);
+        ClientTerms.AssertNoDotNetNames(body);
     }
 
     [Fact]

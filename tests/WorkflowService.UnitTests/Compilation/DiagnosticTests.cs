@@ -21,20 +21,41 @@ public sealed class DiagnosticTests
         Refused("null", ("$", "the definition must be a JSON object"));
     }
 
+    private const string StepFields = "id, type, description, next, set, signal, timeout, onTimeout, output, duration, branches, otherwise, "
+        + "title, assignee, role, data, result, reason, method, url, body, headers, retries, definition, version, input, onError, errorOutput";
+
     [Theory]
-    [InlineData("""[ 1 ]""", "$")]
-    [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "complete", "result": 42 } ] }""", "$.steps[0].result")]
-    [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "decision", "otherwize": "b" } ] }""", "$.steps[0].otherwize")]
-    [InlineData("""{ "name": "t", "variables": [], "steps": [] }""", "$.variables")]
-    [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "http", "retries": "two" } ] }""", "$.steps[0].retries")]
-    public void A_value_of_the_wrong_JSON_type_or_an_unknown_property_stops_reading_with_one_problem_where_reading_stopped(string json, string path)
+    [InlineData("""[ 1 ]""", "$", "expected a JSON object with the fields name, description, variables, steps, onCancel")]
+    [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "complete", "result": 42 } ] }""", "$.steps[0].result", "expected a string")]
+    [InlineData("""{ "name": "t", "variables": [], "steps": [] }""", "$.variables", "expected a JSON object")]
+    [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "http", "retries": "two" } ] }""", "$.steps[0].retries",
+        "expected a whole number from -2147483648 to 2147483647")]
+    [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "assign", "set": { "x": 1 } } ] }""", "$.steps[0].set.x", "expected a string")]
+    [InlineData("""{ "name": "t", "steps": { "id": "a" } }""", "$.steps", "expected a JSON array whose every item is a JSON object with the fields " + StepFields)]
+    public void A_value_of_the_wrong_JSON_type_stops_reading_with_one_problem_that_says_what_was_expected(string json, string path, string message)
     {
         var (definition, diagnostics) = Compile(json);
 
         Assert.Null(definition);
         var problem = Assert.Single(diagnostics);
         Assert.Equal(path, problem.Path);
-        Assert.StartsWith("invalid JSON: ", problem.Message, StringComparison.Ordinal);
+        Assert.Equal(message, problem.Message);
+    }
+
+    [Theory]
+    [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "decision", "otherwize": "b" } ] }""", "$.steps[0].otherwize",
+        "unknown field 'otherwize' at $.steps[0]; expected one of: " + StepFields)]
+    [InlineData("""{ "name": "t", "stepz": [] }""", "$.stepz", "unknown field 'stepz' at $; expected one of: name, description, variables, steps, onCancel")]
+    [InlineData("""{ "name": "t", "steps": [ { "id": "p", "type": "parallel", "branches": [ { "name": "b", "step": [] } ] } ] }""",
+        "$.steps[0].branches[0].step", "unknown field 'step' at $.steps[0].branches[0]; expected one of: when, next, name, steps")]
+    public void An_unknown_field_is_named_with_where_it_is_and_the_fields_that_object_has(string json, string path, string message)
+    {
+        var (definition, diagnostics) = Compile(json);
+
+        Assert.Null(definition);
+        var problem = Assert.Single(diagnostics);
+        Assert.Equal(path, problem.Path);
+        Assert.Equal(message, problem.Message);
     }
 
     [Fact]
