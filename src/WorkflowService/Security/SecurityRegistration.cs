@@ -44,6 +44,11 @@ public static class SecurityRegistration
             o.MapInboundClaims = false;
             o.TokenValidationParameters.NameClaimType = jwt.UserClaim;
             o.TokenValidationParameters.RoleClaimType = jwt.RoleClaim;
+            // An access token, signed with the issuer's private key: no other kind of token the issuer signs, and no
+            // signature a public key could forge (none, HS*).
+            o.TokenValidationParameters.ValidTypes = jwt.AcceptedTokenTypes;
+            o.TokenValidationParameters.ValidAlgorithms = jwt.AcceptedAlgorithms;
+            o.Events = new JwtBearerEvents { OnTokenValidated = RefuseIdTokens };
         });
         services.AddTransient<IClaimsTransformation, RoleMapping>();
 
@@ -60,6 +65,24 @@ public static class SecurityRegistration
         services.AddHealthChecks().AddCheck<AuthenticationHealthCheck>("authentication", tags: ["ready"]);
         services.AddHostedService<AuthenticationModeNotice>();
         return services;
+    }
+
+    /// <summary>Claims that only an OpenID Connect ID token carries (OpenID Connect Core 1.0, sections 2 and 3.3.2.11).</summary>
+    private static readonly string[] IdTokenClaims = ["nonce", "at_hash", "c_hash"];
+
+    /// <summary>
+    /// An ID token says who signed in to a client; it is not a grant to call an API, even when the client's id and the
+    /// API's audience are the same. Most issuers type both kinds <c>JWT</c>, so the claims tell them apart.
+    /// </summary>
+    private static Task RefuseIdTokens(TokenValidatedContext context)
+    {
+        if (context.SecurityToken is Microsoft.IdentityModel.JsonWebTokens.JsonWebToken token
+            && IdTokenClaims.FirstOrDefault(c => token.TryGetPayloadValue<object>(c, out _)) is { } claim)
+        {
+            context.Fail($"an ID token (it carries '{claim}') is not an access token");
+        }
+
+        return Task.CompletedTask;
     }
 
     private static Action<AuthorizationPolicyBuilder> Require(string policy) =>

@@ -50,6 +50,28 @@ public sealed class JwtSettings
     /// </summary>
     public string TenantClaim { get; set; } = "tenant";
 
+    /// <summary>
+    /// The token types (the JOSE <c>typ</c> header) accepted; none listed: <see cref="DefaultTokenTypes"/>. List only
+    /// <c>at+jwt</c> when the issuer marks its access tokens as RFC 9068 says, and a token of any other type is refused.
+    /// </summary>
+    public IList<string> TokenTypes { get; } = [];
+
+    /// <summary>The signing algorithms accepted, among <see cref="AsymmetricAlgorithms"/>; none listed: all of them.</summary>
+    public IList<string> Algorithms { get; } = [];
+
+    /// <summary>
+    /// An RFC 9068 access token (<c>at+jwt</c>), and <c>JWT</c>, which most issuers write on theirs (and on ID tokens, which
+    /// the claims only they carry tell apart: see <see cref="SecurityRegistration"/>).
+    /// </summary>
+    public static readonly string[] DefaultTokenTypes = ["at+jwt", "application/at+jwt", "JWT"];
+
+    /// <summary>Signatures made with a private key and checked with the issuer's published public key: never none, never HS*.</summary>
+    public static readonly string[] AsymmetricAlgorithms = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"];
+
+    public IReadOnlyList<string> AcceptedTokenTypes => TokenTypes.Count > 0 ? [.. TokenTypes] : DefaultTokenTypes;
+
+    public IReadOnlyList<string> AcceptedAlgorithms => Algorithms.Count > 0 ? [.. Algorithms] : AsymmetricAlgorithms;
+
     public bool IsConfigured => !string.IsNullOrWhiteSpace(Authority);
 }
 

@@ -38,6 +38,23 @@ public sealed class AuthenticationSettingsValidator(IHostEnvironment environment
             }
         }
 
+        for (var i = 0; i < jwt.Algorithms.Count; i++)
+        {
+            if (!JwtSettings.AsymmetricAlgorithms.Contains(jwt.Algorithms[i], StringComparer.Ordinal))
+            {
+                failures.Add($"Authentication:Jwt:Algorithms:{i} '{jwt.Algorithms[i]}' is not accepted: list signing algorithms checked with the "
+                    + $"issuer's public key, among {string.Join(", ", JwtSettings.AsymmetricAlgorithms)}.");
+            }
+        }
+
+        for (var i = 0; i < jwt.TokenTypes.Count; i++)
+        {
+            if (string.IsNullOrWhiteSpace(jwt.TokenTypes[i]))
+            {
+                failures.Add($"Authentication:Jwt:TokenTypes:{i} is empty: list the 'typ' header values of access tokens, such as at+jwt.");
+            }
+        }
+
         if (string.IsNullOrWhiteSpace(jwt.UserClaim))
         {
             failures.Add("Authentication:Jwt:UserClaim must name the claim holding the user id (default 'sub').");

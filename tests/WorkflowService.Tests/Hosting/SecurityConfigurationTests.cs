@@ -37,6 +37,12 @@ public sealed class SecurityConfigurationTests
         "Authentication:ApiKeys:0:Tenant must be 1 to 100 characters, or left out for the default tenant.")]
     [InlineData("Authentication:Jwt:TenantClaim", "",
         "Authentication:Jwt:TenantClaim must name the claim holding the caller's tenant (default 'tenant').")]
+    [InlineData("Authentication:Jwt:Algorithms:0", "HS256",
+        "Authentication:Jwt:Algorithms:0 'HS256' is not accepted: list signing algorithms checked with the issuer's public key, among RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512.")]
+    [InlineData("Authentication:Jwt:Algorithms:0", "none",
+        "Authentication:Jwt:Algorithms:0 'none' is not accepted: list signing algorithms checked with the issuer's public key, among RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512.")]
+    [InlineData("Authentication:Jwt:TokenTypes:0", " ",
+        "Authentication:Jwt:TokenTypes:0 is empty: list the 'typ' header values of access tokens, such as at+jwt.")]
     [InlineData("Authentication:Mode", "None",
         "Authentication:Mode=None turns authentication off, but a scheme is configured (Authentication:Jwt:Authority or Authentication:ApiKeys): remove one of them.")]
     [InlineData("Authorization:Roles:superuser:0", "root",

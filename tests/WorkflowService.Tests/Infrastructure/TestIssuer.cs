@@ -106,10 +106,11 @@ public sealed class TestIssuer : IAsyncDisposable
 
     /// <summary>
     /// An access token for <paramref name="subject"/> with <paramref name="roles"/> (and any <paramref name="claims"/>
-    /// besides), signed by this issuer's key.
+    /// besides), signed by this issuer's key with RS256 and typed <c>JWT</c> unless <paramref name="algorithm"/> and
+    /// <paramref name="tokenType"/> (the header's <c>typ</c>) say otherwise.
     /// </summary>
     public string Token(string subject, string[] roles, string audience = Audience, TimeSpan? lifetime = null, RsaSecurityKey? signedWith = null,
-        IReadOnlyDictionary<string, object>? claims = null)
+        IReadOnlyDictionary<string, object>? claims = null, string algorithm = SecurityAlgorithms.RsaSha256, string? tokenType = null)
     {
         var now = DateTime.UtcNow;
         var all = new Dictionary<string, object> { ["sub"] = subject, ["roles"] = roles };
@@ -126,7 +127,8 @@ public sealed class TestIssuer : IAsyncDisposable
             IssuedAt = now.AddMinutes(-10),
             NotBefore = now.AddMinutes(-10),
             Expires = now + (lifetime ?? TimeSpan.FromMinutes(10)),
-            SigningCredentials = new SigningCredentials(signedWith ?? _key, SecurityAlgorithms.RsaSha256),
+            SigningCredentials = new SigningCredentials(signedWith ?? _key, algorithm),
+            TokenType = tokenType,
         });
     }
 

@@ -32,7 +32,13 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
         TestApiKey.Settings(Application, Operator, Designer, Admin, NoServiceRole)
             .Concat(_issuer.Settings)
             .Append(new("Authorization:Roles:operator:0", "operator"))
-            .Append(new("Authorization:Roles:operator:1", "ops-team")));
+            .Append(new("Authorization:Roles:operator:1", "ops-team"))
+            // The issuer signs with RS256; PS256, which its RSA key could sign with too, is left out on purpose.
+            .Append(new("Authentication:Jwt:Algorithms:0", "RS256"))
+            .Append(new("Authentication:Jwt:Algorithms:1", "ES256")));
+
+    /// <summary>What an OpenID Connect ID token carries and an access token does not.</summary>
+    private static readonly Dictionary<string, object> IdTokenClaims = new() { ["nonce"] = "n-0S6_WzA2Mj", ["at_hash"] = "77QmUPtjPfzWtF2AnpK9RQ" };
 
     public override async ValueTask InitializeAsync()
     {
@@ -143,6 +149,7 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
             ("a token signed by another key", WithToken(_issuer.Token("alice", ["admin"], signedWith: otherIssuerKey))),
             ("a token for another audience", WithToken(_issuer.Token("alice", ["admin"], audience: "another-service"))),
             ("an expired token", WithToken(_issuer.Token("alice", ["admin"], lifetime: TimeSpan.FromMinutes(-6)))),
+            ("an ID token whose audience is the API", WithToken(_issuer.Token("alice", ["admin"], claims: IdTokenClaims))),
         };
         foreach (var (what, client) in callers)
         {
@@ -230,6 +237,39 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
         await ApiClient.ProblemAsync(await client.PostAsJsonAsync("/instances", new { definition = "anything" }), HttpStatusCode.Forbidden);
         var inbox = await client.GetFromJsonAsync<PageView<TaskView>>("/tasks?assignee=me", WorkflowServiceFactory.Json);
         Assert.All(inbox!.Items, t => Assert.True(t.Assignee is null or "mallory" && t.Role is null or "clerk"));
+    }
+
+    /// <summary>Issue #36: a token the issuer signed is a credential only when it is an access token signed as the settings allow.</summary>
+    [Fact]
+    public async Task Only_an_access_token_signed_with_an_accepted_algorithm_is_taken()
+    {
+        var refused = new (string What, string Token)[]
+        {
+            ("an ID token whose audience is the API", _issuer.Token("dora", ["designer"], claims: IdTokenClaims)),
+            ("a token of another type (a logout token)", _issuer.Token("dora", ["designer"], tokenType: "logout+jwt")),
+            ("a token signed with PS256, which the settings do not list", _issuer.Token("dora", ["designer"], algorithm: SecurityAlgorithms.RsaSsaPssSha256)),
+            ("an unsigned token", Unsigned(_issuer.Token("dora", ["designer"]))),
+        };
+        var accepted = new (string What, string Token)[]
+        {
+            ("an access token typed JWT", _issuer.Token("dora", ["designer"])),
+            ("an access token typed at+jwt (RFC 9068)", _issuer.Token("dora", ["designer"], tokenType: "at+jwt")),
+        };
+
+        foreach (var (what, token) in refused.Concat(accepted))
+        {
+            using var client = WithToken(token);
+            using var response = await client.GetAsync("/definitions");
+            var expected = accepted.Any(a => a.Token == token) ? HttpStatusCode.OK : HttpStatusCode.Unauthorized;
+            Assert.True(response.StatusCode == expected, $"{what}: {(int)response.StatusCode}, expected {(int)expected}");
+        }
+    }
+
+    /// <summary><paramref name="token"/> with its signature taken off and its header saying so (alg none).</summary>
+    private static string Unsigned(string token)
+    {
+        var header = Base64UrlEncoder.Encode("""{"alg":"none","typ":"JWT"}""");
+        return $"{header}.{token.Split('.')[1]}.";
     }
 
     [Fact]
