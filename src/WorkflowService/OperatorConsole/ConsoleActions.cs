@@ -55,9 +55,9 @@ public static class ConsoleActions
         return TypedResults.Redirect(back);
     }
 
-    private static RedirectHttpResult SignOut(HttpContext http)
+    private static RedirectHttpResult SignOut(HttpContext http, ConsoleSessionCookie sessions)
     {
-        ConsoleSession.SignOut(http);
+        sessions.SignOut(http);
         return TypedResults.Redirect(ConsolePaths.SignIn.Value!);
     }
 

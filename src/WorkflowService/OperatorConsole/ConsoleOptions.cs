@@ -29,6 +29,16 @@ public sealed class ConsoleOptions
     /// </summary>
     public string? KeysDirectory { get; set; }
 
+    /// <summary>
+    /// Whether the console's cookies (session, form token, single sign-on) are always marked Secure. Unset (the default):
+    /// always, except in the Development environment, where they follow the request's scheme. false is for plain-HTTP
+    /// development and refused elsewhere; true makes Development secure too.
+    /// </summary>
+    public bool? SecureCookies { get; set; }
+
+    /// <summary>Whether every console cookie is marked Secure, whatever scheme this node sees (a proxy may have ended TLS).</summary>
+    public bool CookiesAlwaysSecure(IHostEnvironment environment) => SecureCookies ?? !environment.IsDevelopment();
+
     /// <summary>Sign-in with the issuer the API trusts (Authentication:Jwt:Authority), by the authorization code flow.</summary>
     public ConsoleOpenIdConnectOptions OpenIdConnect { get; set; } = new();
 }

@@ -1,3 +1,4 @@
+using Microsoft.AspNetCore.Antiforgery;
 using Microsoft.AspNetCore.DataProtection;
 using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Configuration;
@@ -19,13 +20,16 @@ public static class ConsoleRegistration
             protection.PersistKeysToFileSystem(new DirectoryInfo(keys));
         }
 
-        services.AddAntiforgery(o =>
-        {
-            o.Cookie.Name = "workflow-console-antiforgery";
-            o.Cookie.Path = ConsolePaths.Root;
-            o.Cookie.SameSite = SameSiteMode.Strict;
-            o.FormFieldName = "__antiforgery";
-        });
+        services.AddAntiforgery(o => o.FormFieldName = "__antiforgery");
+        services.AddOptions<AntiforgeryOptions>().Configure<IOptions<ConsoleOptions>, IHostEnvironment>((o, console, environment) =>
+            o.Cookie = new ConsoleCookieBuilder(console.Value.CookiesAlwaysSecure(environment))
+            {
+                Name = "workflow-console-antiforgery",
+                Path = ConsolePaths.Root,
+                SameSite = SameSiteMode.Strict,
+                HttpOnly = true,
+                IsEssential = true,
+            });
         services.AddSingleton<ConsoleSessionCookie>();
         services.AddSingleton<IValidateOptions<ConsoleOptions>, ConsoleOptionsValidator>();
         services.AddConsoleSingleSignOn(configuration);

@@ -10,10 +10,11 @@ namespace WorkflowService.OperatorConsole;
 /// The console's sign-in: the API key or token a person pastes is kept, encrypted and time-limited, in a cookie scoped to
 /// /console; each console request presents it to the API's own authentication as the Authorization header
 /// (<see cref="ConsoleSession"/>), so the console sees exactly the identity, roles and tenant the API would. The cookie
-/// is HttpOnly, SameSite=Lax and never sent to the API's routes, so a page elsewhere cannot act with it; the console's
+/// is HttpOnly, SameSite=Lax, Secure (Console:SecureCookies) and never sent to the API's routes, so a page elsewhere cannot act with it; the console's
 /// forms also carry an antiforgery token.
 /// </summary>
-public sealed class ConsoleSessionCookie(IDataProtectionProvider protection, IOptions<ConsoleOptions> options, TimeProvider time)
+public sealed class ConsoleSessionCookie(IDataProtectionProvider protection, IOptions<ConsoleOptions> options, IHostEnvironment environment,
+    TimeProvider time)
 {
     public const string CookieName = "workflow-console";
 
@@ -24,6 +25,17 @@ public sealed class ConsoleSessionCookie(IDataProtectionProvider protection, IOp
     // (workflow-console, workflow-consoleC1, ...) and joined again when read.
     private static readonly ChunkingCookieManager Cookies = new();
 
+    private readonly ConsoleCookieBuilder _cookie = new(options.Value.CookiesAlwaysSecure(environment))
+    {
+        Path = ConsolePaths.Root,
+        HttpOnly = true,
+        // Lax, not Strict: the way back from the issuer after single sign-on, and a link to an instance from a ticket or a chat,
+        // are top-level navigations from another site that must arrive signed in. Cross-site posts are refused either way:
+        // Lax does not send the cookie with them, and every form carries an antiforgery token.
+        SameSite = SameSiteMode.Lax,
+        IsEssential = true,
+    };
+
     /// <summary>Keeps <paramref name="credential"/> for this browser: a token (three dot-separated parts) as a bearer token, anything else as an API key.</summary>
     public void SignIn(HttpContext context, string credential)
     {
@@ -32,7 +44,7 @@ public sealed class ConsoleSessionCookie(IDataProtectionProvider protection, IOp
         Cookies.AppendResponseCookie(context, CookieName, _protector.Protect(header, time.GetUtcNow().Add(lifetime)), Options(context, lifetime));
     }
 
-    public static void SignOut(HttpContext context) => Cookies.DeleteCookie(context, CookieName, Options(context, TimeSpan.Zero));
+    public void SignOut(HttpContext context) => Cookies.DeleteCookie(context, CookieName, Options(context, TimeSpan.Zero));
 
     /// <summary>The session cookie the request carries (joined from its chunks), or null.</summary>
     public static string? Presented(HttpContext context) => Cookies.GetRequestCookie(context, CookieName) is { Length: > 0 } cookie ? cookie : null;
@@ -52,18 +64,12 @@ public sealed class ConsoleSessionCookie(IDataProtectionProvider protection, IOp
 
     private static bool LooksLikeToken(string credential) => credential.Count(c => c == '.') == 2 && !credential.Contains(' ', StringComparison.Ordinal);
 
-    private static CookieOptions Options(HttpContext context, TimeSpan lifetime) => new()
+    private CookieOptions Options(HttpContext context, TimeSpan lifetime)
     {
-        Path = ConsolePaths.Root,
-        HttpOnly = true,
-        Secure = context.Request.IsHttps,
-        // Lax, not Strict: the way back from the issuer after single sign-on, and a link to an instance from a ticket or a chat,
-        // are top-level navigations from another site that must arrive signed in. Cross-site posts are refused either way:
-        // Lax does not send the cookie with them, and every form carries an antiforgery token.
-        SameSite = SameSiteMode.Lax,
-        IsEssential = true,
-        MaxAge = lifetime > TimeSpan.Zero ? lifetime : null,
-    };
+        var cookie = _cookie.Build(context);
+        cookie.MaxAge = lifetime > TimeSpan.Zero ? lifetime : null;
+        return cookie;
+    }
 }
 
 /// <summary>
@@ -108,7 +114,6 @@ public sealed class ConsoleSession(RequestDelegate next, ConsoleSessionCookie se
     /// <summary>Whether this request came with a console session (which, when it is not signed in now, has expired or was refused).</summary>
     public static bool HadSession(HttpContext context) => context.Items.ContainsKey(typeof(ConsoleSession));
 
-    public static void SignOut(HttpContext context) => ConsoleSessionCookie.SignOut(context);
 }
 
 /// <summary>
@@ -116,7 +121,7 @@ public sealed class ConsoleSession(RequestDelegate next, ConsoleSessionCookie se
 /// authentication, so it sees the identity the session presented, and before authorization, whose challenge would be
 /// the API's 401.
 /// </summary>
-public sealed class ConsoleSignInGate(RequestDelegate next, IOptions<AuthenticationSettings> authentication)
+public sealed class ConsoleSignInGate(RequestDelegate next, ConsoleSessionCookie sessions, IOptions<AuthenticationSettings> authentication)
 {
     public Task InvokeAsync(HttpContext context)
     {
@@ -133,7 +138,7 @@ public sealed class ConsoleSignInGate(RequestDelegate next, IOptions<Authenticat
 
         if (ConsoleSession.HadSession(context))
         {
-            ConsoleSession.SignOut(context);
+            sessions.SignOut(context);
         }
 
         if (HttpMethods.IsGet(context.Request.Method) && !path.StartsWithSegments(ConsolePaths.Live, StringComparison.OrdinalIgnoreCase))

@@ -33,7 +33,8 @@ public static class ConsoleSingleSignOn
         }
 
         services.AddAuthentication().AddOpenIdConnect(Scheme, "Single sign-on", _ => { });
-        services.AddOptions<OpenIdConnectOptions>(Scheme).Configure<IOptions<AuthenticationSettings>, IOptions<ConsoleOptions>>((o, authentication, console) =>
+        services.AddOptions<OpenIdConnectOptions>(Scheme).Configure<IOptions<AuthenticationSettings>, IOptions<ConsoleOptions>, IHostEnvironment>(
+            (o, authentication, console, environment) =>
         {
             var jwt = authentication.Value.Jwt;
             var client = console.Value.OpenIdConnect;
@@ -60,10 +61,11 @@ public static class ConsoleSingleSignOn
                 o.Scope.Add(scope);
             }
 
+            var secure = console.Value.CookiesAlwaysSecure(environment) ? CookieSecurePolicy.Always : CookieSecurePolicy.SameAsRequest;
             o.CorrelationCookie.SameSite = SameSiteMode.Lax;
-            o.CorrelationCookie.SecurePolicy = CookieSecurePolicy.SameAsRequest;
+            o.CorrelationCookie.SecurePolicy = secure;
             o.NonceCookie.SameSite = SameSiteMode.Lax;
-            o.NonceCookie.SecurePolicy = CookieSecurePolicy.SameAsRequest;
+            o.NonceCookie.SecurePolicy = secure;
             o.Events.OnTokenValidated = SignedInAsync;
             o.Events.OnRemoteFailure = FailedAsync;
         });
@@ -105,12 +107,26 @@ public static class ConsoleSingleSignOn
     }
 }
 
-/// <summary>Single sign-on needs the issuer the API trusts: a client id without Authentication:Jwt:Authority stops the start.</summary>
-public sealed class ConsoleOptionsValidator(IOptions<AuthenticationSettings> authentication) : IValidateOptions<ConsoleOptions>
+/// <summary>
+/// Single sign-on needs the issuer the API trusts: a client id without Authentication:Jwt:Authority stops the start. Cookies
+/// that may travel over plain HTTP are for Development only.
+/// </summary>
+public sealed class ConsoleOptionsValidator(IOptions<AuthenticationSettings> authentication, IHostEnvironment environment) : IValidateOptions<ConsoleOptions>
 {
-    public ValidateOptionsResult Validate(string? name, ConsoleOptions options) =>
-        options.OpenIdConnect.IsConfigured && !authentication.Value.Jwt.IsConfigured
-            ? ValidateOptionsResult.Fail(
-                "Console:OpenIdConnect:ClientId needs Authentication:Jwt:Authority: the console signs people in at the issuer the API trusts.")
-            : ValidateOptionsResult.Success;
+    public ValidateOptionsResult Validate(string? name, ConsoleOptions options)
+    {
+        var failures = new List<string>();
+        if (options.OpenIdConnect.IsConfigured && !authentication.Value.Jwt.IsConfigured)
+        {
+            failures.Add("Console:OpenIdConnect:ClientId needs Authentication:Jwt:Authority: the console signs people in at the issuer the API trusts.");
+        }
+
+        if (options.SecureCookies == false && !environment.IsDevelopment())
+        {
+            failures.Add($"Console:SecureCookies=false lets the console's session travel over plain HTTP; it is allowed in the Development "
+                + $"environment only, and this is {environment.EnvironmentName}. Remove it: the cookies are Secure behind a proxy that ends TLS too.");
+        }
+
+        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+    }
 }

@@ -200,6 +200,12 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
         await Expect(page).ToHaveURLAsync(new Regex("/console/definitions$"));
         await Expect(page.Locator("header .who")).ToContainTextAsync("dana.operator");
         await Expect(page.GetByRole(AriaRole.Link, new() { Name = "Dead letters" })).ToBeVisibleAsync();
+        // Issue #36: outside Development every console cookie is Secure (the single sign-on's correlation and nonce cookies
+        // too, or the way back would have failed), and Chromium keeps them for http://127.0.0.1 and sends them back: the
+        // sign-out below posts the form token its cookie pairs with.
+        var cookies = (await console.Context.CookiesAsync()).Where(c => c.Name.StartsWith("workflow-console", StringComparison.Ordinal)).ToList();
+        Assert.Equal(["workflow-console", "workflow-console-antiforgery"], cookies.Select(c => c.Name).Order());
+        Assert.All(cookies, c => Assert.True(c.Secure, $"{c.Name} is not Secure"));
         await page.GetByRole(AriaRole.Button, new() { Name = "Sign out" }).ClickAsync();
         await Expect(page).ToHaveURLAsync(new Regex("/console/sign-in"));
         await page.GotoAsync("/console/instances");

@@ -247,6 +247,46 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
         Assert.Contains(LongKey.Name, await response.Content.ReadAsStringAsync(), StringComparison.Ordinal);
     }
 
+    /// <summary>
+    /// Issue #36: behind a proxy that ends TLS the node sees plain HTTP. With secure cookies (the default outside
+    /// Development) every console cookie is Secure all the same, and the forms, whose antiforgery check would refuse plain
+    /// HTTP under ASP.NET Core's Always policy, still work.
+    /// </summary>
+    [Fact]
+    public async Task With_secure_cookies_every_console_cookie_is_secure_even_when_the_node_sees_plain_http()
+    {
+        var (factory, _) = await StartServiceAsync(new(Settings) { ["Console:SecureCookies"] = "true" });
+        using var proxied = factory.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false, HandleCookies = false });
+        Assert.Equal("http", proxied.BaseAddress!.Scheme);
+
+        using var form = await proxied.GetAsync("/console/sign-in");
+        var formCookie = SecureCookie(form, "workflow-console-antiforgery");
+        using var signIn = new HttpRequestMessage(HttpMethod.Post, "/console/sign-in")
+        {
+            Content = new FormUrlEncodedContent([new("__antiforgery", Token(await form.Content.ReadAsStringAsync())), new("credential", Operator.Key),
+                new("returnUrl", "/console/instances")]),
+        };
+        signIn.Headers.Add("Cookie", formCookie);
+        using var signedIn = await proxied.SendAsync(signIn);
+        Assert.Equal(HttpStatusCode.Redirect, signedIn.StatusCode);
+        var session = SecureCookie(signedIn, ConsoleSessionCookieName);
+
+        using var page = new HttpRequestMessage(HttpMethod.Get, "/console/instances");
+        page.Headers.Add("Cookie", session);
+        using var shown = await proxied.SendAsync(page);
+        Assert.Equal(HttpStatusCode.OK, shown.StatusCode);
+    }
+
+    private const string ConsoleSessionCookieName = "workflow-console";
+
+    /// <summary>The cookie named <paramref name="name"/> the answer sets (name=value), asserted to be marked Secure.</summary>
+    private static string SecureCookie(HttpResponseMessage response, string name)
+    {
+        var set = Assert.Single(response.Headers.GetValues("Set-Cookie"), c => c.StartsWith(name + "=", StringComparison.Ordinal));
+        Assert.Contains("; secure", set, StringComparison.OrdinalIgnoreCase);
+        return set.Split(';')[0];
+    }
+
     private HttpClient Browser() =>
         Factory.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false, HandleCookies = true });
 

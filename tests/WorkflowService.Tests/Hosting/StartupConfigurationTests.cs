@@ -54,6 +54,9 @@ public sealed class StartupConfigurationTests
     [InlineData("Console:OpenIdConnect:ClientId", "workflow-console",
         "Console:OpenIdConnect:ClientId needs Authentication:Jwt:Authority: the console signs people in at the issuer the API trusts.")]
     [InlineData("Console:Enabled", "sometimes", "Console:Enabled 'sometimes' cannot be read; expected true or false.")]
+    [InlineData("Console:SecureCookies", "false",
+        "Console:SecureCookies=false lets the console's session travel over plain HTTP; it is allowed in the Development environment only, "
+        + "and this is Production. Remove it: the cookies are Secure behind a proxy that ends TLS too.")]
     [InlineData("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", "OTEL_EXPORTER_OTLP_PROTOCOL 'http/json' is not supported; allowed values: grpc (the default), http/protobuf")]
     [InlineData("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4317",
         "OTEL_EXPORTER_OTLP_ENDPOINT 'collector:4317' is not an absolute http:// or https:// address (for example http://otel-collector:4317)")]
