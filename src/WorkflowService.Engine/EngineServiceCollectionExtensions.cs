@@ -18,7 +18,7 @@ public static class EngineServiceCollectionExtensions
     /// </summary>
     public static IServiceCollection AddWorkflowStoreFacets<TStore>(this IServiceCollection services)
         where TStore : class, IStoreClock, IStoreSchema, IDefinitionStore, IInstanceStore, ISignalQueue, ITaskStore, IOperatorQueries,
-        IStoreFailures, IRetentionStore
+        IStoreFailures, IRetentionStore, IRevocationList
     {
         services.AddSingleton<TStore>();
         services.AddSingleton<IStoreClock>(p => p.GetRequiredService<TStore>());
@@ -30,6 +30,7 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<IOperatorQueries>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<IStoreFailures>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<IRetentionStore>(p => p.GetRequiredService<TStore>());
+        services.AddSingleton<IRevocationList>(p => p.GetRequiredService<TStore>());
         return services;
     }
 

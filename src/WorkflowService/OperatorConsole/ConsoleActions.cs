@@ -55,9 +55,9 @@ public static class ConsoleActions
         return TypedResults.Redirect(back);
     }
 
-    private static RedirectHttpResult SignOut(HttpContext http, ConsoleSessionCookie sessions)
+    private static async Task<RedirectHttpResult> SignOut(HttpContext http, ConsoleSessionCookie sessions)
     {
-        sessions.SignOut(http);
+        await sessions.SignOutAsync(http);
         return TypedResults.Redirect(ConsolePaths.SignIn.Value!);
     }
 

@@ -2,6 +2,7 @@ using System.Security.Cryptography;
 using Microsoft.AspNetCore.Authentication.Cookies;
 using Microsoft.AspNetCore.DataProtection;
 using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Persistence;
 using WorkflowService.Security;
 
 namespace WorkflowService.OperatorConsole;
@@ -10,11 +11,12 @@ namespace WorkflowService.OperatorConsole;
 /// The console's sign-in: the API key or token a person pastes is kept, encrypted and time-limited, in a cookie scoped to
 /// /console; each console request presents it to the API's own authentication as the Authorization header
 /// (<see cref="ConsoleSession"/>), so the console sees exactly the identity, roles and tenant the API would. The cookie
-/// is HttpOnly, SameSite=Lax, Secure (Console:SecureCookies) and never sent to the API's routes, so a page elsewhere cannot act with it; the console's
-/// forms also carry an antiforgery token.
+/// is HttpOnly, SameSite=Lax, Secure (Console:SecureCookies) and never sent to the API's routes, so a page elsewhere
+/// cannot act with it; the console's forms also carry an antiforgery token. Signing out revokes the session in the store
+/// (<see cref="IRevocationList"/>), so a copy of the cookie is refused on every node.
 /// </summary>
 public sealed class ConsoleSessionCookie(IDataProtectionProvider protection, IOptions<ConsoleOptions> options, IHostEnvironment environment,
-    TimeProvider time)
+    IRevocationList revocations, TimeProvider time)
 {
     public const string CookieName = "workflow-console";
 
@@ -44,23 +46,47 @@ public sealed class ConsoleSessionCookie(IDataProtectionProvider protection, IOp
         Cookies.AppendResponseCookie(context, CookieName, _protector.Protect(header, time.GetUtcNow().Add(lifetime)), Options(context, lifetime));
     }
 
-    public void SignOut(HttpContext context) => Cookies.DeleteCookie(context, CookieName, Options(context, TimeSpan.Zero));
+    /// <summary>Ends the session the request carries: revoked until it would have expired, then its cookie deleted.</summary>
+    public async Task SignOutAsync(HttpContext context)
+    {
+        if (Presented(context) is { } cookie && Unprotect(cookie) is { } session)
+        {
+            await revocations.RevokeAsync(RevocationId(cookie), session.Expires - time.GetUtcNow(), context.RequestAborted).ConfigureAwait(false);
+        }
+
+        Forget(context);
+    }
+
+    /// <summary>Deletes the session cookie (one that has expired or was refused: nothing to revoke).</summary>
+    public void Forget(HttpContext context) => Cookies.DeleteCookie(context, CookieName, Options(context, TimeSpan.Zero));
 
     /// <summary>The session cookie the request carries (joined from its chunks), or null.</summary>
     public static string? Presented(HttpContext context) => Cookies.GetRequestCookie(context, CookieName) is { Length: > 0 } cookie ? cookie : null;
 
-    /// <summary>The Authorization header the cookie holds; null when it has expired or was written with a key this node lacks.</summary>
-    public string? Read(string cookie)
+    /// <summary>
+    /// The Authorization header the cookie holds; null when it has expired, was signed out, or was written with a key this
+    /// node lacks.
+    /// </summary>
+    public async Task<string?> ReadAsync(string cookie, CancellationToken cancellationToken) =>
+        Unprotect(cookie) is { } session && !await revocations.IsRevokedAsync(RevocationId(cookie), cancellationToken).ConfigureAwait(false)
+            ? session.Header
+            : null;
+
+    private (string Header, DateTimeOffset Expires)? Unprotect(string cookie)
     {
         try
         {
-            return _protector.Unprotect(cookie, out var expires) is { } header && expires > time.GetUtcNow() ? header : null;
+            return _protector.Unprotect(cookie, out var expires) is { } header && expires > time.GetUtcNow() ? (header, expires) : null;
         }
         catch (CryptographicException)
         {
             return null;
         }
     }
+
+    /// <summary>A session's name in the revocation list: the hash of its cookie, which no one can turn back into the credential.</summary>
+    private static string RevocationId(string cookie) =>
+        "console-session:" + System.Buffers.Text.Base64Url.EncodeToString(SHA256.HashData(System.Text.Encoding.UTF8.GetBytes(cookie)));
 
     private static bool LooksLikeToken(string credential) => credential.Count(c => c == '.') == 2 && !credential.Contains(' ', StringComparison.Ordinal);
 
@@ -85,11 +111,12 @@ public sealed class ConsoleSession(RequestDelegate next, ConsoleSessionCookie se
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; "
         + "frame-ancestors 'none'; base-uri 'none'";
 
-    public Task InvokeAsync(HttpContext context)
+    public async Task InvokeAsync(HttpContext context)
     {
         if (!context.Request.Path.StartsWithSegments(ConsolePaths.Root, StringComparison.OrdinalIgnoreCase))
         {
-            return next(context);
+            await next(context);
+            return;
         }
 
         var headers = context.Response.Headers;
@@ -102,13 +129,13 @@ public sealed class ConsoleSession(RequestDelegate next, ConsoleSessionCookie se
             && ConsoleSessionCookie.Presented(context) is { } cookie)
         {
             context.Items[typeof(ConsoleSession)] = true;
-            if (sessions.Read(cookie) is { } header)
+            if (await sessions.ReadAsync(cookie, context.RequestAborted) is { } header)
             {
                 context.Request.Headers.Authorization = header;
             }
         }
 
-        return next(context);
+        await next(context);
     }
 
     /// <summary>Whether this request came with a console session (which, when it is not signed in now, has expired or was refused).</summary>
@@ -138,7 +165,7 @@ public sealed class ConsoleSignInGate(RequestDelegate next, ConsoleSessionCookie
 
         if (ConsoleSession.HadSession(context))
         {
-            sessions.SignOut(context);
+            sessions.Forget(context);
         }
 
         if (HttpMethods.IsGet(context.Request.Method) && !path.StartsWithSegments(ConsolePaths.Live, StringComparison.OrdinalIgnoreCase))

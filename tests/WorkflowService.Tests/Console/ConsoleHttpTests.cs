@@ -234,6 +234,45 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
         Assert.Equal(HttpStatusCode.OK, still.StatusCode);
     }
 
+    /// <summary>
+    /// Issue #36: signing out revokes the session in the store, so a copy of its cookie taken before (from a shared
+    /// computer, a proxy's log) is refused afterwards, here and on another node on the same database.
+    /// </summary>
+    [Fact]
+    public async Task A_session_cookie_replayed_after_sign_out_is_refused_on_every_node()
+    {
+        await using var otherNode = new WorkflowServiceFactory(new(Factory.Settings));
+        using var browser = Browser();
+        var cookie = await SignInAsync(browser, Operator.Key);
+        Assert.Equal(HttpStatusCode.OK, await ReplayAsync(Factory, cookie));
+        Assert.Equal(HttpStatusCode.OK, await ReplayAsync(otherNode, cookie));
+
+        var page = await browser.GetStringAsync("/console/instances");
+        using var signOut = await browser.PostAsync("/console/sign-out", new FormUrlEncodedContent([new("__antiforgery", Token(page))]));
+        Assert.Equal(HttpStatusCode.Redirect, signOut.StatusCode);
+
+        Assert.Equal(HttpStatusCode.Redirect, await ReplayAsync(Factory, cookie));
+        Assert.Equal(HttpStatusCode.Redirect, await ReplayAsync(otherNode, cookie));
+        // Another session of the same key is a session of its own.
+        using var again = Browser();
+        Assert.Equal(HttpStatusCode.OK, await ReplayAsync(Factory, await SignInAsync(again, Operator.Key)));
+    }
+
+    /// <summary>A console page asked for with <paramref name="cookie"/> only, as a copy of it would be sent from elsewhere.</summary>
+    private static async Task<HttpStatusCode> ReplayAsync(WorkflowServiceFactory node, string cookie)
+    {
+        using var client = node.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false, HandleCookies = false });
+        using var request = new HttpRequestMessage(HttpMethod.Get, "/console/instances");
+        request.Headers.Add("Cookie", cookie);
+        using var response = await client.SendAsync(request);
+        if (response.StatusCode == HttpStatusCode.Redirect)
+        {
+            Assert.StartsWith("/console/sign-in?", response.Headers.Location!.OriginalString, StringComparison.Ordinal);
+        }
+
+        return response.StatusCode;
+    }
+
     [Fact]
     public async Task A_credential_longer_than_one_cookie_holds_is_kept_in_several()
     {

@@ -36,6 +36,25 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
     }
 
     [Fact]
+    public async Task A_revoked_id_is_refused_for_its_remaining_life_and_a_job_lease_is_no_revocation()
+    {
+        var list = Factory.Get<IRevocationList>();
+        var (revoked, ended, never, job) = (Unique("revoked"), Unique("ended"), Unique("never"), Unique("job"));
+        Assert.False(await list.IsRevokedAsync(revoked, Token));
+
+        await list.RevokeAsync(revoked, TimeSpan.FromHours(1), Token);
+        await list.RevokeAsync(ended, TimeSpan.FromMilliseconds(-1), Token);
+        await Factory.Get<IRetentionStore>().TryTakeLeaseAsync(job, "node-a", TimeSpan.FromHours(1), Token);
+
+        Assert.True(await list.IsRevokedAsync(revoked, Token));
+        Assert.False(await list.IsRevokedAsync(ended, Token));
+        Assert.False(await list.IsRevokedAsync(never, Token));
+        Assert.False(await list.IsRevokedAsync(job, Token));
+
+        static string Unique(string what) => $"test-{what}:{Guid.NewGuid():N}";
+    }
+
+    [Fact]
     public async Task Claims_lease_due_signals_once_and_skip_leased_ones_until_the_lease_ends()
     {
         var name = Definitions.Unique("claims");
