@@ -53,10 +53,20 @@ public sealed partial class MongoWorkflowStore : IDefinitionStore
             .ToList();
     }
 
-    public async Task<IReadOnlyList<DefinitionRecord>> ListDefinitionVersionsAsync(string tenant, string name, CancellationToken cancellationToken)
+    public async Task<KeysetPage<DefinitionRecord>> ListDefinitionVersionsAsync(string tenant, string name, int? afterVersion, int limit,
+        CancellationToken cancellationToken)
     {
-        var versions = await _definitions.Find(d => d.Tenant == tenant && d.Name == name).SortBy(d => d.Version)
-            .ToListAsync(cancellationToken).ConfigureAwait(false);
-        return versions.ConvertAll(d => d.ToModel());
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        // The unique (tenant, name, version) index serves both the count and the seek.
+        var definition = Builders<DefinitionDocument>.Filter;
+        var filter = definition.Eq(d => d.Tenant, tenant) & definition.Eq(d => d.Name, name);
+        var total = await _definitions.CountDocumentsAsync(filter, cancellationToken: cancellationToken).ConfigureAwait(false);
+        if (afterVersion is { } after)
+        {
+            filter &= definition.Gt(d => d.Version, after);
+        }
+
+        var versions = await _definitions.Find(filter).SortBy(d => d.Version).Limit(limit + 1).ToListAsync(cancellationToken).ConfigureAwait(false);
+        return Keyset(versions.ConvertAll(d => d.ToModel()), (int)total, limit);
     }
 }

@@ -236,4 +236,20 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
             .ToListAsync(cancellationToken).ConfigureAwait(false);
         return events.ConvertAll(h => h.ToModel());
     }
+
+    public async Task<KeysetPage<HistoryEvent>> GetHistoryAsync(Guid instanceId, int? afterSequence, int limit, CancellationToken cancellationToken)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        var total = await _instances.Find(InstanceFilter.Eq(i => i.Id, instanceId)).Project(i => i.HistoryLength)
+            .FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+        // One document per event: the (instanceId, sequence) index seeks to the position and reads the page in order.
+        var filter = Builders<HistoryDocument>.Filter.Eq(h => h.InstanceId, instanceId);
+        if (afterSequence is { } after)
+        {
+            filter &= Builders<HistoryDocument>.Filter.Gt(h => h.Sequence, after);
+        }
+
+        var events = await _history.Find(filter).SortBy(h => h.Sequence).Limit(limit + 1).ToListAsync(cancellationToken).ConfigureAwait(false);
+        return Keyset(events.ConvertAll(h => h.ToModel()), total, limit);
+    }
 }

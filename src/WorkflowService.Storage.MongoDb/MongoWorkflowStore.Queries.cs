@@ -68,6 +68,28 @@ public sealed partial class MongoWorkflowStore : IOperatorQueries
         return signals.ConvertAll(s => s.ToModel());
     }
 
+    public async Task<KeysetPage<SignalMessage>> ListSignalsAsync(Guid instanceId, SignalPosition? after, int limit, CancellationToken cancellationToken)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        var signal = Builders<SignalDocument>.Filter;
+        var filter = signal.Eq(s => s.InstanceId, instanceId);
+        var total = await _signals.CountDocumentsAsync(filter, cancellationToken: cancellationToken).ConfigureAwait(false);
+        if (after is { } position)
+        {
+            // The signals after the position in the ledger's order: the (instanceId, createdAt, _id) index seeks to it.
+            filter &= signal.Gt(s => s.CreatedAt, position.CreatedAt)
+                      | (signal.Eq(s => s.CreatedAt, position.CreatedAt) & signal.Gt(s => s.Id, position.Id));
+        }
+
+        var items = await _signals.Find(filter).SortBy(s => s.CreatedAt).ThenBy(s => s.Id).Limit(limit + 1)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        return Keyset(items.ConvertAll(s => s.ToModel()), (int)total, limit);
+    }
+
+    /// <summary>The page of <paramref name="read"/>, up to limit + 1 items read: whether the last one is there says whether more follow.</summary>
+    private static KeysetPage<T> Keyset<T>(List<T> read, int total, int limit) =>
+        read.Count > limit ? new KeysetPage<T>(read[..limit], total, true) : new KeysetPage<T>(read, total, false);
+
     public Task<Page<SignalMessage>> ListDeadLettersAsync(string tenant, int offset, int limit, CancellationToken cancellationToken) =>
         QuerySignalsAsync(new SignalQuery(SignalStatus.DeadLettered, Offset: offset, Limit: limit, Tenant: tenant), cancellationToken);
 

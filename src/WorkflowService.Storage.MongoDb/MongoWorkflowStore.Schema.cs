@@ -14,7 +14,7 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
     public const string StoreName = "mongodb";
 
     /// <summary>The schema this build is written for.</summary>
-    public const int NodeSchema = 1;
+    public const int NodeSchema = 2;
 
     /// <summary>The oldest MongoDB this store runs on: 5.0 (wire version 13), for $lookup with both a local field and a pipeline.</summary>
     private const int MinWireVersion = 13;
@@ -23,6 +23,7 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
     private static readonly SchemaStep[] Steps =
     [
         new(1, "Collections (instances, signals, history, tasks, definitions, leases, schema) and their indexes", 1, null),
+        new(2, "Signal ledger index: an instance's signals in their order, for paged reads", 1, null),
     ];
 
     /// <summary>The named lease a migrating node holds, so that one node at a time applies steps.</summary>
@@ -114,8 +115,8 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
                 return status;
             }
 
-            // Step 1 is the only step so far: its indexes. createIndexes is idempotent for an index that exists with the same
-            // keys and options, so a step interrupted half-way is simply applied again.
+            // Every step so far only adds indexes (step 2: the signal ledger's), all created here. createIndexes is idempotent
+            // for an index that exists with the same keys and options, so a step interrupted half-way is simply applied again.
             await CreateIndexesAsync(cancellationToken).ConfigureAwait(false);
             var appliedAt = Now().UtcDateTime;
             var update = Builders<SchemaDocument>.Update
@@ -171,7 +172,7 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
         }
     }
 
-    /// <summary>The indexes of schema step 1, by name (so that an operator can tell them from their own).</summary>
+    /// <summary>The indexes of schema steps 1 and 2, by name (so that an operator can tell them from their own).</summary>
     private async Task CreateIndexesAsync(CancellationToken cancellationToken)
     {
         var instanceKeys = Builders<InstanceDocument>.IndexKeys;
@@ -211,6 +212,8 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
             new(signalKeys.Ascending(s => s.Status).Ascending(s => s.DueAtMs), new CreateIndexOptions { Name = "status_dueAtMs" }),
             // An instance's signals: parked ones, CloseOpenWork, RequeueParked, the operators' list.
             new(signalKeys.Ascending(s => s.InstanceId).Ascending(s => s.Status), new CreateIndexOptions { Name = "instanceId_status" }),
+            // Step 2: an instance's ledger in its order, paged by position (GET /instances/{id}/signals).
+            new(signalKeys.Ascending(s => s.InstanceId).Ascending(s => s.CreatedAt).Ascending(s => s.Id), new CreateIndexOptions { Name = "instanceId_createdAt_id" }),
             new(signalKeys.Ascending(s => s.InstanceId).Ascending(s => s.IdempotencyKey), new CreateIndexOptions<SignalDocument>
             {
                 Name = "instanceId_idempotencyKey", Unique = true,

@@ -49,10 +49,20 @@ public sealed partial class RelationalWorkflowStore : IDefinitionStore
             .ToList();
     }
 
-    public async Task<IReadOnlyList<DefinitionRecord>> ListDefinitionVersionsAsync(string tenant, string name, CancellationToken cancellationToken)
+    public async Task<KeysetPage<DefinitionRecord>> ListDefinitionVersionsAsync(string tenant, string name, int? afterVersion, int limit,
+        CancellationToken cancellationToken)
     {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        return await db.Definitions.AsNoTracking().Where(d => d.Tenant == tenant && d.Name == name).OrderBy(d => d.Version)
-            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        // The primary key (tenant, name, version) serves both the count and the seek.
+        var q = db.Definitions.AsNoTracking().Where(d => d.Tenant == tenant && d.Name == name);
+        var total = await q.CountAsync(cancellationToken).ConfigureAwait(false);
+        if (afterVersion is { } after)
+        {
+            q = q.Where(d => d.Version > after);
+        }
+
+        var items = await q.OrderBy(d => d.Version).Take(limit + 1).ToListAsync(cancellationToken).ConfigureAwait(false);
+        return Keyset(items, total, limit);
     }
 }

@@ -203,15 +203,40 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         return await HistoryOf(db, h => h.InstanceId == instanceId, cancellationToken).ConfigureAwait(false);
     }
 
+    public async Task<KeysetPage<HistoryEvent>> GetHistoryAsync(Guid instanceId, int? afterSequence, int limit, CancellationToken cancellationToken)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var total = await db.Instances.AsNoTracking().Where(i => i.Id == instanceId).Select(i => i.HistoryLength)
+            .FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+        var rows = db.History.AsNoTracking().Where(h => h.InstanceId == instanceId);
+        if (afterSequence is { } after)
+        {
+            // A row holds a commit's events, numbered on from its own sequence: the page starts in the last row that starts
+            // at or before the event after the position (a seek on the (instance_id, sequence) index), and goes on from there.
+            var next = after + 1;
+            rows = rows.Where(h => h.Sequence >= (db.History.Where(r => r.InstanceId == instanceId && r.Sequence <= next).Max(r => (int?)r.Sequence) ?? next));
+        }
+
+        // Every row read holds at least one event after the position, so limit + 1 rows hold the page and say whether more follow.
+        var events = await HistoryOf(rows.OrderBy(h => h.Sequence).Take(limit + 1), cancellationToken).ConfigureAwait(false);
+        var page = events.Where(e => afterSequence is not { } a || e.Sequence > a).Take(limit + 1).ToList();
+        var more = page.Count > limit;
+        return new KeysetPage<HistoryEvent>(more ? page[..limit] : page, total, more);
+    }
+
     /// <summary>
     /// The events of the history rows matching <paramref name="filter"/>: rows in first-sequence order, each expanded, so
     /// one instance's events come out in sequence order (a row's events never interleave with another row's).
     /// </summary>
-    private static async Task<List<HistoryEvent>> HistoryOf(WorkflowDbContext db, System.Linq.Expressions.Expression<Func<HistoryEvent, bool>> filter,
-        CancellationToken cancellationToken)
+    private static Task<List<HistoryEvent>> HistoryOf(WorkflowDbContext db, System.Linq.Expressions.Expression<Func<HistoryEvent, bool>> filter,
+        CancellationToken cancellationToken) =>
+        HistoryOf(db.History.AsNoTracking().Where(filter).OrderBy(h => h.Sequence), cancellationToken);
+
+    /// <summary>The events of <paramref name="query"/>'s history rows, each row expanded in place.</summary>
+    private static async Task<List<HistoryEvent>> HistoryOf(IQueryable<HistoryEvent> query, CancellationToken cancellationToken)
     {
-        var rows = await db.History.AsNoTracking().Where(filter).OrderBy(h => h.Sequence)
-            .Select(h => new StoredHistoryRow(h, EF.Property<string?>(h, HistoryRows.MoreJsonProperty)))
+        var rows = await query.Select(h => new StoredHistoryRow(h, EF.Property<string?>(h, HistoryRows.MoreJsonProperty)))
             .ToListAsync(cancellationToken).ConfigureAwait(false);
         var events = new List<HistoryEvent>(rows.Count);
         foreach (var (first, more) in rows)

@@ -60,6 +60,27 @@ public sealed partial class RelationalWorkflowStore : IOperatorQueries
             .OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).ToListAsync(cancellationToken).ConfigureAwait(false);
     }
 
+    public async Task<KeysetPage<SignalMessage>> ListSignalsAsync(Guid instanceId, SignalPosition? after, int limit, CancellationToken cancellationToken)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var q = db.Signals.AsNoTracking().Where(s => s.InstanceId == instanceId);
+        var total = await q.CountAsync(cancellationToken).ConfigureAwait(false);
+        if (after is { } position)
+        {
+            // The signals after the position in the ledger's order: a seek on the (instance_id, created_at, id) index.
+            var (at, id) = (position.CreatedAt, position.Id);
+            q = q.Where(s => s.CreatedAt > at || (s.CreatedAt == at && s.Id.CompareTo(id) > 0));
+        }
+
+        var items = await q.OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).Take(limit + 1).ToListAsync(cancellationToken).ConfigureAwait(false);
+        return Keyset(items, total, limit);
+    }
+
+    /// <summary>The page of <paramref name="read"/>, up to limit + 1 items read: whether the last one is there says whether more follow.</summary>
+    internal static KeysetPage<T> Keyset<T>(List<T> read, int total, int limit) =>
+        read.Count > limit ? new KeysetPage<T>(read[..limit], total, true) : new KeysetPage<T>(read, total, false);
+
     public Task<Page<SignalMessage>> ListDeadLettersAsync(string tenant, int offset, int limit, CancellationToken cancellationToken) =>
         QuerySignalsAsync(new SignalQuery(SignalStatus.DeadLettered, Offset: offset, Limit: limit, Tenant: tenant), cancellationToken);
 

@@ -72,6 +72,8 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             // The claim query: pending signals in due order.
             e.HasIndex(s => new { s.Status, s.DueAtMs });
             e.HasIndex(s => new { s.InstanceId, s.Status });
+            // An instance's ledger in its order, paged by position (schema 8).
+            e.HasIndex(s => new { s.InstanceId, s.CreatedAt, s.Id });
             e.HasIndex(s => new { s.InstanceId, s.IdempotencyKey }).IsUnique().HasFilter("idempotency_key IS NOT NULL");
             e.HasIndex(s => s.LeaseOwner).HasFilter("lease_owner IS NOT NULL");
         });

@@ -11,5 +11,9 @@ public interface IDefinitionStore
     /// <summary>The version asked for, or the latest when <paramref name="version"/> is null.</summary>
     Task<DefinitionRecord?> GetDefinitionAsync(string tenant, string name, int? version, CancellationToken cancellationToken);
     Task<IReadOnlyList<DefinitionSummary>> ListDefinitionsAsync(string tenant, CancellationToken cancellationToken);
-    Task<IReadOnlyList<DefinitionRecord>> ListDefinitionVersionsAsync(string tenant, string name, CancellationToken cancellationToken);
+    /// <summary>
+    /// Up to <paramref name="limit"/> versions of <paramref name="name"/> after <paramref name="afterVersion"/> (from the
+    /// first when null), oldest first; a total of 0 when no definition has that name.
+    /// </summary>
+    Task<KeysetPage<DefinitionRecord>> ListDefinitionVersionsAsync(string tenant, string name, int? afterVersion, int limit, CancellationToken cancellationToken);
 }

@@ -15,7 +15,13 @@ public interface IInstanceStore
     Task<IReadOnlyList<WorkflowInstance>> GetInstancesAsync(IReadOnlyCollection<Guid> ids, CancellationToken cancellationToken);
     /// <summary>The instance of <paramref name="tenant"/> with this idempotency key, or else with this definition and business key.</summary>
     Task<WorkflowInstance?> FindInstanceAsync(string tenant, string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken);
+    /// <summary>The whole history, oldest first: for the engine's own uses (a diagram, a replay); callers page with the overload.</summary>
     Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken);
+    /// <summary>
+    /// Up to <paramref name="limit"/> events after sequence <paramref name="afterSequence"/> (from the first when null),
+    /// oldest first, reading only the stored rows those events are in; the total is the instance's history length.
+    /// </summary>
+    Task<KeysetPage<HistoryEvent>> GetHistoryAsync(Guid instanceId, int? afterSequence, int limit, CancellationToken cancellationToken);
     /// <summary>
     /// Whether <see cref="CommitAsync"/> honours <see cref="WaitPointCommit.RequireNoDueSignals"/>: without it, signals
     /// are never applied on arrival, only queued.

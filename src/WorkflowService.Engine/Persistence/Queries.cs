@@ -5,6 +5,12 @@ namespace WorkflowService.Engine.Persistence;
 public sealed record Page<T>(IReadOnlyList<T> Items, int Total, int Offset, int Limit);
 
 /// <summary>
+/// A page of a list read after a position in its order (keyset paging: the store seeks through an index to the position
+/// and reads on from there, however deep the page): its items, how many the whole list holds, and whether any follow.
+/// </summary>
+public sealed record KeysetPage<T>(IReadOnlyList<T> Items, int Total, bool More);
+
+/// <summary>
 /// Instances newest first (by creation time, then id). With <see cref="After"/> the page starts after that position
 /// (keyset paging): an instance that leaves the filter meanwhile (resumed, suspended, ended) shifts nothing, so a client
 /// that changes what it lists while it pages skips none of it, as an offset would.
@@ -26,6 +32,12 @@ public sealed record InstanceQuery(
 public sealed record InstancePosition(DateTime CreatedAt, Guid Id)
 {
     public static InstancePosition Of(WorkflowInstance instance) => new(instance.CreatedAt, instance.Id);
+}
+
+/// <summary>A signal's place in its instance's ledger, oldest first: its creation time and id (the tie-break).</summary>
+public sealed record SignalPosition(DateTime CreatedAt, Guid Id)
+{
+    public static SignalPosition Of(SignalMessage signal) => new(signal.CreatedAt, signal.Id);
 }
 
 public sealed record TaskQuery(

@@ -12,9 +12,6 @@ public sealed record DefinitionView(string Name, int Version, string? Descriptio
 /// <summary>A definition by its name, with its latest version.</summary>
 public sealed record DefinitionSummaryView(string Name, int LatestVersion, string? Description, DateTime UpdatedAt);
 
-/// <summary>Every published version of a definition, oldest first.</summary>
-public sealed record DefinitionVersionsView(string Name, IReadOnlyList<DefinitionView> Versions);
-
 /// <summary>One problem the compiler found: where (a JSON path into the definition) and what.</summary>
 public sealed record DiagnosticView(string Path, string Message);
 

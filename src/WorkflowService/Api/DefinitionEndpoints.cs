@@ -28,8 +28,10 @@ public static class DefinitionEndpoints
             .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
         group.MapGet("/", List).WithName("ListDefinitions").WithSummary("List definitions with their latest version")
             .RequireAuthorization(Policies.ReadDefinitions);
-        group.MapGet("/{name}", GetVersions).WithName("GetDefinition").WithSummary("Every version of a definition")
+        group.MapGet("/{name}", GetVersions).WithName("GetDefinition").WithSummary("The versions of a definition, oldest first, a page at a time")
+            .WithDescription(InstanceEndpoints.PagedSince("every version") + " Each item names its definition (the answer used to hold the name once, then versions).")
             .RequireAuthorization(Policies.ReadDefinitions)
+            .ProducesValidationProblem()
             .ProducesProblem(StatusCodes.Status404NotFound);
         group.MapGet("/{name}/versions/{version:int}", GetVersion).WithName("GetDefinitionVersion")
             .RequireAuthorization(Policies.ReadDefinitions)
@@ -101,13 +103,24 @@ public static class DefinitionEndpoints
             summaries.Select(s => new DefinitionSummaryView(s.Name, s.LatestVersion, s.Description, s.UpdatedAt)).ToList());
     }
 
-    private static async Task<Results<Ok<DefinitionVersionsView>, ProblemHttpResult>> GetVersions(
-        string name, IDefinitionStore store, ClaimsPrincipal user, CancellationToken cancellationToken)
+    private static async Task<Results<Ok<PageView<DefinitionView>>, ValidationProblem, ProblemHttpResult>> GetVersions(
+        string name, IDefinitionStore store, ClaimsPrincipal user, CancellationToken cancellationToken, int limit = 50, string? after = null)
     {
-        var versions = await store.ListDefinitionVersionsAsync(user.Tenant(), name, cancellationToken);
-        return versions.Count == 0
+        if (Problems.InvalidPage(0, limit) is { } invalid)
+        {
+            return invalid;
+        }
+
+        int? position = null;
+        if (after is not null && (position = ListCursor.DecodeVersion(after)) is null)
+        {
+            return Problems.InvalidAfter();
+        }
+
+        var page = await store.ListDefinitionVersionsAsync(user.Tenant(), name, position, limit, cancellationToken);
+        return page.Total == 0
             ? Problems.NotFound($"No definition is named '{name}'.")
-            : TypedResults.Ok(new DefinitionVersionsView(name, versions.Select(DefinitionView.From).ToList()));
+            : TypedResults.Ok(PageView<DefinitionView>.Of(page, limit, DefinitionView.From, d => ListCursor.EncodeVersion(d.Version)));
     }
 
     private static async Task<Results<Ok<DefinitionView>, ProblemHttpResult>> GetVersion(

@@ -80,12 +80,17 @@ public sealed record InstanceActionRequest([property: Description("Why; kept in 
 
 /// <summary>
 /// A page of a list: its items, how many there are in all, the offset and limit it was asked with, and, where the list
-/// pages by cursor (instances), the cursor of the page after it.
+/// pages by cursor (instances, a history, an instance's signals, a definition's versions), the cursor of the page after it.
 /// </summary>
 public sealed record PageView<T>(
     IReadOnlyList<T> Items,
     int Total,
     int Offset,
     int Limit,
-    [property: Description("The instance list's cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.")]
-    string? Next = null);
+    [property: Description("The cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.")]
+    string? Next = null)
+{
+    /// <summary>A page read by position: offset 0, and the last item's cursor as next when more follow.</summary>
+    internal static PageView<T> Of<TItem>(KeysetPage<TItem> page, int limit, Func<TItem, T> view, Func<TItem, string> cursor) =>
+        new(page.Items.Select(view).ToList(), page.Total, 0, limit, page.More ? cursor(page.Items[^1]) : null);
+}

@@ -35,7 +35,10 @@ public static class InstanceEndpoints
             .ProducesValidationProblem()
             .ProducesProblem(StatusCodes.Status503ServiceUnavailable)
             .ProducesProblem(StatusCodes.Status404NotFound);
-        group.MapGet("/{id:guid}/history", History).WithName("GetInstanceHistory").RequireAuthorization(Policies.ReadInstances).WithSummary("The instance's history, oldest first")
+        group.MapGet("/{id:guid}/history", History).WithName("GetInstanceHistory").RequireAuthorization(Policies.ReadInstances)
+            .WithSummary("The instance's history, oldest first, a page at a time")
+            .WithDescription(PagedSince("every event"))
+            .ProducesValidationProblem()
             .ProducesProblem(StatusCodes.Status404NotFound);
         group.MapPost("/{id:guid}/cancel", Cancel).WithName("CancelInstance").RequireAuthorization(Policies.Operate)
             .WithSummary("Cancel an instance cooperatively: its definition's cancel path runs, then it ends cancelled")
@@ -56,10 +59,17 @@ public static class InstanceEndpoints
             .ProducesProblem(StatusCodes.Status409Conflict)
             .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
         group.MapGet("/{id:guid}/signals", Signals).WithName("ListInstanceSignals").RequireAuthorization(Policies.ReadInstances)
-            .WithSummary("Every signal of the instance with its status (pending, parked, handled, unmatched, ...)")
+            .WithSummary("The instance's signals with their status (pending, parked, handled, unmatched, ...), oldest first, a page at a time")
+            .WithDescription(PagedSince("every signal"))
+            .ProducesValidationProblem()
             .ProducesProblem(StatusCodes.Status404NotFound);
         return group;
     }
+
+    /// <summary>The change note of a list that was answered whole before it paged.</summary>
+    internal static string PagedSince(string whole) =>
+        $"Changed: the answer is a page (items, total, next), no longer an array of {whole}. Without limit it holds the first 50; "
+        + "pass each page's next as after to read on, until next is null.";
 
     /// <summary>The answers of an operator's state change: unknown instance, a state that does not allow it, and a bad body.</summary>
     private static RouteHandlerBuilder ProducesStateChangeProblems(this RouteHandlerBuilder endpoint, bool takesBody)
@@ -141,7 +151,7 @@ public static class InstanceEndpoints
             position = ListCursor.Decode(after);
             if (position is null)
             {
-                return Problems.Invalid("after", "after must be the next of a page of this list, as the service returned it");
+                return Problems.InvalidAfter();
             }
         }
 
@@ -239,16 +249,27 @@ public static class InstanceEndpoints
     /// <summary>The instance when it is <paramref name="tenant"/>'s; to any other tenant it does not exist.</summary>
     internal static WorkflowInstance? InTenant(WorkflowInstance? instance, string tenant) => instance?.Tenant == tenant ? instance : null;
 
-    private static async Task<Results<Ok<IReadOnlyList<HistoryEventView>>, ProblemHttpResult>> History(
-        Guid id, IInstanceStore store, ClaimsPrincipal user, CancellationToken cancellationToken)
+    private static async Task<Results<Ok<PageView<HistoryEventView>>, ValidationProblem, ProblemHttpResult>> History(
+        Guid id, IInstanceStore store, ClaimsPrincipal user, CancellationToken cancellationToken, int limit = 50, string? after = null)
     {
+        if (Problems.InvalidPage(0, limit) is { } invalid)
+        {
+            return invalid;
+        }
+
+        int? position = null;
+        if (after is not null && (position = ListCursor.DecodeHistory(after)) is null)
+        {
+            return Problems.InvalidAfter();
+        }
+
         if (InTenant(await store.GetInstanceAsync(id, cancellationToken), user.Tenant()) is null)
         {
             return Problems.NotFound($"No instance has the id {id}.");
         }
 
-        var history = await store.GetHistoryAsync(id, cancellationToken);
-        return TypedResults.Ok<IReadOnlyList<HistoryEventView>>(history.Select(HistoryEventView.From).ToList());
+        var page = await store.GetHistoryAsync(id, position, limit, cancellationToken);
+        return TypedResults.Ok(PageView<HistoryEventView>.Of(page, limit, HistoryEventView.From, e => ListCursor.EncodeHistory(e.Sequence)));
     }
 
     private static Task<Results<Ok<InstanceView>, ProblemHttpResult>> Cancel(
@@ -311,15 +332,27 @@ public static class InstanceEndpoints
         };
     }
 
-    private static async Task<Results<Ok<IReadOnlyList<SignalView>>, ProblemHttpResult>> Signals(
-        Guid id, IInstanceStore store, IOperatorQueries queries, ClaimsPrincipal user, CancellationToken cancellationToken)
+    private static async Task<Results<Ok<PageView<SignalView>>, ValidationProblem, ProblemHttpResult>> Signals(
+        Guid id, IInstanceStore store, IOperatorQueries queries, ClaimsPrincipal user, CancellationToken cancellationToken, int limit = 50,
+        string? after = null)
     {
+        if (Problems.InvalidPage(0, limit) is { } invalid)
+        {
+            return invalid;
+        }
+
+        SignalPosition? position = null;
+        if (after is not null && (position = ListCursor.DecodeSignal(after)) is null)
+        {
+            return Problems.InvalidAfter();
+        }
+
         if (InTenant(await store.GetInstanceAsync(id, cancellationToken), user.Tenant()) is null)
         {
             return Problems.NotFound($"No instance has the id {id}.");
         }
 
-        var signals = await queries.ListSignalsAsync(id, cancellationToken);
-        return TypedResults.Ok<IReadOnlyList<SignalView>>(signals.Select(SignalView.From).ToList());
+        var page = await queries.ListSignalsAsync(id, position, limit, cancellationToken);
+        return TypedResults.Ok(PageView<SignalView>.Of(page, limit, SignalView.From, s => ListCursor.Encode(SignalPosition.Of(s))));
     }
 }

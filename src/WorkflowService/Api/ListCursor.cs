@@ -6,28 +6,56 @@ using WorkflowService.Engine.Persistence;
 namespace WorkflowService.Api;
 
 /// <summary>
-/// The instance list's cursor (<c>next</c> in a page, <c>after</c> in the request): an instance's place in the list's
-/// order, opaque to clients (base64url), so that its form can change without breaking them.
+/// The lists' cursors (<c>next</c> in a page, <c>after</c> in the request): an item's place in its list's order, opaque
+/// to clients (base64url), so that their form can change without breaking them. The instance list's is its creation time
+/// and id; the others start with a letter of their own list (h history, s an instance's signals, v a definition's
+/// versions), so that one list refuses another's cursor.
 /// </summary>
 internal static class ListCursor
 {
-    public static string Encode(InstancePosition position) =>
-        Base64Url.EncodeToString(Encoding.ASCII.GetBytes(string.Create(CultureInfo.InvariantCulture, $"{position.CreatedAt.Ticks}:{position.Id:N}")));
+    public static string Encode(InstancePosition position) => Wrap(Position(position.CreatedAt, position.Id));
 
     /// <summary>The position a cursor names, or null when the text is not a cursor this service wrote.</summary>
-    public static InstancePosition? Decode(string text)
-    {
-        if (text.Length is 0 or > 100 || !Base64Url.IsValid(text))
-        {
-            return null;
-        }
+    public static InstancePosition? Decode(string text) =>
+        Unwrap(text) is { } plain && Position(plain) is var (at, id) ? new InstancePosition(at, id) : null;
 
-        var parts = Encoding.ASCII.GetString(Base64Url.DecodeFromChars(text)).Split(':');
+    /// <summary>The cursor after a history event: its sequence number, which stays its own whatever the stored rows hold.</summary>
+    public static string EncodeHistory(int sequence) => Wrap(string.Create(CultureInfo.InvariantCulture, $"h:{sequence}"));
+
+    public static int? DecodeHistory(string text) => Number(Unwrap(text), "h:");
+
+    public static string Encode(SignalPosition position) => Wrap("s:" + Position(position.CreatedAt, position.Id));
+
+    public static SignalPosition? DecodeSignal(string text) =>
+        Unwrap(text) is { } plain && plain.StartsWith("s:", StringComparison.Ordinal) && Position(plain[2..]) is var (at, id)
+            ? new SignalPosition(at, id)
+            : null;
+
+    public static string EncodeVersion(int version) => Wrap(string.Create(CultureInfo.InvariantCulture, $"v:{version}"));
+
+    public static int? DecodeVersion(string text) => Number(Unwrap(text), "v:");
+
+    private static string Wrap(string plain) => Base64Url.EncodeToString(Encoding.ASCII.GetBytes(plain));
+
+    private static string? Unwrap(string text) =>
+        text.Length is 0 or > 100 || !Base64Url.IsValid(text) ? null : Encoding.ASCII.GetString(Base64Url.DecodeFromChars(text));
+
+    private static string Position(DateTime at, Guid id) => string.Create(CultureInfo.InvariantCulture, $"{at.Ticks}:{id:N}");
+
+    private static (DateTime At, Guid Id)? Position(string plain)
+    {
+        var parts = plain.Split(':');
         return parts.Length == 2
                && long.TryParse(parts[0], NumberStyles.None, CultureInfo.InvariantCulture, out var ticks)
                && ticks is >= 0 and <= 3155378975999999999 // DateTime.MaxValue.Ticks
                && Guid.TryParseExact(parts[1], "N", out var id)
-            ? new InstancePosition(new DateTime(ticks, DateTimeKind.Utc), id)
+            ? (new DateTime(ticks, DateTimeKind.Utc), id)
             : null;
     }
+
+    private static int? Number(string? plain, string prefix) =>
+        plain is not null && plain.StartsWith(prefix, StringComparison.Ordinal)
+        && int.TryParse(plain.AsSpan(prefix.Length), NumberStyles.None, CultureInfo.InvariantCulture, out var number)
+            ? number
+            : null;
 }

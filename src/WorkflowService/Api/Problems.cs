@@ -19,6 +19,9 @@ internal static class Problems
         : limit is < 1 or > 500 ? Invalid("limit", "limit must be between 1 and 500")
         : null;
 
+    /// <summary>An <c>after</c> that is not the <c>next</c> of a page of the list it was sent to.</summary>
+    public static ValidationProblem InvalidAfter() => Invalid("after", "after must be the next of a page of this list, as the service returned it");
+
     public static ValidationProblem Invalid(string field, string message) =>
         TypedResults.ValidationProblem(new Dictionary<string, string[]> { [field] = [message] }, detail: message, title: "The request is not valid");
 }

@@ -33,6 +33,7 @@ internal sealed class ApiDocumentDescription(IOptions<ApiDocumentOptions> option
     {
         ["offset"] = "How many items of the list to skip (default 0).",
         ["limit"] = "How many items to return at most (default 50, at most 500).",
+        ["after"] = "The next of the page before: the page starts after that item (at the first when left out).",
         ["Idempotency-Key"] = "A key of the caller's own (1-200 characters): repeating a request with the same key answers with what the first one created.",
         ["timeout"] = "With waitFor: how many seconds to wait at most (the answer is then the instance as it is).",
         ["waitFor"] = "Wait until the instance has one of these statuses (or ends), at most timeout seconds: Completed,Failed. Repeating the parameter works too.",

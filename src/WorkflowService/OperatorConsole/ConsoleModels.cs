@@ -44,18 +44,25 @@ public sealed record InstanceModel(
     ConsoleCaller Caller,
     WorkflowInstance Instance,
     string? Diagram,
-    IReadOnlyList<HistoryEvent> History,
-    int HistoryTotal,
-    IReadOnlyList<SignalMessage> Signals,
-    int SignalsTotal,
+    CursorList<HistoryEvent> History,
+    CursorList<SignalMessage> Signals,
     IReadOnlyList<HumanTask> Tasks,
     Page<WorkflowInstance> Children,
     IReadOnlyList<int> Versions,
     string? Notice)
 {
-    /// <summary>The most history events, and signals, an instance page lists (the newest).</summary>
-    public const int MaxShown = 500;
+    /// <summary>This page with the history at <paramref name="after"/> (the first page when null), the signals where they are.</summary>
+    public string WithHistory(string? after) => ConsolePaths.Instance(Instance.Id, after, Signals.After);
+
+    /// <summary>This page with the signals at <paramref name="after"/> (the first page when null), the history where it is.</summary>
+    public string WithSignals(string? after) => ConsolePaths.Instance(Instance.Id, History.After, after);
 }
+
+/// <summary>
+/// A page of a list paged by cursor: its items, how many the list holds, the cursor it was read after (null: the first
+/// page), the cursor of the next page (null: the last), and, where the list can say where it ends, the last page's.
+/// </summary>
+public sealed record CursorList<T>(IReadOnlyList<T> Items, int Total, string? After, string? Next, string? Last = null);
 
 /// <summary>A confirmation before an action: what will happen, and the form that does it.</summary>
 public sealed record ConfirmModel(
@@ -75,8 +82,12 @@ public sealed record ConfirmModel(
 public sealed record DefinitionsModel(ConsoleCaller Caller, IReadOnlyList<DefinitionSummary> Definitions);
 
 public sealed record DefinitionModel(
-    ConsoleCaller Caller, string Name, IReadOnlyList<DefinitionRecord> Versions, DefinitionRecord Selected, string? Diagram, string Json,
-    int? Compare, IReadOnlyList<DiffRow>? Diff);
+    ConsoleCaller Caller, string Name, CursorList<DefinitionRecord> Versions, DefinitionRecord Selected, int Latest, string? Diagram, string Json,
+    int? Compare, IReadOnlyList<DiffRow>? Diff)
+{
+    /// <summary>This page with the version list at <paramref name="after"/> (the first page when null), the same versions shown.</summary>
+    public string WithVersions(string? after) => ConsolePaths.Definition(Name, Selected.Version, Compare, after);
+}
 
 public sealed record DeadLettersModel(ConsoleCaller Caller, Page<SignalMessage> Page, string? Notice);
 

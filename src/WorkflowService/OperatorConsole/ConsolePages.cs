@@ -104,12 +104,21 @@ public static class ConsolePages
 
     private static async Task<RazorComponentResult> Instance(
         Guid id, HttpContext http, IInstanceStore store, IOperatorQueries queries, IDefinitionStore definitions, DefinitionRegistry registry,
-        DiagramRenderer renderer, TaskInbox inbox, CancellationToken cancellationToken, string? done = null)
+        DiagramRenderer renderer, TaskInbox inbox, IOptions<ConsoleOptions> options, CancellationToken cancellationToken, string? done = null,
+        string? history = null, string? signals = null)
     {
         var caller = await ConsoleCaller.OfAsync(http);
         if (!caller.ReadInstances)
         {
             return Refused(caller, "reading instances");
+        }
+
+        int? historyAfter = null;
+        SignalPosition? signalsAfter = null;
+        if ((history is not null && (historyAfter = ListCursor.DecodeHistory(history)) is null)
+            || (signals is not null && (signalsAfter = ListCursor.DecodeSignal(signals)) is null))
+        {
+            return NotAPageLink(caller);
         }
 
         var instance = InstanceEndpoints.InTenant(await store.GetInstanceAsync(id, cancellationToken), caller.Tenant);
@@ -118,24 +127,35 @@ public static class ConsolePages
             return Message(caller, "No such instance", $"No instance has the id {id}.", StatusCodes.Status404NotFound);
         }
 
-        var history = await store.GetHistoryAsync(id, cancellationToken);
+        // The diagram is drawn from the whole history; the page lists one page of it, and of the signals.
+        var events = await store.GetHistoryAsync(id, cancellationToken);
+        var size = options.Value.PageSize;
+        var historyPage = await store.GetHistoryAsync(id, historyAfter, size, cancellationToken);
+        var signalsPage = await queries.ListSignalsAsync(id, signalsAfter, size, cancellationToken);
         var compiled = await registry.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken);
-        var signals = await queries.ListSignalsAsync(id, cancellationToken);
-        var diagram = compiled is null ? null : renderer.RenderInstance(compiled, instance, history);
+        var diagram = compiled is null ? null : renderer.RenderInstance(compiled, instance, events);
         var tasks = await inbox.QueryAsync(new TaskQuery(InstanceId: id, Limit: 200, Tenant: caller.Tenant), cancellationToken);
         // Children are looked up only for an instance that started some (the parent column is not indexed).
-        var children = history.Any(h => h.Type == HistoryEventTypes.SubWorkflowStarted)
+        var children = events.Any(h => h.Type == HistoryEventTypes.SubWorkflowStarted)
             ? await queries.QueryInstancesAsync(new InstanceQuery(Limit: 50, Tenant: caller.Tenant, ParentId: id), cancellationToken)
             : new Page<WorkflowInstance>([], 0, 0, 50);
         var versions = caller.Operate
             ? LatestVersions(await definitions.GetDefinitionAsync(caller.Tenant, instance.DefinitionName, null, cancellationToken))
             : [];
-        // The page shows the newest of a long history and ledger (the API has them all); the diagram is drawn from all of it.
-        var shown = history.Count > InstanceModel.MaxShown ? history.Skip(history.Count - InstanceModel.MaxShown).ToList() : history;
-        var received = signals.Count > InstanceModel.MaxShown ? signals.Skip(signals.Count - InstanceModel.MaxShown).ToList() : signals;
-        return Page<InstancePage>(new InstanceModel(caller, instance, diagram, shown, history.Count, received, signals.Count, tasks.Items, children, versions,
-            Done(done)));
+        // Sequences run from 0 without gaps, so the last page starts after the event a page before the end.
+        var lastHistory = historyPage.More ? ListCursor.EncodeHistory(historyPage.Total - size - 1) : null;
+        return Page<InstancePage>(new InstanceModel(caller, instance, diagram,
+            Cursors(historyPage, history, h => ListCursor.EncodeHistory(h.Sequence), lastHistory),
+            Cursors(signalsPage, signals, s => ListCursor.Encode(SignalPosition.Of(s))),
+            tasks.Items, children, versions, Done(done)));
     }
+
+    /// <summary>A page read by position, with the cursor it was read after and its next page's.</summary>
+    private static CursorList<T> Cursors<T>(KeysetPage<T> page, string? after, Func<T, string> cursor, string? last = null) =>
+        new(page.Items, page.Total, after, page.More ? cursor(page.Items[^1]) : null, last);
+
+    private static RazorComponentResult NotAPageLink(ConsoleCaller caller) =>
+        Message(caller, "Not a page link", "That page link is not one this console made; start again from the first page.", StatusCodes.Status400BadRequest);
 
     /// <summary>The versions a migration may target: a definition's versions are numbered 1 to its latest (one row read, not every version's JSON).</summary>
     private static List<int> LatestVersions(DefinitionRecord? latest) => latest is null ? [] : [.. Enumerable.Range(1, latest.Version)];
@@ -177,8 +197,8 @@ public static class ConsolePages
     }
 
     private static async Task<RazorComponentResult> Definition(
-        string name, HttpContext http, IDefinitionStore store, DefinitionRegistry registry, DiagramRenderer renderer,
-        CancellationToken cancellationToken, int? version = null, int? compare = null)
+        string name, HttpContext http, IDefinitionStore store, DefinitionRegistry registry, DiagramRenderer renderer, IOptions<ConsoleOptions> options,
+        CancellationToken cancellationToken, int? version = null, int? compare = null, string? versions = null)
     {
         var caller = await ConsoleCaller.OfAsync(http);
         if (!caller.ReadDefinitions)
@@ -186,20 +206,28 @@ public static class ConsolePages
             return Refused(caller, "reading definitions");
         }
 
-        var versions = (await store.ListDefinitionVersionsAsync(caller.Tenant, name, cancellationToken)).OrderByDescending(v => v.Version).ToList();
-        var selected = version is { } v ? versions.Find(r => r.Version == v) : versions.FirstOrDefault();
+        int? after = null;
+        if (versions is not null && (after = ListCursor.DecodeVersion(versions)) is null)
+        {
+            return NotAPageLink(caller);
+        }
+
+        // One page of the version list; the versions shown and compared are read one by one.
+        var page = await store.ListDefinitionVersionsAsync(caller.Tenant, name, after, options.Value.PageSize, cancellationToken);
+        var selected = page.Total == 0 ? null : await store.GetDefinitionAsync(caller.Tenant, name, version, cancellationToken);
         if (selected is null)
         {
             return Message(caller, "No such definition",
-                version is null ? $"No definition is named '{name}'." : $"Definition '{name}' has no version {version}.", StatusCodes.Status404NotFound);
+                version is null || page.Total == 0 ? $"No definition is named '{name}'." : $"Definition '{name}' has no version {version}.",
+                StatusCodes.Status404NotFound);
         }
 
         var compiled = await registry.GetAsync(caller.Tenant, name, selected.Version, cancellationToken);
         var json = ConsoleFormat.Json(selected.Json);
-        var other = compare is { } c ? versions.Find(r => r.Version == c) : null;
+        var other = compare is { } c ? await store.GetDefinitionAsync(caller.Tenant, name, c, cancellationToken) : null;
         var diff = other is null ? null : DefinitionDiff.Of(ConsoleFormat.Json(other.Json), json);
-        return Page<DefinitionPage>(new DefinitionModel(caller, name, versions, selected, compiled is null ? null : renderer.RenderDefinition(compiled), json,
-            other?.Version, diff));
+        return Page<DefinitionPage>(new DefinitionModel(caller, name, Cursors(page, versions, d => ListCursor.EncodeVersion(d.Version)), selected,
+            page.Total, compiled is null ? null : renderer.RenderDefinition(compiled), json, other?.Version, diff));
     }
 
     private static async Task<RazorComponentResult> DeadLetters(

@@ -1,3 +1,5 @@
+using System.Globalization;
+
 namespace WorkflowService.OperatorConsole;
 
 /// <summary>Where the console's pages live.</summary>
@@ -15,10 +17,18 @@ public static class ConsolePaths
 
     public static string Instance(Guid id) => $"{Instances}/{id}";
 
-    public static string Definition(string name, int? version = null, int? compare = null) =>
-        $"{Definitions}/{Uri.EscapeDataString(name)}"
-        + (version is { } v ? $"?version={v}" : "")
-        + (compare is { } c ? $"{(version is null ? '?' : '&')}compare={c}" : "");
+    /// <summary>An instance's page with its history and signals each at a page of their own (the first when null).</summary>
+    public static string Instance(Guid id, string? history, string? signals) => WithQuery(Instance(id), ("history", history), ("signals", signals));
+
+    public static string Definition(string name, int? version = null, int? compare = null, string? versions = null) =>
+        WithQuery($"{Definitions}/{Uri.EscapeDataString(name)}", ("version", version?.ToString(CultureInfo.InvariantCulture)),
+            ("compare", compare?.ToString(CultureInfo.InvariantCulture)), ("versions", versions));
+
+    private static string WithQuery(string path, params (string Name, string? Value)[] parameters)
+    {
+        var query = string.Join('&', parameters.Where(p => p.Value is not null).Select(p => $"{p.Name}={Uri.EscapeDataString(p.Value!)}"));
+        return query.Length == 0 ? path : $"{path}?{query}";
+    }
 
     /// <summary>A return address the console may redirect to: one of its own pages, never another site.</summary>
     public static bool IsLocal(string? address) =>

@@ -86,11 +86,27 @@ internal sealed class WorkflowClient : IDisposable
         return await ExpectAsync(response, "GET /instances/{id}", cancellationToken, HttpStatusCode.OK);
     }
 
-    public async Task<JsonArray> GetArrayAsync(string path, CancellationToken cancellationToken)
+    /// <summary>Every item of a list paged by cursor (a history, a ledger), page by page: each page's next passed as after until it is null.</summary>
+    public async Task<JsonArray> GetItemsAsync(string path, CancellationToken cancellationToken)
     {
-        using var response = await _http.GetAsync(path, cancellationToken);
-        await ExpectStatusAsync(response, $"GET {path}", cancellationToken, HttpStatusCode.OK);
-        return (await response.Content.ReadFromJsonAsync<JsonArray>(cancellationToken))!;
+        var items = new JsonArray();
+        string? next = null;
+        do
+        {
+            var separator = path.Contains('?', StringComparison.Ordinal) ? '&' : '?';
+            using var response = await _http.GetAsync(next is null ? path : $"{path}{separator}after={Uri.EscapeDataString(next)}", cancellationToken);
+            await ExpectStatusAsync(response, $"GET {path}", cancellationToken, HttpStatusCode.OK);
+            var page = (await response.Content.ReadFromJsonAsync<JsonObject>(cancellationToken))!;
+            foreach (var item in page["items"]!.AsArray())
+            {
+                items.Add(item?.DeepClone());
+            }
+
+            next = (string?)page["next"];
+        }
+        while (next is not null);
+
+        return items;
     }
 
     /// <param name="user">Who completes it where authentication is off; null where it is on (the caller completes it).</param>

@@ -83,7 +83,7 @@ internal sealed class BurstScenario : Scenario
             var handledMs = double.NaN;
             if (problem is null)
             {
-                var go = (await client.GetArrayAsync($"/instances/{ids[i]}/signals", ct))
+                var go = (await client.GetItemsAsync($"/instances/{ids[i]}/signals", ct))
                     .Select(s => s!.AsObject()).FirstOrDefault(s => Json.Text(s["name"]) == "go");
                 (handledMs, var lateness, problem) = Timing(go);
                 phases[EnqueueToHandled] = handledMs;

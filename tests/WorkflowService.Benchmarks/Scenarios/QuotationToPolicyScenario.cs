@@ -42,7 +42,7 @@ internal sealed class QuotationToPolicyScenario : ClosedLoopScenario
         clock.Lap(Phases.SignalPublish);
         var done = await client.WaitForCompletionAsync(id, ct);
         clock.Lap(Phases.SignalToCompletion);
-        var history = await client.GetArrayAsync($"/instances/{id}/history", ct);
+        var history = await client.GetItemsAsync($"/instances/{id}/history", ct);
         clock.Lap(HistoryQuery);
         if (Json.NotCompleted(done) is { } problem)
         {

@@ -21,8 +21,10 @@ public abstract class DefinitionApiTests<TBackend> : SharedServiceTest<TBackend>
 
         Assert.Equal(1, v1.Version);
         Assert.Equal(2, v2.Version);
-        var versions = await Api.Http.GetFromJsonAsync<DefinitionVersionsView>($"/definitions/{name}", WorkflowServiceFactory.Json);
-        Assert.Equal([1, 2], versions!.Versions.Select(v => v.Version));
+        var versions = await Api.Http.GetFromJsonAsync<PageView<DefinitionView>>($"/definitions/{name}", WorkflowServiceFactory.Json);
+        Assert.Equal([1, 2], versions!.Items.Select(v => v.Version));
+        Assert.Equal(2, versions.Total);
+        Assert.Null(versions.Next);
         var one = await Api.Http.GetFromJsonAsync<DefinitionView>($"/definitions/{name}/versions/1", WorkflowServiceFactory.Json);
         Assert.Equal("wait-go", one!.Definition.GetProperty("steps")[0].GetProperty("id").GetString());
         var list = await Api.Http.GetFromJsonAsync<List<DefinitionSummaryView>>("/definitions", WorkflowServiceFactory.Json);

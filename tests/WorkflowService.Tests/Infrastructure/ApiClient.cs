@@ -99,11 +99,31 @@ public sealed class ApiClient(HttpClient http)
         }
     }
 
-    public async Task<IReadOnlyList<HistoryEventView>> HistoryAsync(Guid id) =>
-        (await http.GetFromJsonAsync<List<HistoryEventView>>($"/instances/{id}/history", Json))!;
+    /// <summary>The instance's whole history, read page by page.</summary>
+    public Task<IReadOnlyList<HistoryEventView>> HistoryAsync(Guid id) => EveryPageAsync<HistoryEventView>($"/instances/{id}/history");
 
-    public async Task<IReadOnlyList<SignalView>> SignalsAsync(Guid id) =>
-        (await http.GetFromJsonAsync<List<SignalView>>($"/instances/{id}/signals", Json))!;
+    /// <summary>The instance's whole ledger, read page by page.</summary>
+    public Task<IReadOnlyList<SignalView>> SignalsAsync(Guid id) => EveryPageAsync<SignalView>($"/instances/{id}/signals");
+
+    /// <summary>The pages of a cursor-paged list at <paramref name="path"/>, from the first, each page's next passed as after until it is null.</summary>
+    public async Task<IReadOnlyList<PageView<T>>> PagesAsync<T>(string path)
+    {
+        var pages = new List<PageView<T>>();
+        string? next = null;
+        do
+        {
+            var separator = path.Contains('?', StringComparison.Ordinal) ? '&' : '?';
+            var page = (await http.GetFromJsonAsync<PageView<T>>(next is null ? path : $"{path}{separator}after={Uri.EscapeDataString(next)}", Json))!;
+            pages.Add(page);
+            next = page.Next;
+            Assert.True(pages.Count <= 10_000, $"{path} gave a next on {pages.Count} pages");
+        }
+        while (next is not null);
+
+        return pages;
+    }
+
+    public async Task<IReadOnlyList<T>> EveryPageAsync<T>(string path) => [.. (await PagesAsync<T>(path)).SelectMany(p => p.Items)];
 
     public static async Task<JsonObject> ProblemAsync(HttpResponseMessage response, HttpStatusCode expected)
     {
