@@ -68,7 +68,18 @@ public sealed class GeneratedClientTests : ServiceTest<SqliteBackend>
         Assert.Equal(42, output.GetProperty("result").GetProperty("value").GetInt32());
         Assert.Equal(7, Assert.IsType<JsonElement>(queried.Input).GetProperty("customer").GetInt32());
 
-        var history = await client.GetInstanceHistoryAsync(started.Id);
+        // The history two events a page: each page's next passed back as after, until it is null.
+        var history = new List<HistoryEventView>();
+        string? after = null;
+        do
+        {
+            var events = await client.GetInstanceHistoryAsync(started.Id, limit: 2, after: after);
+            Assert.Equal(5, events.Total);
+            history.AddRange(events.Items);
+            after = events.Next;
+        }
+        while (after is not null && history.Count < 10);
+
         Assert.Equal(
             [HistoryEventType.InstanceStarted, HistoryEventType.WaitStarted, HistoryEventType.SignalReceived, HistoryEventType.StepCompleted,
                 HistoryEventType.InstanceCompleted],
@@ -76,7 +87,10 @@ public sealed class GeneratedClientTests : ServiceTest<SqliteBackend>
         Assert.Equal(Enumerable.Range(0, history.Count), history.Select(h => h.Sequence));
 
         var signals = await client.ListInstanceSignalsAsync(started.Id);
-        Assert.Equal(SignalStatus.Handled, Assert.Single(signals).Status);
+        Assert.Equal(SignalStatus.Handled, Assert.Single(signals.Items).Status);
+        Assert.Null(signals.Next);
+        var versions = await client.GetDefinitionAsync("signal-roundtrip");
+        Assert.Equal(1, Assert.Single(versions.Items).Version);
         var page = await client.ListInstancesAsync(definition: "signal-roundtrip", status: InstanceStatus.Completed);
         Assert.Equal(definition.Steps.Select(s => s.Id), published.Definition.Steps.Select(s => s.Id));
         Assert.Equal(started.Id, Assert.Single(page.Items).Id);

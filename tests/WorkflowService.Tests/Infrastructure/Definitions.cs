@@ -27,6 +27,23 @@ public static class Definitions
         }
         """;
 
+    /// <summary>
+    /// Waits for "tick" <paramref name="ticks"/> times in a loop, then completes: a history of many wait points, each
+    /// commit several events (one stored row), and a ledger of as many signals.
+    /// </summary>
+    public static string Ticks(string name, int ticks) => $$"""
+        {
+          "name": "{{name}}",
+          "steps": [
+            { "id": "init", "type": "assign", "set": { "n": "0" } },
+            { "id": "wait-tick", "type": "waitForSignal", "signal": "tick", "output": "tick" },
+            { "id": "count", "type": "assign", "set": { "n": "vars.n + 1" } },
+            { "id": "again", "type": "decision", "branches": [ { "when": "vars.n < {{ticks}}", "next": "wait-tick" } ], "otherwise": "done" },
+            { "id": "done", "type": "complete", "result": "({ n: vars.n })" }
+          ]
+        }
+        """;
+
     /// <summary>Waits for "go", then fails every attempt of its next step (a function that does not exist): a dead letter on demand.</summary>
     public static string FaultsAfterGo(string name) => $$"""
         {

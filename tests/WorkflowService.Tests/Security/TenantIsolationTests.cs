@@ -167,6 +167,12 @@ public abstract class TenantIsolationTests<TBackend> : SharedServiceTest<TBacken
         await acme.Api.PublishAsync(Definitions.SignalRoundtrip(acmeOnly));
         var historyBefore = await acme.Api.HistoryAsync(acme.Waiting.Id);
         var signalsBefore = await acme.Api.SignalsAsync(acme.Waiting.Id);
+        // Cursors the owner was given: a later page of another tenant's list is as unknown as its first.
+        var historyCursor = (await acme.Api.Http.GetFromJsonAsync<PageView<HistoryEventView>>($"/instances/{acme.Waiting.Id}/history?limit=1",
+            WorkflowServiceFactory.Json, Token))!.Next;
+        var signalsCursor = ListCursor.Encode(new SignalPosition(DateTime.UnixEpoch, Guid.Empty));
+        var versionsCursor = ListCursor.EncodeVersion(0);
+        Assert.NotNull(historyCursor);
 
         var id = acme.Waiting.Id;
         var notFound = $"No instance has the id {id}.";
@@ -175,6 +181,8 @@ public abstract class TenantIsolationTests<TBackend> : SharedServiceTest<TBacken
             ("get", () => globex.Http.GetAsync($"/instances/{id}", Token), notFound),
             ("history", () => globex.Http.GetAsync($"/instances/{id}/history", Token), notFound),
             ("signals", () => globex.Http.GetAsync($"/instances/{id}/signals", Token), notFound),
+            ("a later page of the history", () => globex.Http.GetAsync($"/instances/{id}/history?limit=1&after={historyCursor}", Token), notFound),
+            ("a later page of the signals", () => globex.Http.GetAsync($"/instances/{id}/signals?limit=1&after={signalsCursor}", Token), notFound),
             ("diagram", () => globex.Http.GetAsync($"/instances/{id}/diagram.svg", Token), notFound),
             ("cancel", () => globex.Http.PostAsJsonAsync($"/instances/{id}/cancel", new { reason = "hostile" }, Token), notFound),
             ("terminate", () => globex.Http.PostAsJsonAsync($"/instances/{id}/terminate", new { reason = "hostile" }, Token), notFound),
@@ -189,6 +197,8 @@ public abstract class TenantIsolationTests<TBackend> : SharedServiceTest<TBacken
             ("replay the dead letter", () => globex.Http.PostAsync($"/dead-letters/{acme.DeadLetter.Id}/replay", null, Token),
                 $"No signal has the id {acme.DeadLetter.Id}."),
             ("get a definition", () => globex.Http.GetAsync($"/definitions/{acmeOnly}", Token), $"No definition is named '{acmeOnly}'."),
+            ("a later page of a definition's versions", () => globex.Http.GetAsync($"/definitions/{acmeOnly}?limit=1&after={versionsCursor}", Token),
+                $"No definition is named '{acmeOnly}'."),
             ("get a version", () => globex.Http.GetAsync($"/definitions/{acmeOnly}/versions/1", Token), $"Definition '{acmeOnly}' has no version 1."),
             ("get a diagram", () => globex.Http.GetAsync($"/definitions/{acmeOnly}/versions/1/diagram.svg", Token),
                 $"Definition '{acmeOnly}' has no version 1."),

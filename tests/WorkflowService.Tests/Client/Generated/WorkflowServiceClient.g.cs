@@ -306,11 +306,16 @@ namespace WorkflowService.Tests.Client.Generated
 
         /// <param name="cancellationToken">A cancellation token that can be used by other objects or threads to receive notice of cancellation.</param>
         /// <summary>
-        /// Every version of a definition
+        /// The versions of a definition, oldest first, a page at a time
         /// </summary>
+        /// <remarks>
+        /// Changed: the answer is a page (items, total, next), no longer an array of every version. Without limit it holds the first 50; pass each page's next as after to read on, until next is null. Each item names its definition (the answer used to hold the name once, then versions).
+        /// </remarks>
+        /// <param name="limit">How many items to return at most (default 50, at most 500).</param>
+        /// <param name="after">The next of the page before: the page starts after that item (at the first when left out).</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
-        public virtual async System.Threading.Tasks.Task<DefinitionVersionsView> GetDefinitionAsync(string name, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
+        public virtual async System.Threading.Tasks.Task<PageViewOfDefinitionView> GetDefinitionAsync(string name, int? limit = null, string? after = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
         {
             if (name == null)
                 throw new System.ArgumentNullException("name");
@@ -329,6 +334,16 @@ namespace WorkflowService.Tests.Client.Generated
                     // Operation Path: "definitions/{name}"
                     urlBuilder_.Append("definitions/");
                     urlBuilder_.Append(System.Uri.EscapeDataString(ConvertToString(name, System.Globalization.CultureInfo.InvariantCulture)));
+                    urlBuilder_.Append('?');
+                    if (limit != null)
+                    {
+                        urlBuilder_.Append(System.Uri.EscapeDataString("limit")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(limit, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
+                    }
+                    if (after != null)
+                    {
+                        urlBuilder_.Append(System.Uri.EscapeDataString("after")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(after, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
+                    }
+                    urlBuilder_.Length--;
 
                     PrepareRequest(client_, request_, urlBuilder_);
 
@@ -355,12 +370,22 @@ namespace WorkflowService.Tests.Client.Generated
                         var status_ = (int)response_.StatusCode;
                         if (status_ == 200)
                         {
-                            var objectResponse_ = await ReadObjectResponseAsync<DefinitionVersionsView>(response_, headers_, cancellationToken).ConfigureAwait(false);
+                            var objectResponse_ = await ReadObjectResponseAsync<PageViewOfDefinitionView>(response_, headers_, cancellationToken).ConfigureAwait(false);
                             if (objectResponse_.Object == null)
                             {
                                 throw new ApiException("Response was null which was not expected.", status_, objectResponse_.Text, headers_, null);
                             }
                             return objectResponse_.Object;
+                        }
+                        else
+                        if (status_ == 400)
+                        {
+                            var objectResponse_ = await ReadObjectResponseAsync<HttpValidationProblemDetails>(response_, headers_, cancellationToken).ConfigureAwait(false);
+                            if (objectResponse_.Object == null)
+                            {
+                                throw new ApiException("Response was null which was not expected.", status_, objectResponse_.Text, headers_, null);
+                            }
+                            throw new ApiException<HttpValidationProblemDetails>("Bad Request", status_, objectResponse_.Text, headers_, objectResponse_.Object, null);
                         }
                         else
                         if (status_ == 401)
@@ -1024,11 +1049,16 @@ namespace WorkflowService.Tests.Client.Generated
 
         /// <param name="cancellationToken">A cancellation token that can be used by other objects or threads to receive notice of cancellation.</param>
         /// <summary>
-        /// The instance's history, oldest first
+        /// The instance's history, oldest first, a page at a time
         /// </summary>
+        /// <remarks>
+        /// Changed: the answer is a page (items, total, next), no longer an array of every event. Without limit it holds the first 50; pass each page's next as after to read on, until next is null.
+        /// </remarks>
+        /// <param name="limit">How many items to return at most (default 50, at most 500).</param>
+        /// <param name="after">The next of the page before: the page starts after that item (at the first when left out).</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
-        public virtual async System.Threading.Tasks.Task<System.Collections.Generic.ICollection<HistoryEventView>> GetInstanceHistoryAsync(System.Guid id, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
+        public virtual async System.Threading.Tasks.Task<PageViewOfHistoryEventView> GetInstanceHistoryAsync(System.Guid id, int? limit = null, string? after = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
         {
             if (id == null)
                 throw new System.ArgumentNullException("id");
@@ -1048,6 +1078,16 @@ namespace WorkflowService.Tests.Client.Generated
                     urlBuilder_.Append("instances/");
                     urlBuilder_.Append(System.Uri.EscapeDataString(ConvertToString(id, System.Globalization.CultureInfo.InvariantCulture)));
                     urlBuilder_.Append("/history");
+                    urlBuilder_.Append('?');
+                    if (limit != null)
+                    {
+                        urlBuilder_.Append(System.Uri.EscapeDataString("limit")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(limit, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
+                    }
+                    if (after != null)
+                    {
+                        urlBuilder_.Append(System.Uri.EscapeDataString("after")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(after, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
+                    }
+                    urlBuilder_.Length--;
 
                     PrepareRequest(client_, request_, urlBuilder_);
 
@@ -1074,12 +1114,22 @@ namespace WorkflowService.Tests.Client.Generated
                         var status_ = (int)response_.StatusCode;
                         if (status_ == 200)
                         {
-                            var objectResponse_ = await ReadObjectResponseAsync<System.Collections.Generic.ICollection<HistoryEventView>>(response_, headers_, cancellationToken).ConfigureAwait(false);
+                            var objectResponse_ = await ReadObjectResponseAsync<PageViewOfHistoryEventView>(response_, headers_, cancellationToken).ConfigureAwait(false);
                             if (objectResponse_.Object == null)
                             {
                                 throw new ApiException("Response was null which was not expected.", status_, objectResponse_.Text, headers_, null);
                             }
                             return objectResponse_.Object;
+                        }
+                        else
+                        if (status_ == 400)
+                        {
+                            var objectResponse_ = await ReadObjectResponseAsync<HttpValidationProblemDetails>(response_, headers_, cancellationToken).ConfigureAwait(false);
+                            if (objectResponse_.Object == null)
+                            {
+                                throw new ApiException("Response was null which was not expected.", status_, objectResponse_.Text, headers_, null);
+                            }
+                            throw new ApiException<HttpValidationProblemDetails>("Bad Request", status_, objectResponse_.Text, headers_, objectResponse_.Object, null);
                         }
                         else
                         if (status_ == 401)
@@ -1902,11 +1952,16 @@ namespace WorkflowService.Tests.Client.Generated
 
         /// <param name="cancellationToken">A cancellation token that can be used by other objects or threads to receive notice of cancellation.</param>
         /// <summary>
-        /// Every signal of the instance with its status (pending, parked, handled, unmatched, ...)
+        /// The instance's signals with their status (pending, parked, handled, unmatched, ...), oldest first, a page at a time
         /// </summary>
+        /// <remarks>
+        /// Changed: the answer is a page (items, total, next), no longer an array of every signal. Without limit it holds the first 50; pass each page's next as after to read on, until next is null.
+        /// </remarks>
+        /// <param name="limit">How many items to return at most (default 50, at most 500).</param>
+        /// <param name="after">The next of the page before: the page starts after that item (at the first when left out).</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
-        public virtual async System.Threading.Tasks.Task<System.Collections.Generic.ICollection<SignalView>> ListInstanceSignalsAsync(System.Guid id, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
+        public virtual async System.Threading.Tasks.Task<PageViewOfSignalView> ListInstanceSignalsAsync(System.Guid id, int? limit = null, string? after = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
         {
             if (id == null)
                 throw new System.ArgumentNullException("id");
@@ -1926,6 +1981,16 @@ namespace WorkflowService.Tests.Client.Generated
                     urlBuilder_.Append("instances/");
                     urlBuilder_.Append(System.Uri.EscapeDataString(ConvertToString(id, System.Globalization.CultureInfo.InvariantCulture)));
                     urlBuilder_.Append("/signals");
+                    urlBuilder_.Append('?');
+                    if (limit != null)
+                    {
+                        urlBuilder_.Append(System.Uri.EscapeDataString("limit")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(limit, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
+                    }
+                    if (after != null)
+                    {
+                        urlBuilder_.Append(System.Uri.EscapeDataString("after")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(after, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
+                    }
+                    urlBuilder_.Length--;
 
                     PrepareRequest(client_, request_, urlBuilder_);
 
@@ -1952,12 +2017,22 @@ namespace WorkflowService.Tests.Client.Generated
                         var status_ = (int)response_.StatusCode;
                         if (status_ == 200)
                         {
-                            var objectResponse_ = await ReadObjectResponseAsync<System.Collections.Generic.ICollection<SignalView>>(response_, headers_, cancellationToken).ConfigureAwait(false);
+                            var objectResponse_ = await ReadObjectResponseAsync<PageViewOfSignalView>(response_, headers_, cancellationToken).ConfigureAwait(false);
                             if (objectResponse_.Object == null)
                             {
                                 throw new ApiException("Response was null which was not expected.", status_, objectResponse_.Text, headers_, null);
                             }
                             return objectResponse_.Object;
+                        }
+                        else
+                        if (status_ == 400)
+                        {
+                            var objectResponse_ = await ReadObjectResponseAsync<HttpValidationProblemDetails>(response_, headers_, cancellationToken).ConfigureAwait(false);
+                            if (objectResponse_.Object == null)
+                            {
+                                throw new ApiException("Response was null which was not expected.", status_, objectResponse_.Text, headers_, null);
+                            }
+                            throw new ApiException<HttpValidationProblemDetails>("Bad Request", status_, objectResponse_.Text, headers_, objectResponse_.Object, null);
                         }
                         else
                         if (status_ == 401)
@@ -4375,30 +4450,6 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     /// <summary>
-    /// Every published version of a definition, oldest first.
-    /// </summary>
-    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class DefinitionVersionsView
-    {
-
-        [System.Text.Json.Serialization.JsonPropertyName("name")]
-        public string Name { get; set; } = default!;
-
-        [System.Text.Json.Serialization.JsonPropertyName("versions")]
-        public System.Collections.Generic.ICollection<DefinitionView> Versions { get; set; } = new System.Collections.ObjectModel.Collection<DefinitionView>();
-
-        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
-
-        [System.Text.Json.Serialization.JsonExtensionData]
-        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
-        {
-            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
-            set { _additionalProperties = value; }
-        }
-
-    }
-
-    /// <summary>
     /// A published definition version; `definition` is the canonical JSON it compiled from.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
@@ -5147,7 +5198,81 @@ namespace WorkflowService.Tests.Client.Generated
 
     /// <summary>
     /// A page of a list: its items, how many there are in all, the offset and limit it was asked with, and, where the list
-    /// <br/>pages by cursor (instances), the cursor of the page after it.
+    /// <br/>pages by cursor (instances, a history, an instance's signals, a definition's versions), the cursor of the page after it.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class PageViewOfDefinitionView
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("items")]
+        public System.Collections.Generic.ICollection<DefinitionView> Items { get; set; } = new System.Collections.ObjectModel.Collection<DefinitionView>();
+
+        [System.Text.Json.Serialization.JsonPropertyName("total")]
+        public int Total { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("offset")]
+        public int Offset { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("limit")]
+        public int Limit { get; set; } = default!;
+
+        /// <summary>
+        /// The cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string? Next { get; set; } = default!;
+
+        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
+
+        [System.Text.Json.Serialization.JsonExtensionData]
+        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
+        {
+            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
+            set { _additionalProperties = value; }
+        }
+
+    }
+
+    /// <summary>
+    /// A page of a list: its items, how many there are in all, the offset and limit it was asked with, and, where the list
+    /// <br/>pages by cursor (instances, a history, an instance's signals, a definition's versions), the cursor of the page after it.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class PageViewOfHistoryEventView
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("items")]
+        public System.Collections.Generic.ICollection<HistoryEventView> Items { get; set; } = new System.Collections.ObjectModel.Collection<HistoryEventView>();
+
+        [System.Text.Json.Serialization.JsonPropertyName("total")]
+        public int Total { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("offset")]
+        public int Offset { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("limit")]
+        public int Limit { get; set; } = default!;
+
+        /// <summary>
+        /// The cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string? Next { get; set; } = default!;
+
+        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
+
+        [System.Text.Json.Serialization.JsonExtensionData]
+        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
+        {
+            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
+            set { _additionalProperties = value; }
+        }
+
+    }
+
+    /// <summary>
+    /// A page of a list: its items, how many there are in all, the offset and limit it was asked with, and, where the list
+    /// <br/>pages by cursor (instances, a history, an instance's signals, a definition's versions), the cursor of the page after it.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class PageViewOfInstanceSummaryView
@@ -5166,7 +5291,7 @@ namespace WorkflowService.Tests.Client.Generated
         public int Limit { get; set; } = default!;
 
         /// <summary>
-        /// The instance list's cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.
+        /// The cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.
         /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("next")]
         public string? Next { get; set; } = default!;
@@ -5184,7 +5309,7 @@ namespace WorkflowService.Tests.Client.Generated
 
     /// <summary>
     /// A page of a list: its items, how many there are in all, the offset and limit it was asked with, and, where the list
-    /// <br/>pages by cursor (instances), the cursor of the page after it.
+    /// <br/>pages by cursor (instances, a history, an instance's signals, a definition's versions), the cursor of the page after it.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class PageViewOfSignalView
@@ -5203,7 +5328,7 @@ namespace WorkflowService.Tests.Client.Generated
         public int Limit { get; set; } = default!;
 
         /// <summary>
-        /// The instance list's cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.
+        /// The cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.
         /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("next")]
         public string? Next { get; set; } = default!;
@@ -5221,7 +5346,7 @@ namespace WorkflowService.Tests.Client.Generated
 
     /// <summary>
     /// A page of a list: its items, how many there are in all, the offset and limit it was asked with, and, where the list
-    /// <br/>pages by cursor (instances), the cursor of the page after it.
+    /// <br/>pages by cursor (instances, a history, an instance's signals, a definition's versions), the cursor of the page after it.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class PageViewOfTaskView
@@ -5240,7 +5365,7 @@ namespace WorkflowService.Tests.Client.Generated
         public int Limit { get; set; } = default!;
 
         /// <summary>
-        /// The instance list's cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.
+        /// The cursor of the next page: pass it as after. Null on the last page, and in lists that page by offset only.
         /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("next")]
         public string? Next { get; set; } = default!;
