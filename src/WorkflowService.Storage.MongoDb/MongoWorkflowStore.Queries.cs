@@ -76,9 +76,10 @@ public sealed partial class MongoWorkflowStore : IOperatorQueries
         var total = await _signals.CountDocumentsAsync(filter, cancellationToken: cancellationToken).ConfigureAwait(false);
         if (after is { } position)
         {
-            // The signals after the position in the ledger's order: the (instanceId, createdAt, _id) index seeks to it.
-            filter &= signal.Gt(s => s.CreatedAt, position.CreatedAt)
-                      | (signal.Eq(s => s.CreatedAt, position.CreatedAt) & signal.Gt(s => s.Id, position.Id));
+            // The signals after the position in the ledger's order: createdAt >= at bounds the (instanceId, createdAt, _id)
+            // index scan from the position on; the rest only sorts out the signals of that very instant.
+            filter &= signal.Gte(s => s.CreatedAt, position.CreatedAt)
+                      & (signal.Gt(s => s.CreatedAt, position.CreatedAt) | signal.Gt(s => s.Id, position.Id));
         }
 
         var items = await _signals.Find(filter).SortBy(s => s.CreatedAt).ThenBy(s => s.Id).Limit(limit + 1)

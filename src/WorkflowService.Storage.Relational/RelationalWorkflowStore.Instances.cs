@@ -209,20 +209,28 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         var total = await db.Instances.AsNoTracking().Where(i => i.Id == instanceId).Select(i => i.HistoryLength)
             .FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+        // Every row read holds at least one event after the position, so limit + 1 rows hold the page and say whether more follow.
+        var events = await HistoryOf(HistoryRowsFrom(db, instanceId, afterSequence).Take(limit + 1), cancellationToken).ConfigureAwait(false);
+        var page = events.Where(e => afterSequence is not { } a || e.Sequence > a).Take(limit + 1).ToList();
+        var more = page.Count > limit;
+        return new KeysetPage<HistoryEvent>(more ? page[..limit] : page, total, more);
+    }
+
+    /// <summary>
+    /// An instance's history rows from the one that holds the event after <paramref name="afterSequence"/>, in order. A row
+    /// holds a commit's events, numbered on from its own sequence: the first row is the last that starts at or before that
+    /// event. Both the row and the ones after it are seeks on the (instance_id, sequence) index.
+    /// </summary>
+    internal static IQueryable<HistoryEvent> HistoryRowsFrom(WorkflowDbContext db, Guid instanceId, int? afterSequence)
+    {
         var rows = db.History.AsNoTracking().Where(h => h.InstanceId == instanceId);
         if (afterSequence is { } after)
         {
-            // A row holds a commit's events, numbered on from its own sequence: the page starts in the last row that starts
-            // at or before the event after the position (a seek on the (instance_id, sequence) index), and goes on from there.
             var next = after + 1;
             rows = rows.Where(h => h.Sequence >= (db.History.Where(r => r.InstanceId == instanceId && r.Sequence <= next).Max(r => (int?)r.Sequence) ?? next));
         }
 
-        // Every row read holds at least one event after the position, so limit + 1 rows hold the page and say whether more follow.
-        var events = await HistoryOf(rows.OrderBy(h => h.Sequence).Take(limit + 1), cancellationToken).ConfigureAwait(false);
-        var page = events.Where(e => afterSequence is not { } a || e.Sequence > a).Take(limit + 1).ToList();
-        var more = page.Count > limit;
-        return new KeysetPage<HistoryEvent>(more ? page[..limit] : page, total, more);
+        return rows.OrderBy(h => h.Sequence);
     }
 
     /// <summary>

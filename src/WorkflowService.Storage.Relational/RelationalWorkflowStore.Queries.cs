@@ -64,17 +64,27 @@ public sealed partial class RelationalWorkflowStore : IOperatorQueries
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var total = await db.Signals.CountAsync(s => s.InstanceId == instanceId, cancellationToken).ConfigureAwait(false);
+        var items = await SignalLedger(db, instanceId, after).Take(limit + 1).ToListAsync(cancellationToken).ConfigureAwait(false);
+        return Keyset(items, total, limit);
+    }
+
+    /// <summary>
+    /// An instance's signals after <paramref name="after"/> in the ledger's order: a seek on the (instance_id, created_at,
+    /// id) index, which also gives the order (no sort).
+    /// </summary>
+    internal static IQueryable<SignalMessage> SignalLedger(WorkflowDbContext db, Guid instanceId, SignalPosition? after)
+    {
         var q = db.Signals.AsNoTracking().Where(s => s.InstanceId == instanceId);
-        var total = await q.CountAsync(cancellationToken).ConfigureAwait(false);
         if (after is { } position)
         {
-            // The signals after the position in the ledger's order: a seek on the (instance_id, created_at, id) index.
+            // created_at >= at on its own is the index condition the seek starts from; the rest only sorts out the few
+            // signals of that very instant (an OR alone would scan the instance's ledger from its start).
             var (at, id) = (position.CreatedAt, position.Id);
-            q = q.Where(s => s.CreatedAt > at || (s.CreatedAt == at && s.Id.CompareTo(id) > 0));
+            q = q.Where(s => s.CreatedAt >= at && (s.CreatedAt > at || s.Id.CompareTo(id) > 0));
         }
 
-        var items = await q.OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).Take(limit + 1).ToListAsync(cancellationToken).ConfigureAwait(false);
-        return Keyset(items, total, limit);
+        return q.OrderBy(s => s.CreatedAt).ThenBy(s => s.Id);
     }
 
     /// <summary>The page of <paramref name="read"/>, up to limit + 1 items read: whether the last one is there says whether more follow.</summary>

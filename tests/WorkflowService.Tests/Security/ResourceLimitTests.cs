@@ -200,7 +200,12 @@ public sealed class ResourceLimitTests : ServiceTest<SqliteBackend>
         await api.PublishExampleAsync("signal-roundtrip.json");
         var instance = await api.StartAsync("signal-roundtrip");
 
-        foreach (var list in new[] { "/instances", "/tasks", "/dead-letters", "/signals" })
+        var lists = new[]
+        {
+            "/instances", "/tasks", "/dead-letters", "/signals", $"/instances/{instance.Id}/history", $"/instances/{instance.Id}/signals",
+            "/definitions/signal-roundtrip",
+        };
+        foreach (var list in lists)
         {
             var problem = await ApiClient.ProblemAsync(await api.Http.GetAsync($"{list}?limit=501"), HttpStatusCode.BadRequest);
             Assert.Equal("limit must be between 1 and 500", (string?)problem["detail"]);
