@@ -168,14 +168,7 @@ public abstract class PagingApiTests<TBackend> : SharedServiceTest<TBackend> whe
         var name = Definitions.Unique("ticks");
         await Api.PublishAsync(Definitions.Ticks(name, ticks));
         var instance = await Api.StartAsync(name);
-        for (var n = 0; n < ticks; n++)
-        {
-            var before = (await Api.GetAsync(instance.Id)).Revision;
-            await Api.SignalAsync(instance.Id, "tick", new { n });
-            // The next tick goes to the next wait: each commit is a stored row of its own.
-            await Eventually.WaitUntilAsync(async () => (await Api.GetAsync(instance.Id)).Revision > before, what: $"tick {n} applied");
-        }
-
+        await Api.SignalOneAfterAnotherAsync(instance.Id, "tick", ticks);
         var done = await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
         Assert.Equal(ticks, done.Output!.Value.GetProperty("n").GetInt32());
         return instance.Id;

@@ -246,13 +246,7 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
         var name = Definitions.Unique("ticks");
         await Api.PublishAsync(Definitions.Ticks(name, ticks));
         var instance = await Api.StartAsync(name);
-        for (var n = 0; n < ticks; n++)
-        {
-            var before = (await Api.GetAsync(instance.Id)).Revision;
-            await Api.SignalAsync(instance.Id, "tick", new { n });
-            await Eventually.WaitUntilAsync(async () => (await Api.GetAsync(instance.Id)).Revision > before, what: $"tick {n} applied");
-        }
-
+        await Api.SignalOneAfterAnotherAsync(instance.Id, "tick", ticks);
         await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
         var history = await Api.HistoryAsync(instance.Id);
         await using var console = await browser.OpenAsync();

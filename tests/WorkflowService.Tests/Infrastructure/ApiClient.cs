@@ -99,6 +99,20 @@ public sealed class ApiClient(HttpClient http)
         }
     }
 
+    /// <summary>
+    /// Sends <paramref name="count"/> signals named <paramref name="name"/>, each once the one before was applied, so that
+    /// each is a commit (a stored history row) of its own; the payload is the signal's number.
+    /// </summary>
+    public async Task SignalOneAfterAnotherAsync(Guid id, string name, int count)
+    {
+        for (var n = 0; n < count; n++)
+        {
+            var before = (await GetAsync(id)).Revision;
+            await SignalAsync(id, name, new { n });
+            await Eventually.WaitUntilAsync(async () => (await GetAsync(id)).Revision > before, what: $"signal {name} {n} applied");
+        }
+    }
+
     /// <summary>The instance's whole history, read page by page.</summary>
     public Task<IReadOnlyList<HistoryEventView>> HistoryAsync(Guid id) => EveryPageAsync<HistoryEventView>($"/instances/{id}/history");
 
