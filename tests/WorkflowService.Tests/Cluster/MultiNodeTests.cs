@@ -137,10 +137,11 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
             while ((i = Interlocked.Increment(ref next)) < Instances)
             {
                 var client = live[i % 2];
-                var history = (await client.GetFromJsonAsync<List<HistoryEventView>>($"/instances/{ids[i]}/history", WorkflowServiceFactory.Json))!;
+                var api = new ApiClient(client);
+                var history = await api.HistoryAsync(ids[i]);
                 Assert.Equal(1, history.Count(h => h.Type == "SignalReceived"));
                 Assert.Equal(1, history.Count(h => h.Type == "InstanceCompleted"));
-                var signals = (await client.GetFromJsonAsync<List<SignalView>>($"/instances/{ids[i]}/signals", WorkflowServiceFactory.Json))!;
+                var signals = await api.SignalsAsync(ids[i]);
                 var go = Assert.Single(signals);
                 Assert.Equal(SignalStatus.Handled, go.Status);
                 if (go.Attempts >= 2)
@@ -156,7 +157,7 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
         var orphansTakenOver = 0;
         foreach (var signal in orphaned)
         {
-            var now = Assert.Single((await live[0].GetFromJsonAsync<List<SignalView>>($"/instances/{signal.InstanceId}/signals", WorkflowServiceFactory.Json))!);
+            var now = Assert.Single(await new ApiClient(live[0]).SignalsAsync(signal.InstanceId));
             Assert.Equal(SignalStatus.Handled, now.Status);
             if (now.ClaimedBy != "node-2")
             {
