@@ -18,12 +18,15 @@ public sealed class PostgresClaimDataSource(NpgsqlDataSource source) : IAsyncDis
     {
         var claims = new NpgsqlConnectionStringBuilder(store.ConnectionString)
         {
-            MaxPoolSize = Math.Min(4, store.MaxPoolSize),
+            MaxPoolSize = PoolSize(store),
             ApplicationName = string.IsNullOrEmpty(store.ApplicationName) ? "workflow-claims" : store.ApplicationName + "-claims",
         };
         claims.Options = string.IsNullOrWhiteSpace(store.Options) ? "-c synchronous_commit=off" : store.Options + " -c synchronous_commit=off";
         return claims.ConnectionString;
     }
+
+    /// <summary>The claim pool's size: at most four connections.</summary>
+    internal static int PoolSize(NpgsqlConnectionStringBuilder store) => Math.Min(4, store.MaxPoolSize);
 
     public ValueTask DisposeAsync() => source.DisposeAsync();
 }

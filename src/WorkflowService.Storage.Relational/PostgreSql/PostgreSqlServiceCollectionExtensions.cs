@@ -26,7 +26,7 @@ public static class PostgreSqlServiceCollectionExtensions
         // Npgsql's own spans (one per command) and metrics, where the host turns telemetry on; nothing otherwise.
         services.ConfigureOpenTelemetryTracerProvider(tracing => tracing.AddNpgsql());
         services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.AddMeter("Npgsql"));
-        services.AddSingleton(p => new NpgsqlDataSourceBuilder(Connection(p).ConnectionString)
+        services.AddSingleton(p => new NpgsqlDataSourceBuilder(ReserveCancelRequestThreads(Connection(p)).ConnectionString)
             // A command is traced inside a traced operation only (a request, a run), never from the node's background loops
             // (idle polls, wake-up messages, the group-commit lanes, which serve many traces at once).
             .ConfigureTracing(tracing => tracing
@@ -55,6 +55,16 @@ public static class PostgreSqlServiceCollectionExtensions
     {
         ArgumentNullException.ThrowIfNull(services);
         return services.AddBroadcastWakeUp<PostgresNotifyBus>();
+    }
+
+    /// <summary>
+    /// A thread at hand for each connection the node may cancel a command on (<see cref="CancelRequestThreads"/>): the
+    /// store's pool, the claims' pool and the wake-up listener.
+    /// </summary>
+    private static NpgsqlConnectionStringBuilder ReserveCancelRequestThreads(NpgsqlConnectionStringBuilder connection)
+    {
+        CancelRequestThreads.Reserve(connection.MaxPoolSize + PostgresClaimDataSource.PoolSize(connection) + 1);
+        return connection;
     }
 
     /// <summary>The store's connection string, tuned for the store.</summary>

@@ -11,7 +11,9 @@ public sealed class StoreHealthCheck(ISignalQueue store, IWakeUpTransport wakeUp
     {
         try
         {
-            await store.GetNextDueAsync(cancellationToken).ConfigureAwait(false);
+            // Answers at Health:StoreTimeout even where the store call does not stop at its token (a driver opening a
+            // connection, or sending a cancel request, to a server that does not answer): the call ends in the background.
+            await store.GetNextDueAsync(cancellationToken).WaitAsync(cancellationToken).ConfigureAwait(false);
         }
         catch (Exception e) when (e is not OperationCanceledException)
         {
