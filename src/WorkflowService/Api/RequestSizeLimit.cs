@@ -21,11 +21,12 @@ public sealed class ApiOptions
     public int MaxDefinitionSteps { get; set; } = 1000;
 
     /// <summary>
-    /// Longest a request may take before it is answered 503 with Retry-After (default 30 s); a long-poll may take its own
-    /// bound (Workers:MaxLongPoll) on top. Bounds every request while the store does not answer.
+    /// Longest a request may take before it is answered 503 with Retry-After (default 10 s, shorter than most callers'
+    /// own timeouts, so that they hear why); a long-poll may take its own bound (Workers:MaxLongPoll) on top. Bounds every
+    /// request while the store does not answer.
     /// </summary>
     [System.ComponentModel.DataAnnotations.Range(typeof(TimeSpan), "00:00:01", "00:10:00")]
-    public TimeSpan RequestTimeout { get; set; } = TimeSpan.FromSeconds(30);
+    public TimeSpan RequestTimeout { get; set; } = TimeSpan.FromSeconds(10);
 
     /// <summary>Retry-After of the 503 answered while the store is out of reach (default 5 s).</summary>
     [System.ComponentModel.DataAnnotations.Range(typeof(TimeSpan), "00:00:01", "00:10:00")]
