@@ -3,7 +3,8 @@ namespace WorkflowService.Engine.Persistence;
 /// <summary>
 /// An instant on the store's clock (<see cref="IStoreClock"/>): the one clock every due time, lease and timestamp the
 /// engine writes is read from, so that nodes whose own clocks disagree still agree on when something is due. It keeps
-/// the clock's full precision: timestamps of the same millisecond still order as they were taken.
+/// microseconds: timestamps of the same millisecond still order as they were taken, and every SQL store reads back
+/// exactly what it was given.
 /// </summary>
 public readonly record struct StoreInstant(DateTime UtcDateTime)
 {
