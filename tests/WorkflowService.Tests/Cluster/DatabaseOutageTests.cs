@@ -74,6 +74,88 @@ public sealed class DatabaseOutageTests
         Assert.False(node.HasExited);
     }
 
+    /// <summary>How many requests are sent at once, in each of two waves, while the database is frozen.</summary>
+    private const int Wave = 24;
+
+    [Fact]
+    public async Task Every_request_sent_while_the_database_is_frozen_the_first_ones_too_is_answered_503_within_the_request_timeout()
+    {
+        // Issue #36: with the database paused, the first requests (those that found an open connection and sent a command)
+        // had no answer after the request timeout and more: cancelling their commands, the driver sends the frozen server
+        // a cancel request synchronously, and each held a thread-pool thread until its connect timeout passed.
+        if (OwnedPostgresServer.Unavailable() is { } missing)
+        {
+            Unavailable(missing);
+        }
+
+        var ct = TestContext.Current.CancellationToken;
+        await using var server = await OwnedPostgresServer.StartAsync(ct);
+        var requestTimeout = TimeSpan.FromSeconds(4);
+        var settings = new Dictionary<string, string?>
+        {
+            ["Store:Provider"] = "PostgreSql",
+            ["Store:ConnectionString"] = server.AdminConnectionString + ";Database=postgres",
+            // Over the request timeout: the request's deadline, not the command's, cancels what is in flight; the driver's
+            // connect timeout, which bounds each cancel request to the frozen server, follows it (5 s).
+            ["Store:CommandTimeoutSeconds"] = "5",
+            ["Api:RequestTimeout"] = requestTimeout.ToString("c", System.Globalization.CultureInfo.InvariantCulture),
+            ["Health:StoreTimeout"] = "00:00:01",
+        };
+        await using var node = await ServiceProcess.StartAsync("frozen-0", settings);
+        using var client = node.CreateClient();
+        // The caller's own timeout: the request timeout and a margin. When it fires, the service held the request past it.
+        client.Timeout = requestTimeout + TimeSpan.FromSeconds(3);
+        var definition = await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "examples", "signal-roundtrip.json"), ct);
+        using (var publish = await client.PostAsync("/definitions", new StringContent(definition, Encoding.UTF8, "application/json"), ct))
+        {
+            Assert.Equal(HttpStatusCode.Created, publish.StatusCode);
+        }
+
+        // Connections opened and left idle in the pool, as under load: the first requests of the freeze run commands on them.
+        foreach (var warm in await Task.WhenAll(Enumerable.Range(0, Wave).Select(i => StartAsync(client, $"warm-{i}"))))
+        {
+            Assert.Equal(HttpStatusCode.Created, warm.StatusCode);
+            warm.Dispose();
+        }
+
+        server.Pause();
+        var answers = new List<string>();
+        try
+        {
+            // The second wave goes out while the first one's cancel requests still wait on the frozen server.
+            foreach (var wave in new[] { "first", "second" })
+            {
+                answers.AddRange(await Task.WhenAll(Enumerable.Range(0, Wave).Select(i => AskWhileFrozenAsync(client, $"{wave}-{i}", health: i % 4 == 0))));
+            }
+        }
+        finally
+        {
+            server.Resume();
+        }
+
+        Assert.All(answers, answer => Assert.EndsWith(": 503", answer, StringComparison.Ordinal));
+        await AssertReadyAgainAsync(client);
+    }
+
+    /// <summary>
+    /// A readiness check or a start while the database is frozen, described as "what: status": 503 (a start's with
+    /// Retry-After) is what must come; "no answer" when the client's own timeout fired first.
+    /// </summary>
+    private static async Task<string> AskWhileFrozenAsync(HttpClient client, string key, bool health)
+    {
+        var what = health ? $"GET /health/ready ({key})" : $"POST /instances ({key})";
+        try
+        {
+            using var answer = health ? await client.GetAsync("/health/ready") : await StartAsync(client, key);
+            var retryAfter = health || answer.Headers.RetryAfter is not null ? string.Empty : " without Retry-After";
+            return $"{what}: {(int)answer.StatusCode}{retryAfter}";
+        }
+        catch (TaskCanceledException e) when (e.InnerException is TimeoutException)
+        {
+            return $"{what}: no answer within {client.Timeout.TotalSeconds:0} s";
+        }
+    }
+
     /// <summary>A start is answered 503 problem details with Retry-After and nothing of the store's internals; readiness fails.</summary>
     private static async Task AssertUnavailableAsync(HttpClient client, string how)
     {
