@@ -24,27 +24,12 @@ public sealed class DatabaseOutageTests
     [Fact]
     public async Task A_stopped_or_paused_database_is_answered_503_with_retry_after_and_unready_until_it_is_back()
     {
-        if (OwnedPostgresServer.Unavailable() is { } missing)
-        {
-            Unavailable(missing);
-        }
-
         var ct = TestContext.Current.CancellationToken;
-        await using var server = await OwnedPostgresServer.StartAsync(ct);
-        var settings = new Dictionary<string, string?>(Limits)
-        {
-            ["Store:Provider"] = "PostgreSql",
-            ["Store:ConnectionString"] = server.AdminConnectionString + ";Database=postgres",
-        };
-        await using var node = await ServiceProcess.StartAsync("outage-0", settings);
+        await using var server = await StartServerAsync(ct);
+        await using var node = await StartNodeAsync(server, "outage-0", Limits, ct);
         // Longer than the request timeout: a call that is not answered by then has hung.
         using var client = node.CreateClient();
         client.Timeout = TimeSpan.FromSeconds(30);
-        var definition = await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "examples", "signal-roundtrip.json"), ct);
-        using (var publish = await client.PostAsync("/definitions", new StringContent(definition, Encoding.UTF8, "application/json"), ct))
-        {
-            Assert.Equal(HttpStatusCode.Created, publish.StatusCode);
-        }
 
         await server.StopAsync(ct);
         await AssertUnavailableAsync(client, "stopped");
@@ -83,33 +68,21 @@ public sealed class DatabaseOutageTests
         // Issue #36: with the database paused, the first requests (those that found an open connection and sent a command)
         // had no answer after the request timeout and more: cancelling their commands, the driver sends the frozen server
         // a cancel request synchronously, and each held a thread-pool thread until its connect timeout passed.
-        if (OwnedPostgresServer.Unavailable() is { } missing)
-        {
-            Unavailable(missing);
-        }
-
         var ct = TestContext.Current.CancellationToken;
-        await using var server = await OwnedPostgresServer.StartAsync(ct);
+        await using var server = await StartServerAsync(ct);
         var requestTimeout = TimeSpan.FromSeconds(4);
-        var settings = new Dictionary<string, string?>
+        var limits = new Dictionary<string, string?>
         {
-            ["Store:Provider"] = "PostgreSql",
-            ["Store:ConnectionString"] = server.AdminConnectionString + ";Database=postgres",
             // Over the request timeout: the request's deadline, not the command's, cancels what is in flight; the driver's
             // connect timeout, which bounds each cancel request to the frozen server, follows it (5 s).
             ["Store:CommandTimeoutSeconds"] = "5",
             ["Api:RequestTimeout"] = requestTimeout.ToString("c", System.Globalization.CultureInfo.InvariantCulture),
             ["Health:StoreTimeout"] = "00:00:01",
         };
-        await using var node = await ServiceProcess.StartAsync("frozen-0", settings);
+        await using var node = await StartNodeAsync(server, "frozen-0", limits, ct);
         using var client = node.CreateClient();
         // The caller's own timeout: the request timeout and a margin. When it fires, the service held the request past it.
         client.Timeout = requestTimeout + TimeSpan.FromSeconds(3);
-        var definition = await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "examples", "signal-roundtrip.json"), ct);
-        using (var publish = await client.PostAsync("/definitions", new StringContent(definition, Encoding.UTF8, "application/json"), ct))
-        {
-            Assert.Equal(HttpStatusCode.Created, publish.StatusCode);
-        }
 
         // Connections opened and left idle in the pool, as under load: the first requests of the freeze run commands on them.
         foreach (var warm in await Task.WhenAll(Enumerable.Range(0, Wave).Select(i => StartAsync(client, $"warm-{i}"))))
@@ -185,6 +158,42 @@ public sealed class DatabaseOutageTests
         var request = new HttpRequestMessage(HttpMethod.Post, "/instances") { Content = JsonContent.Create(new { definition = "signal-roundtrip" }) };
         request.Headers.Add("Idempotency-Key", key);
         return client.SendAsync(request);
+    }
+
+    /// <summary>A PostgreSQL server of the test's own, started; skips (or fails where CI requires PostgreSQL) without one.</summary>
+    private static Task<OwnedPostgresServer> StartServerAsync(CancellationToken ct)
+    {
+        if (OwnedPostgresServer.Unavailable() is { } missing)
+        {
+            Unavailable(missing);
+        }
+
+        return OwnedPostgresServer.StartAsync(ct);
+    }
+
+    /// <summary>A node on <paramref name="server"/> with <paramref name="limits"/>, the example definition published.</summary>
+    private static async Task<ServiceProcess> StartNodeAsync(OwnedPostgresServer server, string nodeId,
+        IReadOnlyDictionary<string, string?> limits, CancellationToken ct)
+    {
+        var settings = new Dictionary<string, string?>(limits)
+        {
+            ["Store:Provider"] = "PostgreSql",
+            ["Store:ConnectionString"] = server.AdminConnectionString + ";Database=postgres",
+        };
+        var node = await ServiceProcess.StartAsync(nodeId, settings);
+        try
+        {
+            using var client = node.CreateClient();
+            var definition = await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "examples", "signal-roundtrip.json"), ct);
+            using var publish = await client.PostAsync("/definitions", new StringContent(definition, Encoding.UTF8, "application/json"), ct);
+            Assert.Equal(HttpStatusCode.Created, publish.StatusCode);
+            return node;
+        }
+        catch
+        {
+            await node.DisposeAsync();
+            throw;
+        }
     }
 
     /// <summary>Skips with the reason, or fails where CI requires PostgreSQL (WORKFLOW_TESTS_REQUIRE_BACKENDS).</summary>
