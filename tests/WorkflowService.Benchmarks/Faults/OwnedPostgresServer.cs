@@ -15,6 +15,7 @@ namespace WorkflowService.Benchmarks.Faults;
 internal sealed partial class OwnedPostgresServer : IAsyncDisposable
 {
     private static readonly TimeSpan CommandDeadline = TimeSpan.FromSeconds(60);
+    private static readonly TimeSpan StopDeadline = TimeSpan.FromSeconds(10);
 
     private readonly string _bin;
     private readonly string _data;
@@ -77,10 +78,19 @@ internal sealed partial class OwnedPostgresServer : IAsyncDisposable
     public void Pause()
     {
         var postmaster = int.Parse(File.ReadLines(Path.Combine(_data, "postmaster.pid")).First(), CultureInfo.InvariantCulture);
-        _paused = [postmaster, .. ChildrenOf(postmaster)];
-        foreach (var pid in _paused)
+        // The postmaster first, and its children listed only once it has stopped: a backend it forked for a new connection
+        // while they were listed kept serving through the pause (a start answered 201 during it, on a loaded machine).
+        _ = Kill(postmaster, SigStop);
+        _paused = [postmaster];
+        if (!SpinWait.SpinUntil(() => State(postmaster) is 'T' or null, StopDeadline))
+        {
+            throw new TimeoutException($"the postmaster ({postmaster}) did not stop within {StopDeadline.TotalSeconds:0} s of SIGSTOP");
+        }
+
+        foreach (var pid in ChildrenOf(postmaster))
         {
             _ = Kill(pid, SigStop);
+            _paused.Add(pid);
         }
     }
 
@@ -121,29 +131,34 @@ internal sealed partial class OwnedPostgresServer : IAsyncDisposable
 
     private static IEnumerable<int> ChildrenOf(int parent)
     {
-        foreach (var stat in Directory.EnumerateDirectories("/proc").Select(d => Path.Combine(d, "stat")))
+        foreach (var directory in Directory.EnumerateDirectories("/proc"))
         {
-            string text;
-            try
+            if (int.TryParse(Path.GetFileName(directory), CultureInfo.InvariantCulture, out var pid) && Stat(pid) is { } fields
+                && int.Parse(fields[1], CultureInfo.InvariantCulture) == parent)
             {
-                text = File.ReadAllText(stat);
-            }
-            catch (IOException)
-            {
-                continue; // the process ended meanwhile
-            }
-            catch (UnauthorizedAccessException)
-            {
-                continue;
-            }
-
-            // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
-            var fields = text[(text.LastIndexOf(')') + 2)..].Split(' ');
-            if (int.Parse(fields[1], CultureInfo.InvariantCulture) == parent)
-            {
-                yield return int.Parse(text[..text.IndexOf(' ', StringComparison.Ordinal)], CultureInfo.InvariantCulture);
+                yield return pid;
             }
         }
+    }
+
+    /// <summary>A process's state letter (T: stopped), or null once it has ended.</summary>
+    private static char? State(int pid) => Stat(pid)?[0][0];
+
+    /// <summary>The fields of /proc/PID/stat after the command name (state, ppid, ...), or null once the process has ended.</summary>
+    private static string[]? Stat(int pid)
+    {
+        string text;
+        try
+        {
+            text = File.ReadAllText($"/proc/{pid}/stat");
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return null; // the process ended meanwhile, or is not ours to read
+        }
+
+        // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
+        return text[(text.LastIndexOf(')') + 2)..].Split(' ');
     }
 
     private async Task RunAsync(string tool, IReadOnlyList<string> arguments, CancellationToken cancellationToken)
