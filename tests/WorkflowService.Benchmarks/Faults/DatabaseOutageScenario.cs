@@ -87,7 +87,6 @@ internal sealed class DatabaseOutageScenario : FaultScenario
             phases.Add(("stopped", began, back));
 
             await Task.Delay(HealthyWithin + TimeSpan.FromSeconds(3), ct);
-            began = Stopwatch.GetTimestamp();
             if (server is not null)
             {
                 server.Pause();
@@ -96,6 +95,10 @@ internal sealed class DatabaseOutageScenario : FaultScenario
             {
                 proxy!.Blackhole();
             }
+
+            // As for the stop: the pause begins once every server process is stopped (Pause returns then), not while they
+            // are being stopped one by one and still answer.
+            began = Stopwatch.GetTimestamp();
 
             try
             {
