@@ -85,11 +85,7 @@ public sealed class DatabaseOutageTests
         client.Timeout = requestTimeout + TimeSpan.FromSeconds(3);
 
         // Connections opened and left idle in the pool, as under load: the first requests of the freeze run commands on them.
-        foreach (var warm in await Task.WhenAll(Enumerable.Range(0, Wave).Select(i => StartAsync(client, $"warm-{i}"))))
-        {
-            Assert.Equal(HttpStatusCode.Created, warm.StatusCode);
-            warm.Dispose();
-        }
+        await Task.WhenAll(Enumerable.Range(0, Wave).Select(i => UntilCreatedAsync(() => StartAsync(client, $"warm-{i}"), $"warm-up start {i}")));
 
         server.Pause();
         var answers = new List<string>();
@@ -185,8 +181,7 @@ public sealed class DatabaseOutageTests
         {
             using var client = node.CreateClient();
             var definition = await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "examples", "signal-roundtrip.json"), ct);
-            using var publish = await client.PostAsync("/definitions", new StringContent(definition, Encoding.UTF8, "application/json"), ct);
-            Assert.Equal(HttpStatusCode.Created, publish.StatusCode);
+            await UntilCreatedAsync(() => client.PostAsync("/definitions", new StringContent(definition, Encoding.UTF8, "application/json"), ct), "publishing the definition");
             return node;
         }
         catch
@@ -195,6 +190,16 @@ public sealed class DatabaseOutageTests
             throw;
         }
     }
+
+    /// <summary>
+    /// Sends until the answer is 201 (at most 60 s): with these short limits a loaded machine may answer 503 with Retry-After
+    /// before the outage, which asks the caller to repeat (a start repeats with its Idempotency-Key; a publish makes a version).
+    /// </summary>
+    private static Task UntilCreatedAsync(Func<Task<HttpResponseMessage>> send, string what) => Eventually.WaitUntilAsync(async () =>
+    {
+        using var answer = await send();
+        return answer.StatusCode == HttpStatusCode.Created;
+    }, TimeSpan.FromSeconds(60), $"{what} answered 201");
 
     /// <summary>Skips with the reason, or fails where CI requires PostgreSQL (WORKFLOW_TESTS_REQUIRE_BACKENDS).</summary>
     private static void Unavailable(string reason)
