@@ -237,13 +237,13 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
         return events.ConvertAll(h => h.ToModel());
     }
 
-    public async Task<KeysetPage<HistoryEvent>> GetHistoryAsync(Guid instanceId, int? afterSequence, int limit, CancellationToken cancellationToken)
+    public async Task<KeysetPage<HistoryEvent>> GetHistoryAsync(WorkflowInstance instance, int? afterSequence, int limit, CancellationToken cancellationToken)
     {
+        ArgumentNullException.ThrowIfNull(instance);
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
-        var total = await _instances.Find(InstanceFilter.Eq(i => i.Id, instanceId)).Project(i => i.HistoryLength)
-            .FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+        var total = instance.HistoryLength;
         // One document per event: the (instanceId, sequence) index seeks to the position and reads the page in order.
-        var filter = Builders<HistoryDocument>.Filter.Eq(h => h.InstanceId, instanceId);
+        var filter = Builders<HistoryDocument>.Filter.Eq(h => h.InstanceId, instance.Id);
         if (afterSequence is { } after)
         {
             filter &= Builders<HistoryDocument>.Filter.Gt(h => h.Sequence, after);

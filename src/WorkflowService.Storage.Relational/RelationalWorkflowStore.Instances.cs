@@ -203,17 +203,14 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         return await HistoryOf(db, h => h.InstanceId == instanceId, cancellationToken).ConfigureAwait(false);
     }
 
-    public async Task<KeysetPage<HistoryEvent>> GetHistoryAsync(Guid instanceId, int? afterSequence, int limit, CancellationToken cancellationToken)
+    public async Task<KeysetPage<HistoryEvent>> GetHistoryAsync(WorkflowInstance instance, int? afterSequence, int limit, CancellationToken cancellationToken)
     {
+        ArgumentNullException.ThrowIfNull(instance);
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        var total = await db.Instances.AsNoTracking().Where(i => i.Id == instanceId).Select(i => i.HistoryLength)
-            .FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
         // Every row read holds at least one event after the position, so limit + 1 rows hold the page and say whether more follow.
-        var events = await HistoryOf(HistoryRowsFrom(db, instanceId, afterSequence).Take(limit + 1), cancellationToken).ConfigureAwait(false);
-        var page = events.Where(e => afterSequence is not { } a || e.Sequence > a).Take(limit + 1).ToList();
-        var more = page.Count > limit;
-        return new KeysetPage<HistoryEvent>(more ? page[..limit] : page, total, more);
+        var events = await HistoryOf(HistoryRowsFrom(db, instance.Id, afterSequence).Take(limit + 1), cancellationToken).ConfigureAwait(false);
+        return KeysetPage.After(events, afterSequence, limit, instance.HistoryLength);
     }
 
     /// <summary>

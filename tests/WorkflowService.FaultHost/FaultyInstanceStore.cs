@@ -23,8 +23,8 @@ internal sealed class FaultyInstanceStore(IInstanceStore inner, StoreFaultInject
     public Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken) =>
         inner.GetHistoryAsync(instanceId, cancellationToken);
 
-    public Task<KeysetPage<HistoryEvent>> GetHistoryAsync(Guid instanceId, int? afterSequence, int limit, CancellationToken cancellationToken) =>
-        inner.GetHistoryAsync(instanceId, afterSequence, limit, cancellationToken);
+    public Task<KeysetPage<HistoryEvent>> GetHistoryAsync(WorkflowInstance instance, int? afterSequence, int limit, CancellationToken cancellationToken) =>
+        inner.GetHistoryAsync(instance, afterSequence, limit, cancellationToken);
 
     public bool GuardsDueSignals => inner.GuardsDueSignals;
 }

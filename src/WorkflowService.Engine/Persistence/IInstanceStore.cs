@@ -19,9 +19,10 @@ public interface IInstanceStore
     Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken);
     /// <summary>
     /// Up to <paramref name="limit"/> events after sequence <paramref name="afterSequence"/> (from the first when null),
-    /// oldest first, reading only the stored rows those events are in; the total is the instance's history length.
+    /// oldest first, reading only the stored rows those events are in; the total is the instance's history length (the
+    /// caller has read the instance already, to check its tenant).
     /// </summary>
-    Task<KeysetPage<HistoryEvent>> GetHistoryAsync(Guid instanceId, int? afterSequence, int limit, CancellationToken cancellationToken);
+    Task<KeysetPage<HistoryEvent>> GetHistoryAsync(WorkflowInstance instance, int? afterSequence, int limit, CancellationToken cancellationToken);
     /// <summary>
     /// Whether <see cref="CommitAsync"/> honours <see cref="WaitPointCommit.RequireNoDueSignals"/>: without it, signals
     /// are never applied on arrival, only queued.

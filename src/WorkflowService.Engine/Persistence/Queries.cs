@@ -10,6 +10,21 @@ public sealed record Page<T>(IReadOnlyList<T> Items, int Total, int Offset, int 
 /// </summary>
 public sealed record KeysetPage<T>(IReadOnlyList<T> Items, int Total, bool More);
 
+/// <summary>Pages of history events.</summary>
+public static class KeysetPage
+{
+    /// <summary>
+    /// The page of up to <paramref name="limit"/> events after <paramref name="afterSequence"/> taken from
+    /// <paramref name="events"/> (in sequence order, starting at or before the position).
+    /// </summary>
+    public static KeysetPage<HistoryEvent> After(IEnumerable<HistoryEvent> events, int? afterSequence, int limit, int total)
+    {
+        var page = events.Where(e => afterSequence is not { } a || e.Sequence > a).Take(limit + 1).ToList();
+        var more = page.Count > limit;
+        return new KeysetPage<HistoryEvent>(more ? page[..limit] : page, total, more);
+    }
+}
+
 /// <summary>
 /// Instances newest first (by creation time, then id). With <see cref="After"/> the page starts after that position
 /// (keyset paging): an instance that leaves the filter meanwhile (resumed, suspended, ended) shifts nothing, so a client

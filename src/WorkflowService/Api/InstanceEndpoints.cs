@@ -263,12 +263,12 @@ public static class InstanceEndpoints
             return Problems.InvalidAfter();
         }
 
-        if (InTenant(await store.GetInstanceAsync(id, cancellationToken), user.Tenant()) is null)
+        if (InTenant(await store.GetInstanceAsync(id, cancellationToken), user.Tenant()) is not { } instance)
         {
             return Problems.NotFound($"No instance has the id {id}.");
         }
 
-        var page = await store.GetHistoryAsync(id, position, limit, cancellationToken);
+        var page = await store.GetHistoryAsync(instance, position, limit, cancellationToken);
         return TypedResults.Ok(PageView<HistoryEventView>.Of(page, limit, HistoryEventView.From, e => ListCursor.EncodeHistory(e.Sequence)));
     }
 

@@ -127,10 +127,10 @@ public static class ConsolePages
             return Message(caller, "No such instance", $"No instance has the id {id}.", StatusCodes.Status404NotFound);
         }
 
-        // The diagram is drawn from the whole history; the page lists one page of it, and of the signals.
+        // The diagram is drawn from the whole history, read once; the page lists one page of it, and of the signals.
         var events = await store.GetHistoryAsync(id, cancellationToken);
         var size = options.Value.PageSize;
-        var historyPage = await store.GetHistoryAsync(id, historyAfter, size, cancellationToken);
+        var historyPage = KeysetPage.After(events, historyAfter, size, instance.HistoryLength);
         var signalsPage = await queries.ListSignalsAsync(id, signalsAfter, size, cancellationToken);
         var compiled = await registry.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken);
         var diagram = compiled is null ? null : renderer.RenderInstance(compiled, instance, events);
