@@ -5,6 +5,7 @@ using Microsoft.EntityFrameworkCore;
 using Microsoft.EntityFrameworkCore.Diagnostics;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Npgsql;
 using WorkflowService.Engine.Runtime;
@@ -26,7 +27,7 @@ public static class PostgreSqlServiceCollectionExtensions
         // Npgsql's own spans (one per command) and metrics, where the host turns telemetry on; nothing otherwise.
         services.ConfigureOpenTelemetryTracerProvider(tracing => tracing.AddNpgsql());
         services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.AddMeter("Npgsql"));
-        services.AddSingleton(p => new NpgsqlDataSourceBuilder(ReserveCancelRequestThreads(Connection(p)).ConnectionString)
+        services.AddSingleton(p => new NpgsqlDataSourceBuilder(Connection(p).ConnectionString)
             // A command is traced inside a traced operation only (a request, a run), never from the node's background loops
             // (idle polls, wake-up messages, the group-commit lanes, which serve many traces at once).
             .ConfigureTracing(tracing => tracing
@@ -38,6 +39,7 @@ public static class PostgreSqlServiceCollectionExtensions
                 // The claim's own span (workflow.claim) covers its one statement.
                 .ConfigureTracing(tracing => tracing.ConfigureCommandFilter(_ => false).ConfigureBatchFilter(_ => false))
                 .Build()));
+        services.AddHostedService(WatchCancelRequestThreads);
         services.AddPooledDbContextFactory<WorkflowDbContext>((provider, o) => o
             .UseNpgsql(provider.GetRequiredService<NpgsqlDataSource>(), npgsql => npgsql
                 // Bounded retries of transient failures (dropped connections, failover); every wait is bounded.
@@ -58,13 +60,15 @@ public static class PostgreSqlServiceCollectionExtensions
     }
 
     /// <summary>
-    /// A thread at hand for each connection the node may cancel a command on (<see cref="CancelRequestThreads"/>): the
-    /// store's pool, the claims' pool and the wake-up listener.
+    /// The connections the node may cancel a command on (<see cref="CancelRequestThreads"/>): the store's pool, the claims'
+    /// pool and the wake-up listener.
     /// </summary>
-    private static NpgsqlConnectionStringBuilder ReserveCancelRequestThreads(NpgsqlConnectionStringBuilder connection)
+    private static CancelRequestThreads WatchCancelRequestThreads(IServiceProvider provider)
     {
-        CancelRequestThreads.Reserve(connection.MaxPoolSize + PostgresClaimDataSource.PoolSize(connection) + 1);
-        return connection;
+        var connection = Connection(provider);
+        return new CancelRequestThreads(
+            connection.MaxPoolSize + PostgresClaimDataSource.PoolSize(connection) + 1,
+            provider.GetRequiredService<ILogger<CancelRequestThreads>>());
     }
 
     /// <summary>The store's connection string, tuned for the store.</summary>
