@@ -13,19 +13,15 @@ internal static class CallOutRegistration
         services.AddSingleton<IValidateOptions<CallOutOptions>, CallOutOptions.Validator>();
         services.AddSingleton<EgressPolicy>();
         services.AddHttpClient(HttpCallOutClient.ClientName, c => c.Timeout = Timeout.InfiniteTimeSpan) // each attempt has its own deadline
-            .ConfigurePrimaryHttpMessageHandler(provider =>
+            .ConfigurePrimaryHttpMessageHandler(provider => new SocketsHttpHandler
             {
-                var options = provider.GetRequiredService<IOptions<CallOutOptions>>().Value;
-                return new SocketsHttpHandler
-                {
-                    ConnectCallback = provider.GetRequiredService<EgressPolicy>().ConnectAsync,
-                    // A proxy would be the address connected to, and the policy would check it instead of the target.
-                    UseProxy = false,
-                    // The handler follows a redirect on a new connection, which the policy checks like the first.
-                    AllowAutoRedirect = options.MaxRedirects > 0,
-                    MaxAutomaticRedirections = Math.Max(options.MaxRedirects, 1),
-                    UseCookies = false,
-                };
+                ConnectCallback = provider.GetRequiredService<EgressPolicy>().ConnectAsync,
+                // A proxy would be the address connected to, and the policy would check it instead of the target.
+                UseProxy = false,
+                // The client follows redirects itself (HttpCallOutClient), so that a hop to another host carries
+                // none of the step's headers: the handler would keep every header but Authorization.
+                AllowAutoRedirect = false,
+                UseCookies = false,
             });
         services.AddSingleton<HttpCallOutClient>();
         // Secrets are put into the request on its way to the client, after the engine and before the wire.

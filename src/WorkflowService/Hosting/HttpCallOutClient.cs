@@ -102,8 +102,12 @@ public sealed partial class HttpCallOutClient : ICallOutClient
             throw new CallOutFailedException($"'{url?.GetLeftPart(UriPartial.Path) ?? request.Url}' is not an absolute http(s) URL");
         }
 
-        return _egress.RefusalOf(url.IdnHost, url.Port) is { } refusal ? throw new CallOutFailedException(refusal) : url;
+        return Target(url);
     }
+
+    /// <summary><paramref name="url"/>, refused when its host or port is not allowed.</summary>
+    private Uri Target(Uri url) =>
+        _egress.RefusalOf(url.IdnHost, url.Port) is { } refusal ? throw new CallOutFailedException(refusal) : url;
 
     /// <summary>The HTTP message of one attempt: the one place a call's request is turned into what is sent.</summary>
     private static HttpRequestMessage RequestMessage(Uri url, CallOutRequest request)
@@ -130,17 +134,67 @@ public sealed partial class HttpCallOutClient : ICallOutClient
         return message;
     }
 
-    /// <summary>One attempt, the body read within it: an answer that is not a success is returned without its body.</summary>
+    /// <summary>
+    /// One attempt, the body read within it: an answer that is not a success is returned without its body. Redirects are
+    /// followed here, up to CallOuts:MaxRedirects, each hop's target checked like the first (and its connection by the
+    /// policy). A hop to another origin carries none of the step's headers, since any of them may hold a secret; an https
+    /// call never follows a redirect to http. Past the limit the redirect is the answer.
+    /// </summary>
     private async ValueTask<Answer> AttemptAsync(Uri url, CallOutRequest request, CancellationToken cancellationToken)
     {
-        using var message = RequestMessage(url, request);
-        using var response = await _clients.CreateClient(ClientName)
-            .SendAsync(message, HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false);
-        return new Answer(
-            (int)response.StatusCode,
-            response.ReasonPhrase,
-            response.IsSuccessStatusCode ? await ReadBoundedAsync(response, cancellationToken).ConfigureAwait(false) : null,
-            response.Content.Headers.ContentType?.MediaType);
+        var client = _clients.CreateClient(ClientName);
+        for (var hops = 0; ; hops++)
+        {
+            using var message = RequestMessage(url, request);
+            using var response = await client.SendAsync(message, HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false);
+            if (hops < _options.MaxRedirects && Redirect(response, url) is { } next)
+            {
+                request = Hop(request, response.StatusCode, SameOrigin(url, next));
+                url = Target(next);
+                continue;
+            }
+
+            return new Answer(
+                (int)response.StatusCode,
+                response.ReasonPhrase,
+                response.IsSuccessStatusCode ? await ReadBoundedAsync(response, cancellationToken).ConfigureAwait(false) : null,
+                response.Content.Headers.ContentType?.MediaType);
+        }
+    }
+
+    /// <summary>Where a redirect sends the call; null when the answer is not one to follow.</summary>
+    private static Uri? Redirect(HttpResponseMessage response, Uri from)
+    {
+        if (response.StatusCode is not (HttpStatusCode.MovedPermanently or HttpStatusCode.Found or HttpStatusCode.SeeOther
+                or HttpStatusCode.TemporaryRedirect or HttpStatusCode.PermanentRedirect)
+            || response.Headers.Location is not { } location
+            || !Uri.TryCreate(from, location, out var next)
+            || next.Scheme is not ("http" or "https")
+            || (from.Scheme == Uri.UriSchemeHttps && next.Scheme == Uri.UriSchemeHttp))
+        {
+            return null;
+        }
+
+        return next;
+    }
+
+    private static bool SameOrigin(Uri from, Uri to) =>
+        Uri.Compare(from, to, UriComponents.SchemeAndServer, UriFormat.UriEscaped, StringComparison.OrdinalIgnoreCase) == 0;
+
+    /// <summary>
+    /// The request of the next hop: 303, and 301 or 302 after a POST, go on as a GET without a body (as browsers and
+    /// HttpClient do); 307 and 308 repeat the request. The step's headers go only where the first call went.
+    /// </summary>
+    private static CallOutRequest Hop(CallOutRequest request, HttpStatusCode status, bool sameOrigin)
+    {
+        var asGet = status == HttpStatusCode.SeeOther && request.Method != "HEAD"
+            || status is HttpStatusCode.MovedPermanently or HttpStatusCode.Found && request.Method == "POST";
+        return request with
+        {
+            Method = asGet ? "GET" : request.Method,
+            BodyJson = asGet ? null : request.BodyJson,
+            Headers = sameOrigin ? request.Headers : null,
+        };
     }
 
     private static bool Retryable(Outcome<Answer> outcome) =>

@@ -10,7 +10,7 @@ namespace WorkflowService.Tests.Infrastructure;
 
 /// <summary>
 /// A real HTTP server on loopback that http steps call: a quote service, a flaky one, a broken one, a slow one, one that
-/// redirects and one that drips its body.
+/// redirects, one that tells what headers it got and one that drips its body.
 /// </summary>
 public sealed class CallOutTarget : IAsyncDisposable
 {
@@ -59,8 +59,14 @@ public sealed class CallOutTarget : IAsyncDisposable
             await Task.Delay(ms, cancellationToken);
             return Results.Json(new { answered = true });
         });
+        // What a call brought: the X-Api-Key header it carried (null: none), and its method.
+        app.MapMethods("/headers", ["GET", "POST"], (HttpRequest request) => Results.Json(new
+        {
+            apiKey = request.Headers["X-Api-Key"] is { Count: > 0 } key ? key.ToString() : null,
+            method = request.Method,
+        }));
         app.MapGet("/broken", () => Results.StatusCode(StatusCodes.Status500InternalServerError));
-        app.MapGet("/redirect", (string to) =>
+        app.MapMethods("/redirect", ["GET", "POST"], (string to) =>
         {
             Interlocked.Increment(ref target._redirectCalls);
             return Results.Redirect(to);

@@ -13,6 +13,8 @@ namespace WorkflowService.Tests.Security;
 /// </summary>
 public sealed class CallOutEgressTests(CallOutEgressTests.Targets targets) : SharedServiceTest<SqliteBackend>, IClassFixture<CallOutEgressTests.Targets>
 {
+    private const string EgressKey = "k3y-only-for-the-first-host";
+
     private const string PrivateRule = "addresses are not allowed (CallOuts:AllowPrivateNetworks / CallOuts:AllowedNetworks)";
 
     protected override Dictionary<string, string?> Settings => new()
@@ -21,6 +23,8 @@ public sealed class CallOutEgressTests(CallOutEgressTests.Targets targets) : Sha
         ["CallOuts:AllowedNetworks:0"] = "127.0.0.2/32",
         ["CallOuts:AllowedPorts:0"] = $"{targets.Listening.Port}",
         ["CallOuts:AllowedPorts:1"] = $"{targets.Allowed.Address.Port}",
+        ["CallOuts:AllowedPorts:2"] = $"{targets.Elsewhere.Address.Port}",
+        ["CallOuts:Secrets:egress-key"] = EgressKey,
         ["CallOuts:MaxRedirects"] = "3",
         // A refused call fails its run at once; one signal worker, so a call that held it would hold the node.
         ["Engine:MaxAttempts"] = "1",
@@ -85,6 +89,21 @@ public sealed class CallOutEgressTests(CallOutEgressTests.Targets targets) : Sha
     }
 
     [Fact]
+    public async Task A_redirect_to_another_origin_carries_none_of_the_steps_headers_and_a_post_goes_on_as_a_get()
+    {
+        const string headers = "{ \"X-Api-Key\": \"secret('egress-key')\" }";
+        var sameOrigin = $"{targets.Allowed.Address}headers";
+        var elsewhere = $"{targets.Elsewhere.Address}headers";
+
+        var kept = await CallAsync($"{targets.Allowed.Address}redirect?to={Uri.EscapeDataString(sameOrigin)}", InstanceStatus.Completed, headers: headers);
+        var dropped = await CallAsync($"{targets.Allowed.Address}redirect?to={Uri.EscapeDataString(elsewhere)}", InstanceStatus.Completed, headers: headers);
+
+        Assert.Equal(EgressKey, kept.Output!.Value.GetProperty("body").GetProperty("apiKey").GetString());
+        Assert.Equal(System.Text.Json.JsonValueKind.Null, dropped.Output!.Value.GetProperty("body").GetProperty("apiKey").ValueKind);
+        Assert.Equal("GET", dropped.Output!.Value.GetProperty("body").GetProperty("method").GetString());
+    }
+
+    [Fact]
     public async Task A_call_to_an_allowed_network_and_port_is_made()
     {
         var done = await CallAsync($"{targets.Allowed.Address}quote", InstanceStatus.Completed);
@@ -105,12 +124,18 @@ public sealed class CallOutEgressTests(CallOutEgressTests.Targets targets) : Sha
     }
 
     /// <summary>Runs a definition whose one http step calls <paramref name="url"/> without retries, until the instance has <paramref name="status"/>.</summary>
-    private async Task<InstanceView> CallAsync(string url, InstanceStatus status, ApiClient? api = null, string timeout = "PT5S")
+    private async Task<InstanceView> CallAsync(string url, InstanceStatus status, ApiClient? api = null, string timeout = "PT5S", string? headers = null)
     {
         api ??= Api;
         var name = Definitions.Unique("egress");
         // The quote service takes a POST with a body; every other path a GET.
         var request = url.EndsWith("/quote", StringComparison.Ordinal) ? "\"method\": \"POST\", \"body\": \"({ sum: 100 })\"" : "\"method\": \"GET\"";
+        if (headers is not null)
+        {
+            // With headers: a POST, which a 302 turns into a GET.
+            request = $"\"method\": \"POST\", \"body\": \"({{ n: 1 }})\", \"headers\": {headers}";
+        }
+
         await api.PublishAsync($$"""
             {
               "name": "{{name}}",
@@ -124,19 +149,29 @@ public sealed class CallOutEgressTests(CallOutEgressTests.Targets targets) : Sha
         return await api.WaitForAsync(instance.Id, status, TimeSpan.FromSeconds(60));
     }
 
-    /// <summary>The listener no call may reach, and the allowed target on 127.0.0.2, shared by the tests of the class.</summary>
+    /// <summary>
+    /// The listener no call may reach, and two allowed targets on 127.0.0.2 (two origins: two ports), shared by the tests
+    /// of the class.
+    /// </summary>
     public sealed class Targets : IAsyncLifetime
     {
         public ConnectionCounter Listening { get; } = new();
 
         public CallOutTarget Allowed { get; private set; } = null!;
 
-        public async ValueTask InitializeAsync() => Allowed = await CallOutTarget.StartAsync("127.0.0.2");
+        public CallOutTarget Elsewhere { get; private set; } = null!;
+
+        public async ValueTask InitializeAsync()
+        {
+            Allowed = await CallOutTarget.StartAsync("127.0.0.2");
+            Elsewhere = await CallOutTarget.StartAsync("127.0.0.2");
+        }
 
         public async ValueTask DisposeAsync()
         {
             await Listening.DisposeAsync();
             await Allowed.DisposeAsync();
+            await Elsewhere.DisposeAsync();
         }
     }
 }
