@@ -60,11 +60,12 @@ static async Task<int> RunAsync(RunnerOptions options, CancellationToken cancell
     {
         if (!File.Exists(Path.Combine(options.OutputDirectory, PredecessorBaseline.FileName)))
         {
-            await Console.Error.WriteLineAsync($"{PredecessorBaseline.FileName} is missing from {options.OutputDirectory}: the README sets the runs beside it");
+            await Console.Error.WriteLineAsync($"{PredecessorBaseline.FileName} is missing from {options.OutputDirectory}: the comparison sets the runs beside it");
             return RunnerCommandLine.UsageError;
         }
 
-        var readme = Path.Combine(options.OutputDirectory, "README.md");
+        // The folder's README.md is its index, kept by hand; the runner writes the comparison beside it.
+        var readme = Path.Combine(options.OutputDirectory, ComparisonReadme.FileName);
         await File.WriteAllTextAsync(readme, ComparisonReadme.Render(
             ReportStore.LatestFullReports(options.OutputDirectory), PredecessorBaseline.Load(options.OutputDirectory)), cancellationToken);
         Console.WriteLine($"wrote {readme}");

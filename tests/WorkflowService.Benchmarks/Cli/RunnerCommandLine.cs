@@ -112,7 +112,7 @@ internal static class RunnerCommandLine
         {
             backend, tier, only, seed, postgres, mongodb, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry, service,
         };
-        var compare = new Command("compare", "sqlite then postgres (then mongodb with --with-mongodb) (tier all), then regenerates the README of the output directory.")
+        var compare = new Command("compare", "sqlite then postgres (then mongodb with --with-mongodb) (tier all), then regenerates comparison.md in the output directory.")
         {
             only, seed, postgres, mongodb, withMongoDb, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry, service,
         };
@@ -151,7 +151,7 @@ internal static class RunnerCommandLine
         {
             backend, postgres, output, noBuild, variants, windows, windowOps,
         };
-        var readme = new Command("readme", "Only regenerates the README of the output directory from its latest reports.") { output };
+        var readme = new Command("readme", "Only regenerates comparison.md in the output directory from its latest reports.") { output };
         run.Subcommands.Add(compare);
         run.Subcommands.Add(readme);
         run.Subcommands.Add(interleave);
