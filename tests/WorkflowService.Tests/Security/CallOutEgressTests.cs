@@ -123,6 +123,19 @@ public sealed class CallOutEgressTests(CallOutEgressTests.Targets targets) : Sha
         Assert.Equal(200, next.Output!.Value.GetProperty("status").GetInt32());
     }
 
+    [Fact]
+    public async Task A_call_that_outlasts_CallOuts_MaxCallDuration_fails_though_its_step_allows_longer()
+    {
+        var settings = Settings;
+        settings["CallOuts:MaxCallDuration"] = "00:00:01";
+        var (_, api) = await StartServiceAsync(settings);
+
+        var faulted = await CallAsync($"{targets.Allowed.Address}drip", InstanceStatus.Faulted, api, timeout: "PT30S");
+
+        Assert.Equal($"step 'call': the call to 127.0.0.2:{targets.Allowed.Address.Port} took longer than 00:00:01 with its retries (CallOuts:MaxCallDuration)",
+            faulted.Error);
+    }
+
     /// <summary>Runs a definition whose one http step calls <paramref name="url"/> without retries, until the instance has <paramref name="status"/>.</summary>
     private async Task<InstanceView> CallAsync(string url, InstanceStatus status, ApiClient? api = null, string timeout = "PT5S", string? headers = null)
     {
