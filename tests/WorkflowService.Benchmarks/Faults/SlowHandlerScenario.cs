@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
+using WorkflowService.Benchmarks.Hosting;
 
 namespace WorkflowService.Benchmarks.Faults;
 
@@ -23,13 +24,8 @@ internal sealed class SlowHandlerScenario : FaultScenario
         var nodeCount = context.SeveralNodes ? 3 : 1;
         var count = context.Short ? 16 : 48;
         var delay = FaultContext.LeaseDuration * 2;
-        await using var endpoint = new SlowEndpoint(delay);
-        // The endpoint is on loopback, which call-outs outside Development reach only where the operator opens it.
-        await using var nodes = context.CreateNodes(new Dictionary<string, string>
-        {
-            ["CallOuts__AllowedNetworks__0"] = "127.0.0.1/32",
-            ["CallOuts__AllowedPorts__0"] = endpoint.Url.Port.ToString(CultureInfo.InvariantCulture),
-        });
+        await using var endpoint = new CallOutEndpoint(delay);
+        await using var nodes = context.CreateNodes(endpoint.ServiceSettings);
         await nodes.StartAsync(nodeCount, ct);
         await context.PublishAsync(nodes, DefinitionFile);
 

@@ -1,16 +1,17 @@
 using System.Collections.Concurrent;
+using System.Globalization;
 using System.Net;
-using System.Net.Sockets;
 using System.Text;
 using System.Text.Json;
 
-namespace WorkflowService.Benchmarks.Faults;
+namespace WorkflowService.Benchmarks.Hosting;
 
 /// <summary>
-/// A local HTTP endpoint that answers every POST after <c>delay</c> (longer than the service's lease) and counts the
-/// calls per workflow (the n of the body), so that a row can tell a call made once from one made again by a re-claim.
+/// A local HTTP endpoint in the runner's process that workflows' http call-outs go to: it answers every POST of a body
+/// <c>{ "n": … }</c> with <c>{ "n": …, "answered": true }</c>, after <c>delay</c> (zero: at once), and counts the calls
+/// per n, so that a fault row can tell a call made once from one made again by a re-claim. Its CPU is the runner's.
 /// </summary>
-internal sealed class SlowEndpoint : IAsyncDisposable
+internal sealed class CallOutEndpoint : IAsyncDisposable
 {
     private readonly HttpListener _listener = new();
     private readonly TimeSpan _delay;
@@ -18,12 +19,12 @@ internal sealed class SlowEndpoint : IAsyncDisposable
     private readonly ConcurrentDictionary<int, int> _calls = new();
     private readonly Task _serving;
 
-    public SlowEndpoint(TimeSpan delay)
+    public CallOutEndpoint(TimeSpan delay)
     {
         _delay = delay;
-        var port = FreePort();
-        Url = new Uri($"http://127.0.0.1:{port}/slow");
-        _listener.Prefixes.Add($"http://127.0.0.1:{port}/");
+        var port = LoopbackPort.Free();
+        Url = new Uri(string.Create(CultureInfo.InvariantCulture, $"http://127.0.0.1:{port}/call"));
+        _listener.Prefixes.Add(string.Create(CultureInfo.InvariantCulture, $"http://127.0.0.1:{port}/"));
         _listener.Start();
         _serving = Task.Run(ServeAsync);
     }
@@ -32,6 +33,17 @@ internal sealed class SlowEndpoint : IAsyncDisposable
 
     /// <summary>Calls received so far, by the workflow's n.</summary>
     public IReadOnlyDictionary<int, int> Calls => _calls;
+
+    /// <summary>
+    /// The service settings that open this endpoint to call-outs: outside Development the egress policy refuses loopback
+    /// and every port but 80 and 443 unless the operator opens them. Builds from before the policy ignore them (they
+    /// allowed every host).
+    /// </summary>
+    public IReadOnlyDictionary<string, string> ServiceSettings => new Dictionary<string, string>
+    {
+        ["CallOuts__AllowedNetworks__0"] = "127.0.0.1/32",
+        ["CallOuts__AllowedPorts__0"] = Url.Port.ToString(CultureInfo.InvariantCulture),
+    };
 
     public async ValueTask DisposeAsync()
     {
@@ -65,23 +77,20 @@ internal sealed class SlowEndpoint : IAsyncDisposable
             using var body = await JsonDocument.ParseAsync(context.Request.InputStream, cancellationToken: _stop.Token);
             var n = body.RootElement.GetProperty("n").GetInt32();
             _calls.AddOrUpdate(n, 1, static (_, c) => c + 1);
-            await Task.Delay(_delay, _stop.Token);
-            var answer = Encoding.UTF8.GetBytes($"{{\"n\":{n},\"answered\":true}}");
+            if (_delay > TimeSpan.Zero)
+            {
+                await Task.Delay(_delay, _stop.Token);
+            }
+
+            var answer = Encoding.UTF8.GetBytes(string.Create(CultureInfo.InvariantCulture, $"{{\"n\":{n},\"answered\":true}}"));
             context.Response.ContentType = "application/json";
             context.Response.ContentLength64 = answer.Length;
             await context.Response.OutputStream.WriteAsync(answer, _stop.Token);
             context.Response.Close();
         }
-        catch (Exception e) when (e is OperationCanceledException or HttpListenerException or JsonException or KeyNotFoundException or IOException)
+        catch (Exception e) when (e is OperationCanceledException or HttpListenerException or JsonException or KeyNotFoundException or InvalidOperationException or IOException)
         {
             context.Response.Abort();
         }
-    }
-
-    private static int FreePort()
-    {
-        using var probe = new TcpListener(IPAddress.Loopback, 0);
-        probe.Start();
-        return ((IPEndPoint)probe.LocalEndpoint).Port;
     }
 }
