@@ -20,6 +20,7 @@ internal static class ScenarioCatalog
     public const string ColdStart = "cold-start";
     public const string LargeDefinition = "large-definition";
     public const string LongInstance = "long-instance";
+    public const string CallOutSustained = "callout-roundtrip-sustained";
 
     /// <summary>Names --only takes for every scenario whose name starts with it and a dash (peer-rebus: the Rebus peer's set).</summary>
     public static readonly string[] Families = [PeerRebusScenario.Family];
@@ -78,6 +79,8 @@ internal static class ScenarioCatalog
         new CrossNodeRoundtripScenario { Name = CrossNode, TierLabel = "Transport", Ops = 1000, Concurrency = 1 },
 
         Roundtrip(Sustained, "Scaled", 10_000, 64),
+        // The sustained load with one http call-out per workflow instead of a signal, to an endpoint in the runner.
+        new CallOutRoundtripScenario { Name = CallOutSustained, TierLabel = "Scaled", Ops = 10_000, Concurrency = 64 },
         // The ceiling with the store's own batching (group commit, the service's claim), and the loop of one transaction
         // per write beside it: what sharing commits is worth on this machine.
         new GroupedCeilingScenario { Name = Ceiling, TierLabel = "Ceiling", Ops = 10_000, Concurrency = 64 },
