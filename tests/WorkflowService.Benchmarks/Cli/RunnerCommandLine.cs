@@ -147,9 +147,15 @@ internal static class RunnerCommandLine
                 result.AddError("--window-ops: 500 to 100,000 operations");
             }
         });
-        var interleave = new Command("interleave", "Service variants (telemetry settings) side by side, each its own process on its own database of the same server, loaded in turns (A B, B A, …) with signal-roundtrip at concurrency 64; writes <output>/interleaved-<backend>-<date>-<variants>.md/.json.")
+        var load = new Option<string>("--scenario")
         {
-            backend, postgres, output, noBuild, variants, windows, windowOps,
+            Description = "interleave: the load of every window: signal-roundtrip (start, signal, completion) or callout-roundtrip (start, one http call-out to an endpoint in the runner, completion; reports get a -callout-roundtrip suffix).",
+            DefaultValueFactory = _ => SignalRoundtripScenario.Definition,
+            HelpName = "name",
+        }.AcceptOnlyFromAmong([.. InterleavedRun.Loads.Keys]);
+        var interleave = new Command("interleave", "Service variants (telemetry settings) side by side, each its own process on its own database of the same server, loaded in turns (A B, B A, …) with signal-roundtrip (or --scenario) at concurrency 64; writes <output>/interleaved-<backend>-<date>-<variants>[-<scenario>].md/.json.")
+        {
+            backend, postgres, output, noBuild, variants, windows, windowOps, load,
         };
         var readme = new Command("readme", "Only regenerates comparison.md in the output directory from its latest reports.") { output };
         run.Subcommands.Add(compare);
@@ -204,6 +210,7 @@ internal static class RunnerCommandLine
             Variants = Names(parse.GetValue(variants))!,
             Windows = parse.GetValue(windows),
             WindowOps = parse.GetValue(windowOps),
+            InterleaveScenario = parse.GetValue(load)!,
         });
         });
 

@@ -46,6 +46,9 @@ internal sealed record RunnerOptions
     public int Windows { get; init; } = 5;
     public int WindowOps { get; init; } = 3000;
 
+    /// <summary>interleave: the load every window runs (--scenario), one of <see cref="Scenarios.InterleavedRun.Loads"/>.</summary>
+    public string InterleaveScenario { get; init; } = Scenarios.SignalRoundtripScenario.Definition;
+
     /// <summary>The embedded store's synchronous mode (--sqlite-synchronous): FULL, as the service ships, unless asked.</summary>
     public string SqliteSynchronous { get; init; } = WorkflowService.Benchmarks.Backends.SqliteBackend.DefaultSynchronous;
 

@@ -11,8 +11,8 @@ namespace WorkflowService.Benchmarks.Scenarios;
 
 /// <summary>
 /// A ratio that a noisy machine cannot fake: two (or more) variants of the service, each its own process on its own fresh
-/// database of the same server, both running the whole time, loaded in turns (windows of the same signal-roundtrip load,
-/// A B, B A, A B, …) so that whatever the machine does meanwhile falls on every variant alike. Each window's throughput,
+/// database of the same server, both running the whole time, loaded in turns (windows of the same load, signal-roundtrip
+/// or callout-roundtrip, A B, B A, A B, …) so that whatever the machine does meanwhile falls on every variant alike. Each window's throughput,
 /// latency and CPU per operation (service, database server, machine) are kept; the report gives every window, each
 /// variant's medians and the spread of the paired ratios. The variants differ only in their settings (telemetry, the console).
 /// </summary>
@@ -36,6 +36,21 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ["pgo-off-no-delay"] = "tiered PGO off and no call-counting delay (DOTNET_TieredPGO=0, DOTNET_TC_CallCountingDelayMs=0)",
     };
 
+    /// <summary>The loads --scenario may name, each as the report describes it.</summary>
+    public static readonly IReadOnlyDictionary<string, string> Loads = new Dictionary<string, string>(StringComparer.Ordinal)
+    {
+        [SignalRoundtripScenario.Definition] = "signal-roundtrip (start, signal, long-poll until completed)",
+        [CallOutRoundtripScenario.Definition] = "callout-roundtrip (start, one http call-out per operation to a local endpoint in the runner that answers at once, long-poll until completed)",
+    };
+
+    /// <summary>
+    /// The report's file name without its extension: the default load's keeps the name it always had, another's names it,
+    /// so that a call-out run never overwrites the signal-roundtrip run of the same variants and day.
+    /// </summary>
+    public static string FileStem(string backend, DateTimeOffset started, IReadOnlyList<string> variants, string load) =>
+        string.Create(CultureInfo.InvariantCulture, $"interleaved-{backend}-{started:yyyy-MM-dd}-{string.Join("-", variants)}")
+        + (load == SignalRoundtripScenario.Definition ? string.Empty : "-" + load);
+
     /// <summary>
     /// A variant named at-REV (REV: a commit of this repository, 7 to 40 hex digits) is the service as built from that
     /// commit, in a worktree of its own, with off's settings: the way to bisect a change in throughput between commits.
@@ -50,13 +65,20 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private readonly BenchApiKey _apiKey = BenchApiKey.Create();
 
+    /// <summary>callout-roundtrip's endpoint, one for every variant, started with the run and stopped after its variants.</summary>
+    private CallOutEndpoint? _target;
+
+    private bool CallsOut => options.InterleaveScenario == CallOutRoundtripScenario.Definition;
+
     public async Task<bool> RunAsync(CancellationToken cancellationToken)
     {
         var started = DateTimeOffset.UtcNow;
         var work = Path.Combine(Path.GetTempPath(), $"wf-interleave-{backendName}-{started:yyyyMMdd-HHmmss}");
         Directory.CreateDirectory(work);
-        Console.WriteLine($"{backendName}: variants {string.Join(", ", options.Variants)}; {options.Windows} rounds of {options.WindowOps:N0} ops each, concurrency {Concurrency}; logs in {work}");
+        Console.WriteLine($"{backendName}: {options.InterleaveScenario}, variants {string.Join(", ", options.Variants)}; {options.Windows} rounds of {options.WindowOps:N0} ops each, concurrency {Concurrency}; logs in {work}");
         await using var receiver = OtlpReceiver.Start();
+        await using var target = CallsOut ? new CallOutEndpoint(TimeSpan.Zero) : null;
+        _target = target;
         var variants = new List<Variant>();
         try
         {
@@ -120,7 +142,13 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private static readonly JsonSerializerOptions ReportJson = new(JsonSerializerDefaults.Web) { WriteIndented = true };
 
-    private static SignalRoundtripScenario Scenario(int ops) => new() { Name = "signal-roundtrip-sustained", TierLabel = "Scaled", Ops = ops, Concurrency = Concurrency };
+    private ClosedLoopScenario Scenario(int ops) => CallsOut
+        ? new CallOutRoundtripScenario
+        {
+            Name = ScenarioCatalog.CallOutSustained, TierLabel = "Scaled", Ops = ops, Concurrency = Concurrency,
+            Target = _target ?? throw new InvalidOperationException("the call-out endpoint starts with the run"),
+        }
+        : new SignalRoundtripScenario { Name = ScenarioCatalog.Sustained, TierLabel = "Scaled", Ops = ops, Concurrency = Concurrency };
 
     private ScenarioContext Context(Variant variant, int ops, CancellationToken cancellationToken, out ProgressMeter progress)
     {
@@ -157,6 +185,14 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             ["Workers__NodeId"] = name,
         };
         foreach (var (key, value) in _apiKey.ServiceEnvironment)
+        {
+            environment[key] = value;
+        }
+
+        // The load's own settings (callout-roundtrip: its endpoint opened to the egress policy), for every variant alike;
+        // an at-REV build from before a setting existed ignores it.
+        var load = Scenario(0);
+        foreach (var (key, value) in load.ServiceSettings)
         {
             environment[key] = value;
         }
@@ -235,8 +271,10 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         {
             service = await ServiceProcess.StartAsync(serviceDll, environment, SignalWorkers, Path.Combine(work, name), _apiKey.Key, cancellationToken);
             var variant = new Variant(name, backend, service, new WorkflowClient(service.Address, Concurrency, _apiKey.Key));
-            await variant.Client.PublishAsync(
-                await File.ReadAllTextAsync(Path.Combine(options.RepositoryRoot, "docs/examples/signal-roundtrip.json"), cancellationToken), cancellationToken);
+            foreach (var file in load.DefinitionFiles)
+            {
+                await variant.Client.PublishAsync(await File.ReadAllTextAsync(Path.Combine(options.RepositoryRoot, file), cancellationToken), cancellationToken);
+            }
             return variant;
         }
         catch
@@ -255,14 +293,14 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
     private (string Markdown, string Json) Save(IReadOnlyList<Window> windows, OtlpTotals received, IReadOnlyDictionary<string, long> spanNames, DateTimeOffset started)
     {
         Directory.CreateDirectory(options.OutputDirectory);
-        var stem = Path.Combine(options.OutputDirectory, $"interleaved-{backendName}-{started:yyyy-MM-dd}-{string.Join("-", options.Variants)}");
+        var stem = Path.Combine(options.OutputDirectory, FileStem(backendName, started, options.Variants, options.InterleaveScenario));
         var json = stem + ".json";
-        File.WriteAllText(json, JsonSerializer.Serialize(new { backend = backendName, started, options.Variants, rounds = options.Windows, options.WindowOps, Concurrency, SignalWorkers, windows, received, spanNames },
+        File.WriteAllText(json, JsonSerializer.Serialize(new { backend = backendName, scenario = options.InterleaveScenario, started, options.Variants, rounds = options.Windows, options.WindowOps, Concurrency, SignalWorkers, windows, received, spanNames },
             ReportJson));
 
         var text = new StringBuilder();
         var baseline = options.Variants[0];
-        text.AppendLine(CultureInfo.InvariantCulture, $"# Interleaved comparison on {backendName}: {string.Join(" vs ", options.Variants)} ({started:yyyy-MM-dd})");
+        text.AppendLine(CultureInfo.InvariantCulture, $"# Interleaved comparison on {backendName}, {options.InterleaveScenario}: {string.Join(" vs ", options.Variants)} ({started:yyyy-MM-dd})");
         text.AppendLine();
         text.AppendLine("Generated by the benchmark runner; the numbers are this run's. Command:");
         text.AppendLine();
@@ -270,7 +308,13 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         text.AppendLine("dotnet run -c Release --project tests/WorkflowService.Benchmarks -- " + string.Join(' ', Environment.GetCommandLineArgs().Skip(1)));
         text.AppendLine("```");
         text.AppendLine();
-        text.AppendLine(CultureInfo.InvariantCulture, $"Each variant is its own service process ({SignalWorkers} signal workers) on its own fresh database of the same server, all started before the first window and running throughout. The load is signal-roundtrip (start, signal, long-poll until completed) at concurrency {Concurrency}, in windows of {options.WindowOps:N0} operations taken in turns, A B then B A, for {options.Windows} rounds, after each variant's JIT settled. CPU per operation is read from /proc for the window and the {Settle.TotalSeconds:N0} s of quiet after it (so that work the window deferred, such as the span exporter's batches, counts in it): the variant's service process, {DatabaseServerMeasured}, and the whole machine (idle polls of the waiting variants included, alike for all).");
+        text.AppendLine(CultureInfo.InvariantCulture, $"Each variant is its own service process ({SignalWorkers} signal workers) on its own fresh database of the same server, all started before the first window and running throughout. The load is {Loads[options.InterleaveScenario]} at concurrency {Concurrency}, in windows of {options.WindowOps:N0} operations taken in turns, A B then B A, for {options.Windows} rounds, after each variant's JIT settled. CPU per operation is read from /proc for the window and the {Settle.TotalSeconds:N0} s of quiet after it (so that work the window deferred, such as the span exporter's batches, counts in it): the variant's service process, {DatabaseServerMeasured}, and the whole machine (idle polls of the waiting variants included, alike for all).");
+        if (CallsOut)
+        {
+            text.AppendLine();
+            text.AppendLine("Every operation makes exactly one http call-out, so the CPU per operation is the cost per call: a workflow whose only work is that call (its start, the call through the egress checks, the answer committed, the long-poll answered). The endpoint that answers runs in the runner's process: its CPU is in the machine column, not the service's.");
+        }
+
         text.AppendLine();
         foreach (var variant in options.Variants)
         {
