@@ -1,0 +1,62 @@
+using WorkflowService.Benchmarks.Cli;
+using WorkflowService.Benchmarks.Faults;
+using WorkflowService.Benchmarks.Scenarios;
+
+namespace WorkflowService.UnitTests.Benchmarks;
+
+/// <summary>
+/// The runner's interleave command picks its load with --scenario: signal-roundtrip unless told, so that earlier command
+/// lines and report names keep their meaning; callout-roundtrip on request; anything else a usage error before any run.
+/// </summary>
+public sealed class InterleaveCommandLineTests
+{
+    private static readonly DateTimeOffset Started = new(2026, 11, 28, 2, 0, 0, TimeSpan.Zero);
+
+    [Fact]
+    public async Task Interleave_loads_signal_roundtrip_unless_told_otherwise()
+    {
+        var (code, options) = await ParseAsync("interleave", "--backend", "postgres", "--variants", "off,at-0d1a201");
+
+        Assert.Equal(0, code);
+        Assert.Equal("signal-roundtrip", options?.InterleaveScenario);
+    }
+
+    [Fact]
+    public async Task Interleave_takes_the_callout_roundtrip_load()
+    {
+        var (code, options) = await ParseAsync("interleave", "--backend", "sqlite", "--scenario", "callout-roundtrip");
+
+        Assert.Equal(0, code);
+        Assert.Equal("callout-roundtrip", options?.InterleaveScenario);
+        Assert.Equal(["off", "otlp"], options?.Variants);
+    }
+
+    [Fact]
+    public async Task An_unknown_load_is_a_usage_error_and_runs_nothing()
+    {
+        var (code, options) = await ParseAsync("interleave", "--backend", "sqlite", "--scenario", "callout");
+
+        Assert.Equal(RunnerCommandLine.UsageError, code);
+        Assert.Null(options);
+    }
+
+    [Fact]
+    public void The_default_load_keeps_its_report_name_and_another_load_is_named_in_it()
+    {
+        Assert.Equal("interleaved-postgres-2026-11-28-off-off-again",
+            InterleavedRun.FileStem("postgres", Started, ["off", "off-again"], "signal-roundtrip"));
+        Assert.Equal("interleaved-postgres-2026-11-28-off-off-again-callout-roundtrip",
+            InterleavedRun.FileStem("postgres", Started, ["off", "off-again"], "callout-roundtrip"));
+    }
+
+    private static async Task<(int Code, RunnerOptions? Options)> ParseAsync(params string[] args)
+    {
+        RunnerOptions? parsed = null;
+        var code = await RunnerCommandLine.InvokeAsync(args, options =>
+        {
+            parsed = options;
+            return Task.FromResult(0);
+        }, (FaultOptions _) => Task.FromResult(1));
+        return (code, parsed);
+    }
+}
