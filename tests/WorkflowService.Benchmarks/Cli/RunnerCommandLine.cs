@@ -151,7 +151,6 @@ internal static class RunnerCommandLine
         {
             Description = "interleave: the load of every window: signal-roundtrip (start, signal, completion) or callout-roundtrip (start, one http call-out to an endpoint in the runner, completion; reports get a -callout-roundtrip suffix).",
             DefaultValueFactory = _ => SignalRoundtripScenario.Definition,
-            HelpName = "name",
         }.AcceptOnlyFromAmong([.. InterleavedRun.Loads.Keys]);
         var interleave = new Command("interleave", "Service variants (telemetry settings) side by side, each its own process on its own database of the same server, loaded in turns (A B, B A, …) with signal-roundtrip (or --scenario) at concurrency 64; writes <output>/interleaved-<backend>-<date>-<variants>[-<scenario>].md/.json.")
         {
