@@ -312,7 +312,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         if (CallsOut)
         {
             text.AppendLine();
-            text.AppendLine("Every operation makes exactly one http call-out, so the CPU per operation is the cost per call: a workflow whose only work is that call (its start, the call through the egress checks, the answer committed, the long-poll answered). The endpoint that answers runs in the runner's process: its CPU is in the machine column, not the service's.");
+            text.AppendLine("Every operation makes exactly one http call-out, so the CPU per operation is the cost per call: a workflow whose only work is that call (its start, the call, the answer committed, the long-poll answered). The endpoint that answers runs in the runner's process: its CPU is in the machine column, not the service's.");
         }
 
         text.AppendLine();
