@@ -9,11 +9,17 @@ namespace WorkflowService.Hosting;
 /// Puts docs/definition.schema.json (compiled into this assembly) into the OpenAPI document: its root as the
 /// WorkflowDefinition component and each of its $defs as a component beside it, as the body of POST /definitions and as
 /// the <c>definition</c> of every version the API returns. A test keeps the schema file in step with the compiler.
+/// The file is plain JSON Schema; the one OpenAPI keyword the document adds is the discriminator of each choice of step
+/// types, so that generators make one type per step type, told apart by <c>type</c>.
 /// </summary>
 internal sealed class DefinitionSchemaTransformer : IOpenApiDocumentTransformer
 {
     public const string RootSchema = "WorkflowDefinition";
     private const string DefsPrefix = "#/$defs/";
+    private const string ComponentsPrefix = "#/components/schemas/";
+
+    /// <summary>The field whose value names a step's type; each step type's schema fixes it with a const.</summary>
+    private const string Discriminator = "type";
 
     /// <summary>The schema file as published, one JSON Schema 2020-12 document (OpenAPI 3.1 schemas are that dialect).</summary>
     public static string SchemaJson { get; } = Resource("definition.schema.json");
@@ -21,7 +27,7 @@ internal sealed class DefinitionSchemaTransformer : IOpenApiDocumentTransformer
     /// <summary>The README's first definition, shown as the example body of POST /definitions.</summary>
     private static readonly string ExampleJson = Resource("signal-roundtrip.json");
 
-    /// <summary>The component name of a $defs entry: stepType becomes WorkflowDefinitionStepType.</summary>
+    /// <summary>The component name of a $defs entry: failStep becomes WorkflowDefinitionFailStep.</summary>
     public static string ComponentName(string definition) => RootSchema + char.ToUpperInvariant(definition[0]) + definition[1..];
 
     public Task TransformAsync(OpenApiDocument document, OpenApiDocumentTransformerContext context, CancellationToken cancellationToken)
@@ -34,6 +40,7 @@ internal sealed class DefinitionSchemaTransformer : IOpenApiDocumentTransformer
         root.Remove("$schema");
         foreach (var (name, schema) in definitions.ToList())
         {
+            Discriminate(schema!.AsObject(), definitions);
             Add(document, ComponentName(name), schema!.AsObject());
         }
 
@@ -85,6 +92,33 @@ internal sealed class DefinitionSchemaTransformer : IOpenApiDocumentTransformer
     }
 
     /// <summary>
+    /// Gives a oneOf whose every choice is a $defs schema that fixes <see cref="Discriminator"/> with a const (a step of
+    /// any type, a step of a branch) the OpenAPI discriminator that maps each value to its schema. JSON Schema validators
+    /// do not need it (the consts already tell the choices apart); generators read it to type each choice on its own.
+    /// </summary>
+    private static void Discriminate(JsonObject schema, JsonObject definitions)
+    {
+        if (schema["oneOf"] is not JsonArray choices)
+        {
+            return;
+        }
+
+        var mapping = new JsonObject();
+        foreach (var choice in choices)
+        {
+            if ((string?)choice?["$ref"] is not { } pointer || !pointer.StartsWith(DefsPrefix, StringComparison.Ordinal)
+                || definitions[pointer[DefsPrefix.Length..]]?["properties"]?[Discriminator]?["const"] is not JsonValue value)
+            {
+                return;
+            }
+
+            mapping[value.GetValue<string>()] = ComponentsPrefix + ComponentName(pointer[DefsPrefix.Length..]);
+        }
+
+        schema["discriminator"] = new JsonObject { ["propertyName"] = Discriminator, ["mapping"] = mapping };
+    }
+
+    /// <summary>
     /// Points $defs references at the components, and wraps a reference that has keywords beside it (other than a
     /// description) in allOf, which says the same in JSON Schema and keeps those keywords in every reader.
     /// </summary>
@@ -105,7 +139,7 @@ internal sealed class DefinitionSchemaTransformer : IOpenApiDocumentTransformer
                 {
                     if (pointer.StartsWith(DefsPrefix, StringComparison.Ordinal))
                     {
-                        pointer = "#/components/schemas/" + ComponentName(pointer[DefsPrefix.Length..]);
+                        pointer = ComponentsPrefix + ComponentName(pointer[DefsPrefix.Length..]);
                     }
 
                     obj["$ref"] = pointer;

@@ -161,6 +161,37 @@ public sealed class OpenApiDocumentTests : SharedServiceTest<SqliteBackend>
     }
 
     [Fact]
+    public void Each_step_type_is_its_own_schema_told_apart_by_type()
+    {
+        // Issue #37: generators typed a step as one loose object, so a fail step with "error" for "reason" compiled.
+        var schemas = _document["components"]!["schemas"]!;
+        foreach (var (union, types) in new[]
+                 {
+                     ("WorkflowDefinitionStep", 10),
+                     ("WorkflowDefinitionBranchStep", 8), // neither complete nor parallel in a parallel branch
+                 })
+        {
+            var schema = schemas[union]!;
+            var choices = schema["oneOf"]!.AsArray().Select(c => (string)c!["$ref"]!).ToList();
+            Assert.Equal(types, choices.Count);
+            Assert.Equal("type", (string?)schema["discriminator"]!["propertyName"]);
+            var mapping = schema["discriminator"]!["mapping"]!.AsObject().ToDictionary(m => m.Key, m => (string)m.Value!);
+            Assert.Equal(choices.Order(StringComparer.Ordinal), mapping.Values.Order(StringComparer.Ordinal));
+            foreach (var (type, reference) in mapping)
+            {
+                var choice = Resolve(new JsonObject { ["$ref"] = reference })!;
+                Assert.Equal(type, (string?)choice["properties"]!["type"]!["const"]);
+                Assert.Equal(false, (bool?)choice["additionalProperties"]);
+                Assert.Contains("type", choice["required"]!.AsArray().Select(r => (string)r!));
+            }
+        }
+
+        var fail = schemas["WorkflowDefinitionFailStep"]!;
+        Assert.Equal(["id", "type", "reason"], fail["required"]!.AsArray().Select(r => (string)r!));
+        Assert.Null(fail["properties"]!["error"]);
+    }
+
+    [Fact]
     public void Info_tags_and_servers_read_well()
     {
         Assert.False(string.IsNullOrWhiteSpace((string?)_document["info"]!["summary"]));

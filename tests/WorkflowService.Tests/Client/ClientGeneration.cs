@@ -5,7 +5,8 @@ using WorkflowService.Tests.Infrastructure;
 namespace WorkflowService.Tests.Client;
 
 /// <summary>
-/// Generates the C# client of the service with NSwag from the OpenAPI document the running pipeline serves. The result
+/// Generates the C# client of the service with NSwag from the OpenAPI document the running pipeline serves (its step
+/// types restated in the inheritance form NSwag reads, <see cref="NSwagInheritance"/>). The result
 /// is committed as <c>Client/Generated/WorkflowServiceClient.g.cs</c> and compiled into the tests; a test keeps that file
 /// equal to what this makes. NSwag runs as its command-line tool from the NSwag.MSBuild package (see the project file).
 /// </summary>
@@ -66,7 +67,8 @@ public static class ClientGeneration
         {
             var input = Path.Combine(work.FullName, "openapi.json");
             var output = Path.Combine(work.FullName, ClassName + ".g.cs");
-            await File.WriteAllTextAsync(input, openApiJson);
+            // NSwag reads the steps' oneOf only in its inheritance form (see NSwagInheritance).
+            await File.WriteAllTextAsync(input, NSwagInheritance.Rewrite(openApiJson));
 
             var start = new ProcessStartInfo(DotnetHost())
             {

@@ -38,10 +38,10 @@ public sealed class GeneratedClientTests : ServiceTest<SqliteBackend>
         Assert.NotNull(http.BaseAddress);
         var client = new WorkflowServiceClient(http);
 
-        // The definition as the generated WorkflowDefinition type: the fields of each step type travel in its AdditionalProperties.
+        // The definition as the generated WorkflowDefinition type: each step is read as the class of its type, with that type's fields.
         var definition = JsonSerializer.Deserialize<WorkflowDefinition>(
             await File.ReadAllTextAsync(Path.Combine(AppContext.BaseDirectory, "examples", "signal-roundtrip.json")))!;
-        Assert.Equal(WorkflowDefinitionStepType.WaitForSignal, definition.Steps.First().Type);
+        Assert.Equal("go", Assert.IsType<WorkflowDefinitionWaitForSignalStep>(definition.Steps.First()).Signal);
         var published = await client.PublishDefinitionAsync(definition);
         Assert.Equal("signal-roundtrip", published.Name);
         Assert.Equal(1, published.Version);
@@ -93,6 +93,7 @@ public sealed class GeneratedClientTests : ServiceTest<SqliteBackend>
         Assert.Equal(1, Assert.Single(versions.Items).Version);
         var page = await client.ListInstancesAsync(definition: "signal-roundtrip", status: InstanceStatus.Completed);
         Assert.Equal(definition.Steps.Select(s => s.Id), published.Definition.Steps.Select(s => s.Id));
+        Assert.Equal("({ result: vars.result })", Assert.IsType<WorkflowDefinitionCompleteStep>(published.Definition.Steps.Last()).Result);
         Assert.Equal(started.Id, Assert.Single(page.Items).Id);
     }
 

@@ -36,6 +36,9 @@ public sealed class DefinitionSchemaTests : SharedServiceTest<SqliteBackend>
         ("no name", """{"steps":[{"id":"b","type":"complete"}]}"""),
         ("an unknown top-level field", """{"name":"w","author":"me","steps":[{"id":"b","type":"complete"}]}"""),
         ("no steps", """{"name":"w","steps":[]}"""),
+        ("a fail step with error instead of reason (issue #37)", """{"name":"w","steps":[{"id":"a","type":"fail","error":"'out of stock'"}]}"""),
+        ("a complete step in a parallel branch",
+            """{"name":"w","steps":[{"id":"p","type":"parallel","branches":[{"name":"a","steps":[{"id":"c","type":"complete"}]}]},{"id":"b","type":"complete"}]}"""),
         ("an http step with a method it does not know", """{"name":"w","steps":[{"id":"a","type":"http","method":"FETCH","url":"'https://x'"},{"id":"b","type":"complete"}]}"""),
     ];
 
@@ -131,7 +134,7 @@ public sealed class DefinitionSchemaTests : SharedServiceTest<SqliteBackend>
         var diagnostic = Assert.Single(Compile("""{"name":"w","steps":[{"id":"a","type":"?"}]}"""), d => d.Path == "$.steps[0].type");
         var compilerTypes = diagnostic.Message["type must be one of: ".Length..].Split(", ");
 
-        var schemaTypes = Schema["$defs"]!["stepType"]!["enum"]!.AsArray().Select(t => (string)t!).ToArray();
+        var schemaTypes = StepSchemas().Select(s => s.Type).ToArray();
 
         Assert.Equal(compilerTypes.Order(StringComparer.Ordinal), schemaTypes.Order(StringComparer.Ordinal));
     }
@@ -193,17 +196,15 @@ public sealed class DefinitionSchemaTests : SharedServiceTest<SqliteBackend>
         return new JsonObject { ["name"] = "w", ["steps"] = new JsonArray(step, new JsonObject { ["id"] = "b", ["type"] = "complete" }) }.ToJsonString();
     }
 
-    /// <summary>Each step type with the schema it must match (the "then" of the step's if-type-is clause) and that schema's fields.</summary>
+    /// <summary>Each step type with its schema (a choice of the step's oneOf, told apart by its const type) and that schema's fields.</summary>
     private static IEnumerable<(string Type, JsonObject Schema, string[] Fields)> StepSchemas()
     {
         var definitions = Schema["$defs"]!.AsObject();
-        // The first part of the step's allOf is the fields every step has; each other part is "if the type is T, then ...".
-        foreach (var clause in definitions["step"]!["allOf"]!.AsArray().Where(c => c?["if"] is not null))
+        foreach (var choice in definitions["step"]!["oneOf"]!.AsArray())
         {
-            var type = (string)clause!["if"]!["properties"]!["type"]!["const"]!;
-            var reference = (string)clause["then"]!["$ref"]!;
-            var schema = definitions[reference["#/$defs/".Length..]]!.AsObject();
+            var schema = definitions[((string)choice!["$ref"]!)["#/$defs/".Length..]]!.AsObject();
             Assert.Equal(false, (bool?)schema["additionalProperties"]);
+            var type = (string)schema["properties"]!["type"]!["const"]!;
             yield return (type, schema, schema["properties"]!.AsObject().Select(p => p.Key).ToArray());
         }
     }

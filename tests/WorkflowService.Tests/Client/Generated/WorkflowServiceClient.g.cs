@@ -5883,14 +5883,8 @@ namespace WorkflowService.Tests.Client.Generated
     /// Evaluates expressions and stores their values (as JSON) in instance variables, then continues.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class WorkflowDefinitionAssignStep
+    public partial class WorkflowDefinitionAssignStep : WorkflowDefinitionStep
     {
-
-        [System.Text.Json.Serialization.JsonPropertyName("id")]
-        public string Id { get; set; } = default!;
-
-        [System.Text.Json.Serialization.JsonPropertyName("type")]
-        public object Type { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("description")]
         public string? Description { get; set; } = default!;
@@ -5919,26 +5913,11 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     /// <summary>
-    /// A step inside a parallel branch: any step type except complete (a branch ends by running off the end of its steps) and parallel (parallel steps do not nest). A fail step ends the whole instance.
-    /// </summary>
-    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class WorkflowDefinitionBranchStep : WorkflowDefinitionStep
-    {
-
-    }
-
-    /// <summary>
     /// Ends the instance as Completed.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class WorkflowDefinitionCompleteStep
+    public partial class WorkflowDefinitionCompleteStep : WorkflowDefinitionStep
     {
-
-        [System.Text.Json.Serialization.JsonPropertyName("id")]
-        public string Id { get; set; } = default!;
-
-        [System.Text.Json.Serialization.JsonPropertyName("type")]
-        public object Type { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("description")]
         public string? Description { get; set; } = default!;
@@ -5967,14 +5946,8 @@ namespace WorkflowService.Tests.Client.Generated
     /// Goes to the first branch whose condition is truthy, else to otherwise. If nothing matches and there is no otherwise, the run fails (and is retried, then faults).
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class WorkflowDefinitionDecisionStep
+    public partial class WorkflowDefinitionDecisionStep : WorkflowDefinitionStep
     {
-
-        [System.Text.Json.Serialization.JsonPropertyName("id")]
-        public string Id { get; set; } = default!;
-
-        [System.Text.Json.Serialization.JsonPropertyName("type")]
-        public object Type { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("description")]
         public string? Description { get; set; } = default!;
@@ -6006,14 +5979,8 @@ namespace WorkflowService.Tests.Client.Generated
     /// Waits for a fixed duration, then continues.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class WorkflowDefinitionDelayStep
+    public partial class WorkflowDefinitionDelayStep : WorkflowDefinitionStep
     {
-
-        [System.Text.Json.Serialization.JsonPropertyName("id")]
-        public string Id { get; set; } = default!;
-
-        [System.Text.Json.Serialization.JsonPropertyName("type")]
-        public object Type { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("description")]
         public string? Description { get; set; } = default!;
@@ -6030,14 +5997,8 @@ namespace WorkflowService.Tests.Client.Generated
     /// Ends the instance as Failed.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class WorkflowDefinitionFailStep
+    public partial class WorkflowDefinitionFailStep : WorkflowDefinitionStep
     {
-
-        [System.Text.Json.Serialization.JsonPropertyName("id")]
-        public string Id { get; set; } = default!;
-
-        [System.Text.Json.Serialization.JsonPropertyName("type")]
-        public object Type { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("description")]
         public string? Description { get; set; } = default!;
@@ -6066,14 +6027,8 @@ namespace WorkflowService.Tests.Client.Generated
     /// Calls an HTTP service; the response lands in output.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class WorkflowDefinitionHttpStep
+    public partial class WorkflowDefinitionHttpStep : WorkflowDefinitionStep
     {
-
-        [System.Text.Json.Serialization.JsonPropertyName("id")]
-        public string Id { get; set; } = default!;
-
-        [System.Text.Json.Serialization.JsonPropertyName("type")]
-        public object Type { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("description")]
         public string? Description { get; set; } = default!;
@@ -6115,14 +6070,8 @@ namespace WorkflowService.Tests.Client.Generated
     /// Creates an inbox task and waits until it is completed; the task's result goes to output.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class WorkflowDefinitionHumanTaskStep
+    public partial class WorkflowDefinitionHumanTaskStep : WorkflowDefinitionStep
     {
-
-        [System.Text.Json.Serialization.JsonPropertyName("id")]
-        public string Id { get; set; } = default!;
-
-        [System.Text.Json.Serialization.JsonPropertyName("type")]
-        public object Type { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("description")]
         public string? Description { get; set; } = default!;
@@ -6178,14 +6127,8 @@ namespace WorkflowService.Tests.Client.Generated
     /// Runs its branches side by side and continues at next when every branch has run to the end of its steps (join all). Each branch starts at its first step; its steps may only refer to steps of the same branch. The branches share the instance variables.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class WorkflowDefinitionParallelStep
+    public partial class WorkflowDefinitionParallelStep : WorkflowDefinitionStep
     {
-
-        [System.Text.Json.Serialization.JsonPropertyName("id")]
-        public string Id { get; set; } = default!;
-
-        [System.Text.Json.Serialization.JsonPropertyName("type")]
-        public object Type { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("description")]
         public string? Description { get; set; } = default!;
@@ -6202,82 +6145,25 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     /// <summary>
-    /// One step; the fields it accepts depend on its type.
+    /// One step: an object of the step type its 'type' names, with that type's fields and no others.
     /// </summary>
+    [JsonInheritanceConverter(typeof(WorkflowDefinitionStep), "type")]
+    [JsonInheritanceAttribute("assign", typeof(WorkflowDefinitionAssignStep))]
+    [JsonInheritanceAttribute("waitForSignal", typeof(WorkflowDefinitionWaitForSignalStep))]
+    [JsonInheritanceAttribute("delay", typeof(WorkflowDefinitionDelayStep))]
+    [JsonInheritanceAttribute("decision", typeof(WorkflowDefinitionDecisionStep))]
+    [JsonInheritanceAttribute("humanTask", typeof(WorkflowDefinitionHumanTaskStep))]
+    [JsonInheritanceAttribute("complete", typeof(WorkflowDefinitionCompleteStep))]
+    [JsonInheritanceAttribute("fail", typeof(WorkflowDefinitionFailStep))]
+    [JsonInheritanceAttribute("http", typeof(WorkflowDefinitionHttpStep))]
+    [JsonInheritanceAttribute("subWorkflow", typeof(WorkflowDefinitionSubWorkflowStep))]
+    [JsonInheritanceAttribute("parallel", typeof(WorkflowDefinitionParallelStep))]
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class WorkflowDefinitionStep : WorkflowDefinitionStepFields
-    {
-
-    }
-
-    /// <summary>
-    /// The fields every step has. The others depend on its type (see step); additionalProperties ({}: any value) says so to client generators, which do not read if/then and would otherwise drop them.
-    /// </summary>
-    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class WorkflowDefinitionStepFields
+    public partial class WorkflowDefinitionStep
     {
 
         [System.Text.Json.Serialization.JsonPropertyName("id")]
         public string Id { get; set; } = default!;
-
-        [System.Text.Json.Serialization.JsonPropertyName("type")]
-        [System.Text.Json.Serialization.JsonConverter(typeof(System.Text.Json.Serialization.JsonStringEnumConverter<WorkflowDefinitionStepType>))]
-        public WorkflowDefinitionStepType Type { get; set; } = default!;
-
-        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
-
-        [System.Text.Json.Serialization.JsonExtensionData]
-        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
-        {
-            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
-            set { _additionalProperties = value; }
-        }
-
-    }
-
-    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public enum WorkflowDefinitionStepType
-    {
-
-        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"assign")]
-        [System.Runtime.Serialization.EnumMember(Value = @"assign")]
-        Assign = 0,
-
-        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"waitForSignal")]
-        [System.Runtime.Serialization.EnumMember(Value = @"waitForSignal")]
-        WaitForSignal = 1,
-
-        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"delay")]
-        [System.Runtime.Serialization.EnumMember(Value = @"delay")]
-        Delay = 2,
-
-        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"decision")]
-        [System.Runtime.Serialization.EnumMember(Value = @"decision")]
-        Decision = 3,
-
-        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"humanTask")]
-        [System.Runtime.Serialization.EnumMember(Value = @"humanTask")]
-        HumanTask = 4,
-
-        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"complete")]
-        [System.Runtime.Serialization.EnumMember(Value = @"complete")]
-        Complete = 5,
-
-        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"fail")]
-        [System.Runtime.Serialization.EnumMember(Value = @"fail")]
-        Fail = 6,
-
-        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"http")]
-        [System.Runtime.Serialization.EnumMember(Value = @"http")]
-        Http = 7,
-
-        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"subWorkflow")]
-        [System.Runtime.Serialization.EnumMember(Value = @"subWorkflow")]
-        SubWorkflow = 8,
-
-        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"parallel")]
-        [System.Runtime.Serialization.EnumMember(Value = @"parallel")]
-        Parallel = 9,
 
     }
 
@@ -6285,14 +6171,8 @@ namespace WorkflowService.Tests.Client.Generated
     /// Starts a child instance and waits for it to end; output receives { instanceId, status, output, error }.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class WorkflowDefinitionSubWorkflowStep
+    public partial class WorkflowDefinitionSubWorkflowStep : WorkflowDefinitionStep
     {
-
-        [System.Text.Json.Serialization.JsonPropertyName("id")]
-        public string Id { get; set; } = default!;
-
-        [System.Text.Json.Serialization.JsonPropertyName("type")]
-        public object Type { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("description")]
         public string? Description { get; set; } = default!;
@@ -6318,14 +6198,8 @@ namespace WorkflowService.Tests.Client.Generated
     /// Waits until the instance receives the named signal (or consumes one that arrived earlier), optionally with a timeout.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class WorkflowDefinitionWaitForSignalStep
+    public partial class WorkflowDefinitionWaitForSignalStep : WorkflowDefinitionStep
     {
-
-        [System.Text.Json.Serialization.JsonPropertyName("id")]
-        public string Id { get; set; } = default!;
-
-        [System.Text.Json.Serialization.JsonPropertyName("type")]
-        public object Type { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("description")]
         public string? Description { get; set; } = default!;
@@ -6414,8 +6288,149 @@ namespace WorkflowService.Tests.Client.Generated
         /// The branch's steps. A continuing step without next at the end of the list ends the branch: it joins.
         /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("steps")]
-        public System.Collections.Generic.ICollection<WorkflowDefinitionBranchStep> Steps { get; set; } = new System.Collections.ObjectModel.Collection<WorkflowDefinitionBranchStep>();
+        public System.Collections.Generic.ICollection<WorkflowDefinitionStep> Steps { get; set; } = new System.Collections.ObjectModel.Collection<WorkflowDefinitionStep>();
 
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    [System.AttributeUsage(System.AttributeTargets.Class | System.AttributeTargets.Interface, AllowMultiple = true)]
+    internal class JsonInheritanceAttribute : System.Attribute
+    {
+        public JsonInheritanceAttribute(string key, System.Type type)
+        {
+            Key = key;
+            Type = type;
+        }
+
+        public string Key { get; }
+
+        public System.Type Type { get; }
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    internal class JsonInheritanceConverterAttribute : System.Text.Json.Serialization.JsonConverterAttribute
+    {
+        public string DiscriminatorName { get; }
+
+        public JsonInheritanceConverterAttribute(System.Type baseType, string discriminatorName = "discriminator")
+            : base(typeof(JsonInheritanceConverter<>).MakeGenericType(baseType))
+        {
+            DiscriminatorName = discriminatorName;
+        }
+    }
+
+    public class JsonInheritanceConverter<TBase> : System.Text.Json.Serialization.JsonConverter<TBase>
+    {
+        private readonly string _discriminatorName;
+
+        public JsonInheritanceConverter()
+        {
+            var attribute = System.Reflection.CustomAttributeExtensions.GetCustomAttribute<JsonInheritanceConverterAttribute>(typeof(TBase));
+            _discriminatorName = attribute?.DiscriminatorName ?? "discriminator";
+        }
+
+        public JsonInheritanceConverter(string discriminatorName)
+        {
+            _discriminatorName = discriminatorName;
+        }
+
+        public string DiscriminatorName { get { return _discriminatorName; } }
+
+        public override TBase Read(ref System.Text.Json.Utf8JsonReader reader, System.Type typeToConvert, System.Text.Json.JsonSerializerOptions options)
+        {
+            var document = System.Text.Json.JsonDocument.ParseValue(ref reader);
+            var hasDiscriminator = document.RootElement.TryGetProperty(_discriminatorName, out var discriminator);
+            var subtype = GetDiscriminatorType(document.RootElement, typeToConvert, hasDiscriminator ? discriminator.GetString() : null);
+
+            var bufferWriter = new System.IO.MemoryStream();
+            using (var writer = new System.Text.Json.Utf8JsonWriter(bufferWriter))
+            {
+                document.RootElement.WriteTo(writer);
+            }
+
+            return (TBase)System.Text.Json.JsonSerializer.Deserialize(bufferWriter.ToArray(), subtype, options);
+        }
+
+        public override void Write(System.Text.Json.Utf8JsonWriter writer, TBase value, System.Text.Json.JsonSerializerOptions options)
+        {
+            if (value != null)
+            {
+                writer.WriteStartObject();
+                writer.WriteString(_discriminatorName, GetDiscriminatorValue(value.GetType()));
+
+                var bytes = System.Text.Json.JsonSerializer.SerializeToUtf8Bytes((object)value, options);
+                var document = System.Text.Json.JsonDocument.Parse(bytes);
+                foreach (var property in document.RootElement.EnumerateObject())
+                {
+                    property.WriteTo(writer);
+                }
+
+                writer.WriteEndObject();
+            }
+            else
+            {
+                writer.WriteNullValue();
+            }
+        }
+
+        public string GetDiscriminatorValue(System.Type type)
+        {
+            var jsonInheritanceAttributeDiscriminator = GetSubtypeDiscriminator(type);
+            if (jsonInheritanceAttributeDiscriminator != null)
+            {
+                return jsonInheritanceAttributeDiscriminator;
+            }
+
+            return type.Name;
+        }
+
+        protected System.Type GetDiscriminatorType(System.Text.Json.JsonElement jObject, System.Type objectType, string discriminatorValue)
+        {
+            if (discriminatorValue != null)
+            {
+                var jsonInheritanceAttributeSubtype = GetObjectSubtype(objectType, discriminatorValue);
+                if (jsonInheritanceAttributeSubtype != null)
+                {
+                    return jsonInheritanceAttributeSubtype;
+                }
+
+                if (objectType.Name == discriminatorValue)
+                {
+                    return objectType;
+                }
+
+                var typeName = objectType.Namespace + "." + discriminatorValue;
+                var subtype = System.Reflection.IntrospectionExtensions.GetTypeInfo(objectType).Assembly.GetType(typeName);
+                if (subtype != null)
+                {
+                    return subtype;
+                }
+            }
+
+            throw new System.InvalidOperationException("Could not find subtype of '" + objectType.Name + "' with discriminator '" + discriminatorValue + "'.");
+        }
+
+        private System.Type GetObjectSubtype(System.Type baseType, string discriminatorValue)
+        {
+            foreach (var attribute in System.Reflection.CustomAttributeExtensions.GetCustomAttributes<JsonInheritanceAttribute>(System.Reflection.IntrospectionExtensions.GetTypeInfo(baseType), true))
+            {
+                if (attribute.Key == discriminatorValue)
+                    return attribute.Type;
+            }
+
+            return null;
+        }
+
+        private string GetSubtypeDiscriminator(System.Type objectType)
+        {
+            foreach (var attribute in System.Reflection.CustomAttributeExtensions.GetCustomAttributes<JsonInheritanceAttribute>(System.Reflection.IntrospectionExtensions.GetTypeInfo(objectType), true))
+            {
+                if (attribute.Type == objectType)
+                    return attribute.Key;
+            }
+
+            return null;
+        }
     }
 
     [System.CodeDom.Compiler.GeneratedCode("NSwag", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
