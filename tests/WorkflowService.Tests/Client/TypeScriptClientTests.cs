@@ -19,7 +19,6 @@ public sealed class TypeScriptClientTests
     [Fact]
     public async Task Generated_typescript_client_compiles_strictly_and_runs_the_readme_walkthrough()
     {
-        var generator = ExternalTools.Npm("openapi-typescript");
         var tsc = ExternalTools.Npm("tsc");
         var tsx = ExternalTools.Npm("tsx");
         await using var database = await new SqliteBackend().CreateDatabaseAsync();
@@ -28,13 +27,10 @@ public sealed class TypeScriptClientTests
         var work = Directory.CreateTempSubdirectory("workflow-typescript-client-");
         try
         {
-            var document = Path.Combine(work.FullName, "openapi.json");
-            await File.WriteAllTextAsync(document, await http.GetStringAsync("/openapi/v1.json"));
-            var types = Path.Combine(work.FullName, "workflow-service.d.ts");
-            var generated = await ExternalTools.RunAsync(generator, [document, "--output", types], ExternalTools.NpmProject, ToolTimeout);
-            Assert.True(generated.ExitCode == 0 && File.Exists(types), $"openapi-typescript failed: {generated}");
+            var types = await GenerateTypesAsync(http, work.FullName);
 
-            var compiled = await ExternalTools.RunAsync(tsc, ["-p", await WriteTsConfigAsync(work.FullName, types), "--strict", "--noEmit"],
+            var compiled = await ExternalTools.RunAsync(tsc,
+                ["-p", await WriteTsConfigAsync(work.FullName, types, Path.Combine(Walkthrough, "walkthrough.ts")), "--strict", "--noEmit"],
                 ExternalTools.NpmProject, ToolTimeout);
             Assert.True(compiled.ExitCode == 0, $"tsc --strict reports errors in the generated client or the walkthrough: {compiled}");
 
@@ -59,8 +55,59 @@ public sealed class TypeScriptClientTests
         }
     }
 
-    /// <summary>The walkthrough's tsconfig.json, with its generated types taken from <paramref name="types"/>.</summary>
-    private static async Task<string> WriteTsConfigAsync(string folder, string types)
+    /// <summary>
+    /// Issue #37: the generated types took every step for one loose object, so a fail step written with "error" instead of
+    /// "reason" compiled and the server refused it. tests/tools/walkthrough/step-types.ts holds that step and other wrong
+    /// ones under @ts-expect-error (tsc fails when such a line compiles); every example definition must compile as typed.
+    /// </summary>
+    [Fact]
+    public async Task Generated_typescript_types_refuse_a_fail_step_with_error_instead_of_reason_and_accept_every_example()
+    {
+        var tsc = ExternalTools.Npm("tsc");
+        await using var database = await new SqliteBackend().CreateDatabaseAsync();
+        await using var node = await ServiceProcess.StartAsync("typescript-step-types", database.Settings);
+        using var http = node.CreateClient();
+        var work = Directory.CreateTempSubdirectory("workflow-typescript-steps-");
+        try
+        {
+            var types = await GenerateTypesAsync(http, work.FullName);
+            var examples = Directory.GetFiles(Repository.Path("docs", "examples"), "*.json").Order(StringComparer.Ordinal).ToList();
+            Assert.NotEmpty(examples);
+            var typedExamples = Path.Combine(work.FullName, "examples.ts");
+            var literals = await Task.WhenAll(examples.Select(async e => $"  // {Path.GetFileName(e)}\n  {(await File.ReadAllTextAsync(e)).Trim()},"));
+            await File.WriteAllTextAsync(typedExamples, $$"""
+                import type { components } from "workflow-service-openapi";
+                export const examples: components["schemas"]["WorkflowDefinition"][] = [
+                {{string.Join("\n", literals)}}
+                ];
+                """);
+
+            var compiled = await ExternalTools.RunAsync(tsc,
+                ["-p", await WriteTsConfigAsync(work.FullName, types, Path.Combine(Walkthrough, "step-types.ts"), typedExamples), "--strict", "--noEmit"],
+                ExternalTools.NpmProject, ToolTimeout);
+
+            Assert.True(compiled.ExitCode == 0, $"tsc --strict: a wrong step compiles, or an example does not: {compiled}");
+        }
+        finally
+        {
+            work.Delete(recursive: true);
+        }
+    }
+
+    /// <summary>openapi-typescript's types for the document <paramref name="http"/>'s service serves, written into <paramref name="folder"/>.</summary>
+    private static async Task<string> GenerateTypesAsync(HttpClient http, string folder)
+    {
+        var generator = ExternalTools.Npm("openapi-typescript");
+        var document = Path.Combine(folder, "openapi.json");
+        await File.WriteAllTextAsync(document, await http.GetStringAsync("/openapi/v1.json"));
+        var types = Path.Combine(folder, "workflow-service.d.ts");
+        var generated = await ExternalTools.RunAsync(generator, [document, "--output", types], ExternalTools.NpmProject, ToolTimeout);
+        Assert.True(generated.ExitCode == 0 && File.Exists(types), $"openapi-typescript failed: {generated}");
+        return types;
+    }
+
+    /// <summary>The walkthrough's tsconfig.json for <paramref name="sources"/>, with its generated types taken from <paramref name="types"/>.</summary>
+    private static async Task<string> WriteTsConfigAsync(string folder, string types, params string[] sources)
     {
         var config = new JsonObject
         {
@@ -69,7 +116,7 @@ public sealed class TypeScriptClientTests
             {
                 ["paths"] = new JsonObject { ["workflow-service-openapi"] = new JsonArray(types) },
             },
-            ["files"] = new JsonArray(Path.Combine(Walkthrough, "walkthrough.ts"), Path.Combine(Walkthrough, "node.d.ts"), types),
+            ["files"] = new JsonArray([.. sources.Select(s => (JsonNode)s), Path.Combine(Walkthrough, "node.d.ts"), types]),
         };
         var path = Path.Combine(folder, "tsconfig.json");
         await File.WriteAllTextAsync(path, config.ToJsonString());
