@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using System.Text.Json.Serialization.Metadata;
@@ -13,6 +14,15 @@ namespace WorkflowService.Engine;
 /// </summary>
 public sealed partial record JsonReadProblem(string Path, string Reason, bool IsSyntax)
 {
+    /// <summary>The field the object at <see cref="ObjectPath"/> does not have; null for every other problem.</summary>
+    public string? UnknownField { get; init; }
+
+    /// <summary>Where the object with the unknown field is (<c>$.steps[1]</c>).</summary>
+    public string? ObjectPath { get; init; }
+
+    /// <summary>The type that object was read as, for a reader that can say more about it than its fields.</summary>
+    public Type? ObjectType { get; init; }
+
     /// <summary>Explains <paramref name="exception"/>, thrown while reading JSON text as <paramref name="root"/>.</summary>
     public static JsonReadProblem Explain(JsonException exception, Type? root, JsonSerializerOptions options)
     {
@@ -33,9 +43,12 @@ public sealed partial record JsonReadProblem(string Path, string Reason, bool Is
             return new JsonReadProblem(path, "the value is not of the kind expected here", IsSyntax: false);
         }
 
-        if (UnknownField(root, path, options) is { } unknown)
+        if (FindUnknownField(root, path, options) is { } unknown)
         {
-            return new JsonReadProblem(path, unknown, IsSyntax: false);
+            return new JsonReadProblem(path, unknown.Reason, IsSyntax: false)
+            {
+                UnknownField = unknown.Name, ObjectPath = unknown.ObjectPath, ObjectType = unknown.ObjectType,
+            };
         }
 
         return new JsonReadProblem(path, TypeAt(root, path, options) is { } expected
@@ -118,7 +131,7 @@ public sealed partial record JsonReadProblem(string Path, string Reason, bool Is
     /// When <paramref name="path"/> ends in a field its object does not have (the options refuse unmapped members): which
     /// field, and the fields that object has.
     /// </summary>
-    private static string? UnknownField(Type root, string path, JsonSerializerOptions options)
+    private static (string Reason, string Name, string ObjectPath, Type ObjectType)? FindUnknownField(Type root, string path, JsonSerializerOptions options)
     {
         var segments = PathSegment().Matches(path);
         if (segments.Count == 0 || segments[^1].Groups["name"] is not { Success: true } name)
@@ -135,8 +148,28 @@ public sealed partial record JsonReadProblem(string Path, string Reason, bool Is
             return null;
         }
 
-        return $"unknown field '{name.Value}' at {(parentPath.Length == 0 ? "$" : parentPath)}; expected one of: "
-               + string.Join(", ", info.Properties.Select(p => p.Name));
+        var objectPath = parentPath.Length == 0 ? "$" : parentPath;
+        return ($"unknown field '{name.Value}' at {objectPath}; expected one of: " + string.Join(", ", info.Properties.Select(p => p.Name)),
+            name.Value, objectPath, parent);
+    }
+
+    /// <summary>The value at a System.Text.Json path (<c>$.a.b[0]['c']</c>) in <paramref name="root"/>; null where there is none.</summary>
+    public static JsonNode? NodeAt(JsonNode? root, string path)
+    {
+        ArgumentNullException.ThrowIfNull(path);
+        var current = root;
+        foreach (Match segment in PathSegment().Matches(path))
+        {
+            current = (current, segment.Groups["name"], segment.Groups["index"]) switch
+            {
+                (JsonObject obj, { Success: true } name, _) => obj[name.Value],
+                (JsonArray array, _, { Success: true } index) when int.TryParse(index.Value, CultureInfo.InvariantCulture, out var i) && i < array.Count
+                    => array[i],
+                _ => null,
+            };
+        }
+
+        return current;
     }
 
     /// <summary>The type of the value at a System.Text.Json path (<c>$.a.b[0]['c']</c>) in <paramref name="root"/>.</summary>

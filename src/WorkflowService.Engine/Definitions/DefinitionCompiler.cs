@@ -65,9 +65,36 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             // Reading stops at the first problem; it is told in the definition's own terms (System.Text.Json's message names
             // the engine's types).
             var problem = JsonReadProblem.Explain(e, typeof(DefinitionDocument), JsonOptions);
-            diagnostics.Add(new Diagnostic(problem.Path, problem.IsSyntax ? $"invalid JSON: {problem.Reason}" : problem.Reason));
+            diagnostics.Add(new Diagnostic(problem.Path, problem.IsSyntax ? $"invalid JSON: {problem.Reason}" : UnknownStepField(json, problem) ?? problem.Reason));
             return null;
         }
+    }
+
+    /// <summary>
+    /// A field a step does not have, told with the fields its type takes (issue #37: a fail step with "error" for
+    /// "reason"). The reader only knows the fields of every step type together; null when the step has no known type.
+    /// </summary>
+    private static string? UnknownStepField(string json, JsonReadProblem problem)
+    {
+        if (problem is not { UnknownField: { } field, ObjectPath: { } at } || problem.ObjectType != typeof(StepDocument))
+        {
+            return null;
+        }
+
+        JsonNode? step;
+        try
+        {
+            step = JsonReadProblem.NodeAt(JsonNode.Parse(json), at);
+        }
+        catch (Exception ex) when (ex is JsonException or ArgumentException or InvalidOperationException)
+        {
+            // Text after the unknown field that does not parse (or repeats a field): the reader's own words serve.
+            return null;
+        }
+
+        return step?["type"] is JsonValue value && value.TryGetValue<string>(out var name) && Types.TryGetValue(name, out var type)
+            ? $"unknown field '{field}' at {at}; a {name} step takes: {string.Join(", ", StepCompilation.Fields(type))}"
+            : null;
     }
 
     /// <summary>Compiles a document; returns null and fills <paramref name="diagnostics"/> when it is invalid.</summary>

@@ -83,6 +83,12 @@ internal sealed class StepCompilation(
         (StepField.Reason, "reason", d => d.Reason),
     ];
 
+    /// <summary>The fields a step of <paramref name="type"/> takes, as a document writes them.</summary>
+    public static IEnumerable<string> Fields(StepType type) =>
+        ((string[])["id", "type", "description"])
+        .Concat(type.Accepts.HasFlag(StepField.Next) ? ["next"] : [])
+        .Concat(OptionalFields.Where(f => type.Accepts.HasFlag(f.Field)).Select(f => f.Name));
+
     public StepDocument Document { get; } = document;
     public string Path { get; } = path;
     public ParallelScope? Within { get; } = within;

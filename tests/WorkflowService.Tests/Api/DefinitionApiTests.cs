@@ -80,7 +80,7 @@ public abstract class DefinitionApiTests<TBackend> : SharedServiceTest<TBackend>
 
     [Theory]
     [InlineData("""{ "id": "c", "type": "complete", "reslt": "1" }""", "$.steps[2].reslt",
-        "unknown field 'reslt' at $.steps[2]; expected one of: id, type, description, next, set, signal, timeout,")]
+        "unknown field 'reslt' at $.steps[2]; a complete step takes: id, type, description, onError, errorOutput, result")]
     [InlineData("""{ "id": "c", "type": "complete", "result": 42 }""", "$.steps[2].result", "expected a string")]
     [InlineData("""{ "id": "c", "type": "http", "url": "'https://example.com'", "retries": "two" }""", "$.steps[2].retries",
         "expected a whole number from")]
@@ -98,6 +98,25 @@ public abstract class DefinitionApiTests<TBackend> : SharedServiceTest<TBackend>
         Assert.Equal(path, (string)diagnostic["path"]!);
         Assert.StartsWith(message, (string)diagnostic["message"]!, StringComparison.Ordinal);
         ClientTerms.AssertNoDotNetNames(body);
+    }
+
+    [Fact]
+    public async Task A_fail_step_with_error_instead_of_reason_is_refused_with_the_fields_a_fail_step_takes()
+    {
+        // Issue #37: the answer named the engine's step type and listed the fields of every step type.
+        const string json = """
+            { "name": "issue-37", "steps": [ { "id": "a", "type": "assign", "set": { "n": "1" } }, { "id": "b", "type": "fail", "error": "'out of stock'" } ] }
+            """;
+        using var response = await Api.Http.PostAsync("/definitions", new StringContent(json, Encoding.UTF8, "application/json"));
+
+        var body = await response.Content.ReadAsStringAsync();
+        var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.UnprocessableEntity);
+        var diagnostic = Assert.Single(problem["diagnostics"]!.AsArray())!;
+        Assert.Equal("$.steps[1].error", (string)diagnostic["path"]!);
+        Assert.Equal("unknown field 'error' at $.steps[1]; a fail step takes: id, type, description, onError, errorOutput, reason",
+            (string)diagnostic["message"]!);
+        ClientTerms.AssertNoDotNetNames(body);
+        Assert.DoesNotContain("StepDocument", body, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -39,11 +39,19 @@ public sealed class DiagnosticTests
 
     [Theory]
     [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "decision", "otherwize": "b" } ] }""", "$.steps[0].otherwize",
+        "unknown field 'otherwize' at $.steps[0]; a decision step takes: id, type, description, branches, otherwise, onError, errorOutput")]
+    [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "assign", "set": { "n": "1" } }, { "id": "b", "type": "fail", "error": "'x'" } ] }""",
+        "$.steps[1].error", "unknown field 'error' at $.steps[1]; a fail step takes: id, type, description, onError, errorOutput, reason")]
+    [InlineData("""{ "name": "t", "steps": [ { "id": "p", "type": "parallel", "branches": [ { "name": "b", "steps": [ { "id": "w", "type": "delay", "duraton": "PT1S" } ] } ] } ] }""",
+        "$.steps[0].branches[0].steps[0].duraton", "unknown field 'duraton' at $.steps[0].branches[0].steps[0]; a delay step takes: id, type, description, next, duration")]
+    [InlineData("""{ "name": "t", "steps": [ { "id": "a", "rason": "'x'", "type": "fail" } ] }""", "$.steps[0].rason",
+        "unknown field 'rason' at $.steps[0]; a fail step takes: id, type, description, onError, errorOutput, reason")]
+    [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "sleep", "otherwize": "b" } ] }""", "$.steps[0].otherwize",
         "unknown field 'otherwize' at $.steps[0]; expected one of: " + StepFields)]
     [InlineData("""{ "name": "t", "stepz": [] }""", "$.stepz", "unknown field 'stepz' at $; expected one of: name, description, variables, steps, onCancel")]
     [InlineData("""{ "name": "t", "steps": [ { "id": "p", "type": "parallel", "branches": [ { "name": "b", "step": [] } ] } ] }""",
         "$.steps[0].branches[0].step", "unknown field 'step' at $.steps[0].branches[0]; expected one of: when, next, name, steps")]
-    public void An_unknown_field_is_named_with_where_it_is_and_the_fields_that_object_has(string json, string path, string message)
+    public void An_unknown_field_is_named_with_where_it_is_and_the_fields_that_object_or_step_type_has(string json, string path, string message)
     {
         Refused(json, (path, message));
     }
