@@ -24,7 +24,8 @@ public sealed partial record JsonReadProblem(string Path, string Reason, bool Is
     public Type? ObjectType { get; init; }
 
     /// <summary>Explains <paramref name="exception"/>, thrown while reading JSON text as <paramref name="root"/>.</summary>
-    public static JsonReadProblem Explain(JsonException exception, Type? root, JsonSerializerOptions options)
+    /// <param name="describe">What the reader's caller calls a value of a type, where its fields alone would mislead (null: ask the contract).</param>
+    public static JsonReadProblem Explain(JsonException exception, Type? root, JsonSerializerOptions options, Func<Type, string?>? describe = null)
     {
         ArgumentNullException.ThrowIfNull(exception);
         ArgumentNullException.ThrowIfNull(options);
@@ -52,16 +53,21 @@ public sealed partial record JsonReadProblem(string Path, string Reason, bool Is
         }
 
         return new JsonReadProblem(path, TypeAt(root, path, options) is { } expected
-            ? $"expected {Expected(expected, options)}"
+            ? $"expected {Expected(expected, options, describe)}"
             : "the value is not of the kind expected here", IsSyntax: false);
     }
 
     /// <summary>What a value of <paramref name="type"/> looks like in JSON or in a query string, in the client's terms.</summary>
-    public static string Expected(Type type, JsonSerializerOptions options)
+    public static string Expected(Type type, JsonSerializerOptions options, Func<Type, string?>? describe = null)
     {
         ArgumentNullException.ThrowIfNull(type);
         ArgumentNullException.ThrowIfNull(options);
         type = Nullable.GetUnderlyingType(type) ?? type;
+        if (describe?.Invoke(type) is { } described)
+        {
+            return described;
+        }
+
         if (type.IsEnum)
         {
             return "one of " + string.Join(", ", Enum.GetNames(type));
@@ -121,8 +127,8 @@ public sealed partial record JsonReadProblem(string Path, string Reason, bool Is
             JsonTypeInfoKind.Object => info.Properties.Count == 0
                 ? "a JSON object"
                 : "a JSON object with the fields " + string.Join(", ", info.Properties.Select(p => p.Name)),
-            JsonTypeInfoKind.Dictionary => $"a JSON object whose every value is {Expected(info.ElementType!, options)}",
-            JsonTypeInfoKind.Enumerable => $"a JSON array whose every item is {Expected(info.ElementType!, options)}",
+            JsonTypeInfoKind.Dictionary => $"a JSON object whose every value is {Expected(info.ElementType!, options, describe)}",
+            JsonTypeInfoKind.Enumerable => $"a JSON array whose every item is {Expected(info.ElementType!, options, describe)}",
             _ => "a different kind of JSON value",
         };
     }

@@ -64,11 +64,20 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         {
             // Reading stops at the first problem; it is told in the definition's own terms (System.Text.Json's message names
             // the engine's types).
-            var problem = JsonReadProblem.Explain(e, typeof(DefinitionDocument), JsonOptions);
+            var problem = JsonReadProblem.Explain(e, typeof(DefinitionDocument), JsonOptions, Describe);
             diagnostics.Add(new Diagnostic(problem.Path, problem.IsSyntax ? $"invalid JSON: {problem.Reason}" : UnknownStepField(json, problem) ?? problem.Reason));
             return null;
         }
     }
+
+    /// <summary>
+    /// Steps and branches in the definition's terms. Read as one object each, their fields are those of every step type
+    /// (every kind of branch) together, which is not what any one step takes.
+    /// </summary>
+    private static string? Describe(Type type) =>
+        type == typeof(StepDocument) ? $"a step: a JSON object with an id, a type (one of: {string.Join(", ", Types.Keys)}) and the fields of that type"
+        : type == typeof(BranchDocument) ? "a branch: a JSON object with when and next (of a decision step) or name and steps (of a parallel step)"
+        : null;
 
     /// <summary>
     /// A field a step does not have, told with the fields its type takes (issue #37: a fail step with "error" for
@@ -76,7 +85,16 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
     /// </summary>
     private static string? UnknownStepField(string json, JsonReadProblem problem)
     {
-        if (problem is not { UnknownField: { } field, ObjectPath: { } at } || problem.ObjectType != typeof(StepDocument))
+        if (problem is not { UnknownField: { } field, ObjectPath: { } at }
+            || (problem.ObjectType != typeof(StepDocument) && problem.ObjectType != typeof(BranchDocument)))
+        {
+            return null;
+        }
+
+        // A branch is told by the type of the step it belongs to: $.steps[0].branches[1] is a branch of $.steps[0].
+        var isBranch = problem.ObjectType == typeof(BranchDocument);
+        var stepEnd = isBranch ? at.LastIndexOf(".branches[", StringComparison.Ordinal) : at.Length;
+        if (stepEnd < 0)
         {
             return null;
         }
@@ -84,7 +102,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         JsonNode? step;
         try
         {
-            step = JsonReadProblem.NodeAt(JsonNode.Parse(json), at);
+            step = JsonReadProblem.NodeAt(JsonNode.Parse(json), at[..stepEnd]);
         }
         catch (Exception ex) when (ex is JsonException or ArgumentException or InvalidOperationException)
         {
@@ -92,9 +110,18 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             return null;
         }
 
-        return step?["type"] is JsonValue value && value.TryGetValue<string>(out var name) && Types.TryGetValue(name, out var type)
-            ? $"unknown field '{field}' at {at}; a {name} step takes: {string.Join(", ", StepCompilation.Fields(type))}"
-            : null;
+        if (step?["type"] is not JsonValue value || !value.TryGetValue<string>(out var name) || !Types.TryGetValue(name, out var type))
+        {
+            return null;
+        }
+
+        return (isBranch, name) switch
+        {
+            (false, _) => $"unknown field '{field}' at {at}; a {name} step takes: {string.Join(", ", StepCompilation.Fields(type))}",
+            (true, StepKindNames.Decision) => $"unknown field '{field}' at {at}; a branch of a decision step takes: when, next",
+            (true, StepKindNames.Parallel) => $"unknown field '{field}' at {at}; a branch of a parallel step takes: name, steps",
+            _ => null,
+        };
     }
 
     /// <summary>Compiles a document; returns null and fills <paramref name="diagnostics"/> when it is invalid.</summary>

@@ -86,7 +86,7 @@ public abstract class DefinitionApiTests<TBackend> : SharedServiceTest<TBackend>
         "expected a whole number from")]
     [InlineData("""{ "id": "c", "type": "assign", "set": { "x": true } }""", "$.steps[2].set.x", "expected a string")]
     [InlineData("""{ "id": "c", "type": "decision", "branches": { "when": "true" } }""", "$.steps[2].branches",
-        "expected a JSON array whose every item is a JSON object with the fields when, next, name, steps")]
+        "expected a JSON array whose every item is a branch: a JSON object with when and next (of a decision step) or name and steps (of a parallel step)")]
     public async Task A_misspelt_field_or_a_value_of_the_wrong_kind_is_reported_in_the_definitions_terms(string step, string path, string message)
     {
         var json = $$"""{ "name": "typo", "steps": [ { "id": "a", "type": "assign", "set": { "n": "1" } }, { "id": "b", "type": "complete" }, {{step}} ] }""";

@@ -21,6 +21,9 @@ public sealed class DiagnosticTests
         Refused("null", ("$", "the definition must be a JSON object"));
     }
 
+    private const string AStep = "a step: a JSON object with an id, a type (one of: assign, waitForSignal, delay, decision, humanTask, complete, "
+        + "fail, http, subWorkflow, parallel) and the fields of that type";
+
     private const string StepFields = "id, type, description, next, set, signal, timeout, onTimeout, output, duration, branches, otherwise, "
         + "title, assignee, role, data, result, reason, method, url, body, headers, retries, definition, version, input, onError, errorOutput";
 
@@ -31,7 +34,10 @@ public sealed class DiagnosticTests
     [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "http", "retries": "two" } ] }""", "$.steps[0].retries",
         "expected a whole number from -2147483648 to 2147483647")]
     [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "assign", "set": { "x": 1 } } ] }""", "$.steps[0].set.x", "expected a string")]
-    [InlineData("""{ "name": "t", "steps": { "id": "a" } }""", "$.steps", "expected a JSON array whose every item is a JSON object with the fields " + StepFields)]
+    [InlineData("""{ "name": "t", "steps": { "id": "a" } }""", "$.steps", "expected a JSON array whose every item is " + AStep)]
+    [InlineData("""{ "name": "t", "steps": [ "a" ] }""", "$.steps[0]", "expected " + AStep)]
+    [InlineData("""{ "name": "t", "steps": [ { "id": "d", "type": "decision", "branches": [ 1 ] } ] }""", "$.steps[0].branches[0]",
+        "expected a branch: a JSON object with when and next (of a decision step) or name and steps (of a parallel step)")]
     public void A_value_of_the_wrong_JSON_type_stops_reading_with_one_problem_that_says_what_was_expected(string json, string path, string message)
     {
         Refused(json, (path, message));
@@ -50,7 +56,9 @@ public sealed class DiagnosticTests
         "unknown field 'otherwize' at $.steps[0]; expected one of: " + StepFields)]
     [InlineData("""{ "name": "t", "stepz": [] }""", "$.stepz", "unknown field 'stepz' at $; expected one of: name, description, variables, steps, onCancel")]
     [InlineData("""{ "name": "t", "steps": [ { "id": "p", "type": "parallel", "branches": [ { "name": "b", "step": [] } ] } ] }""",
-        "$.steps[0].branches[0].step", "unknown field 'step' at $.steps[0].branches[0]; expected one of: when, next, name, steps")]
+        "$.steps[0].branches[0].step", "unknown field 'step' at $.steps[0].branches[0]; a branch of a parallel step takes: name, steps")]
+    [InlineData("""{ "name": "t", "steps": [ { "id": "d", "type": "decision", "branches": [ { "when": "true", "goto": "e" } ] } ] }""",
+        "$.steps[0].branches[0].goto", "unknown field 'goto' at $.steps[0].branches[0]; a branch of a decision step takes: when, next")]
     public void An_unknown_field_is_named_with_where_it_is_and_the_fields_that_object_or_step_type_has(string json, string path, string message)
     {
         Refused(json, (path, message));
