@@ -17,7 +17,7 @@ namespace WorkflowService.Storage.Relational.PostgreSql;
 /// per connection), so the pool adds them at once. It puts the minimum back once the pool has moved freely for a while.
 /// </para>
 /// </summary>
-internal sealed partial class CancelRequestThreads(int connections, ILogger<CancelRequestThreads> logger) : IHostedService, IDisposable
+internal sealed partial class CancelRequestThreads(int connections, ILogger<CancelRequestThreads> logger) : IHostedService
 {
     /// <summary>How often the watcher looks at the pool.</summary>
     internal static readonly TimeSpan Interval = TimeSpan.FromMilliseconds(200);
@@ -25,29 +25,53 @@ internal sealed partial class CancelRequestThreads(int connections, ILogger<Canc
     /// <summary>How long the pool must move freely before the minimum goes back.</summary>
     internal static readonly TimeSpan Calm = TimeSpan.FromSeconds(30);
 
-    private readonly CancellationTokenSource _stopping = new();
+    // Nothing here needs disposing: a host may stop the service after its container has disposed what it owns.
+    private readonly object _gate = new(); // a Monitor, for Wait and PulseAll
+    private bool _stopping;
     private Thread? _thread;
 
     public Task StartAsync(CancellationToken cancellationToken)
     {
-        _thread = new Thread(Watch) { IsBackground = true, Name = "Npgsql cancel-request threads" };
-        _thread.Start();
+        lock (_gate)
+        {
+            if (_thread is null && !_stopping)
+            {
+                _thread = new Thread(Watch) { IsBackground = true, Name = "Npgsql cancel-request threads" };
+                _thread.Start();
+            }
+        }
+
         return Task.CompletedTask;
     }
 
-    public async Task StopAsync(CancellationToken cancellationToken)
+    public Task StopAsync(CancellationToken cancellationToken)
     {
-        await _stopping.CancelAsync().ConfigureAwait(false);
-        _thread?.Join(Interval * 5);
+        Thread? thread;
+        lock (_gate)
+        {
+            _stopping = true;
+            Monitor.PulseAll(_gate);
+            thread = _thread;
+        }
+
+        thread?.Join(Interval * 5);
+        return Task.CompletedTask;
     }
 
-    public void Dispose() => _stopping.Dispose();
+    /// <summary>Waits one interval; false once the service is stopping.</summary>
+    private bool NextSample()
+    {
+        lock (_gate)
+        {
+            return !_stopping && !Monitor.Wait(_gate, Interval) && !_stopping;
+        }
+    }
 
     private void Watch()
     {
         var watch = new PoolStarvationWatch(Interval, Calm);
         int? lowered = null;
-        while (!_stopping.Token.WaitHandle.WaitOne(Interval))
+        while (NextSample())
         {
             switch (watch.Observe(ThreadPool.PendingWorkItemCount, ThreadPool.CompletedWorkItemCount))
             {
