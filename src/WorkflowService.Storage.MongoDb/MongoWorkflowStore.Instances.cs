@@ -185,7 +185,13 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
         return writes.Leases[0].SignalId;
     }
 
-    public async Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken)
+    public async Task<WorkflowInstance?> GetInstanceAsync(string tenant, Guid id, CancellationToken cancellationToken)
+    {
+        var found = await _instances.Find(i => i.Id == id && i.Tenant == tenant).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+        return found?.ToModel();
+    }
+
+    public async Task<WorkflowInstance?> GetInstanceForEngineAsync(Guid id, CancellationToken cancellationToken)
     {
         var found = await _instances.Find(i => i.Id == id).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
         return found?.ToModel();
@@ -230,8 +236,10 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
         return null;
     }
 
-    public async Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(WorkflowInstance instance, CancellationToken cancellationToken)
     {
+        ArgumentNullException.ThrowIfNull(instance);
+        var instanceId = instance.Id;
         var events = await _history.Find(h => h.InstanceId == instanceId).SortBy(h => h.Sequence)
             .ToListAsync(cancellationToken).ConfigureAwait(false);
         return events.ConvertAll(h => h.ToModel());

@@ -61,18 +61,21 @@ public sealed partial class MongoWorkflowStore : IOperatorQueries
         return filter;
     }
 
-    public async Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(Guid instanceId, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(WorkflowInstance instance, CancellationToken cancellationToken)
     {
+        ArgumentNullException.ThrowIfNull(instance);
+        var instanceId = instance.Id;
         var signals = await _signals.Find(s => s.InstanceId == instanceId).SortBy(s => s.CreatedAt).ThenBy(s => s.Id)
             .ToListAsync(cancellationToken).ConfigureAwait(false);
         return signals.ConvertAll(s => s.ToModel());
     }
 
-    public async Task<KeysetPage<SignalMessage>> ListSignalsAsync(Guid instanceId, SignalPosition? after, int limit, CancellationToken cancellationToken)
+    public async Task<KeysetPage<SignalMessage>> ListSignalsAsync(WorkflowInstance instance, SignalPosition? after, int limit, CancellationToken cancellationToken)
     {
+        ArgumentNullException.ThrowIfNull(instance);
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
         var signal = Builders<SignalDocument>.Filter;
-        var filter = signal.Eq(s => s.InstanceId, instanceId);
+        var filter = signal.Eq(s => s.InstanceId, instance.Id);
         var total = await _signals.CountDocumentsAsync(filter, cancellationToken: cancellationToken).ConfigureAwait(false);
         if (after is { } position)
         {

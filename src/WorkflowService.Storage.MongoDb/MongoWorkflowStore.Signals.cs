@@ -199,7 +199,19 @@ public sealed partial class MongoWorkflowStore : ISignalQueue
         return (int)result.ModifiedCount;
     }
 
-    public async Task<SignalMessage?> GetSignalAsync(Guid signalId, CancellationToken cancellationToken) =>
+    public async Task<SignalMessage?> GetSignalAsync(string tenant, Guid signalId, CancellationToken cancellationToken)
+    {
+        if (await GetSignalForEngineAsync(signalId, cancellationToken).ConfigureAwait(false) is not { } signal)
+        {
+            return null;
+        }
+
+        // A signal is its instance's tenant's (one without an instance the default tenant's), as QuerySignalsAsync reads it.
+        var owner = await _instances.Find(i => i.Id == signal.InstanceId).Project(i => i.Tenant).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+        return (owner ?? "") == tenant ? signal : null;
+    }
+
+    public async Task<SignalMessage?> GetSignalForEngineAsync(Guid signalId, CancellationToken cancellationToken) =>
         (await _signals.Find(s => s.Id == signalId).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false))?.ToModel();
 
     public async Task<IReadOnlyList<SignalMessage>> GetParkedSignalsAsync(Guid instanceId, CancellationToken cancellationToken)

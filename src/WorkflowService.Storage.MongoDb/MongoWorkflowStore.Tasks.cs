@@ -9,8 +9,8 @@ public sealed partial class MongoWorkflowStore : ITaskStore
 {
     private static FilterDefinitionBuilder<TaskDocument> TaskFilter => Builders<TaskDocument>.Filter;
 
-    public async Task<HumanTask?> GetTaskAsync(Guid taskId, CancellationToken cancellationToken) =>
-        (await _tasks.Find(t => t.Id == taskId).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false))?.ToModel();
+    public async Task<HumanTask?> GetTaskAsync(string tenant, Guid taskId, CancellationToken cancellationToken) =>
+        (await _tasks.Find(t => t.Id == taskId && t.Tenant == tenant).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false))?.ToModel();
 
     public async Task<Page<HumanTask>> QueryTasksAsync(TaskQuery query, CancellationToken cancellationToken)
     {
@@ -46,12 +46,12 @@ public sealed partial class MongoWorkflowStore : ITaskStore
             return TaskClaimOutcome.Claimed;
         }
 
-        var task = await GetTaskAsync(taskId, cancellationToken).ConfigureAwait(false);
+        var task = await _tasks.Find(t => t.Id == taskId).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
         return task switch
         {
             null => TaskClaimOutcome.NotFound,
-            { Status: HumanTaskStatus.Claimed } when task.ClaimedBy == user => TaskClaimOutcome.Claimed,
-            { Status: HumanTaskStatus.Claimed } => TaskClaimOutcome.AlreadyClaimed,
+            { Status: nameof(HumanTaskStatus.Claimed) } when task.ClaimedBy == user => TaskClaimOutcome.Claimed,
+            { Status: nameof(HumanTaskStatus.Claimed) } => TaskClaimOutcome.AlreadyClaimed,
             _ => TaskClaimOutcome.Closed,
         };
     }

@@ -150,7 +150,14 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         }
     }
 
-    public Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken) =>
+    // The row is read by its key alone and the tenant tested on the row found, as Rows.InsertSignalIfOpen does: with the
+    // tenant beside the key, PostgreSQL may keep a plan that scans the tenant's index.
+    public Task<WorkflowInstance?> GetInstanceAsync(string tenant, Guid id, CancellationToken cancellationToken) =>
+        QuerySingleAsync(new SqlStatement(dialect).Sql($"SELECT {Rows.InstanceColumns} FROM (SELECT {Rows.InstanceColumns} FROM wf_instances WHERE id = ")
+                .Param(id).Sql(" LIMIT 1) AS i WHERE i.tenant = ").Param(tenant),
+            static r => Rows.ReadInstance(r), cancellationToken);
+
+    public Task<WorkflowInstance?> GetInstanceForEngineAsync(Guid id, CancellationToken cancellationToken) =>
         QuerySingleAsync(new SqlStatement(dialect).Sql($"SELECT {Rows.InstanceColumns} FROM wf_instances WHERE id = ").Param(id),
             static r => Rows.ReadInstance(r), cancellationToken);
 
@@ -197,8 +204,10 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         return null;
     }
 
-    public async Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(WorkflowInstance instance, CancellationToken cancellationToken)
     {
+        ArgumentNullException.ThrowIfNull(instance);
+        var instanceId = instance.Id;
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         return await HistoryOf(db, h => h.InstanceId == instanceId, cancellationToken).ConfigureAwait(false);
     }

@@ -53,16 +53,20 @@ public sealed partial class RelationalWorkflowStore : IOperatorQueries
         return q;
     }
 
-    public async Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(Guid instanceId, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(WorkflowInstance instance, CancellationToken cancellationToken)
     {
+        ArgumentNullException.ThrowIfNull(instance);
+        var instanceId = instance.Id;
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         return await db.Signals.AsNoTracking().Where(s => s.InstanceId == instanceId)
             .OrderBy(s => s.CreatedAt).ThenBy(s => s.Id).ToListAsync(cancellationToken).ConfigureAwait(false);
     }
 
-    public async Task<KeysetPage<SignalMessage>> ListSignalsAsync(Guid instanceId, SignalPosition? after, int limit, CancellationToken cancellationToken)
+    public async Task<KeysetPage<SignalMessage>> ListSignalsAsync(WorkflowInstance instance, SignalPosition? after, int limit, CancellationToken cancellationToken)
     {
+        ArgumentNullException.ThrowIfNull(instance);
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        var instanceId = instance.Id;
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         var total = await db.Signals.CountAsync(s => s.InstanceId == instanceId, cancellationToken).ConfigureAwait(false);
         var items = await SignalLedger(db, instanceId, after).Take(limit + 1).ToListAsync(cancellationToken).ConfigureAwait(false);
@@ -97,11 +101,7 @@ public sealed partial class RelationalWorkflowStore : IOperatorQueries
     public async Task<Page<SignalMessage>> QuerySignalsAsync(SignalQuery query, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        // A signal is its instance's tenant's; one whose instance does not exist (it can only be dead-lettered) is the
-        // default tenant's to see.
-        var tenant = query.Tenant;
-        var q = db.Signals.AsNoTracking().Where(s => db.Instances.Any(i => i.Id == s.InstanceId && i.Tenant == tenant)
-                                                     || (tenant == "" && !db.Instances.Any(i => i.Id == s.InstanceId)));
+        var q = SignalsOf(db, query.Tenant);
         if (query.Status is { } status) q = q.Where(s => s.Status == status);
         if (query.ClaimedBy is not null) q = q.Where(s => s.LeaseOwner == query.ClaimedBy);
         if (query.Name is not null) q = q.Where(s => s.Name == query.Name);
@@ -110,4 +110,12 @@ public sealed partial class RelationalWorkflowStore : IOperatorQueries
             .ToListAsync(cancellationToken).ConfigureAwait(false);
         return new Page<SignalMessage>(items, total, query.Offset, query.Limit);
     }
+
+    /// <summary>
+    /// The signals of <paramref name="tenant"/>: a signal is its instance's tenant's; one whose instance does not exist (it
+    /// can only be dead-lettered) is the default tenant's to see.
+    /// </summary>
+    internal static IQueryable<SignalMessage> SignalsOf(WorkflowDbContext db, string tenant) =>
+        db.Signals.AsNoTracking().Where(s => db.Instances.Any(i => i.Id == s.InstanceId && i.Tenant == tenant)
+                                             || (tenant == "" && !db.Instances.Any(i => i.Id == s.InstanceId)));
 }

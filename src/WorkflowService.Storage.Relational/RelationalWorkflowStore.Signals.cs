@@ -193,7 +193,13 @@ public sealed partial class RelationalWorkflowStore : ISignalQueue
                 .SetProperty(s => s.Attempts, s => s.Attempts > 0 ? s.Attempts - 1 : 0), cancellationToken).ConfigureAwait(false);
     }
 
-    public async Task<SignalMessage?> GetSignalAsync(Guid signalId, CancellationToken cancellationToken)
+    public async Task<SignalMessage?> GetSignalAsync(string tenant, Guid signalId, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await SignalsOf(db, tenant).FirstOrDefaultAsync(s => s.Id == signalId, cancellationToken).ConfigureAwait(false);
+    }
+
+    public async Task<SignalMessage?> GetSignalForEngineAsync(Guid signalId, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         return await db.Signals.AsNoTracking().FirstOrDefaultAsync(s => s.Id == signalId, cancellationToken).ConfigureAwait(false);

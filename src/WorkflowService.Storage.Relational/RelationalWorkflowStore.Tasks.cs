@@ -6,10 +6,10 @@ namespace WorkflowService.Storage.Relational;
 /// <summary>Human tasks (<see cref="ITaskStore"/>).</summary>
 public sealed partial class RelationalWorkflowStore : ITaskStore
 {
-    public async Task<HumanTask?> GetTaskAsync(Guid taskId, CancellationToken cancellationToken)
+    public async Task<HumanTask?> GetTaskAsync(string tenant, Guid taskId, CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        return await db.Tasks.AsNoTracking().FirstOrDefaultAsync(t => t.Id == taskId, cancellationToken).ConfigureAwait(false);
+        return await db.Tasks.AsNoTracking().FirstOrDefaultAsync(t => t.Id == taskId && t.Tenant == tenant, cancellationToken).ConfigureAwait(false);
     }
 
     public async Task<Page<HumanTask>> QueryTasksAsync(TaskQuery query, CancellationToken cancellationToken)

@@ -11,8 +11,11 @@ internal sealed class FaultyInstanceStore(IInstanceStore inner, StoreFaultInject
     public Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken) =>
         faults.RunAsync(nameof(CommitAsync), () => inner.CommitAsync(commit, cancellationToken), cancellationToken);
 
-    public Task<WorkflowInstance?> GetInstanceAsync(Guid id, CancellationToken cancellationToken) =>
-        inner.GetInstanceAsync(id, cancellationToken);
+    public Task<WorkflowInstance?> GetInstanceAsync(string tenant, Guid id, CancellationToken cancellationToken) =>
+        inner.GetInstanceAsync(tenant, id, cancellationToken);
+
+    public Task<WorkflowInstance?> GetInstanceForEngineAsync(Guid id, CancellationToken cancellationToken) =>
+        inner.GetInstanceForEngineAsync(id, cancellationToken);
 
     public Task<IReadOnlyList<WorkflowInstance>> GetInstancesAsync(IReadOnlyCollection<Guid> ids, CancellationToken cancellationToken) =>
         inner.GetInstancesAsync(ids, cancellationToken);
@@ -20,8 +23,8 @@ internal sealed class FaultyInstanceStore(IInstanceStore inner, StoreFaultInject
     public Task<WorkflowInstance?> FindInstanceAsync(string tenant, string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken) =>
         inner.FindInstanceAsync(tenant, idempotencyKey, definitionName, businessKey, cancellationToken);
 
-    public Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(Guid instanceId, CancellationToken cancellationToken) =>
-        inner.GetHistoryAsync(instanceId, cancellationToken);
+    public Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(WorkflowInstance instance, CancellationToken cancellationToken) =>
+        inner.GetHistoryAsync(instance, cancellationToken);
 
     public Task<KeysetPage<HistoryEvent>> GetHistoryAsync(WorkflowInstance instance, int? afterSequence, int limit, CancellationToken cancellationToken) =>
         inner.GetHistoryAsync(instance, afterSequence, limit, cancellationToken);

@@ -36,7 +36,11 @@ internal sealed class FaultySignalQueue(ISignalQueue inner, StoreFaultInjector f
 
     public Task<int> ReleaseLeasesAsync(string owner, CancellationToken cancellationToken) => inner.ReleaseLeasesAsync(owner, cancellationToken);
 
-    public Task<SignalMessage?> GetSignalAsync(Guid signalId, CancellationToken cancellationToken) => inner.GetSignalAsync(signalId, cancellationToken);
+    public Task<SignalMessage?> GetSignalAsync(string tenant, Guid signalId, CancellationToken cancellationToken) =>
+        inner.GetSignalAsync(tenant, signalId, cancellationToken);
+
+    public Task<SignalMessage?> GetSignalForEngineAsync(Guid signalId, CancellationToken cancellationToken) =>
+        inner.GetSignalForEngineAsync(signalId, cancellationToken);
 
     public Task<IReadOnlyList<SignalMessage>> GetParkedSignalsAsync(Guid instanceId, CancellationToken cancellationToken) =>
         inner.GetParkedSignalsAsync(instanceId, cancellationToken);

@@ -1,4 +1,8 @@
+using System.Reflection;
+using System.Reflection.Metadata;
+using System.Reflection.PortableExecutable;
 using WorkflowService.Engine.Execution;
+using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Tests;
 
@@ -23,5 +27,41 @@ public sealed class ArchitectureTests
         Assert.Contains("WorkflowService.Storage.Relational", references);
         Assert.Contains("WorkflowService.Storage.MongoDb", references);
         Assert.DoesNotContain(references, name => forbidden.Any(f => name.StartsWith(f, StringComparison.Ordinal)));
+    }
+
+    [Fact]
+    public void The_host_reads_a_tenants_objects_only_through_reads_that_take_the_tenant()
+    {
+        var engineOnly = typeof(IInstanceStore).Assembly.GetTypes()
+            .Where(t => t.IsInterface)
+            .SelectMany(t => t.GetMethods().Where(m => m.IsDefined(typeof(EngineOnlyAttribute))).Select(m => (Type: t.Name, Method: m.Name)))
+            .ToHashSet();
+        Assert.Contains(("IInstanceStore", nameof(IInstanceStore.GetInstanceForEngineAsync)), engineOnly);
+        Assert.Contains(("ISignalQueue", nameof(ISignalQueue.GetSignalForEngineAsync)), engineOnly);
+
+        var called = CalledMembers(typeof(Program).Assembly);
+        Assert.NotEmpty(called);
+        Assert.Contains(("IInstanceStore", nameof(IInstanceStore.GetInstanceAsync)), called);
+        Assert.Empty(called.Intersect(engineOnly));
+    }
+
+    /// <summary>The members of other assemblies that <paramref name="assembly"/> calls, by declaring type and name, read from its metadata.</summary>
+    private static HashSet<(string Type, string Method)> CalledMembers(Assembly assembly)
+    {
+        using var file = File.OpenRead(assembly.Location);
+        using var pe = new PEReader(file);
+        var metadata = pe.GetMetadataReader();
+        var called = new HashSet<(string, string)>();
+        foreach (var handle in metadata.MemberReferences)
+        {
+            var member = metadata.GetMemberReference(handle);
+            if (member.Parent.Kind == HandleKind.TypeReference)
+            {
+                var type = metadata.GetTypeReference((TypeReferenceHandle)member.Parent);
+                called.Add((metadata.GetString(type.Name), metadata.GetString(member.Name)));
+            }
+        }
+
+        return called;
     }
 }

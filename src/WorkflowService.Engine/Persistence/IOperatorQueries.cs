@@ -17,10 +17,13 @@ public interface IOperatorQueries
     /// position are ignored); statuses with none are left out.
     /// </summary>
     Task<IReadOnlyDictionary<InstanceStatus, long>> CountInstancesByStatusAsync(InstanceQuery filter, CancellationToken cancellationToken);
-    /// <summary>Every signal of an instance, oldest first.</summary>
-    Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(Guid instanceId, CancellationToken cancellationToken);
-    /// <summary>Up to <paramref name="limit"/> signals of an instance after <paramref name="after"/> (from the oldest when null), oldest first.</summary>
-    Task<KeysetPage<SignalMessage>> ListSignalsAsync(Guid instanceId, SignalPosition? after, int limit, CancellationToken cancellationToken);
+    /// <summary>Every signal of an instance read in its tenant, oldest first.</summary>
+    Task<IReadOnlyList<SignalMessage>> ListSignalsAsync(WorkflowInstance instance, CancellationToken cancellationToken);
+    /// <summary>
+    /// Up to <paramref name="limit"/> signals of an instance read in its tenant after <paramref name="after"/> (from the
+    /// oldest when null), oldest first.
+    /// </summary>
+    Task<KeysetPage<SignalMessage>> ListSignalsAsync(WorkflowInstance instance, SignalPosition? after, int limit, CancellationToken cancellationToken);
     /// <summary>Signals across instances, e.g. the claims a node holds (operators' view of the queue).</summary>
     Task<Page<SignalMessage>> QuerySignalsAsync(SignalQuery query, CancellationToken cancellationToken);
     Task<Page<SignalMessage>> ListDeadLettersAsync(string tenant, int offset, int limit, CancellationToken cancellationToken);

@@ -22,6 +22,7 @@ public interface IRetentionStore
     Task<long> CountExpiredAsync(RetentionScope scope, CancellationToken cancellationToken);
 
     /// <summary>The instances with everything that belongs to them, for an archive written before they are deleted.</summary>
+    [EngineOnly]
     Task<IReadOnlyList<ArchivedInstance>> ReadForArchiveAsync(IReadOnlyList<Guid> instanceIds, CancellationToken cancellationToken);
 
     /// <summary>

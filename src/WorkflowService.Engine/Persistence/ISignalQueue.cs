@@ -16,11 +16,13 @@ public interface ISignalQueue
     /// </summary>
     Task<(SignalMessage? Signal, bool Created)> EnqueueSignalIfOpenAsync(SignalMessage signal, string tenant, CancellationToken cancellationToken);
     /// <summary>Leases up to <paramref name="max"/> due signals to <paramref name="owner"/> (attempts incremented).</summary>
+    [EngineOnly]
     Task<IReadOnlyList<SignalMessage>> ClaimDueSignalsAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken);
     /// <summary>
     /// <see cref="ClaimDueSignalsAsync"/>, with each signal's instance read as of the claim: one round trip where the
     /// database allows (the workers' claim). In due order.
     /// </summary>
+    [EngineOnly]
     Task<IReadOnlyList<ClaimedSignal>> ClaimDueWorkAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken);
     /// <summary>
     /// Holds a claim for another <paramref name="lease"/> from now (store clock), for work that runs longer than a lease;
@@ -40,8 +42,16 @@ public interface ISignalQueue
     Task<bool> DeadLetterSignalAsync(Guid signalId, long leaseToken, string error, CancellationToken cancellationToken);
     /// <summary>Releases every lease held by <paramref name="owner"/> (graceful shutdown).</summary>
     Task<int> ReleaseLeasesAsync(string owner, CancellationToken cancellationToken);
-    Task<SignalMessage?> GetSignalAsync(Guid signalId, CancellationToken cancellationToken);
+    /// <summary>
+    /// The signal with this id when it is <paramref name="tenant"/>'s (a signal is its instance's tenant's; one without an
+    /// instance the default tenant's); null when there is none, or it is another tenant's.
+    /// </summary>
+    Task<SignalMessage?> GetSignalAsync(string tenant, Guid signalId, CancellationToken cancellationToken);
+    /// <summary>The signal with this id, whatever its tenant: for the engine's own work (a worker checking a signal it holds).</summary>
+    [EngineOnly]
+    Task<SignalMessage?> GetSignalForEngineAsync(Guid signalId, CancellationToken cancellationToken);
     /// <summary>The signals parked for an instance (arrived before it waited for them), oldest first.</summary>
+    [EngineOnly]
     Task<IReadOnlyList<SignalMessage>> GetParkedSignalsAsync(Guid instanceId, CancellationToken cancellationToken);
     /// <summary>
     /// Makes a dead-lettered signal pending again and a faulted instance waiting again, atomically; NotFound (and nothing

@@ -3,7 +3,8 @@ namespace WorkflowService.Engine.Persistence;
 /// <summary>Human tasks: the inbox's queries, claims and completions.</summary>
 public interface ITaskStore
 {
-    Task<HumanTask?> GetTaskAsync(Guid taskId, CancellationToken cancellationToken);
+    /// <summary>The task of <paramref name="tenant"/> with this id; null when there is none, or it is another tenant's.</summary>
+    Task<HumanTask?> GetTaskAsync(string tenant, Guid taskId, CancellationToken cancellationToken);
     Task<Page<HumanTask>> QueryTasksAsync(TaskQuery query, CancellationToken cancellationToken);
     Task<TaskClaimOutcome> ClaimTaskAsync(Guid taskId, string user, CancellationToken cancellationToken);
     /// <summary>Completes the task and queues the signal that resumes its instance, atomically.</summary>

@@ -48,14 +48,13 @@ public sealed class DeadLetterQueue(ISignalQueue signals, IInstanceStore instanc
     /// <summary>Whether the signal's instance (of this tenant) records a replay of it under this key.</summary>
     private async Task<bool> ReplayedWithKeyAsync(string tenant, Guid signalId, string idempotencyKey, CancellationToken cancellationToken)
     {
-        var signal = await signals.GetSignalAsync(signalId, cancellationToken).ConfigureAwait(false);
-        if (signal is null || await instances.GetInstanceAsync(signal.InstanceId, cancellationToken).ConfigureAwait(false) is not { } instance
-            || instance.Tenant != tenant)
+        var signal = await signals.GetSignalAsync(tenant, signalId, cancellationToken).ConfigureAwait(false);
+        if (signal is null || await instances.GetInstanceAsync(tenant, signal.InstanceId, cancellationToken).ConfigureAwait(false) is not { } instance)
         {
             return false;
         }
 
-        var history = await instances.GetHistoryAsync(instance.Id, cancellationToken).ConfigureAwait(false);
+        var history = await instances.GetHistoryAsync(instance, cancellationToken).ConfigureAwait(false);
         return history.Any(e => e.Type == HistoryEventTypes.InstanceReplayed && e.DataJson is { } data
             && JsonSerializer.Deserialize<ReplayData>(data, EngineJson.Options) is { } replay
             && replay.SignalId == signalId && replay.IdempotencyKey == idempotencyKey);

@@ -40,8 +40,8 @@ public sealed class InstanceMigrator(
         var instances = new List<WorkflowInstance>();
         foreach (var id in instanceIds)
         {
-            var instance = await store.GetInstanceAsync(id, cancellationToken).ConfigureAwait(false);
-            if (instance is null || instance.Tenant != plan.Tenant)
+            var instance = await store.GetInstanceAsync(plan.Tenant, id, cancellationToken).ConfigureAwait(false);
+            if (instance is null)
             {
                 return new MigrationResult(MigrationOutcome.InstanceNotFound, [new MigrationStep(id, 0, null, plan.ToVersion, null, false, "no such instance")]);
             }
@@ -181,7 +181,7 @@ public sealed class InstanceMigrator(
     {
         for (var attempt = 0; ; attempt++)
         {
-            var instance = (await store.GetInstanceAsync(step.InstanceId, cancellationToken).ConfigureAwait(false))!;
+            var instance = (await store.GetInstanceAsync(plan.Tenant, step.InstanceId, cancellationToken).ConfigureAwait(false))!;
             if (instance.DefinitionVersion != step.FromVersion || instance.WaitStepId != step.FromStep
                 || instance.BranchesJson != planned.BranchesJson
                 || instance.Status is not (InstanceStatus.Waiting or InstanceStatus.Suspended))

@@ -43,7 +43,7 @@ public sealed partial class SignalProcessor(
         {
             var instance = attempt == 0 && snapshot is not null
                 ? snapshot
-                : await instances.GetInstanceAsync(signal.InstanceId, cancellationToken).ConfigureAwait(false);
+                : await instances.GetInstanceForEngineAsync(signal.InstanceId, cancellationToken).ConfigureAwait(false);
             if (instance is null)
             {
                 await signals.DeadLetterSignalAsync(signal.Id, signal.LeaseToken, $"instance {signal.InstanceId} does not exist", cancellationToken)
@@ -115,7 +115,7 @@ public sealed partial class SignalProcessor(
                 metrics.Conflict();
                 // Run again only while the claim still holds: if the signal was handled meanwhile (another worker after
                 // our lease expired, or our own commit whose acknowledgement was lost), applying it again would repeat it.
-                var current = await signals.GetSignalAsync(signal.Id, cancellationToken).ConfigureAwait(false);
+                var current = await signals.GetSignalForEngineAsync(signal.Id, cancellationToken).ConfigureAwait(false);
                 if (current is null || current.Status != SignalStatus.Pending || current.LeaseToken != signal.LeaseToken)
                 {
                     return;
@@ -136,7 +136,7 @@ public sealed partial class SignalProcessor(
     private async Task<bool> ChildStartUnrecordedAsync(SignalMessage signal, CancellationToken cancellationToken) =>
         signal.Name == SignalMessage.ChildEndedSignal
         && signal.ParentWaitId is { } startSignalId
-        && await signals.GetSignalAsync(startSignalId, cancellationToken).ConfigureAwait(false) is { Status: SignalStatus.Pending };
+        && await signals.GetSignalForEngineAsync(startSignalId, cancellationToken).ConfigureAwait(false) is { Status: SignalStatus.Pending };
 
     /// <summary>Starts the child of a subWorkflow step; the parent keeps waiting for the child's end.</summary>
     private async Task<RunResult> StartChildAsync(WorkflowInstance parent, SignalMessage signal, StoreInstant now, CancellationToken cancellationToken)

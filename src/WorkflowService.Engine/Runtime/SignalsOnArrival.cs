@@ -48,7 +48,7 @@ public sealed partial class SignalsOnArrival(
 
         var started = Stopwatch.GetTimestamp();
         var instance = recent.Find(signal.InstanceId)
-            ?? await instances.GetInstanceAsync(signal.InstanceId, cancellationToken).ConfigureAwait(false);
+            ?? await instances.GetInstanceAsync(tenant, signal.InstanceId, cancellationToken).ConfigureAwait(false);
         if (instance is null || instance.Tenant != tenant || instance.Status != InstanceStatus.Waiting || instance.ParkedSignals > 0)
         {
             return null;

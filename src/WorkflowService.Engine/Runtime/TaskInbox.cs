@@ -9,15 +9,17 @@ public sealed class TaskInbox(ITaskStore tasks, IStoreClock clock, WaitPointWrit
     public Task<Page<HumanTask>> QueryAsync(TaskQuery query, CancellationToken cancellationToken) =>
         tasks.QueryTasksAsync(query, cancellationToken);
 
-    public Task<HumanTask?> GetAsync(Guid taskId, CancellationToken cancellationToken) =>
-        tasks.GetTaskAsync(taskId, cancellationToken);
+    /// <summary>The task of <paramref name="tenant"/> with this id; another tenant's is as unknown.</summary>
+    public Task<HumanTask?> GetAsync(string tenant, Guid taskId, CancellationToken cancellationToken) =>
+        tasks.GetTaskAsync(tenant, taskId, cancellationToken);
 
     public Task<TaskClaimOutcome> ClaimAsync(Guid taskId, string user, CancellationToken cancellationToken) =>
         tasks.ClaimTaskAsync(taskId, user, cancellationToken);
 
-    public async Task<TaskCompletionOutcome> CompleteAsync(Guid taskId, string? user, string? resultJson, CancellationToken cancellationToken)
+    /// <summary>Completes the task of <paramref name="tenant"/> and queues the signal that resumes its instance; another tenant's is not found.</summary>
+    public async Task<TaskCompletionOutcome> CompleteAsync(string tenant, Guid taskId, string? user, string? resultJson, CancellationToken cancellationToken)
     {
-        var task = await tasks.GetTaskAsync(taskId, cancellationToken).ConfigureAwait(false);
+        var task = await tasks.GetTaskAsync(tenant, taskId, cancellationToken).ConfigureAwait(false);
         if (task is null)
         {
             return TaskCompletionOutcome.NotFound;

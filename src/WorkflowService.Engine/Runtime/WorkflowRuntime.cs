@@ -91,8 +91,8 @@ public sealed class WorkflowRuntime(
             return new SignalResult(SignalOutcome.Accepted, stored, null);
         }
 
-        var instance = await instances.GetInstanceAsync(request.InstanceId, cancellationToken).ConfigureAwait(false);
-        if (instance is null || instance.Tenant != request.Tenant)
+        var instance = await instances.GetInstanceAsync(request.Tenant, request.InstanceId, cancellationToken).ConfigureAwait(false);
+        if (instance is null)
         {
             return new SignalResult(SignalOutcome.InstanceNotFound, null, null);
         }
@@ -100,7 +100,7 @@ public sealed class WorkflowRuntime(
         // A repeated delivery of a signal that was accepted before the end is still answered as a duplicate.
         if (request.IdempotencyKey is not null)
         {
-            var earlier = (await queries.ListSignalsAsync(instance.Id, cancellationToken).ConfigureAwait(false))
+            var earlier = (await queries.ListSignalsAsync(instance, cancellationToken).ConfigureAwait(false))
                 .FirstOrDefault(s => s.IdempotencyKey == request.IdempotencyKey);
             if (earlier is not null)
             {
@@ -155,8 +155,8 @@ public sealed class WorkflowRuntime(
     {
         for (var attempt = 0; ; attempt++)
         {
-            var instance = await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
-            if (instance is null || instance.Tenant != tenant)
+            var instance = await instances.GetInstanceAsync(tenant, instanceId, cancellationToken).ConfigureAwait(false);
+            if (instance is null)
             {
                 return new StateChangeResult(StateChangeOutcome.NotFound, null);
             }
@@ -214,12 +214,7 @@ public sealed class WorkflowRuntime(
         var change = changes.NextChange(instanceId);
         try
         {
-            var instance = await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
-            if (instance is not null && instance.Tenant != tenant)
-            {
-                instance = null;
-            }
-
+            var instance = await instances.GetInstanceAsync(tenant, instanceId, cancellationToken).ConfigureAwait(false);
             while (instance is not null && !done(instance))
             {
                 changes.Observed(instanceId, change, instance.Version);
@@ -237,7 +232,7 @@ public sealed class WorkflowRuntime(
                 catch (TimeoutException)
                 {
                     // The last word at the deadline is the store's (a change may be under a period old).
-                    return await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
+                    return await instances.GetInstanceAsync(tenant, instanceId, cancellationToken).ConfigureAwait(false);
                 }
 
                 // The changed state is handed over: when it is the awaited one (or the instance is gone), no read is needed.
@@ -250,7 +245,7 @@ public sealed class WorkflowRuntime(
 
                 instance = changed is null || done(changed)
                     ? changed
-                    : await instances.GetInstanceAsync(instanceId, cancellationToken).ConfigureAwait(false);
+                    : await instances.GetInstanceAsync(tenant, instanceId, cancellationToken).ConfigureAwait(false);
             }
 
             return instance;

@@ -51,7 +51,7 @@ public static class DeadLetterEndpoints
         }
 
         var outcome = await deadLetters.ReplayAsync(user.Tenant(), id, user.Actor(), idempotencyKey, cancellationToken);
-        var signal = outcome == ReplayOutcome.Replayed ? await store.GetSignalAsync(id, cancellationToken) : null;
+        var signal = outcome == ReplayOutcome.Replayed ? await store.GetSignalAsync(user.Tenant(), id, cancellationToken) : null;
         return outcome switch
         {
             ReplayOutcome.Replayed => TypedResults.Accepted($"/instances/{signal!.InstanceId}", SignalView.From(signal)),

@@ -42,7 +42,7 @@ public static class DiagramEndpoints
     private static async Task<Results<ContentHttpResult, ProblemHttpResult>> GetInstanceDiagram(
         Guid id, IInstanceStore store, DefinitionRegistry registry, DiagramRenderer renderer, ClaimsPrincipal user, CancellationToken cancellationToken)
     {
-        var instance = InstanceEndpoints.InTenant(await store.GetInstanceAsync(id, cancellationToken), user.Tenant());
+        var instance = await store.GetInstanceAsync(user.Tenant(), id, cancellationToken);
         if (instance is null)
         {
             return Problems.NotFound($"No instance has the id {id}.");
@@ -54,7 +54,7 @@ public static class DiagramEndpoints
             return Problems.NotFound($"Definition '{instance.DefinitionName}' has no version {instance.DefinitionVersion}.");
         }
 
-        var history = await store.GetHistoryAsync(id, cancellationToken);
+        var history = await store.GetHistoryAsync(instance, cancellationToken);
         return Svg(renderer.RenderInstance(definition, instance, history));
     }
 

@@ -179,7 +179,7 @@ public static class InstanceEndpoints
         var tenant = user.Tenant();
         if ((waitFor is null or { Length: 0 }) && afterRevision is null)
         {
-            var current = InTenant(await store.GetInstanceAsync(id, cancellationToken), tenant);
+            var current = await store.GetInstanceAsync(tenant, id, cancellationToken);
             return current is null ? Problems.NotFound($"No instance has the id {id}.") : TypedResults.Ok(InstanceView.From(current));
         }
 
@@ -246,9 +246,6 @@ public static class InstanceEndpoints
         return instance is null ? Problems.NotFound($"No instance has the id {id}.") : TypedResults.Ok(InstanceView.From(instance));
     }
 
-    /// <summary>The instance when it is <paramref name="tenant"/>'s; to any other tenant it does not exist.</summary>
-    internal static WorkflowInstance? InTenant(WorkflowInstance? instance, string tenant) => instance?.Tenant == tenant ? instance : null;
-
     private static async Task<Results<Ok<PageView<HistoryEventView>>, ValidationProblem, ProblemHttpResult>> History(
         Guid id, IInstanceStore store, ClaimsPrincipal user, CancellationToken cancellationToken, int limit = 50, string? after = null)
     {
@@ -263,7 +260,7 @@ public static class InstanceEndpoints
             return Problems.InvalidAfter();
         }
 
-        if (InTenant(await store.GetInstanceAsync(id, cancellationToken), user.Tenant()) is not { } instance)
+        if (await store.GetInstanceAsync(user.Tenant(), id, cancellationToken) is not { } instance)
         {
             return Problems.NotFound($"No instance has the id {id}.");
         }
@@ -347,12 +344,12 @@ public static class InstanceEndpoints
             return Problems.InvalidAfter();
         }
 
-        if (InTenant(await store.GetInstanceAsync(id, cancellationToken), user.Tenant()) is null)
+        if (await store.GetInstanceAsync(user.Tenant(), id, cancellationToken) is not { } instance)
         {
             return Problems.NotFound($"No instance has the id {id}.");
         }
 
-        var page = await queries.ListSignalsAsync(id, position, limit, cancellationToken);
+        var page = await queries.ListSignalsAsync(instance, position, limit, cancellationToken);
         return TypedResults.Ok(PageView<SignalView>.Of(page, limit, SignalView.From, s => ListCursor.Encode(SignalPosition.Of(s))));
     }
 }

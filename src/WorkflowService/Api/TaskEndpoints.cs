@@ -100,7 +100,7 @@ public static class TaskEndpoints
         }
 
         var outcome = await inbox.ClaimAsync(id, claimant!, cancellationToken);
-        var task = await inbox.GetAsync(id, cancellationToken);
+        var task = await inbox.GetAsync(caller.Tenant, id, cancellationToken);
         return outcome switch
         {
             TaskClaimOutcome.Claimed => TypedResults.Ok(TaskView.From(task!)),
@@ -126,8 +126,8 @@ public static class TaskEndpoints
             return refused;
         }
 
-        var outcome = await inbox.CompleteAsync(id, completer, Json.Text(request.Result), cancellationToken);
-        var task = await inbox.GetAsync(id, cancellationToken);
+        var outcome = await inbox.CompleteAsync(caller.Tenant, id, completer, Json.Text(request.Result), cancellationToken);
+        var task = await inbox.GetAsync(caller.Tenant, id, cancellationToken);
         return outcome switch
         {
             TaskCompletionOutcome.Completed => TypedResults.Ok(TaskView.From(task!)),
@@ -145,8 +145,8 @@ public static class TaskEndpoints
     private static async Task<(HumanTask? Task, ProblemHttpResult? Refused)> FindAsync(
         Guid id, TaskInbox inbox, TaskCaller caller, string action, CancellationToken cancellationToken)
     {
-        var task = await inbox.GetAsync(id, cancellationToken);
-        if (task is null || task.Tenant != caller.Tenant)
+        var task = await inbox.GetAsync(caller.Tenant, id, cancellationToken);
+        if (task is null)
         {
             return (null, Problems.NotFound($"No task has the id {id}."));
         }

@@ -76,7 +76,7 @@ public static class ConsoleActions
             return ConsolePages.Refused(caller, $"the {action} action");
         }
 
-        var instance = InstanceEndpoints.InTenant(await store.GetInstanceAsync(id, cancellationToken), caller.Tenant);
+        var instance = await store.GetInstanceAsync(caller.Tenant, id, cancellationToken);
         if (instance is null)
         {
             return ConsolePages.Message(caller, "No such instance", $"No instance has the id {id}.", StatusCodes.Status404NotFound);
@@ -199,7 +199,7 @@ public static class ConsoleActions
         }
     }
 
-    private static async Task<IResult> ConfirmReplay(Guid id, [FromForm] string? returnUrl, HttpContext http, ISignalQueue signals, IInstanceStore store,
+    private static async Task<IResult> ConfirmReplay(Guid id, [FromForm] string? returnUrl, HttpContext http, ISignalQueue signals,
         CancellationToken cancellationToken)
     {
         var caller = await ConsoleCaller.OfAsync(http);
@@ -208,9 +208,8 @@ public static class ConsoleActions
             return ConsolePages.Refused(caller, "replaying dead letters");
         }
 
-        var signal = await signals.GetSignalAsync(id, cancellationToken);
-        var instance = signal is null ? null : await store.GetInstanceAsync(signal.InstanceId, cancellationToken);
-        if (signal is null || (instance?.Tenant ?? "") != caller.Tenant)
+        var signal = await signals.GetSignalAsync(caller.Tenant, id, cancellationToken);
+        if (signal is null)
         {
             return ConsolePages.Message(caller, "No such signal", $"No signal has the id {id}.", StatusCodes.Status404NotFound);
         }
@@ -296,7 +295,7 @@ public static class ConsoleActions
             return ConsolePages.Message(caller, "Not completed", error, StatusCodes.Status400BadRequest);
         }
 
-        var completed = await inbox.CompleteAsync(id, caller.Name ?? task.ClaimedBy, string.IsNullOrWhiteSpace(result) ? null : result, cancellationToken);
+        var completed = await inbox.CompleteAsync(caller.Tenant, id, caller.Name ?? task.ClaimedBy, string.IsNullOrWhiteSpace(result) ? null : result, cancellationToken);
         return completed == TaskCompletionOutcome.Completed
             ? Done(ConsolePaths.Tasks, action)
             : ConsolePages.Message(caller, "Not completed", $"Task {id} cannot be completed now ({completed}).", StatusCodes.Status409Conflict);
@@ -310,8 +309,8 @@ public static class ConsoleActions
             return (null, ConsolePages.Message(caller, "Unknown action", $"'{action}' is not an action on a task.", StatusCodes.Status400BadRequest));
         }
 
-        var task = await inbox.GetAsync(id, cancellationToken);
-        if (task is null || task.Tenant != caller.Tenant)
+        var task = await inbox.GetAsync(caller.Tenant, id, cancellationToken);
+        if (task is null)
         {
             return (null, ConsolePages.Message(caller, "No such task", $"No task has the id {id}.", StatusCodes.Status404NotFound));
         }

@@ -121,17 +121,17 @@ public static class ConsolePages
             return NotAPageLink(caller);
         }
 
-        var instance = InstanceEndpoints.InTenant(await store.GetInstanceAsync(id, cancellationToken), caller.Tenant);
+        var instance = await store.GetInstanceAsync(caller.Tenant, id, cancellationToken);
         if (instance is null)
         {
             return Message(caller, "No such instance", $"No instance has the id {id}.", StatusCodes.Status404NotFound);
         }
 
         // The diagram is drawn from the whole history, read once; the page lists one page of it, and of the signals.
-        var events = await store.GetHistoryAsync(id, cancellationToken);
+        var events = await store.GetHistoryAsync(instance, cancellationToken);
         var size = options.Value.PageSize;
         var historyPage = KeysetPage.After(events, historyAfter, size, instance.HistoryLength);
-        var signalsPage = await queries.ListSignalsAsync(id, signalsAfter, size, cancellationToken);
+        var signalsPage = await queries.ListSignalsAsync(instance, signalsAfter, size, cancellationToken);
         var compiled = await registry.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken);
         var diagram = compiled is null ? null : renderer.RenderInstance(compiled, instance, events);
         var tasks = await inbox.QueryAsync(new TaskQuery(InstanceId: id, Limit: 200, Tenant: caller.Tenant), cancellationToken);

@@ -4,6 +4,7 @@ using Microsoft.AspNetCore.Mvc.Testing;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
+using static WorkflowService.Tests.Console.ConsoleForms;
 
 namespace WorkflowService.Tests.Console;
 
@@ -326,8 +327,7 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
         return set.Split(';')[0];
     }
 
-    private HttpClient Browser() =>
-        Factory.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false, HandleCookies = true });
+    private HttpClient Browser() => ConsoleForms.Browser(Factory);
 
     private ApiClient OperatorApi()
     {
@@ -347,24 +347,6 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
         await api.WaitForAsync(instance.Id, InstanceStatus.Waiting);
         return instance.Id;
     }
-
-    /// <summary>Signs in as a browser does; returns the session cookie it was given (name=value).</summary>
-    private static async Task<string> SignInAsync(HttpClient browser, string credential)
-    {
-        var form = await browser.GetStringAsync("/console/sign-in");
-        using var response = await browser.PostAsync("/console/sign-in", new FormUrlEncodedContent(
-            [new("__antiforgery", Token(form)), new("credential", credential), new("returnUrl", "/console/instances")]));
-        Assert.Equal(HttpStatusCode.Redirect, response.StatusCode);
-        return string.Join("; ", response.Headers.GetValues("Set-Cookie").Where(c => c.StartsWith("workflow-console", StringComparison.Ordinal))
-            .Select(c => c.Split(';')[0]));
-    }
-
-    private static string Token(string page) => AntiforgeryField().Match(page) is { Success: true } match
-        ? match.Groups[1].Value
-        : throw new InvalidOperationException("the page has no antiforgery field");
-
-    [GeneratedRegex("name=\"__antiforgery\" value=\"([^\"]+)\"")]
-    private static partial Regex AntiforgeryField();
 
     [GeneratedRegex("name=\"idempotencyKey\" value=\"([^\"]+)\"")]
     private static partial Regex IdempotencyField();

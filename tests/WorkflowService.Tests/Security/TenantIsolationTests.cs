@@ -5,6 +5,7 @@ using System.Net.Http.Json;
 using WorkflowService.Api;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Tests.Backends;
+using WorkflowService.Tests.Console;
 using WorkflowService.Tests.Infrastructure;
 
 namespace WorkflowService.Tests.Security;
@@ -184,6 +185,8 @@ public abstract class TenantIsolationTests<TBackend> : SharedServiceTest<TBacken
             ("a later page of the history", () => globex.Http.GetAsync($"/instances/{id}/history?limit=1&after={historyCursor}", Token), notFound),
             ("a later page of the signals", () => globex.Http.GetAsync($"/instances/{id}/signals?limit=1&after={signalsCursor}", Token), notFound),
             ("diagram", () => globex.Http.GetAsync($"/instances/{id}/diagram.svg", Token), notFound),
+            // Its revision is past 0: were the instance found, the wait would answer it at once.
+            ("wait for a change", () => globex.Http.GetAsync($"/instances/{id}?afterRevision=0&timeout=10", Token), notFound),
             ("cancel", () => globex.Http.PostAsJsonAsync($"/instances/{id}/cancel", new { reason = "hostile" }, Token), notFound),
             ("terminate", () => globex.Http.PostAsJsonAsync($"/instances/{id}/terminate", new { reason = "hostile" }, Token), notFound),
             ("suspend", () => globex.Http.PostAsJsonAsync($"/instances/{id}/suspend", new { reason = "hostile" }, Token), notFound),
@@ -255,6 +258,60 @@ public abstract class TenantIsolationTests<TBackend> : SharedServiceTest<TBacken
         {
             Assert.Equal(HttpStatusCode.OK, suspend.StatusCode);
         }
+    }
+
+    [Fact]
+    public async Task The_console_answers_another_tenants_ids_as_unknown_and_changes_nothing()
+    {
+        var acme = await PopulateAsync(With(AcmeKey), Definitions.Unique("orders"), "acme's orders");
+        using var browser = ConsoleForms.Browser(Factory);
+        await ConsoleForms.SignInAsync(browser, GlobexKey.Key);
+        var antiforgery = ConsoleForms.Token(await browser.GetStringAsync("/console/instances", Token));
+        FormUrlEncodedContent Form(params string[] fields) =>
+            new([new("__antiforgery", antiforgery), .. fields.Select(f => f.Split('=', 2)).Select(f => new KeyValuePair<string, string>(f[0], f[1]))]);
+
+        var id = acme.Waiting.Id;
+        var noInstance = $"No instance has the id {id}.";
+        var noSignal = $"No signal has the id {acme.DeadLetter.Id}.";
+        var noTask = $"No task has the id {acme.Task.Id}.";
+        var cases = new (string What, Func<Task<HttpResponseMessage>> Call, string Detail)[]
+        {
+            ("the instance page", () => browser.GetAsync($"/console/instances/{id}", Token), noInstance),
+            ("confirm a signal", () => browser.PostAsync($"/console/instances/{id}/confirm", Form("action=signal", "signalName=go"), Token), noInstance),
+            ("confirm a termination", () => browser.PostAsync($"/console/instances/{id}/confirm", Form("action=terminate"), Token), noInstance),
+            ("confirm a migration", () => browser.PostAsync($"/console/instances/{id}/confirm", Form("action=migrate", "toVersion=1"), Token), noInstance),
+            ("send a signal", () => browser.PostAsync($"/console/instances/{id}/signal", Form("signalName=go"), Token), noInstance),
+            ("cancel", () => browser.PostAsync($"/console/instances/{id}/cancel", Form(), Token), noInstance),
+            ("terminate", () => browser.PostAsync($"/console/instances/{id}/terminate", Form(), Token), noInstance),
+            ("suspend", () => browser.PostAsync($"/console/instances/{id}/suspend", Form(), Token), noInstance),
+            ("resume", () => browser.PostAsync($"/console/instances/{acme.Faulted.Id}/resume", Form(), Token), $"No instance has the id {acme.Faulted.Id}."),
+            ("migrate", () => browser.PostAsync($"/console/instances/{id}/migrate", Form("toVersion=1"), Token), noInstance),
+            ("confirm a replay", () => browser.PostAsync($"/console/dead-letters/{acme.DeadLetter.Id}/confirm", Form(), Token), noSignal),
+            ("replay", () => browser.PostAsync($"/console/dead-letters/{acme.DeadLetter.Id}/replay", Form(), Token), noSignal),
+            ("confirm a claim", () => browser.PostAsync($"/console/tasks/{acme.Task.Id}/confirm", Form("action=claim"), Token), noTask),
+            ("claim the task", () => browser.PostAsync($"/console/tasks/{acme.Task.Id}/claim", Form(), Token), noTask),
+            ("complete the task", () => browser.PostAsync($"/console/tasks/{acme.Task.Id}/complete", Form("result={}"), Token), noTask),
+        };
+        foreach (var (what, call, detail) in cases)
+        {
+            using var response = await call();
+            var page = await response.Content.ReadAsStringAsync(Token);
+            Assert.True(response.StatusCode == HttpStatusCode.NotFound, $"{what}: {(int)response.StatusCode}");
+            Assert.True(page.Contains(detail, StringComparison.Ordinal), $"{what}: the page does not say '{detail}'");
+        }
+
+        using (var live = await browser.GetAsync($"/console/live/instances/{id}?version=0", Token))
+        {
+            Assert.Equal(HttpStatusCode.NotFound, live.StatusCode);
+        }
+
+        // The owner finds everything as it was.
+        var waiting = await acme.Api.GetAsync(id);
+        Assert.Equal((InstanceStatus.Waiting, 1), (waiting.Status, waiting.Version));
+        Assert.Equal(InstanceStatus.Faulted, (await acme.Api.GetAsync(acme.Faulted.Id)).Status);
+        var task = await acme.Api.Http.GetFromJsonAsync<TaskView>($"/tasks/{acme.Task.Id}", WorkflowServiceFactory.Json, Token);
+        Assert.Equal((HumanTaskStatus.Open, null), (task!.Status, task.ClaimedBy));
+        Assert.Contains(await ListAsync<SignalView>(acme.Api, "/dead-letters?limit=500"), d => d.Id == acme.DeadLetter.Id);
     }
 
     [Fact]

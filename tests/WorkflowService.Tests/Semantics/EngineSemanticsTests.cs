@@ -577,7 +577,7 @@ public abstract class EngineSemanticsTests<TBackend> : SharedServiceTest<TBacken
         await queue.EnqueueSignalAsync(orphan, TestContext.Current.CancellationToken);
 
         await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
-        var handled = await queue.GetSignalAsync(orphan.Id, TestContext.Current.CancellationToken);
+        var handled = await queue.GetSignalAsync("", orphan.Id, TestContext.Current.CancellationToken);
         Assert.Equal(SignalStatus.Handled, handled!.Status);
         Assert.Equal(2, handled.Attempts);
     }

@@ -24,7 +24,7 @@ public abstract class RelationalHistoryTests<TBackend> : ServiceTest<TBackend> w
         var id = await StartWaitingInstanceAsync();
         var before = await HistoryRowsAsync(id);
         var instances = Factory.Get<IInstanceStore>();
-        var snapshot = (await instances.GetInstanceAsync(id, Token))!;
+        var snapshot = (await instances.GetInstanceAsync("", id, Token))!;
         var at = At(snapshot);
         var events = new[]
         {
@@ -42,7 +42,7 @@ public abstract class RelationalHistoryTests<TBackend> : ServiceTest<TBackend> w
         var added = Assert.Single(rows.Skip(before.Count));
         Assert.Equal(events[0].Sequence, added.Sequence);
         Assert.NotNull(added.MoreJson);
-        var history = await instances.GetHistoryAsync(id, Token);
+        var history = await instances.GetHistoryAsync(snapshot, Token);
         AssertSameEvents(events, history.Skip(history.Count - events.Length));
         Assert.Equal(Enumerable.Range(0, history.Count), history.Select(e => e.Sequence));
         await AssertApiHistoryAsync(id, history);
@@ -54,7 +54,7 @@ public abstract class RelationalHistoryTests<TBackend> : ServiceTest<TBackend> w
         var id = await StartWaitingInstanceAsync();
         var before = await HistoryRowsAsync(id);
         var instances = Factory.Get<IInstanceStore>();
-        var snapshot = (await instances.GetInstanceAsync(id, Token))!;
+        var snapshot = (await instances.GetInstanceAsync("", id, Token))!;
         var single = Event(snapshot, 0, At(snapshot), "InstanceSuspended", null, """{"reason":"one"}""", "dave");
 
         await CommitAsync(snapshot, [single]);
@@ -62,7 +62,7 @@ public abstract class RelationalHistoryTests<TBackend> : ServiceTest<TBackend> w
         var added = Assert.Single((await HistoryRowsAsync(id)).Skip(before.Count));
         Assert.Equal(single.Sequence, added.Sequence);
         Assert.Null(added.MoreJson);
-        AssertSameEvents([single], [(await instances.GetHistoryAsync(id, Token))[^1]]);
+        AssertSameEvents([single], [(await instances.GetHistoryAsync(snapshot, Token))[^1]]);
     }
 
     [Fact]
@@ -70,7 +70,7 @@ public abstract class RelationalHistoryTests<TBackend> : ServiceTest<TBackend> w
     {
         var id = await StartWaitingInstanceAsync();
         var instances = Factory.Get<IInstanceStore>();
-        var snapshot = (await instances.GetInstanceAsync(id, Token))!;
+        var snapshot = (await instances.GetInstanceAsync("", id, Token))!;
         var at = At(snapshot);
         // An older release's wait point: one row per event, more_json never set (it does not know the column).
         var old = new[]
@@ -87,11 +87,11 @@ public abstract class RelationalHistoryTests<TBackend> : ServiceTest<TBackend> w
             Event(snapshot, 2, at.AddMilliseconds(4), "WaitStarted", "wait-go", """{"signal":"go"}""", null),
         };
         await CommitAsync(snapshot, batch);
-        snapshot = (await instances.GetInstanceAsync(id, Token))!;
+        snapshot = (await instances.GetInstanceAsync("", id, Token))!;
         var later = new[] { Event(snapshot, 0, at.AddMilliseconds(5), "SignalParked", "wait-go", """{"signal":"early"}""", null) };
         await InsertSingleRowsAsync(later);
 
-        var history = await instances.GetHistoryAsync(id, Token);
+        var history = await instances.GetHistoryAsync(snapshot, Token);
 
         Assert.Equal(Enumerable.Range(0, history.Count), history.Select(e => e.Sequence));
         AssertSameEvents([.. old, .. batch, .. later], history.Skip(history.Count - old.Length - batch.Length - later.Length));
@@ -158,7 +158,7 @@ public abstract class RelationalHistoryTests<TBackend> : ServiceTest<TBackend> w
         await using var db = await Factory.Get<IDbContextFactory<WorkflowDbContext>>().CreateDbContextAsync(Token);
         await db.Instances.Where(i => i.Id == snapshot.Id)
             .ExecuteUpdateAsync(s => s.SetProperty(i => i.HistoryLength, i => i.HistoryLength + added), Token);
-        return (await Factory.Get<IInstanceStore>().GetInstanceAsync(snapshot.Id, Token))!;
+        return (await Factory.Get<IInstanceStore>().GetInstanceAsync("", snapshot.Id, Token))!;
     }
 
     /// <summary>Rows as a release before schema 7 writes them: one per event, no more_json.</summary>

@@ -24,13 +24,13 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         await Api.PublishAsync(Definitions.SignalRoundtrip(name));
         var started = await Api.StartAsync(name);
         var instances = Factory.Get<IInstanceStore>();
-        var snapshot = (await instances.GetInstanceAsync(started.Id, Token))!;
+        var snapshot = (await instances.GetInstanceAsync("", started.Id, Token))!;
 
         await instances.CommitAsync(WorkflowExecutor.Cancel(snapshot, "first writer", Factory.Get<IStoreClock>().Now()), Token);
 
         await Assert.ThrowsAsync<ConcurrencyConflictException>(() =>
             instances.CommitAsync(WorkflowExecutor.Cancel(snapshot, "second writer", Factory.Get<IStoreClock>().Now()), Token));
-        var stored = (await instances.GetInstanceAsync(started.Id, Token))!;
+        var stored = (await instances.GetInstanceAsync("", started.Id, Token))!;
         Assert.Equal("first writer", stored.Error);
         Assert.Equal(snapshot.Version + 1, stored.Version);
     }
@@ -86,7 +86,7 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         Assert.False(await queue.DeferSignalAsync(claimed.Id, claimed.LeaseToken + 1, later, Token));
         Assert.True(await queue.DeferSignalAsync(claimed.Id, claimed.LeaseToken, later, Token));
 
-        var stored = (await queue.GetSignalAsync(claimed.Id, Token))!;
+        var stored = (await queue.GetSignalAsync("", claimed.Id, Token))!;
         Assert.Equal(SignalStatus.Pending, stored.Status);
         Assert.Equal(0, stored.Attempts);
         Assert.Null(stored.LeaseUntilMs);
@@ -109,7 +109,7 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
 
         Assert.Equal(2, claimed.Count);
         Assert.True(claimed[0].Signal.DueAtMs <= claimed[1].Signal.DueAtMs);
-        var stored = (await instances.GetInstanceAsync(started.Id, Token))!;
+        var stored = (await instances.GetInstanceAsync("", started.Id, Token))!;
         foreach (var work in claimed)
         {
             Assert.Equal("node-a", work.Signal.LeaseOwner);
@@ -143,12 +143,12 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         }
         while (takenOver.Count == 0);
 
-        var instance = (await instances.GetInstanceAsync(started.Id, Token))!;
+        var instance = (await instances.GetInstanceAsync("", started.Id, Token))!;
         var definition = (await Factory.Get<DefinitionRegistry>().GetAsync("", name, null, Token))!;
         var late = Factory.Get<WorkflowExecutor>().Resume(definition, instance, claimed, [], clock.Now());
 
         await Assert.ThrowsAsync<LeaseLostException>(() => instances.CommitAsync(late.Commit!, Token));
-        Assert.Equal(InstanceStatus.Waiting, (await instances.GetInstanceAsync(started.Id, Token))!.Status);
+        Assert.Equal(InstanceStatus.Waiting, (await instances.GetInstanceAsync("", started.Id, Token))!.Status);
     }
 
     [Fact]
@@ -180,7 +180,7 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         using var bounded = new CancellationTokenSource(TimeSpan.FromSeconds(30));
         await dispatcher.StopAsync(bounded.Token);
 
-        var released = (await queue.GetSignalAsync(held.Id, Token))!;
+        var released = (await queue.GetSignalAsync("", held.Id, Token))!;
         Assert.Null(released.LeaseOwner);
         Assert.Null(released.LeaseUntilMs);
         Assert.Equal(0, released.Attempts);
@@ -235,12 +235,13 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         };
         await instances.CreateInstanceAsync(new WaitPointCommit { Instance = instance, ExpectedVersion = -1 }, Token);
 
-        var raw = (await instances.GetInstanceAsync(instance.Id, Token))!;
+        var raw = (await instances.GetInstanceAsync(instance.Tenant, instance.Id, Token))!;
+        var forEngine = (await instances.GetInstanceForEngineAsync(instance.Id, Token))!;
         var byEfCore = Assert.Single((await queries.QueryInstancesAsync(
             new InstanceQuery(DefinitionName: instance.DefinitionName, BusinessKey: instance.BusinessKey, CreatedFrom: created.AddMilliseconds(-1),
                 CreatedTo: created.AddMilliseconds(1), Tenant: instance.Tenant), Token)).Items);
         var batch = Assert.Single(await instances.GetInstancesAsync([instance.Id, Guid.NewGuid()], Token));
-        foreach (var read in new[] { raw, byEfCore, batch })
+        foreach (var read in new[] { raw, forEngine, byEfCore, batch })
         {
             Assert.Equivalent(instance, read, strict: true);
             Assert.Equal(DateTimeKind.Utc, read.CreatedAt.Kind);
@@ -249,7 +250,9 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         Assert.Equal(instance.Id, (await instances.FindInstanceAsync(instance.Tenant, instance.IdempotencyKey, instance.DefinitionName, null, Token))!.Id);
         Assert.Equal(instance.Id, (await instances.FindInstanceAsync(instance.Tenant, null, instance.DefinitionName, instance.BusinessKey, Token))!.Id);
 
-        // The default tenant (and any other) neither lists nor finds it by its keys.
+        // The default tenant (and any other) neither reads it by its id, lists it nor finds it by its keys.
+        Assert.Null(await instances.GetInstanceAsync("", instance.Id, Token));
+        Assert.Null(await instances.GetInstanceAsync("other", instance.Id, Token));
         Assert.Empty((await queries.QueryInstancesAsync(new InstanceQuery(DefinitionName: instance.DefinitionName), Token)).Items);
         Assert.Empty((await queries.QueryInstancesAsync(new InstanceQuery(DefinitionName: instance.DefinitionName, Tenant: "other"), Token)).Items);
         Assert.Null(await instances.FindInstanceAsync("", instance.IdempotencyKey, instance.DefinitionName, null, Token));
@@ -295,7 +298,7 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
 
         Assert.Equal((null, false), await queue.EnqueueSignalIfOpenAsync(Signal(ended.Id, null), "", Token));
         Assert.Equal((null, false), await queue.EnqueueSignalIfOpenAsync(Signal(Guid.NewGuid(), null), "", Token));
-        Assert.DoesNotContain(await queries.ListSignalsAsync(ended.Id, Token), s => s.Name == "other");
+        Assert.DoesNotContain(await queries.ListSignalsAsync((await Factory.Get<IInstanceStore>().GetInstanceAsync("", ended.Id, Token))!, Token), s => s.Name == "other");
     }
 
     [Fact]
@@ -310,7 +313,7 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         for (var i = 0; i < 40; i++)
         {
             var started = await Api.StartAsync(name);
-            snapshots.Add((await instances.GetInstanceAsync(started.Id, Token))!);
+            snapshots.Add((await instances.GetInstanceAsync("", started.Id, Token))!);
         }
 
         var stale = snapshots.Where((_, i) => i % 2 == 1).ToList();
@@ -334,8 +337,8 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
 
         for (var i = 0; i < snapshots.Count; i++)
         {
-            var stored = (await instances.GetInstanceAsync(snapshots[i].Id, Token))!;
-            var history = await instances.GetHistoryAsync(snapshots[i].Id, Token);
+            var stored = (await instances.GetInstanceAsync("", snapshots[i].Id, Token))!;
+            var history = await instances.GetHistoryAsync(stored, Token);
             Assert.Equal(i % 2 == 1 ? "conflict" : "committed", outcomes[i]);
             Assert.Equal(i % 2 == 1 ? "first writer" : "second writer", stored.Error);
             Assert.Equal(snapshots[i].Version + 1, stored.Version);
