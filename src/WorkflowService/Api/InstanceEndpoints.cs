@@ -1,4 +1,5 @@
 using System.ComponentModel;
+using System.Diagnostics.CodeAnalysis;
 using System.Security.Claims;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Mvc;
@@ -179,71 +180,71 @@ public static class InstanceEndpoints
         var tenant = user.Tenant();
         if ((waitFor is null or { Length: 0 }) && afterRevision is null)
         {
-            var current = await store.GetInstanceAsync(tenant, id, cancellationToken);
-            return current is null ? Problems.NotFound($"No instance has the id {id}.") : TypedResults.Ok(InstanceView.From(current));
+            return Found(id, await store.GetInstanceAsync(tenant, id, cancellationToken));
         }
 
-        if (waitFor is { Length: > 0 } && afterRevision is not null)
+        if (!LongPoll.TryParse(waitFor, afterRevision, timeout, out var poll, out var invalid))
         {
-            return Problems.Invalid("afterRevision", "waitFor and afterRevision: give one of them, not both");
-        }
-
-        Func<TimeSpan, Task<WorkflowInstance?>> wait;
-        string parameter;
-        if (afterRevision is { } revision)
-        {
-            if (revision < 0)
-            {
-                return Problems.Invalid("afterRevision", $"afterRevision: expected a revision (0 or more), got {revision}");
-            }
-
-            parameter = "afterRevision";
-            wait = bound => runtime.WaitForChangeAsync(tenant, id, revision, bound, cancellationToken);
-        }
-        else
-        {
-            var statuses = new HashSet<InstanceStatus>();
-            // Statuses separated by commas (waitFor=Completed,Failed), the parameter repeated, or both.
-            foreach (var part in waitFor!.SelectMany(w => w.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)))
-            {
-                if (!Enum.TryParse<InstanceStatus>(part, ignoreCase: true, out var status) || int.TryParse(part, out _))
-                {
-                    return Problems.Invalid("waitFor", $"waitFor: '{part}' is not one of {string.Join(", ", Enum.GetNames<InstanceStatus>())}");
-                }
-
-                statuses.Add(status);
-            }
-
-            if (statuses.Count == 0)
-            {
-                return Problems.Invalid("waitFor", $"waitFor: expected one or more of {string.Join(", ", Enum.GetNames<InstanceStatus>())}, separated by commas; got none");
-            }
-
-            parameter = "waitFor";
-            wait = bound => runtime.WaitForStatusAsync(tenant, id, statuses, bound, cancellationToken);
-        }
-
-        if (timeout is not { } seconds || seconds < 0 || double.IsNaN(seconds))
-        {
-            return Problems.Invalid("timeout", $"with {parameter}, timeout (seconds, at least 0) is required");
+            return invalid;
         }
 
         using var slot = gate.TryEnter(CallerLimits.CallerKey(http), out var refusal);
         if (slot is null)
         {
-            http.Response.Headers.RetryAfter = "1";
-            var limits = rateLimits.Value;
-            return refusal == LongPollRefusal.CallerFull
-                ? TypedResults.Problem(
-                    $"This caller holds {limits.MaxLongPollsPerCaller} waiting requests on this node, as many as one caller may; retry after one of them ends, or read the instance without {parameter}.",
-                    statusCode: StatusCodes.Status429TooManyRequests, title: "Too many waiting requests")
-                : TypedResults.Problem(
-                    $"This node holds as many waiting requests as it may; retry shortly, or read the instance without {parameter}.",
-                    statusCode: StatusCodes.Status503ServiceUnavailable, title: "Too many waiting requests");
+            return TooManyWaiting(http, refusal, rateLimits.Value, poll.Parameter);
         }
 
-        var instance = await wait(TimeSpan.FromSeconds(Math.Min(seconds, 3600)));
-        return instance is null ? Problems.NotFound($"No instance has the id {id}.") : TypedResults.Ok(InstanceView.From(instance));
+        var instance = poll.Statuses is { } statuses
+            ? await runtime.WaitForStatusAsync(tenant, id, statuses, poll.Timeout, cancellationToken)
+            : await runtime.WaitForChangeAsync(tenant, id, poll.AfterRevision, poll.Timeout, cancellationToken);
+        return Found(id, instance);
+    }
+
+    private static Results<Ok<InstanceView>, ValidationProblem, ProblemHttpResult> Found(Guid id, WorkflowInstance? instance) =>
+        instance is null ? Problems.NotFound($"No instance has the id {id}.") : TypedResults.Ok(InstanceView.From(instance));
+
+    /// <summary>A long-poll refused for want of a slot: this caller's share is taken (429), or the node's (503); retry after a second.</summary>
+    private static ProblemHttpResult TooManyWaiting(HttpContext http, LongPollRefusal refusal, RateLimitingOptions limits, string parameter)
+    {
+        http.Response.Headers.RetryAfter = "1";
+        return refusal == LongPollRefusal.CallerFull
+            ? TypedResults.Problem(
+                $"This caller holds {limits.MaxLongPollsPerCaller} waiting requests on this node, as many as one caller may; retry after one of them ends, or read the instance without {parameter}.",
+                statusCode: StatusCodes.Status429TooManyRequests, title: "Too many waiting requests")
+            : TypedResults.Problem(
+                $"This node holds as many waiting requests as it may; retry shortly, or read the instance without {parameter}.",
+                statusCode: StatusCodes.Status503ServiceUnavailable, title: "Too many waiting requests");
+    }
+
+    /// <summary>
+    /// What a long-poll waits for: one of <see cref="Statuses"/> (waitFor), or a revision after <see cref="AfterRevision"/>
+    /// (afterRevision), for at most <see cref="Timeout"/>.
+    /// </summary>
+    private sealed record LongPoll(string Parameter, IReadOnlySet<InstanceStatus>? Statuses, int AfterRevision, TimeSpan Timeout)
+    {
+        /// <summary>The longest wait a request may ask for; the runtime bounds it further (Worker:MaxLongPoll).</summary>
+        private const double MaxSeconds = 3600;
+
+        /// <summary>The long-poll the query asks for; else the problem that names the parameter at fault, checked in this order.</summary>
+        public static bool TryParse(string[]? waitFor, int? afterRevision, double? timeout, [NotNullWhen(true)] out LongPoll? poll,
+            [NotNullWhen(false)] out ValidationProblem? invalid)
+        {
+            IReadOnlySet<InstanceStatus>? statuses = null;
+            var parameter = afterRevision is null ? WaitForParameter.Name : "afterRevision";
+            invalid = waitFor is { Length: > 0 } && afterRevision is not null
+                ? Problems.Invalid("afterRevision", "waitFor and afterRevision: give one of them, not both")
+                : afterRevision is < 0
+                    ? Problems.Invalid("afterRevision", $"afterRevision: expected a revision (0 or more), got {afterRevision}")
+                    : afterRevision is null && !WaitForParameter.TryParse(waitFor!, out statuses, out var error)
+                        ? Problems.Invalid(WaitForParameter.Name, error)
+                        : timeout is not { } seconds || seconds < 0 || double.IsNaN(seconds)
+                            ? Problems.Invalid("timeout", $"with {parameter}, timeout (seconds, at least 0) is required")
+                            : null;
+            poll = invalid is null
+                ? new LongPoll(parameter, statuses, afterRevision ?? 0, TimeSpan.FromSeconds(Math.Min(timeout!.Value, MaxSeconds)))
+                : null;
+            return invalid is null;
+        }
     }
 
     private static async Task<Results<Ok<PageView<HistoryEventView>>, ValidationProblem, ProblemHttpResult>> History(

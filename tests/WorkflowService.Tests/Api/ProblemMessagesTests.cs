@@ -137,6 +137,9 @@ public abstract class ProblemMessagesTests<TBackend> : ServiceTest<TBackend> whe
     [Theory]
     [InlineData("waitFor=Bogus", "waitFor: 'Bogus' is not one of Running, Waiting, Completed, Failed, Faulted, Cancelled, Suspended")]
     [InlineData("waitFor=", "waitFor: expected one or more of Running, Waiting, Completed, Failed, Faulted, Cancelled, Suspended")]
+    [InlineData("waitFor=,%20,", "waitFor: expected one or more of Running, Waiting, Completed, Failed, Faulted, Cancelled, Suspended")]
+    [InlineData("waitFor=Completed,Bogus&waitFor=Failed", "waitFor: 'Bogus' is not one of Running, Waiting, Completed, Failed, Faulted, Cancelled, Suspended")]
+    [InlineData("waitFor=2", "waitFor: '2' is not one of Running, Waiting, Completed, Failed, Faulted, Cancelled, Suspended")]
     public async Task A_bad_wait_for_list_names_the_parameter_and_lists_the_statuses(string query, string message)
     {
         using var response = await Api.Http.GetAsync($"/instances/{Guid.NewGuid()}?{query}&timeout=1");
@@ -150,11 +153,25 @@ public abstract class ProblemMessagesTests<TBackend> : ServiceTest<TBackend> whe
     [InlineData("afterRevision=x&timeout=1", "afterRevision", "afterRevision: 'x' is not")]
     [InlineData("afterRevision=2&waitFor=Completed&timeout=1", "afterRevision", "waitFor and afterRevision: give one of them, not both")]
     [InlineData("afterRevision=2", "timeout", "with afterRevision, timeout (seconds, at least 0) is required")]
+    [InlineData("waitFor=Completed&timeout=-1", "timeout", "with waitFor, timeout (seconds, at least 0) is required")]
     public async Task A_bad_wait_after_a_revision_names_the_parameter(string query, string parameter, string message)
     {
         using var response = await Api.Http.GetAsync($"/instances/{Guid.NewGuid()}?{query}");
 
         Assert.Contains(message, await BadRequestAsync(response, parameter), StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("waitFor=Completed")]
+    [InlineData("waitFor=completed,%20FAILED%20")]
+    [InlineData("waitFor=Completed,Failed&waitFor=Faulted")]
+    public async Task A_wait_for_list_takes_names_in_any_case_separated_by_commas_or_repeated(string query)
+    {
+        var unknown = Guid.NewGuid();
+        using var response = await Api.Http.GetAsync($"/instances/{unknown}?{query}&timeout=0");
+
+        // Parsed: the answer is about the instance (there is none), not the query.
+        Assert.Equal($"No instance has the id {unknown}.", (string?)(await ApiClient.ProblemAsync(response, HttpStatusCode.NotFound))["detail"]);
     }
 
     [Fact]
