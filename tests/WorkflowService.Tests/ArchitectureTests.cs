@@ -1,6 +1,7 @@
 using System.Reflection;
 using System.Reflection.Metadata;
 using System.Reflection.PortableExecutable;
+using WorkflowService.CallOuts;
 using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Persistence;
 
@@ -11,7 +12,11 @@ public sealed class ArchitectureTests
     [Fact]
     public void The_engine_knows_nothing_of_http_or_database_drivers()
     {
-        var forbidden = new[] { "Microsoft.AspNetCore", "Microsoft.EntityFrameworkCore", "Npgsql", "MongoDB", "Oracle", "StackExchange.Redis", "Microsoft.Data.Sqlite" };
+        var forbidden = new[]
+        {
+            "Microsoft.AspNetCore", "Microsoft.Extensions.Http", "System.Net.Http", "WorkflowService.CallOuts",
+            "Microsoft.EntityFrameworkCore", "Npgsql", "MongoDB", "Oracle", "StackExchange.Redis", "Microsoft.Data.Sqlite",
+        };
         var references = typeof(WorkflowExecutor).Assembly.GetReferencedAssemblies().Select(a => a.Name!).ToList();
 
         Assert.NotEmpty(references);
@@ -25,8 +30,21 @@ public sealed class ArchitectureTests
         var references = typeof(Program).Assembly.GetReferencedAssemblies().Select(a => a.Name!).ToList();
 
         Assert.Contains("WorkflowService.Storage.Relational", references);
+        Assert.Contains("WorkflowService.CallOuts", references);
         Assert.Contains("WorkflowService.Storage.MongoDb", references);
         Assert.DoesNotContain(references, name => forbidden.Any(f => name.StartsWith(f, StringComparison.Ordinal)));
+    }
+
+    [Fact]
+    public void The_call_outs_library_depends_on_the_engine_and_the_http_client_only()
+    {
+        // Its senders (the http steps; webhooks next) reuse it without a web host or a store.
+        var allowed = new[] { "System.", "Microsoft.Extensions.", "Polly.", "WorkflowService.Engine" };
+        var references = typeof(HttpCallOutClient).Assembly.GetReferencedAssemblies().Select(a => a.Name!).ToList();
+
+        Assert.Contains("WorkflowService.Engine", references);
+        Assert.Contains("Microsoft.Extensions.Http", references);
+        Assert.All(references, name => Assert.True(allowed.Any(a => name.StartsWith(a, StringComparison.Ordinal)), $"{name} is not a dependency the call-outs may have"));
     }
 
     [Fact]

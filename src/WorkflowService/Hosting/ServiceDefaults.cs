@@ -6,6 +6,7 @@ using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Options;
 using WorkflowService.Api;
+using WorkflowService.CallOuts;
 using WorkflowService.Diagrams;
 using WorkflowService.Engine;
 using WorkflowService.Engine.Configuration;

@@ -1,5 +1,5 @@
 using System.Net;
-using WorkflowService.Hosting;
+using WorkflowService.CallOuts;
 
 namespace WorkflowService.UnitTests.CallOuts;
 

@@ -1,9 +1,9 @@
 using System.Net;
 using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Hosting.Internal;
+using Microsoft.Extensions.FileProviders;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
-using WorkflowService.Hosting;
+using WorkflowService.CallOuts;
 
 namespace WorkflowService.UnitTests.CallOuts;
 
@@ -11,8 +11,16 @@ namespace WorkflowService.UnitTests.CallOuts;
 public sealed class EgressPolicyTests
 {
     private static EgressPolicy Policy(CallOutOptions? options = null, string environment = "Production") =>
-        new(Options.Create(options ?? new CallOutOptions()), new HostingEnvironment { EnvironmentName = environment },
-            NullLogger<EgressPolicy>.Instance);
+        new(Options.Create(options ?? new CallOutOptions()), new NamedEnvironment(environment), NullLogger<EgressPolicy>.Instance);
+
+    /// <summary>A host environment by its name, all the policy reads of it (no host is built).</summary>
+    private sealed class NamedEnvironment(string name) : IHostEnvironment
+    {
+        public string EnvironmentName { get; set; } = name;
+        public string ApplicationName { get; set; } = "WorkflowService";
+        public string ContentRootPath { get; set; } = AppContext.BaseDirectory;
+        public IFileProvider ContentRootFileProvider { get; set; } = new NullFileProvider();
+    }
 
     [Fact]
     public void Outside_development_only_public_addresses_on_ports_80_and_443_are_allowed()

@@ -1,8 +1,9 @@
 using System.Text.Json;
+using Microsoft.Extensions.Configuration;
 using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Expressions;
 
-namespace WorkflowService.Hosting;
+namespace WorkflowService.CallOuts;
 
 /// <summary>
 /// Puts the values of the secrets an http step names (<c>secret('billing-api')</c>) into its request as it is sent, and

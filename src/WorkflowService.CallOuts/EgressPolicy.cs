@@ -1,10 +1,12 @@
 using System.Net;
 using System.Net.Sockets;
 using System.Runtime.ExceptionServices;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Execution;
 
-namespace WorkflowService.Hosting;
+namespace WorkflowService.CallOuts;
 
 /// <summary>
 /// Where call-outs may go (<see cref="CallOutOptions"/>), and the connections they make: every connection (a redirect hop's
@@ -76,6 +78,19 @@ public sealed partial class EgressPolicy
             _ => $"{Describe(scope)} addresses are not allowed (CallOuts:AllowedNetworks)",
         };
     }
+
+    /// <summary>
+    /// A handler for a client that calls out under this policy: every connection through <see cref="ConnectAsync"/>, no
+    /// proxy (the policy would check the proxy, not the target), no redirects followed by the handler (it would keep
+    /// every header but Authorization on a hop to another host: the sender follows them itself), no cookies.
+    /// </summary>
+    public SocketsHttpHandler CreateHandler() => new()
+    {
+        ConnectCallback = ConnectAsync,
+        UseProxy = false,
+        AllowAutoRedirect = false,
+        UseCookies = false,
+    };
 
     /// <summary>
     /// The <see cref="SocketsHttpHandler.ConnectCallback"/> of call-outs: checks, resolves, filters, then connects to the

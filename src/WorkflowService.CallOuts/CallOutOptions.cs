@@ -2,7 +2,7 @@ using System.ComponentModel.DataAnnotations;
 using System.Net;
 using Microsoft.Extensions.Options;
 
-namespace WorkflowService.Hosting;
+namespace WorkflowService.CallOuts;
 
 /// <summary>
 /// Where http steps may call and how much they may read back ("CallOuts" section). A call must pass every rule: its host

@@ -1,4 +1,4 @@
-namespace WorkflowService.Hosting;
+namespace WorkflowService.CallOuts;
 
 /// <summary>Where an IP address leads, as far as call-outs are concerned (<see cref="AddressScopes.Of"/>).</summary>
 public enum AddressScope

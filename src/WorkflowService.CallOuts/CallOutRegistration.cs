@@ -1,10 +1,13 @@
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Configuration;
 using WorkflowService.Engine.Execution;
 
-namespace WorkflowService.Hosting;
+namespace WorkflowService.CallOuts;
 
-internal static class CallOutRegistration
+/// <summary>The registration of the call-outs: the engine's <see cref="ICallOutClient"/> and what it is made of.</summary>
+public static class CallOutRegistration
 {
     /// <summary>The http steps' client: its settings, checked at start-up, and a handler whose every connection goes through the egress policy.</summary>
     public static IServiceCollection AddCallOuts(this IServiceCollection services, IConfiguration configuration)
@@ -13,16 +16,9 @@ internal static class CallOutRegistration
         services.AddSingleton<IValidateOptions<CallOutOptions>, CallOutOptions.Validator>();
         services.AddSingleton<EgressPolicy>();
         services.AddHttpClient(HttpCallOutClient.ClientName, c => c.Timeout = Timeout.InfiniteTimeSpan) // each attempt has its own deadline
-            .ConfigurePrimaryHttpMessageHandler(provider => new SocketsHttpHandler
-            {
-                ConnectCallback = provider.GetRequiredService<EgressPolicy>().ConnectAsync,
-                // A proxy would be the address connected to, and the policy would check it instead of the target.
-                UseProxy = false,
-                // The client follows redirects itself (HttpCallOutClient), so that a hop to another host carries
-                // none of the step's headers: the handler would keep every header but Authorization.
-                AllowAutoRedirect = false,
-                UseCookies = false,
-            });
+            // The client follows redirects itself (HttpCallOutClient), so that a hop to another host carries none of the
+            // step's headers.
+            .ConfigurePrimaryHttpMessageHandler(provider => provider.GetRequiredService<EgressPolicy>().CreateHandler());
         services.AddSingleton<HttpCallOutClient>();
         // Secrets are put into the request on its way to the client, after the engine and before the wire.
         services.AddSingleton<ICallOutClient>(provider =>

@@ -3,13 +3,14 @@ using System.Net;
 using System.Text;
 using System.Text.Json;
 using System.Text.Json.Nodes;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Polly;
 using Polly.Retry;
 using Polly.Timeout;
 using WorkflowService.Engine.Execution;
 
-namespace WorkflowService.Hosting;
+namespace WorkflowService.CallOuts;
 
 /// <summary>
 /// Performs http steps with HttpClient, through the <see cref="EgressPolicy"/> (checked on every connection). Each attempt
@@ -257,7 +258,8 @@ public sealed partial class HttpCallOutClient : ICallOutClient
             throw TooLarge(limit);
         }
 
-        await using var stream = await response.Content.ReadAsStreamAsync(cancellationToken).ConfigureAwait(false);
+        var stream = await response.Content.ReadAsStreamAsync(cancellationToken).ConfigureAwait(false);
+        await using var disposing = stream.ConfigureAwait(false);
         var buffer = ArrayPool<byte>.Shared.Rent(limit + 1);
         try
         {

@@ -1,7 +1,7 @@
 using System.Buffers.Binary;
 using System.Net;
 
-namespace WorkflowService.Hosting;
+namespace WorkflowService.CallOuts;
 
 /// <summary>
 /// Tells where an IP address leads (IANA's special-purpose registries, IPv4 and IPv6). IPv6 forms that carry an IPv4
