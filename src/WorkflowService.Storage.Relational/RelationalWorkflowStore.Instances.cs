@@ -55,6 +55,36 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         }
 
         var row = statements.Count;
+        AddInstanceAndNewRows(statements, commit, nowMs);
+        var leased = statements.Count;
+        AddLeasedSettlements(statements, commit, handledAt);
+        var leasedEnd = statements.Count;
+        AddUnleasedSettlements(statements, commit, handledAt);
+        AddQueueChanges(statements, commit, nowMs, handledAt);
+
+        int[] affected;
+        try
+        {
+            affected = await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), transaction, statements, commands, cancellationToken)
+                .ConfigureAwait(false);
+        }
+        catch (DbException e) when (!commit.IsNew && dialect.IsUniqueViolation(e))
+        {
+            // Two writers from the same version append history rows from the same first sequence; whichever statement
+            // the database checks first, the loser is the one that read a stale instance.
+            throw new ConcurrencyConflictException(instance.Id);
+        }
+
+        ThrowUnlessApplied(commit, affected, row, leased, leasedEnd);
+    }
+
+    /// <summary>
+    /// The instance row (inserted, or updated only from the version the run read), then the commit's history, new signals
+    /// and new tasks, each one statement whatever their number.
+    /// </summary>
+    private void AddInstanceAndNewRows(List<SqlStatement> statements, WaitPointCommit commit, long nowMs)
+    {
+        var instance = commit.Instance;
         statements.Add(commit.IsNew
             ? Rows.Insert(dialect, "wf_instances", Rows.InstanceColumns, [instance], Rows.InstanceValues)
             : Rows.UpdateInstance(dialect, instance, commit.ExpectedVersion, commit.RequireNoDueSignals ? nowMs : null));
@@ -74,9 +104,11 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         {
             statements.Add(Rows.Insert(dialect, "wf_tasks", Rows.TaskColumns, commit.NewTasks, Rows.TaskValues));
         }
+    }
 
-        // The claimed signals: each update only matches while our lease token is still the row's.
-        var leased = statements.Count;
+    /// <summary>The claimed signals the run consumed: each update only matches while our lease token is still the row's.</summary>
+    private void AddLeasedSettlements(List<SqlStatement> statements, WaitPointCommit commit, DateTime handledAt)
+    {
         foreach (var transition in commit.SignalTransitions)
         {
             if (transition.LeaseToken is { } token)
@@ -84,13 +116,15 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
                 statements.Add(Rows.SettleLeasedSignal(dialect, transition.SignalId, token, transition.Status, transition.Error, handledAt));
             }
         }
+    }
 
-        var leasedEnd = statements.Count;
+    /// <summary>Parked signals consumed by this run, and timers that lost their purpose; never touches a handled one.</summary>
+    private void AddUnleasedSettlements(List<SqlStatement> statements, WaitPointCommit commit, DateTime handledAt)
+    {
         foreach (var transition in commit.SignalTransitions)
         {
             if (transition.LeaseToken is null)
             {
-                // Parked signals consumed by this run, and timers that lost their purpose; never touch a handled one.
                 var from = transition.Status == SignalStatus.Cancelled ? SignalStatus.Pending : SignalStatus.Parked;
                 statements.Add(new SqlStatement(dialect)
                     .Sql("UPDATE wf_signals SET status = ").Param(transition.Status.ToString())
@@ -99,13 +133,21 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
                     .Sql(" AND status IN (").Param(from.ToString()).Sql(", 'Parked')"));
             }
         }
+    }
 
+    /// <summary>
+    /// The instance's parked signals queued again (due now at the latest), and, when it ended, its open work closed: the
+    /// signals and tasks nobody will wait for any more (a signal a worker holds is left to that worker).
+    /// </summary>
+    private void AddQueueChanges(List<SqlStatement> statements, WaitPointCommit commit, long nowMs, DateTime handledAt)
+    {
+        var instanceId = commit.Instance.Id;
         if (commit.RequeueParked)
         {
             statements.Add(new SqlStatement(dialect)
                 .Sql("UPDATE wf_signals SET status = 'Pending', due_at_ms = CASE WHEN due_at_ms < ").Param(nowMs)
                 .Sql(" THEN due_at_ms ELSE ").Param(nowMs).Sql(" END, lease_owner = NULL, lease_until_ms = NULL")
-                .Sql(" WHERE instance_id = ").Param(instance.Id).Sql(" AND status = 'Parked'"));
+                .Sql(" WHERE instance_id = ").Param(instanceId).Sql(" AND status = 'Parked'"));
         }
 
         if (commit.CloseOpenWork)
@@ -113,7 +155,7 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
             statements.Add(new SqlStatement(dialect)
                 .Sql("UPDATE wf_signals SET status = CASE WHEN name LIKE '$%' THEN 'Cancelled' ELSE 'Unmatched' END, handled_at = ")
                 .Param(handledAt)
-                .Sql(" WHERE instance_id = ").Param(instance.Id).Sql(" AND status IN ('Pending', 'Parked')")
+                .Sql(" WHERE instance_id = ").Param(instanceId).Sql(" AND status IN ('Pending', 'Parked')")
                 .Sql(" AND (lease_until_ms IS NULL OR lease_until_ms < ").Param(nowMs).Sql(")"));
             foreach (var taskId in commit.ClosedTasks)
             {
@@ -121,23 +163,17 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
                     .Sql("UPDATE wf_tasks SET status = 'Cancelled' WHERE id = ").Param(taskId).Sql(" AND status IN ('Open', 'Claimed')"));
             }
         }
+    }
 
-        int[] affected;
-        try
-        {
-            affected = await SqlExecution.ExecuteAsync(db.Database.GetDbConnection(), transaction, statements, commands, cancellationToken)
-                .ConfigureAwait(false);
-        }
-        catch (DbException e) when (!commit.IsNew && dialect.IsUniqueViolation(e))
-        {
-            // Two writers from the same version append history rows from the same first sequence; whichever statement
-            // the database checks first, the loser is the one that read a stale instance.
-            throw new ConcurrencyConflictException(instance.Id);
-        }
-
+    /// <summary>
+    /// Throws when the instance row did not match the version the run read (<paramref name="row"/>: its statement), or a
+    /// claimed signal's lease was lost (<paramref name="leased"/> to <paramref name="leasedEnd"/>: their statements).
+    /// </summary>
+    private static void ThrowUnlessApplied(WaitPointCommit commit, int[] affected, int row, int leased, int leasedEnd)
+    {
         if (affected[row] != 1)
         {
-            throw new ConcurrencyConflictException(instance.Id);
+            throw new ConcurrencyConflictException(commit.Instance.Id);
         }
 
         for (var k = leased; k < leasedEnd; k++)

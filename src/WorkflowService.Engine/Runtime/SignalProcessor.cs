@@ -1,6 +1,8 @@
 using System.Diagnostics;
+using System.Runtime.CompilerServices;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Persistence;
 
@@ -21,84 +23,37 @@ public sealed partial class SignalProcessor(
     ILogger<SignalProcessor> logger)
 {
     /// <summary>Applies <paramref name="signal"/>; <paramref name="snapshot"/>, when given, is its instance as read after the claim.</summary>
+    /// <remarks>
+    /// The steps that may wait on the store (<see cref="LoadAsync"/>, <see cref="RunAsync"/>) complete synchronously for
+    /// a claimed instance whose definition is cached and that waits for a plain signal; otherwise they are pooled, so a
+    /// signal allocates no state machine of its own for them. The commit is awaited here, on this method's own one.
+    /// </remarks>
     public async Task ProcessAsync(SignalMessage signal, WorkflowInstance? snapshot, CancellationToken cancellationToken)
     {
         var started = Stopwatch.GetTimestamp();
-        var engine = options.Value;
-        // A call-out is made once per claim, even when the commit has to be repeated after a conflict.
-        (string? Response, string? Error)? callOut = null;
         if (await ChildStartUnrecordedAsync(signal, cancellationToken).ConfigureAwait(false))
         {
-            // The child ended before its parent recorded that it started (the worker starting it has not committed yet):
-            // wait for that commit, so that the parent's history reads in the order things happened. Bounded by the
-            // start signal's own lease and attempt limit: once it is handled or dead-lettered, this signal goes ahead. The
-            // claim is not counted as an attempt: nothing was tried.
-            var later = clock.Now().After(engine.BackoffFor(1));
-            await signals.DeferSignalAsync(signal.Id, signal.LeaseToken, later, cancellationToken).ConfigureAwait(false);
-            writer.SignalQueued(later);
+            await DeferUntilChildStartRecordedAsync(signal, cancellationToken).ConfigureAwait(false);
             return;
         }
 
-        for (var attempt = 0; attempt <= engine.MaxConflictRetries; attempt++)
+        // A call-out is made once per claim, even when the commit has to be repeated after a conflict.
+        CallOutOutcome? callOut = null;
+        for (var attempt = 0; attempt <= options.Value.MaxConflictRetries; attempt++)
         {
-            var instance = attempt == 0 && snapshot is not null
-                ? snapshot
-                : await instances.GetInstanceForEngineAsync(signal.InstanceId, cancellationToken).ConfigureAwait(false);
-            if (instance is null)
+            var (instance, definition, parked) = await LoadAsync(signal, attempt == 0 ? snapshot : null, cancellationToken).ConfigureAwait(false);
+            if (instance is null || definition is null)
             {
-                await signals.DeadLetterSignalAsync(signal.Id, signal.LeaseToken, $"instance {signal.InstanceId} does not exist", cancellationToken)
-                    .ConfigureAwait(false);
-                metrics.DeadLettered();
+                await DeadLetterAsync(signal, instance, cancellationToken).ConfigureAwait(false);
                 return;
             }
 
-            var definition = await definitions.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken).ConfigureAwait(false);
-            if (definition is null)
-            {
-                await signals.DeadLetterSignalAsync(signal.Id, signal.LeaseToken,
-                    $"definition {instance.DefinitionName} v{instance.DefinitionVersion} does not exist", cancellationToken).ConfigureAwait(false);
-                metrics.DeadLettered();
-                return;
-            }
-
-            var parked = instance.ParkedSignals > 0
-                ? await signals.GetParkedSignalsAsync(instance.Id, cancellationToken).ConfigureAwait(false)
-                : [];
             var now = clock.Now();
-            RunResult run;
-            if (IsPendingCallOut(instance, signal))
+            (var run, callOut) = await RunAsync(definition, instance, signal, parked, callOut, now, cancellationToken).ConfigureAwait(false);
+            if (CommitOrFault(run, instance, signal, now) is not { } commit)
             {
-                callOut ??= await CallOutAsync(signal, cancellationToken).ConfigureAwait(false);
-                run = ResumeAfterCallOut(definition, instance, signal, parked, callOut.Value, now);
-            }
-            else if (IsPendingSubWorkflow(instance, signal))
-            {
-                run = await StartChildAsync(instance, signal, now, cancellationToken).ConfigureAwait(false);
-            }
-            else
-            {
-                run = executor.Resume(definition, instance, signal, parked, now);
-            }
-
-            WaitPointCommit commit;
-            if (run.Commit is not null)
-            {
-                commit = run.Commit;
-            }
-            else if (signal.Attempts < engine.MaxAttempts)
-            {
-                var retryAt = clock.Now().After(engine.BackoffFor(signal.Attempts));
-                LogRetry(logger, signal.Id, instance.Id, signal.Attempts, engine.MaxAttempts, run.Error);
-                await signals.ReleaseSignalAsync(signal.Id, signal.LeaseToken, retryAt, run.Error, cancellationToken).ConfigureAwait(false);
-                writer.SignalQueued(retryAt);
-                metrics.Retried();
+                await RetryLaterAsync(signal, instance, run.Error, cancellationToken).ConfigureAwait(false);
                 return;
-            }
-            else
-            {
-                LogFaulted(logger, instance.Id, signal.Id, signal.Attempts, run.Error);
-                commit = WorkflowExecutor.Fault(instance, signal, run.Error ?? "failed", now);
-                metrics.DeadLettered();
             }
 
             commit.Actor = signal.Actor;
@@ -113,10 +68,7 @@ public sealed partial class SignalProcessor(
             catch (ConcurrencyConflictException)
             {
                 metrics.Conflict();
-                // Run again only while the claim still holds: if the signal was handled meanwhile (another worker after
-                // our lease expired, or our own commit whose acknowledgement was lost), applying it again would repeat it.
-                var current = await signals.GetSignalForEngineAsync(signal.Id, cancellationToken).ConfigureAwait(false);
-                if (current is null || current.Status != SignalStatus.Pending || current.LeaseToken != signal.LeaseToken)
+                if (!StillClaimed(signal, await signals.GetSignalForEngineAsync(signal.Id, cancellationToken).ConfigureAwait(false)))
                 {
                     return;
                 }
@@ -128,10 +80,124 @@ public sealed partial class SignalProcessor(
             }
         }
 
-        // Persistent contention: hand the signal back so that it is retried shortly rather than dropped.
-        await signals.ReleaseSignalAsync(signal.Id, signal.LeaseToken, clock.Now().After(engine.BackoffFor(1)),
-            "too many concurrent changes to the instance", cancellationToken).ConfigureAwait(false);
+        await GiveBackAfterContentionAsync(signal, cancellationToken).ConfigureAwait(false);
     }
+
+    /// <summary>
+    /// What a run needs: the instance (<paramref name="snapshot"/>, as the claim read it, else read now), its definition,
+    /// and its parked signals; a null instance or definition when it does not exist.
+    /// </summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<(WorkflowInstance? Instance, CompiledDefinition? Definition, IReadOnlyList<SignalMessage> Parked)> LoadAsync(
+        SignalMessage signal, WorkflowInstance? snapshot, CancellationToken cancellationToken)
+    {
+        var instance = snapshot ?? await instances.GetInstanceForEngineAsync(signal.InstanceId, cancellationToken).ConfigureAwait(false);
+        if (instance is null)
+        {
+            return (null, null, []);
+        }
+
+        var definition = await definitions.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken).ConfigureAwait(false);
+        if (definition is null)
+        {
+            return (instance, null, []);
+        }
+
+        var parked = instance.ParkedSignals > 0
+            ? await signals.GetParkedSignalsAsync(instance.Id, cancellationToken).ConfigureAwait(false)
+            : [];
+        return (instance, definition, parked);
+    }
+
+    /// <summary>
+    /// Runs the instance to its next wait point in memory: an http step resumed with its response (called once per claim:
+    /// <paramref name="callOut"/> carries the response of an earlier attempt), a subWorkflow step's child started, or
+    /// the wait resumed with the signal.
+    /// </summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<(RunResult Run, CallOutOutcome? CallOut)> RunAsync(CompiledDefinition definition, WorkflowInstance instance,
+        SignalMessage signal, IReadOnlyList<SignalMessage> parked, CallOutOutcome? callOut, StoreInstant now, CancellationToken cancellationToken)
+    {
+        if (IsPendingCallOut(instance, signal))
+        {
+            callOut ??= await CallOutAsync(signal, cancellationToken).ConfigureAwait(false);
+            return (ResumeAfterCallOut(definition, instance, signal, parked, callOut.Value, now), callOut);
+        }
+
+        var run = IsPendingSubWorkflow(instance, signal)
+            ? await StartChildAsync(instance, signal, now, cancellationToken).ConfigureAwait(false)
+            : executor.Resume(definition, instance, signal, parked, now);
+        return (run, callOut);
+    }
+
+    /// <summary>
+    /// What this attempt commits: the run's commit; after a failed run on the signal's last attempt, the instance faulted
+    /// (the signal dead-lettered with it); null after a failed run with attempts left, when a retry is due.
+    /// </summary>
+    private WaitPointCommit? CommitOrFault(RunResult run, WorkflowInstance instance, SignalMessage signal, StoreInstant now)
+    {
+        if (run.Commit is not null)
+        {
+            return run.Commit;
+        }
+
+        if (signal.Attempts < options.Value.MaxAttempts)
+        {
+            return null;
+        }
+
+        LogFaulted(logger, instance.Id, signal.Id, signal.Attempts, run.Error);
+        var faulted = WorkflowExecutor.Fault(instance, signal, run.Error ?? "failed", now);
+        metrics.DeadLettered();
+        return faulted;
+    }
+
+    /// <summary>
+    /// Whether a signal whose commit met a conflict is still this claim's to run again (<paramref name="current"/>: the
+    /// signal as stored now). If it was handled meanwhile (another worker after our lease expired, or our own commit
+    /// whose acknowledgement was lost), applying it again would repeat it.
+    /// </summary>
+    private static bool StillClaimed(SignalMessage signal, SignalMessage? current) =>
+        current is { Status: SignalStatus.Pending } && current.LeaseToken == signal.LeaseToken;
+
+    /// <summary>Gives a signal whose run failed back for a retry after its backoff.</summary>
+    private async Task RetryLaterAsync(SignalMessage signal, WorkflowInstance instance, string? error, CancellationToken cancellationToken)
+    {
+        var engine = options.Value;
+        var retryAt = clock.Now().After(engine.BackoffFor(signal.Attempts));
+        LogRetry(logger, signal.Id, instance.Id, signal.Attempts, engine.MaxAttempts, error);
+        await signals.ReleaseSignalAsync(signal.Id, signal.LeaseToken, retryAt, error, cancellationToken).ConfigureAwait(false);
+        writer.SignalQueued(retryAt);
+        metrics.Retried();
+    }
+
+    /// <summary>Dead-letters a signal whose instance or definition does not exist.</summary>
+    private async Task DeadLetterAsync(SignalMessage signal, WorkflowInstance? instance, CancellationToken cancellationToken)
+    {
+        var reason = instance is null
+            ? $"instance {signal.InstanceId} does not exist"
+            : $"definition {instance.DefinitionName} v{instance.DefinitionVersion} does not exist";
+        await signals.DeadLetterSignalAsync(signal.Id, signal.LeaseToken, reason, cancellationToken).ConfigureAwait(false);
+        metrics.DeadLettered();
+    }
+
+    /// <summary>
+    /// The child ended before its parent recorded that it started (the worker starting it has not committed yet): waits
+    /// for that commit, so that the parent's history reads in the order things happened. Bounded by the start signal's
+    /// own lease and attempt limit: once it is handled or dead-lettered, this signal goes ahead. The claim is not counted
+    /// as an attempt: nothing was tried.
+    /// </summary>
+    private async Task DeferUntilChildStartRecordedAsync(SignalMessage signal, CancellationToken cancellationToken)
+    {
+        var later = clock.Now().After(options.Value.BackoffFor(1));
+        await signals.DeferSignalAsync(signal.Id, signal.LeaseToken, later, cancellationToken).ConfigureAwait(false);
+        writer.SignalQueued(later);
+    }
+
+    /// <summary>Persistent contention: hands the signal back so that it is retried shortly rather than dropped.</summary>
+    private Task<bool> GiveBackAfterContentionAsync(SignalMessage signal, CancellationToken cancellationToken) =>
+        signals.ReleaseSignalAsync(signal.Id, signal.LeaseToken, clock.Now().After(options.Value.BackoffFor(1)),
+            "too many concurrent changes to the instance", cancellationToken);
 
     private async Task<bool> ChildStartUnrecordedAsync(SignalMessage signal, CancellationToken cancellationToken) =>
         signal.Name == SignalMessage.ChildEndedSignal
@@ -153,8 +219,8 @@ public sealed partial class SignalProcessor(
     }
 
     /// <summary>Resumes an http step with its response, or takes its error path (else the run fails) when the call failed.</summary>
-    private RunResult ResumeAfterCallOut(Definitions.CompiledDefinition definition, WorkflowInstance instance, SignalMessage signal,
-        IReadOnlyList<SignalMessage> parked, (string? Response, string? Error) callOut, StoreInstant now) =>
+    private RunResult ResumeAfterCallOut(CompiledDefinition definition, WorkflowInstance instance, SignalMessage signal,
+        IReadOnlyList<SignalMessage> parked, CallOutOutcome callOut, StoreInstant now) =>
         callOut.Error is { } failure
             ? executor.ResumeAtErrorPath(definition, instance, signal, parked, failure, now)
               ?? RunResult.Failure(WorkflowExecutor.StepAwaiting(instance, signal.Id, WaitKind.CallOut),
@@ -168,18 +234,21 @@ public sealed partial class SignalProcessor(
     private static bool IsPendingCallOut(WorkflowInstance instance, SignalMessage signal) =>
         signal.Name == SignalMessage.CallOutSignal && WorkflowExecutor.StepAwaiting(instance, signal.Id, WaitKind.CallOut) is not null;
 
-    private async Task<(string? Response, string? Error)> CallOutAsync(SignalMessage signal, CancellationToken cancellationToken)
+    private async Task<CallOutOutcome> CallOutAsync(SignalMessage signal, CancellationToken cancellationToken)
     {
         try
         {
             var request = System.Text.Json.JsonSerializer.Deserialize<CallOutRequest>(signal.PayloadJson!, EngineJson.Options)!;
-            return (await callOuts.SendAsync(request, cancellationToken).ConfigureAwait(false), null);
+            return new(await callOuts.SendAsync(request, cancellationToken).ConfigureAwait(false), null);
         }
         catch (CallOutFailedException e)
         {
-            return (null, e.Message);
+            return new(null, e.Message);
         }
     }
+
+    /// <summary>An http step's call: its response, or why it failed.</summary>
+    private readonly record struct CallOutOutcome(string? Response, string? Error);
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Signal {SignalId} for instance {InstanceId} failed (attempt {Attempt} of {MaxAttempts}), retrying: {Error}")]
     private static partial void LogRetry(ILogger logger, Guid signalId, Guid instanceId, int attempt, int maxAttempts, string? error);
