@@ -6,6 +6,7 @@ using MongoDB.Bson;
 using MongoDB.Driver;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.Engine.WakeUp;
+using WorkflowService.Providers.WakeUp;
 
 namespace WorkflowService.Storage.MongoDb;
 

@@ -1,5 +1,6 @@
 using System.Diagnostics.CodeAnalysis;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Providers.Storage;
 
 namespace WorkflowService.Storage.MongoDb;
 

@@ -2,6 +2,7 @@ using MongoDB.Bson;
 using MongoDB.Driver;
 using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Providers.Storage;
 
 namespace WorkflowService.Storage.MongoDb;
 

@@ -4,6 +4,7 @@ using System.Diagnostics.CodeAnalysis;
 using Microsoft.EntityFrameworkCore.Storage;
 using Microsoft.EntityFrameworkCore;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Providers.Storage;
 
 namespace WorkflowService.Storage.Relational;
 

@@ -1,4 +1,5 @@
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Providers.Storage;
 
 namespace WorkflowService.Storage.Relational;
 

@@ -2,6 +2,7 @@ using Microsoft.Extensions.Options;
 using StackExchange.Redis;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.Engine.WakeUp;
+using WorkflowService.Providers.WakeUp;
 
 namespace WorkflowService.WakeUp.Redis;
 

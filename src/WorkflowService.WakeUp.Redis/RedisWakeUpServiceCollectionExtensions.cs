@@ -3,6 +3,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Configuration;
 using WorkflowService.Engine.WakeUp;
+using WorkflowService.Providers.WakeUp;
 
 namespace WorkflowService.WakeUp.Redis;
 

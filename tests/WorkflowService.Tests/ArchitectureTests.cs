@@ -4,6 +4,7 @@ using System.Reflection.PortableExecutable;
 using WorkflowService.CallOuts;
 using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Providers.WakeUp;
 
 namespace WorkflowService.Tests;
 
@@ -21,6 +22,28 @@ public sealed class ArchitectureTests
 
         Assert.NotEmpty(references);
         Assert.DoesNotContain(references, name => forbidden.Any(f => name.StartsWith(f, StringComparison.Ordinal)));
+    }
+
+    [Fact]
+    public void The_engine_needs_no_resilience_library()
+    {
+        // Reconnecting with backoff is the providers' (WorkflowService.Providers): the engine runs no listener of its own.
+        var references = typeof(WorkflowExecutor).Assembly.GetReferencedAssemblies().Select(a => a.Name!).ToList();
+
+        Assert.DoesNotContain(references, name => name.StartsWith("Polly", StringComparison.Ordinal));
+        Assert.DoesNotContain("WorkflowService.Providers", references);
+    }
+
+    [Fact]
+    public void The_providers_library_builds_on_the_engine_and_polly_alone()
+    {
+        // What the store and wake-up projects share: no HTTP, no driver, no other project of this service.
+        var allowed = new[] { "System.", "Microsoft.Extensions.", "Polly.Core", "WorkflowService.Engine" };
+        var references = typeof(BroadcastWakeUp).Assembly.GetReferencedAssemblies().Select(a => a.Name!).ToList();
+
+        Assert.Contains("WorkflowService.Engine", references);
+        Assert.All(references, name => Assert.True(name == "netstandard" || allowed.Any(a => name.StartsWith(a, StringComparison.Ordinal)),
+            $"WorkflowService.Providers references {name}"));
     }
 
     [Fact]

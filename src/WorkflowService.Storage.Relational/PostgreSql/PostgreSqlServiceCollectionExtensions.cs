@@ -10,6 +10,7 @@ using Microsoft.Extensions.Options;
 using Npgsql;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.Engine.WakeUp;
+using WorkflowService.Providers.WakeUp;
 
 namespace WorkflowService.Storage.Relational.PostgreSql;
 

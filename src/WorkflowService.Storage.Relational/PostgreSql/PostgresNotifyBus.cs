@@ -1,5 +1,6 @@
 using Npgsql;
 using WorkflowService.Engine.WakeUp;
+using WorkflowService.Providers.WakeUp;
 
 namespace WorkflowService.Storage.Relational.PostgreSql;
 

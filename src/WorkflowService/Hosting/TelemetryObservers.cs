@@ -1,6 +1,7 @@
 using WorkflowService.Api;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.Engine.WakeUp;
+using WorkflowService.Providers.WakeUp;
 
 namespace WorkflowService.Hosting;
 

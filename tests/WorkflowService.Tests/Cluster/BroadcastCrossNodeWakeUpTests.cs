@@ -1,5 +1,6 @@
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.WakeUp;
+using WorkflowService.Providers.WakeUp;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
 

@@ -4,6 +4,7 @@ using WorkflowService.Api;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.Engine.WakeUp;
+using WorkflowService.Providers.WakeUp;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
 

@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Time.Testing;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Providers.Storage;
 
 namespace WorkflowService.UnitTests.Execution;
 

@@ -5,8 +5,9 @@ using System.Text;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Engine.WakeUp;
 
-namespace WorkflowService.Engine.WakeUp;
+namespace WorkflowService.Providers.WakeUp;
 
 /// <summary>
 /// Wake-ups across nodes over an <see cref="IWakeUpBus"/>. Two hints travel: "a signal is due by then" (wakes the

@@ -1,6 +1,7 @@
 using Microsoft.Extensions.DependencyInjection;
+using WorkflowService.Engine.WakeUp;
 
-namespace WorkflowService.Engine.WakeUp;
+namespace WorkflowService.Providers.WakeUp;
 
 public static class WakeUpServiceCollectionExtensions
 {

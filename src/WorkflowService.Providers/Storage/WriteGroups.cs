@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using System.Threading.Channels;
 
-namespace WorkflowService.Engine.Persistence;
+namespace WorkflowService.Providers.Storage;
 
 /// <summary>A write queued for a store's group commit.</summary>
 public interface IGroupedWrite

@@ -1,4 +1,6 @@
-namespace WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Providers.Storage;
 
 /// <summary>
 /// A store's clock: this process's clock corrected by its distance to the database server's, measured at start-up, so

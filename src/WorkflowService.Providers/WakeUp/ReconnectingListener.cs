@@ -3,7 +3,7 @@ using Microsoft.Extensions.Logging;
 using Polly;
 using Polly.Retry;
 
-namespace WorkflowService.Engine.WakeUp;
+namespace WorkflowService.Providers.WakeUp;
 
 /// <summary>
 /// Holds a wake-up listener open across failures, and knows its state (listening now, given up, how many times opened):

@@ -1,4 +1,6 @@
-namespace WorkflowService.Engine.WakeUp;
+using WorkflowService.Engine.WakeUp;
+
+namespace WorkflowService.Providers.WakeUp;
 
 /// <summary>
 /// A wake-up transport that hears the other nodes through a listener of its own (a bus subscription, a change stream),

@@ -1,4 +1,4 @@
-namespace WorkflowService.Engine.WakeUp;
+namespace WorkflowService.Providers.WakeUp;
 
 /// <summary>
 /// The wire a <see cref="BroadcastWakeUp"/> sends its hints over (PostgreSQL LISTEN/NOTIFY, Redis pub/sub): text
