@@ -1,9 +1,12 @@
 using System.Reflection;
+using System.Reflection.Emit;
 using System.Reflection.Metadata;
 using System.Reflection.PortableExecutable;
 using WorkflowService.CallOuts;
 using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Runtime;
+using WorkflowService.Engine.WakeUp;
 using WorkflowService.Providers.WakeUp;
 
 namespace WorkflowService.Tests;
@@ -105,4 +108,67 @@ public sealed class ArchitectureTests
 
         return called;
     }
+
+    [Fact]
+    public void Only_the_wait_point_writer_queues_signals_and_announces_them()
+    {
+        // The writes that queue a signal, and the wake-up that announces one: called anywhere else in the engine, a write
+        // could forget its announcement, or announce before its commit.
+        var owned = new[]
+        {
+            typeof(ISignalQueue).GetMethod(nameof(ISignalQueue.EnqueueSignalAsync))!,
+            typeof(ISignalQueue).GetMethod(nameof(ISignalQueue.EnqueueSignalIfOpenAsync))!,
+            typeof(ISignalQueue).GetMethod(nameof(ISignalQueue.ReleaseSignalAsync))!,
+            typeof(ISignalQueue).GetMethod(nameof(ISignalQueue.DeferSignalAsync))!,
+            typeof(ISignalQueue).GetMethod(nameof(ISignalQueue.ReplayDeadLetterAsync))!,
+            typeof(ITaskStore).GetMethod(nameof(ITaskStore.CompleteTaskAsync))!,
+            typeof(IWakeUpTransport).GetMethod(nameof(IWakeUpTransport.Notify))!,
+        };
+
+        var callers = typeof(WorkflowExecutor).Assembly.GetTypes()
+            .SelectMany(type => type.GetMethods(BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.Instance | BindingFlags.Static | BindingFlags.DeclaredOnly)
+                .Where(method => CalledBy(method).Any(owned.Contains))
+                .Select(method => (Type: type, Method: method.Name)))
+            .ToList();
+
+        Assert.NotEmpty(callers);
+        Assert.All(callers, caller => Assert.True(Within(caller.Type, typeof(WaitPointWriter)), $"{caller.Type.FullName}.{caller.Method} queues or announces a signal"));
+    }
+
+    /// <summary>The methods <paramref name="method"/>'s body calls (its IL read opcode by opcode).</summary>
+    private static IEnumerable<MethodBase> CalledBy(MethodInfo method)
+    {
+        var il = method.GetMethodBody()?.GetILAsByteArray() ?? [];
+        for (var at = 0; at < il.Length;)
+        {
+            var code = il[at] == 0xFE ? TwoByteOpCodes[il[at + 1]] : OneByteOpCodes[il[at]];
+            at += code.Size;
+            if (code.OperandType == OperandType.InlineMethod
+                && method.Module.ResolveMethod(BitConverter.ToInt32(il, at), method.DeclaringType?.GetGenericArguments(), method.GetGenericArguments()) is { } called)
+            {
+                yield return called;
+            }
+
+            at += code.OperandType switch
+            {
+                OperandType.InlineNone => 0,
+                OperandType.ShortInlineBrTarget or OperandType.ShortInlineI or OperandType.ShortInlineVar => 1,
+                OperandType.InlineVar => 2,
+                OperandType.InlineI8 or OperandType.InlineR => 8,
+                OperandType.InlineSwitch => 4 + (4 * BitConverter.ToInt32(il, at)),
+                _ => 4,
+            };
+        }
+    }
+
+    private static readonly Dictionary<byte, OpCode> OneByteOpCodes = OpCodesWhere(size: 1);
+    private static readonly Dictionary<byte, OpCode> TwoByteOpCodes = OpCodesWhere(size: 2);
+
+    private static Dictionary<byte, OpCode> OpCodesWhere(int size) => typeof(OpCodes).GetFields(BindingFlags.Public | BindingFlags.Static)
+        .Select(field => (OpCode)field.GetValue(null)!)
+        .Where(code => code.Size == size)
+        .ToDictionary(code => (byte)(code.Value & 0xFF));
+
+    /// <summary>Whether <paramref name="type"/> is <paramref name="owner"/> or nested in it (an async method's state machine).</summary>
+    private static bool Within(Type? type, Type owner) => type is not null && (type == owner || Within(type.DeclaringType, owner));
 }

@@ -30,12 +30,8 @@ public sealed class DeadLetterQueue(ISignalQueue signals, IInstanceStore instanc
             At = clock.Now().UtcDateTime,
             DataJson = JsonSerializer.Serialize(new ReplayData(signalId, idempotencyKey), EngineJson.Options),
         };
-        var outcome = await signals.ReplayDeadLetterAsync(signalId, tenant, replayed, cancellationToken).ConfigureAwait(false);
-        if (outcome == ReplayOutcome.Replayed)
-        {
-            writer.SignalQueued(clock.NowMs());
-        }
-        else if (outcome == ReplayOutcome.NotDeadLettered && idempotencyKey is not null
+        var outcome = await writer.ReplayDeadLetterAsync(signalId, tenant, replayed, cancellationToken).ConfigureAwait(false);
+        if (outcome == ReplayOutcome.NotDeadLettered && idempotencyKey is not null
                  && await ReplayedWithKeyAsync(tenant, signalId, idempotencyKey, cancellationToken).ConfigureAwait(false))
         {
             // The same request, sent twice at once: the other one replayed it.

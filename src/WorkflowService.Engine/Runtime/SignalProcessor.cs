@@ -166,8 +166,7 @@ public sealed partial class SignalProcessor(
         var engine = options.Value;
         var retryAt = clock.Now().After(engine.BackoffFor(signal.Attempts));
         LogRetry(logger, signal.Id, instance.Id, signal.Attempts, engine.MaxAttempts, error);
-        await signals.ReleaseSignalAsync(signal.Id, signal.LeaseToken, retryAt, error, cancellationToken).ConfigureAwait(false);
-        writer.SignalQueued(retryAt);
+        await writer.ReleaseSignalAsync(signal, retryAt, error, cancellationToken).ConfigureAwait(false);
         metrics.Retried();
     }
 
@@ -187,17 +186,16 @@ public sealed partial class SignalProcessor(
     /// own lease and attempt limit: once it is handled or dead-lettered, this signal goes ahead. The claim is not counted
     /// as an attempt: nothing was tried.
     /// </summary>
-    private async Task DeferUntilChildStartRecordedAsync(SignalMessage signal, CancellationToken cancellationToken)
-    {
-        var later = clock.Now().After(options.Value.BackoffFor(1));
-        await signals.DeferSignalAsync(signal.Id, signal.LeaseToken, later, cancellationToken).ConfigureAwait(false);
-        writer.SignalQueued(later);
-    }
+    private Task<bool> DeferUntilChildStartRecordedAsync(SignalMessage signal, CancellationToken cancellationToken) =>
+        writer.DeferSignalAsync(signal, clock.Now().After(options.Value.BackoffFor(1)), cancellationToken);
 
-    /// <summary>Persistent contention: hands the signal back so that it is retried shortly rather than dropped.</summary>
+    /// <summary>
+    /// Persistent contention: hands the signal back so that it is retried shortly rather than dropped (announced, like
+    /// every write that queues a signal, so that the retry is not left to the next poll).
+    /// </summary>
     private Task<bool> GiveBackAfterContentionAsync(SignalMessage signal, CancellationToken cancellationToken) =>
-        signals.ReleaseSignalAsync(signal.Id, signal.LeaseToken, clock.Now().After(options.Value.BackoffFor(1)),
-            "too many concurrent changes to the instance", cancellationToken);
+        writer.ReleaseSignalAsync(signal, clock.Now().After(options.Value.BackoffFor(1)), "too many concurrent changes to the instance",
+            cancellationToken);
 
     private async Task<bool> ChildStartUnrecordedAsync(SignalMessage signal, CancellationToken cancellationToken) =>
         signal.Name == SignalMessage.ChildEndedSignal

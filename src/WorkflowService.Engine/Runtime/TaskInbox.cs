@@ -39,10 +39,9 @@ public sealed class TaskInbox(ITaskStore tasks, IStoreClock clock, WaitPointWrit
             CreatedAt = now.UtcDateTime,
             TraceParent = EngineTelemetry.CurrentTraceParent(),
         };
-        var outcome = await tasks.CompleteTaskAsync(taskId, user, resultJson, resume, cancellationToken).ConfigureAwait(false);
+        var outcome = await writer.CompleteTaskAsync(taskId, user, resultJson, resume, cancellationToken).ConfigureAwait(false);
         if (outcome == TaskCompletionOutcome.Completed)
         {
-            writer.SignalQueued(resume.DueAtMs);
             metrics.SignalAccepted();
         }
 

@@ -1,3 +1,6 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+using Microsoft.Extensions.Logging;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.WakeUp;
 
@@ -5,11 +8,13 @@ namespace WorkflowService.Engine.Runtime;
 
 /// <summary>
 /// The one path by which the engine's changes become durable and visible: it writes a wait point, hands the committed
-/// state to this node's long-polls, and sends the wake-up for whatever the write queued. Queue changes that are not
-/// wait points (a signal accepted, a task completed, a retry or a replay scheduled) send their wake-up through it too.
+/// state to this node's long-polls, and announces whatever the write queued. The writes that queue a signal without a
+/// wait point (a signal accepted, a task completed, a retry, a deferral, a replay) go through it too. Each is announced
+/// here, from what was written, once the store has committed it: a write cannot forget its wake-up, none announces
+/// one before its commit, and a wake-up that fails fails no write (it is a hint; the poll finds the signal).
 /// </summary>
-public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, InstanceChangeFeed changes, RecentInstances recent,
-    IWakeUpTransport wakeUp, EngineMetrics metrics)
+public sealed partial class WaitPointWriter(IInstanceStore store, ISignalQueue signals, ITaskStore tasks, IStoreClock clock,
+    InstanceChangeFeed changes, RecentInstances recent, IWakeUpTransport wakeUp, EngineMetrics metrics, ILogger<WaitPointWriter> logger)
 {
     /// <summary>
     /// Writes a new instance at its first wait point (or its end). <paramref name="committed"/> runs after the write
@@ -80,14 +85,80 @@ public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, Ins
         }
     }
 
-    /// <summary>A signal became due at <paramref name="dueAtMs"/> (store clock) outside a wait-point write.</summary>
-    public void SignalQueued(long dueAtMs) => wakeUp.Notify(dueAtMs);
+    /// <summary>
+    /// Queues a signal while its instance is open (<see cref="ISignalQueue.EnqueueSignalIfOpenAsync"/>); announced when
+    /// it was created. Pooled: a signal accepted allocates no state machine for it.
+    /// </summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    public async ValueTask<(SignalMessage? Signal, bool Created)> QueueSignalIfOpenAsync(SignalMessage signal, string tenant,
+        CancellationToken cancellationToken)
+    {
+        var (stored, created) = await signals.EnqueueSignalIfOpenAsync(signal, tenant, cancellationToken).ConfigureAwait(false);
+        if (created && stored is not null)
+        {
+            Announce(committed: null, stored.DueAtMs);
+        }
+
+        return (stored, created);
+    }
+
+    /// <summary>Gives a claimed signal back, due at <paramref name="dueAtMs"/>, for a retry; announced when the lease still held.</summary>
+    public async Task<bool> ReleaseSignalAsync(SignalMessage signal, long dueAtMs, string? error, CancellationToken cancellationToken)
+    {
+        var released = await signals.ReleaseSignalAsync(signal.Id, signal.LeaseToken, dueAtMs, error, cancellationToken).ConfigureAwait(false);
+        if (released)
+        {
+            Announce(committed: null, dueAtMs);
+        }
+
+        return released;
+    }
+
+    /// <summary>
+    /// Gives a claimed signal back, due at <paramref name="dueAtMs"/>, without counting the claim as an attempt
+    /// (<see cref="ISignalQueue.DeferSignalAsync"/>); announced when the lease still held.
+    /// </summary>
+    public async Task<bool> DeferSignalAsync(SignalMessage signal, long dueAtMs, CancellationToken cancellationToken)
+    {
+        var deferred = await signals.DeferSignalAsync(signal.Id, signal.LeaseToken, dueAtMs, cancellationToken).ConfigureAwait(false);
+        if (deferred)
+        {
+            Announce(committed: null, dueAtMs);
+        }
+
+        return deferred;
+    }
+
+    /// <summary>Queues a dead-lettered signal again (<see cref="ISignalQueue.ReplayDeadLetterAsync"/>); announced, due now, when replayed.</summary>
+    public async Task<ReplayOutcome> ReplayDeadLetterAsync(Guid signalId, string tenant, HistoryEvent? replayEvent, CancellationToken cancellationToken)
+    {
+        var outcome = await signals.ReplayDeadLetterAsync(signalId, tenant, replayEvent, cancellationToken).ConfigureAwait(false);
+        if (outcome == ReplayOutcome.Replayed)
+        {
+            Announce(committed: null, clock.NowMs());
+        }
+
+        return outcome;
+    }
+
+    /// <summary>Completes a task and queues <paramref name="resume"/> (<see cref="ITaskStore.CompleteTaskAsync"/>); announced when completed.</summary>
+    public async Task<TaskCompletionOutcome> CompleteTaskAsync(Guid taskId, string? user, string? resultJson, SignalMessage resume,
+        CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(resume);
+        var outcome = await tasks.CompleteTaskAsync(taskId, user, resultJson, resume, cancellationToken).ConfigureAwait(false);
+        if (outcome == TaskCompletionOutcome.Completed)
+        {
+            Announce(committed: null, resume.DueAtMs);
+        }
+
+        return outcome;
+    }
 
     private void Published(WaitPointCommit commit)
     {
         changes.Publish(commit.Instance);
         recent.Committed(commit.Instance);
-        wakeUp.Committed(commit.Instance.Id);
         long? due = commit.RequeueParked ? clock.NowMs() : null;
         foreach (var signal in commit.NewSignals)
         {
@@ -98,9 +169,34 @@ public sealed class WaitPointWriter(IInstanceStore store, IStoreClock clock, Ins
             }
         }
 
-        if (due is { } earliest)
+        Announce(commit.Instance.Id, due);
+    }
+
+    /// <summary>
+    /// Tells the wake-up transport what a committed write did: <paramref name="committed"/>'s state changed (for
+    /// long-polls on other nodes), and a signal is due at <paramref name="dueAtMs"/> (store clock), when given.
+    /// </summary>
+    [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "A wake-up is a hint sent after the commit: whatever the transport throws must not turn a committed write into a failed one; the poll finds the signal.")]
+    private void Announce(Guid? committed, long? dueAtMs)
+    {
+        try
         {
-            wakeUp.Notify(earliest);
+            if (committed is { } instanceId)
+            {
+                wakeUp.Committed(instanceId);
+            }
+
+            if (dueAtMs is { } due)
+            {
+                wakeUp.Notify(due);
+            }
+        }
+        catch (Exception e)
+        {
+            LogAnnounceFailed(logger, e);
         }
     }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "A wake-up could not be sent after a commit; the workers find its signal at their next poll")]
+    private static partial void LogAnnounceFailed(ILogger logger, Exception exception);
 }

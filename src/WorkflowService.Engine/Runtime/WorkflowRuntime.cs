@@ -32,7 +32,6 @@ public sealed record StateChangeResult(StateChangeOutcome Outcome, WorkflowInsta
 /// <summary>The application side of the engine: start, signal and cancel instances, and wait for their state.</summary>
 public sealed class WorkflowRuntime(
     IInstanceStore instances,
-    ISignalQueue signals,
     IOperatorQueries queries,
     IStoreClock clock,
     DefinitionRegistry definitions,
@@ -78,7 +77,7 @@ public sealed class WorkflowRuntime(
             return new SignalResult(SignalOutcome.Applied, applied, null);
         }
 
-        var (stored, created) = await signals.EnqueueSignalIfOpenAsync(signal, request.Tenant, cancellationToken).ConfigureAwait(false);
+        var (stored, created) = await writer.QueueSignalIfOpenAsync(signal, request.Tenant, cancellationToken).ConfigureAwait(false);
         if (stored is not null)
         {
             if (!created)
@@ -86,7 +85,6 @@ public sealed class WorkflowRuntime(
                 return new SignalResult(SignalOutcome.Duplicate, stored, null);
             }
 
-            writer.SignalQueued(stored.DueAtMs);
             metrics.SignalAccepted();
             return new SignalResult(SignalOutcome.Accepted, stored, null);
         }
