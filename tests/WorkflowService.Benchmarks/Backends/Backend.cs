@@ -1,4 +1,5 @@
 using WorkflowService.Benchmarks.Cli;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Benchmarks.Backends;
 
@@ -83,7 +84,7 @@ internal abstract class Backend : IAsyncDisposable
     public abstract IReadOnlyDictionary<string, string> StoreTimeoutSettings(TimeSpan timeout);
 
     /// <summary>
-    /// Where the service reaches the database server (the one a fault row puts a <see cref="Faults.FaultProxy"/> in front
+    /// Where the service reaches the database server (the one a fault row puts a <see cref="FaultProxy"/> in front
     /// of); an embedded store has none.
     /// </summary>
     public virtual Task<(string Host, int Port)> ReadServerAddressAsync(CancellationToken cancellationToken) =>

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Net;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Benchmarks.Faults;
 

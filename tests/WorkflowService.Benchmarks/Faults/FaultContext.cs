@@ -1,6 +1,7 @@
 using System.Globalization;
 using WorkflowService.Benchmarks.Backends;
 using WorkflowService.Benchmarks.Client;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Benchmarks.Faults;
 

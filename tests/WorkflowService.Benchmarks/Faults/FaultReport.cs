@@ -3,6 +3,7 @@ using System.Text;
 using System.Text.Json;
 using WorkflowService.Benchmarks.Backends;
 using WorkflowService.Benchmarks.Reporting;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Benchmarks.Faults;
 
@@ -143,7 +144,7 @@ internal static class FaultReport
         text.AppendLine(CultureInfo.InvariantCulture, $"of nodes × (Store:MaxPoolSize {PostgresBackend.ServicePoolSize} + {PostgresBackend.ClaimConnections} claim connections + 1 listener); on MongoDB, of the service's connections to the");
         text.AppendLine(CultureInfo.InvariantCulture, $"primary in `$currentOp` (by the run's application name), against nodes × (Store:MaxPoolSize {MongoDbBackend.ServicePoolSize} + the driver's {MongoDbBackend.MonitoringConnections} monitoring connections).");
         text.AppendLine("A row that did not run (left out of the short tier, or on a machine without what it needs) says *not run* and why:");
-        text.AppendLine(CultureInfo.InvariantCulture, $"it is never a pass, and where `{Hosting.RequiredLists.Tools}` names what it needs, it fails instead.");
+        text.AppendLine(CultureInfo.InvariantCulture, $"it is never a pass, and where `{RequiredLists.Tools}` names what it needs, it fails instead.");
         text.AppendLine();
         text.AppendLine(ResultsHeading);
         return text.ToString();
@@ -158,7 +159,7 @@ internal static class FaultReport
     /// <summary>What a fault needs of the machine beyond the backend's server (a phrase after its name), or null.</summary>
     private static string? Needs(FaultScenario scenario) =>
         scenario.TurnsItsDiskReadOnly
-            ? $"needs root and a loop device (ext4 on an image file; `{ReadOnlyDisk.Tool}` in `{Hosting.RequiredLists.Tools}` makes their absence a failure, else the row is reported not run)"
+            ? $"needs root and a loop device (ext4 on an image file; `{ReadOnlyDisk.Tool}` in `{RequiredLists.Tools}` makes their absence a failure, else the row is reported not run)"
             : scenario.FillsItsDisk ? "needs root (it mounts a small tmpfs to fill; without it the row fails)"
             : scenario.OwnsDatabaseServer("postgres") ? "on postgres needs PostgreSQL's server binaries, to start a server of its own (without them the row fails)"
             : null;

@@ -3,6 +3,7 @@ using System.Globalization;
 using WorkflowService.Benchmarks.Backends;
 using WorkflowService.Benchmarks.Client;
 using WorkflowService.Benchmarks.Hosting;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Benchmarks.Faults;
 

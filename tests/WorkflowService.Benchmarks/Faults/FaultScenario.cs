@@ -1,3 +1,4 @@
+using WorkflowService.Testing;
 namespace WorkflowService.Benchmarks.Faults;
 
 /// <summary>One row of the fault table: a way things fail, injected under load on a fresh database, then checked.</summary>

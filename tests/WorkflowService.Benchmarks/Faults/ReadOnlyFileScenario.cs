@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Benchmarks.Faults;
 

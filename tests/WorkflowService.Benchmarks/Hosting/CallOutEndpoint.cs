@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Net;
 using System.Text;
 using System.Text.Json;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Benchmarks.Hosting;
 

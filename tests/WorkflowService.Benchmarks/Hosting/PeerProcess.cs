@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Benchmarks.Hosting;
 

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Net.Sockets;
 using System.Net;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Benchmarks.Hosting;
 

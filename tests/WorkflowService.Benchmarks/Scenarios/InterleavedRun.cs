@@ -6,6 +6,7 @@ using WorkflowService.Benchmarks.Cli;
 using WorkflowService.Benchmarks.Client;
 using WorkflowService.Benchmarks.Hosting;
 using WorkflowService.Benchmarks.Reporting;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Benchmarks.Scenarios;
 

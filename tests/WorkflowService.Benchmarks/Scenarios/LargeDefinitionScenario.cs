@@ -3,6 +3,7 @@ using System.Globalization;
 using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Expressions;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Benchmarks.Scenarios;
 

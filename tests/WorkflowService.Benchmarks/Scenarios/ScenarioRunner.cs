@@ -5,6 +5,7 @@ using WorkflowService.Benchmarks.Client;
 using WorkflowService.Benchmarks.Cli;
 using WorkflowService.Benchmarks.Hosting;
 using WorkflowService.Benchmarks.Reporting;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Benchmarks.Scenarios;
 

@@ -1,6 +1,6 @@
 using Npgsql;
 using Testcontainers.PostgreSql;
-using WorkflowService.Benchmarks.Faults;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Tests.Backends;
 

@@ -1,5 +1,5 @@
 using Testcontainers.Redis;
-using WorkflowService.Benchmarks.Hosting;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Tests.Backends;
 

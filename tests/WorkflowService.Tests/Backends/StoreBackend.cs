@@ -1,4 +1,4 @@
-using WorkflowService.Benchmarks.Hosting;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Tests.Backends;
 

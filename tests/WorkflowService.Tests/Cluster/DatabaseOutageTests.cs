@@ -1,9 +1,9 @@
 using System.Net;
 using System.Net.Http.Json;
 using System.Text;
-using WorkflowService.Benchmarks.Faults;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Tests.Cluster;
 

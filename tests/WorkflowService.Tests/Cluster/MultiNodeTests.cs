@@ -3,10 +3,10 @@ using System.Net;
 using System.Net.Http.Json;
 using System.Text;
 using WorkflowService.Api;
-using WorkflowService.Benchmarks.Hosting;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Tests.Cluster;
 

@@ -1,6 +1,6 @@
-using WorkflowService.Benchmarks.Scenarios;
 using WorkflowService.Diagrams;
 using WorkflowService.Engine.Definitions;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Tests.Diagrams;
 

@@ -1,8 +1,8 @@
 using System.Globalization;
 using System.Reflection.PortableExecutable;
 using System.Xml.Linq;
-using WorkflowService.Benchmarks.Hosting;
 using WorkflowService.Tests.Infrastructure;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Tests.Hosting;
 

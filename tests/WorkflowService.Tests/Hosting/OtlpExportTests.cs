@@ -1,5 +1,5 @@
-using WorkflowService.Benchmarks.Hosting;
 using WorkflowService.Tests.Infrastructure;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Tests.Hosting;
 

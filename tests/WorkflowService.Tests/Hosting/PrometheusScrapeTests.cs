@@ -1,4 +1,3 @@
-using WorkflowService.Benchmarks.Hosting;
 using System.Diagnostics;
 using System.Globalization;
 using System.Net;
@@ -6,6 +5,7 @@ using System.Net.Sockets;
 using System.Text.Json.Nodes;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Tests.Infrastructure;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Tests.Hosting;
 

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Text;
-using WorkflowService.Benchmarks.Hosting;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Tests.Infrastructure;
 

@@ -1,7 +1,7 @@
-using WorkflowService.Benchmarks.Hosting;
 using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Tests.Infrastructure;
 

@@ -1,8 +1,8 @@
 using System.Net;
 using System.Net.Http.Json;
-using WorkflowService.Benchmarks.Faults;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Tests.Semantics;
 

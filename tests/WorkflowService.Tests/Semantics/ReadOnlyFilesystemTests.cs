@@ -1,10 +1,10 @@
 using System.Net;
 using System.Net.Http.Json;
 using Microsoft.Data.Sqlite;
-using WorkflowService.Benchmarks.Faults;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
+using WorkflowService.Testing;
 
 namespace WorkflowService.Tests.Semantics;
 

@@ -1,6 +1,7 @@
 using WorkflowService.Benchmarks.Scenarios;
 using WorkflowService.Engine.Definitions;
 using WorkflowService.UnitTests.Compilation;
+using WorkflowService.Testing;
 
 namespace WorkflowService.UnitTests.Benchmarks;
 

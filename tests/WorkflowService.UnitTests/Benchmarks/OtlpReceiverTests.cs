@@ -1,4 +1,5 @@
 using WorkflowService.Benchmarks.Hosting;
+using WorkflowService.Testing;
 
 namespace WorkflowService.UnitTests.Benchmarks;
 

@@ -2,7 +2,7 @@ using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.InteropServices;
 
-namespace WorkflowService.Benchmarks.Hosting;
+namespace WorkflowService.Testing;
 
 /// <summary>
 /// A child process the runner starts (the service, a peer's service): its output kept in a log file and watched for the

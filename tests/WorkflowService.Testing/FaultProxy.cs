@@ -1,7 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 
-namespace WorkflowService.Benchmarks.Faults;
+namespace WorkflowService.Testing;
 
 /// <summary>
 /// A TCP proxy on loopback that the fault runner owns, between nodes and their database. <see cref="Blackhole"/> stops

@@ -1,4 +1,4 @@
-namespace WorkflowService.Benchmarks.Hosting;
+namespace WorkflowService.Testing;
 
 /// <summary>
 /// CI's lists of what a machine must have (comma-separated names in environment variables): a backend or tool named

@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Text.Json.Nodes;
 
-namespace WorkflowService.Benchmarks.Scenarios;
+namespace WorkflowService.Testing;
 
 /// <summary>A generated definition and the signals that drive an instance of it (started with <see cref="LargeDefinitionGenerator.Input"/>) to completion.</summary>
 internal sealed record GeneratedDefinition(string Name, string Json, int Steps, IReadOnlyList<string> Signals);

@@ -1,4 +1,4 @@
-namespace WorkflowService.Benchmarks.Faults;
+namespace WorkflowService.Testing;
 
 /// <summary>
 /// A small filesystem of the fault runner's own (a tmpfs of a few megabytes, mounted on a fresh directory), to hold an

@@ -1,7 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 
-namespace WorkflowService.Benchmarks.Hosting;
+namespace WorkflowService.Testing;
 
 /// <summary>Ports on the loopback interface for the servers the runner and the tests start (services, Redis, receivers).</summary>
 internal static class LoopbackPort

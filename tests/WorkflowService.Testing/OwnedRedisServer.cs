@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
 
-namespace WorkflowService.Benchmarks.Hosting;
+namespace WorkflowService.Testing;
 
 /// <summary>
 /// A Redis server the tests or the runner own: Debian's redis-server on a loopback port of its own, no persistence,

@@ -1,4 +1,4 @@
-namespace WorkflowService.Benchmarks.Faults;
+namespace WorkflowService.Testing;
 
 /// <summary>
 /// A filesystem of the fault runner's own that can turn read-only under a process holding its files open for writing,

@@ -4,7 +4,7 @@ using System.Net;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 
-namespace WorkflowService.Benchmarks.Faults;
+namespace WorkflowService.Testing;
 
 /// <summary>
 /// A PostgreSQL server the fault runner owns: Debian's server binaries on a data directory and a loopback port of its

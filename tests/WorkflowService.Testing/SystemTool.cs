@@ -1,6 +1,6 @@
 using System.Diagnostics;
 
-namespace WorkflowService.Benchmarks.Faults;
+namespace WorkflowService.Testing;
 
 /// <summary>Runs one of the machine's tools (mount, losetup, e2fsck, ...) for a fault helper, bounded, failing loudly.</summary>
 internal static class SystemTool

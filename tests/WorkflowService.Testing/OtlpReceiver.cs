@@ -4,7 +4,7 @@ using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
 
-namespace WorkflowService.Benchmarks.Hosting;
+namespace WorkflowService.Testing;
 
 /// <summary>
 /// A local OTLP/HTTP receiver: accepts what a node exports (POST /v1/traces, /v1/metrics, /v1/logs, protobuf), answers as a
