@@ -1,12 +1,10 @@
-using WorkflowService.Benchmarks.Cli;
-using WorkflowService.Benchmarks.Faults;
-using WorkflowService.Benchmarks.Hosting;
-using WorkflowService.Benchmarks.Reporting;
-using WorkflowService.Benchmarks.Scenarios;
+using WorkflowService.FaultRunner;
+using WorkflowService.LoadRunner.Cli;
+using WorkflowService.RunnerBackends;
 
-// The benchmark runner: starts the service (the Release build of src/WorkflowService) on a fresh database, drives it
-// over HTTP like a real client through the scenario set of the issue "The benchmark suite", and writes the reports.
-// Run with --help for the commands and options (RunnerCommandLine).
+// The benchmark program: the load runner's commands (run, compare, readme, interleave) and the fault runner's (faults).
+// Each starts the service (the Release build of src/WorkflowService) on fresh databases and drives it over HTTP like a
+// real client. Run with --help for the commands and options.
 using var interrupted = new CancellationTokenSource();
 Console.CancelKeyPress += (_, e) =>
 {
@@ -14,62 +12,7 @@ Console.CancelKeyPress += (_, e) =>
     interrupted.Cancel();
 };
 
-return await RunnerCommandLine.InvokeAsync(args, options => RunAsync(options, interrupted.Token), options => RunFaultsAsync(options, interrupted.Token));
-
-static async Task<int> RunFaultsAsync(FaultOptions options, CancellationToken cancellationToken)
-{
-    if (options.Build)
-    {
-        await ServiceBuild.RunAsync(options.RepositoryRoot, ServiceBuild.FaultHost, cancellationToken);
-    }
-
-    return await new FaultRunner(options).RunAsync(cancellationToken) ? 0 : 1;
-}
-
-static async Task<int> RunAsync(RunnerOptions options, CancellationToken cancellationToken)
-{
-    if (options.Backends.Count > 0 && options.Build)
-    {
-        await ServiceBuild.RunAsync(options.RepositoryRoot, ServiceBuild.Service, cancellationToken);
-        if (options.Shipped)
-        {
-            await ServiceBuild.PublishReadyToRunAsync(options.RepositoryRoot, cancellationToken);
-        }
-    }
-
-    if (options.Command == "interleave")
-    {
-        return await new InterleavedRun(options, options.Backends[0]).RunAsync(cancellationToken) ? 0 : 1;
-    }
-
-    var correct = true;
-    foreach (var backend in options.Backends)
-    {
-        var report = await new ScenarioRunner(options, backend).RunAsync(cancellationToken);
-        var (json, markdown) = ReportStore.Save(report, options.OutputDirectory, options.ReportSuffix);
-        Console.WriteLine($"{backend}: wrote {markdown} and {json}");
-        foreach (var failed in report.Scenarios.Where(s => !s.Correct))
-        {
-            correct = false;
-            Console.WriteLine($"  NOT CORRECT: {failed.Name}: {failed.Failures} failures, {failed.DeadLettered} dead-lettered, {failed.StuckInstances} stuck" +
-                              (failed.FailureSamples.Count > 0 ? $" ({failed.FailureSamples[0]})" : string.Empty));
-        }
-    }
-
-    if (options.Command is "compare" or "readme")
-    {
-        if (!File.Exists(Path.Combine(options.OutputDirectory, PredecessorBaseline.FileName)))
-        {
-            await Console.Error.WriteLineAsync($"{PredecessorBaseline.FileName} is missing from {options.OutputDirectory}: the comparison sets the runs beside it");
-            return RunnerCommandLine.UsageError;
-        }
-
-        // The folder's README.md is its index, kept by hand; the runner writes the comparison beside it.
-        var readme = Path.Combine(options.OutputDirectory, ComparisonReadme.FileName);
-        await File.WriteAllTextAsync(readme, ComparisonReadme.Render(
-            ReportStore.LatestFullReports(options.OutputDirectory), PredecessorBaseline.Load(options.OutputDirectory)), cancellationToken);
-        Console.WriteLine($"wrote {readme}");
-    }
-
-    return correct ? 0 : 1;
-}
+var shared = new SharedCommandOptions();
+var root = RunnerCommandLine.Create(shared, options => LoadRuns.RunAsync(options, interrupted.Token));
+root.Subcommands.Add(FaultCommand.Create(shared, options => FaultCommand.RunAsync(options, interrupted.Token)));
+return await SharedCommandOptions.InvokeAsync(root, args);

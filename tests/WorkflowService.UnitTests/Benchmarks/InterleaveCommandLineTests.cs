@@ -1,6 +1,6 @@
-using WorkflowService.Benchmarks.Cli;
-using WorkflowService.Benchmarks.Faults;
-using WorkflowService.Benchmarks.Scenarios;
+using WorkflowService.RunnerBackends;
+using WorkflowService.LoadRunner.Cli;
+using WorkflowService.LoadRunner.Scenarios;
 
 namespace WorkflowService.UnitTests.Benchmarks;
 
@@ -36,7 +36,7 @@ public sealed class InterleaveCommandLineTests
     {
         var (code, options) = await ParseAsync("interleave", "--backend", "sqlite", "--scenario", "callout");
 
-        Assert.Equal(RunnerCommandLine.UsageError, code);
+        Assert.Equal(SharedCommandOptions.UsageError, code);
         Assert.Null(options);
     }
 
@@ -52,11 +52,11 @@ public sealed class InterleaveCommandLineTests
     private static async Task<(int Code, RunnerOptions? Options)> ParseAsync(params string[] args)
     {
         RunnerOptions? parsed = null;
-        var code = await RunnerCommandLine.InvokeAsync(args, options =>
+        var code = await SharedCommandOptions.InvokeAsync(RunnerCommandLine.Create(new SharedCommandOptions(), options =>
         {
             parsed = options;
             return Task.FromResult(0);
-        }, (FaultOptions _) => Task.FromResult(1));
+        }), args);
         return (code, parsed);
     }
 }

@@ -1,4 +1,3 @@
-using WorkflowService.Benchmarks.Scenarios;
 using WorkflowService.Engine.Definitions;
 using WorkflowService.UnitTests.Compilation;
 using WorkflowService.Testing;

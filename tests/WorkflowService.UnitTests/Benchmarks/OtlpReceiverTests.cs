@@ -1,4 +1,3 @@
-using WorkflowService.Benchmarks.Hosting;
 using WorkflowService.Testing;
 
 namespace WorkflowService.UnitTests.Benchmarks;

@@ -1,4 +1,4 @@
-using WorkflowService.Benchmarks.Cli;
+using WorkflowService.Testing;
 
 namespace WorkflowService.UnitTests.Documentation;
 
@@ -10,7 +10,7 @@ public sealed class DocumentationTests
 {
     private const int ReadmeMaxLines = 150;
 
-    private static readonly string Root = RunnerOptions.FindRepositoryRoot();
+    private static readonly string Root = RepositoryRoot.Find();
 
     private static readonly string[] PageFolders = ["docs", "compose", "deploy"];
 

@@ -1,7 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
-using WorkflowService.Benchmarks.Faults;
 using WorkflowService.Testing;
 
 namespace WorkflowService.UnitTests.Faults;

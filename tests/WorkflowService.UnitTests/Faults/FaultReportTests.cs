@@ -1,5 +1,5 @@
-using WorkflowService.Benchmarks.Cli;
-using WorkflowService.Benchmarks.Faults;
+using WorkflowService.FaultRunner;
+using WorkflowService.Testing;
 
 namespace WorkflowService.UnitTests.Faults;
 
@@ -12,7 +12,7 @@ namespace WorkflowService.UnitTests.Faults;
 public sealed class FaultReportTests
 {
     private static string Committed =>
-        File.ReadAllText(Path.Combine(RunnerOptions.FindRepositoryRoot(), "docs", "reliability.md")).ReplaceLineEndings("\n");
+        File.ReadAllText(Path.Combine(RepositoryRoot.Find(), "docs", "reliability.md")).ReplaceLineEndings("\n");
 
     [Fact]
     public void The_committed_header_is_what_the_runner_writes_for_the_committed_code()

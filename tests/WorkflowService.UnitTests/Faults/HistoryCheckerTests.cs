@@ -1,4 +1,5 @@
-using WorkflowService.Benchmarks.Faults;
+using WorkflowService.FaultRunner;
+using WorkflowService.RunnerBackends;
 
 namespace WorkflowService.UnitTests.Faults;
 

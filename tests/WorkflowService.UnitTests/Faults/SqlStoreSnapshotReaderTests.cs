@@ -1,8 +1,8 @@
 using Microsoft.Data.Sqlite;
 using Microsoft.EntityFrameworkCore;
-using WorkflowService.Benchmarks.Faults;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Storage.Relational;
+using WorkflowService.RunnerBackends;
 
 namespace WorkflowService.UnitTests.Faults;
 

@@ -1,0 +1,216 @@
+using System.CommandLine;
+using System.Globalization;
+using WorkflowService.LoadRunner.Scenarios;
+using WorkflowService.RunnerBackends;
+using WorkflowService.Testing;
+
+namespace WorkflowService.LoadRunner.Cli;
+
+/// <summary>
+/// The load runner's command line, on System.CommandLine: <c>run</c> is the root command (one backend), <c>compare</c>,
+/// <c>readme</c> and <c>interleave</c> are subcommands; the benchmark program adds the fault runner's.
+/// </summary>
+internal static class RunnerCommandLine
+{
+    /// <summary>The root command (a run) with its subcommands, each running <paramref name="execute"/> with the options it parsed.</summary>
+    public static RootCommand Create(SharedCommandOptions shared, Func<RunnerOptions, Task<int>> execute)
+    {
+        var postgres = shared.Postgres;
+        var mongodb = shared.MongoDb;
+        var noBuild = shared.NoBuild;
+        var backend = new Option<string>("--backend") { Description = "The backend to run on.", Required = true }
+            .AcceptOnlyFromAmong("sqlite", "postgres", "postgresql", "mongodb");
+        var tier = new Option<string>("--tier")
+        {
+            Description = "smoke is the correctness check (non-zero exit on any failure, dead letter or stuck instance).",
+            DefaultValueFactory = _ => "all",
+        }.AcceptOnlyFromAmong("smoke", "standard", "all");
+        var only = new Option<string>("--only") { Description = "Run only these scenarios (name[,name...], without the backend prefix; peer-rebus for all of the Rebus peer's).", HelpName = "names" };
+        var known = ScenarioCatalog.All(0).Select(s => s.Name).Concat(ScenarioCatalog.Families).ToList();
+        only.Validators.Add(result =>
+        {
+            var unknown = SharedCommandOptions.Names(result.GetValueOrDefault<string>())?.Where(n => !known.Contains(n)).ToList();
+            if (unknown is { Count: > 0 })
+            {
+                result.AddError($"--only: no scenario is named {string.Join(", ", unknown)}; known: {string.Join(", ", known)}");
+            }
+        });
+        var seed = new Option<int>("--table-growth-seed")
+        {
+            Description = "Completed instances stored before signal-roundtrip-table-growth (a smaller seed is labelled in every report).",
+            DefaultValueFactory = _ => RunnerOptions.FullTableGrowthSeed,
+            HelpName = "N",
+            CustomParser = result =>
+            {
+                if (!int.TryParse(result.Tokens[0].Value, NumberStyles.None, CultureInfo.InvariantCulture, out var n) || n > 100_000_000)
+                {
+                    result.AddError($"--table-growth-seed '{result.Tokens[0].Value}': use a whole number from 0 to 100000000");
+                }
+
+                return n;
+            },
+        };
+        var withMongoDb = new Option<bool>("--with-mongodb")
+        {
+            Description = "compare: run mongodb too, after sqlite and postgres (on --mongodb, else $" + MongoDbBackend.ServerVariable + ").",
+        };
+        var output = new Option<string>("--output") { Description = "Where reports go (default docs/benchmarks).", HelpName = "DIR" };
+        var keepDatabase = new Option<bool>("--keep-database") { Description = "Do not drop the run's database / delete its SQLite file." };
+        var auth = new Option<string>("--auth")
+        {
+            Description = "apikey: a random API key per run (role admin), its hash given to the service, the key sent in X-Api-Key on every request. none: the service runs with Authentication__Mode=None and no key is sent (to measure what authentication costs; reports get a -noauth suffix).",
+            DefaultValueFactory = _ => "apikey",
+        }.AcceptOnlyFromAmong("apikey", "none");
+        var requestLog = new Option<bool>("--request-log")
+        {
+            Description = "Log every request as the shipped appsettings.json does (one Information line each); runs otherwise log warnings only. Measures what request logging costs; reports get a -requestlog suffix.",
+        };
+
+        var service = new Option<string>("--service")
+        {
+            Description = "built: the service's Release build, compiled just in time (default). shipped: the ReadyToRun publish the Dockerfile makes, run with the runtime settings of the Dockerfile's ENV DOTNET_ lines: what the image runs (reports get a -shipped suffix).",
+            DefaultValueFactory = _ => "built",
+        }.AcceptOnlyFromAmong("built", "shipped");
+
+        var sqliteSynchronous = new Option<string>("--sqlite-synchronous")
+        {
+            Description = "The embedded store's synchronous mode: full (the service's default: every acknowledged commit on the disk), normal (flushed at checkpoints only) or extra. To measure what durability costs; reports of a mode other than full get a -sync-<mode> suffix.",
+            DefaultValueFactory = _ => "full",
+        }.AcceptOnlyFromAmong("full", "normal", "extra");
+
+        var transport = new Option<string>("--transport")
+        {
+            Description = "The wake-up transport: auto (the store's own: in-process on SQLite, LISTEN/NOTIFY on PostgreSQL) or redis (Redis pub/sub; reports get a -redis suffix).",
+            DefaultValueFactory = _ => "auto",
+        }.AcceptOnlyFromAmong("auto", "redis");
+        var telemetry = new Option<string>("--telemetry")
+        {
+            Description = "The service's telemetry: off (no exporter, as the service ships) or otlp (traces, metrics and logs over OTLP/HTTP to a receiver the runner starts on this machine, every request traced; reports get a -otlp suffix).",
+            DefaultValueFactory = _ => "off",
+        }.AcceptOnlyFromAmong("off", "otlp");
+        var redis = new Option<string>("--redis")
+        {
+            Description = "With --transport redis: the Redis server (a StackExchange.Redis configuration string; default $WORKFLOW_BENCH_REDIS, else a redis-server the runner starts on a free port).",
+            HelpName = "configuration",
+        };
+
+        redis.Validators.Add(result =>
+        {
+            if (result.Parent?.GetValue(transport) != "redis")
+            {
+                result.AddError("--redis names the Redis server of --transport redis; add --transport redis, or leave --redis out");
+            }
+        });
+
+        var run = new RootCommand("The benchmark runner: starts the service (Release) on a fresh database, drives the scenario set over HTTP and writes docs/benchmarks/<backend>-<yyyy-MM-dd>[-<tier>].md/.json.")
+        {
+            backend, tier, only, seed, postgres, mongodb, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry, service,
+        };
+        var compare = new Command("compare", "sqlite then postgres (then mongodb with --with-mongodb) (tier all), then regenerates comparison.md in the output directory.")
+        {
+            only, seed, postgres, mongodb, withMongoDb, output, noBuild, keepDatabase, auth, requestLog, sqliteSynchronous, transport, redis, telemetry, service,
+        };
+        var variants = new Option<string>("--variants")
+        {
+            Description = $"interleave: the service variants to compare, the first the baseline (of {string.Join(", ", InterleavedRun.Known.Keys)}, or at-REV: the service built from commit REV).",
+            DefaultValueFactory = _ => "off,otlp",
+            HelpName = "names",
+        };
+        variants.Validators.Add(result =>
+        {
+            var names = SharedCommandOptions.Names(result.GetValueOrDefault<string>()) ?? [];
+            var unknown = names.Where(n => !InterleavedRun.IsKnown(n)).ToList();
+            if (unknown.Count > 0 || names.Length < 2 || names.Distinct(StringComparer.Ordinal).Count() != names.Length)
+            {
+                result.AddError($"--variants: two or more distinct names of {string.Join(", ", InterleavedRun.Known.Keys)}, or at-REV (the service built from commit REV)");
+            }
+        });
+        var windows = new Option<int>("--windows") { Description = "interleave: rounds (each variant loaded once per round).", DefaultValueFactory = _ => 5 };
+        windows.Validators.Add(result =>
+        {
+            if (result.GetValueOrDefault<int>() is < 3 or > 50)
+            {
+                result.AddError("--windows: 3 to 50 rounds");
+            }
+        });
+        var windowOps = new Option<int>("--window-ops") { Description = "interleave: operations per window.", DefaultValueFactory = _ => 3000 };
+        windowOps.Validators.Add(result =>
+        {
+            if (result.GetValueOrDefault<int>() is < 500 or > 100_000)
+            {
+                result.AddError("--window-ops: 500 to 100,000 operations");
+            }
+        });
+        var load = new Option<string>("--scenario")
+        {
+            Description = "interleave: the load of every window: signal-roundtrip (start, signal, completion) or callout-roundtrip (start, one http call-out to an endpoint in the runner, completion; reports get a -callout-roundtrip suffix).",
+            DefaultValueFactory = _ => SignalRoundtripScenario.Definition,
+        }.AcceptOnlyFromAmong([.. InterleavedRun.Loads.Keys]);
+        var interleave = new Command("interleave", "Service variants (telemetry settings) side by side, each its own process on its own database of the same server, loaded in turns (A B, B A, …) with signal-roundtrip (or --scenario) at concurrency 64; writes <output>/interleaved-<backend>-<date>-<variants>[-<scenario>].md/.json.")
+        {
+            backend, postgres, output, noBuild, variants, windows, windowOps, load,
+        };
+        var readme = new Command("readme", "Only regenerates comparison.md in the output directory from its latest reports.") { output };
+        run.Subcommands.Add(compare);
+        run.Subcommands.Add(readme);
+        run.Subcommands.Add(interleave);
+
+        RunnerOptions Options(ParseResult parse, string command, IReadOnlyList<string> backends)
+        {
+            var root = RepositoryRoot.Find();
+            return new RunnerOptions
+            {
+                Command = command,
+                Backends = backends,
+                Tier = command == "run" ? Enum.Parse<Tier>(parse.GetValue(tier)!, ignoreCase: true) : Tier.All,
+                Only = command is "readme" or "interleave" ? null : SharedCommandOptions.Names(parse.GetValue(only))?.ToHashSet(),
+                TableGrowthSeed = command is "readme" or "interleave" ? RunnerOptions.FullTableGrowthSeed : parse.GetValue(seed),
+                PostgresAdmin = shared.PostgresAdmin(parse),
+                MongoDb = shared.MongoDbServer(parse),
+                RepositoryRoot = root,
+                OutputDirectory = Path.GetFullPath(parse.GetValue(output) ?? Path.Combine(root, "docs", "benchmarks")),
+                Build = shared.Build(parse),
+                KeepDatabase = parse.GetValue(keepDatabase),
+                Auth = command is not ("readme" or "interleave") && parse.GetValue(auth) == "none" ? AuthMode.None : AuthMode.ApiKey,
+                RequestLog = command is not ("readme" or "interleave") && parse.GetValue(requestLog),
+                Transport = command is "readme" or "interleave" ? "auto" : parse.GetValue(transport)!,
+                Redis = parse.GetValue(redis) ?? Environment.GetEnvironmentVariable("WORKFLOW_BENCH_REDIS"),
+                Telemetry = command is "readme" or "interleave" ? "off" : parse.GetValue(telemetry)!,
+                Service = command is "readme" or "interleave" ? "built" : parse.GetValue(service)!,
+                SqliteSynchronous = command is "readme" or "interleave" ? SqliteBackend.DefaultSynchronous : parse.GetValue(sqliteSynchronous)!.ToUpperInvariant(),
+            };
+        }
+
+        run.SetAction(parse => SharedCommandOptions.WithServersAsync(Options(parse, "run", [BackendName(parse.GetValue(backend))]), o => o.Backends, o => o.MongoDb, execute));
+        compare.SetAction(parse => SharedCommandOptions.WithServersAsync(Options(parse, "compare", parse.GetValue(withMongoDb) ? ["sqlite", "postgres", "mongodb"] : ["sqlite", "postgres"]),
+            o => o.Backends, o => o.MongoDb, execute));
+        readme.SetAction(parse => execute(Options(parse, "readme", [])));
+        interleave.SetAction(async parse =>
+        {
+            if (BackendName(parse.GetValue(backend)) == "mongodb")
+            {
+                // Its variants' database CPU and connection settings are the relational servers'.
+                await Console.Error.WriteLineAsync("interleave runs on sqlite or postgres");
+                return SharedCommandOptions.UsageError;
+            }
+
+            return await execute(Options(parse, "interleave", [BackendName(parse.GetValue(backend))]) with
+        {
+            Variants = SharedCommandOptions.Names(parse.GetValue(variants))!,
+            Windows = parse.GetValue(windows),
+            WindowOps = parse.GetValue(windowOps),
+            InterleaveScenario = parse.GetValue(load)!,
+        });
+        });
+
+        return run;
+    }
+
+    /// <summary>The backend's name as the runner uses it (postgresql is postgres).</summary>
+    private static string BackendName(string? option) => option switch
+    {
+        "sqlite" => "sqlite",
+        "mongodb" => "mongodb",
+        _ => "postgres",
+    };
+}

@@ -1,0 +1,384 @@
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+using WorkflowService.LoadRunner.Cli;
+using WorkflowService.LoadRunner.Hosting;
+using WorkflowService.LoadRunner.Reporting;
+using WorkflowService.RunnerBackends;
+using WorkflowService.Testing;
+using WorkflowService.Testing.Processes;
+
+namespace WorkflowService.LoadRunner.Scenarios;
+
+/// <summary>
+/// A ratio that a noisy machine cannot fake: two (or more) variants of the service, each its own process on its own fresh
+/// database of the same server, both running the whole time, loaded in turns (windows of the same load, signal-roundtrip
+/// or callout-roundtrip, A B, B A, A B, …) so that whatever the machine does meanwhile falls on every variant alike. Each window's throughput,
+/// latency and CPU per operation (service, database server, machine) are kept; the report gives every window, each
+/// variant's medians and the spread of the paired ratios. The variants differ only in their settings (telemetry, the console).
+/// </summary>
+internal sealed class InterleavedRun(RunnerOptions options, string backendName)
+{
+    /// <summary>The variants --variants may name, with the service settings each adds.</summary>
+    public static readonly IReadOnlyDictionary<string, string> Known = new Dictionary<string, string>(StringComparer.Ordinal)
+    {
+        ["off"] = "no exporter, as the service ships",
+        ["off-again"] = "the same as off, in a process and database of its own: the control, whose difference from off is the method's own",
+        ["otlp"] = "traces (every request: the default parent-based always-on sampler), metrics (every 10 s) and logs over OTLP/HTTP protobuf to a receiver in the runner's process",
+        ["otlp-sampled"] = "as otlp, with one trace in ten recorded (OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1)",
+        ["prometheus"] = "the Prometheus scrape endpoint on (Telemetry:Prometheus:Enabled), never scraped: the meters' cost alone",
+        ["console-off"] = "the operations console not served (Console:Enabled=false): off's difference from it is what the console's middlewares cost every API request",
+        ["gc-workstation"] = "workstation garbage collection (DOTNET_gcServer=0) instead of the server collection the web SDK sets",
+        ["gc-conserve"] = "server garbage collection told to conserve memory (DOTNET_GCConserveMemory=7)",
+        ["wx-off"] = "write-xor-execute off (DOTNET_EnableWriteXorExecute=0): JIT-compiled code mapped once, not twice through shared memory",
+        ["lean"] = "workstation garbage collection and write-xor-execute off together (DOTNET_gcServer=0, DOTNET_EnableWriteXorExecute=0)",
+        ["image-runtime"] = "the runtime settings the image sets (the Dockerfile's ENV DOTNET_ lines, such as the GC's gen0 budget) on the Release build",
+        ["pgo-off"] = "tiered PGO off (DOTNET_TieredPGO=0): the cold-start lever, warm",
+        ["pgo-off-no-delay"] = "tiered PGO off and no call-counting delay (DOTNET_TieredPGO=0, DOTNET_TC_CallCountingDelayMs=0)",
+    };
+
+    /// <summary>The loads --scenario may name, each as the report describes it.</summary>
+    public static readonly IReadOnlyDictionary<string, string> Loads = new Dictionary<string, string>(StringComparer.Ordinal)
+    {
+        [SignalRoundtripScenario.Definition] = "signal-roundtrip (start, signal, long-poll until completed)",
+        [CallOutRoundtripScenario.Definition] = "callout-roundtrip (start, one http call-out per operation to a local endpoint in the runner that answers at once, long-poll until completed)",
+    };
+
+    /// <summary>
+    /// The report's file name without its extension: the default load's keeps the name it always had, another's names it,
+    /// so that a call-out run never overwrites the signal-roundtrip run of the same variants and day.
+    /// </summary>
+    public static string FileStem(string backend, DateTimeOffset started, IReadOnlyList<string> variants, string load) =>
+        string.Create(CultureInfo.InvariantCulture, $"interleaved-{backend}-{started:yyyy-MM-dd}-{string.Join("-", variants)}")
+        + (load == SignalRoundtripScenario.Definition ? string.Empty : "-" + load);
+
+    /// <summary>
+    /// A variant named at-REV (REV: a commit of this repository, 7 to 40 hex digits) is the service as built from that
+    /// commit, in a worktree of its own, with off's settings: the way to bisect a change in throughput between commits.
+    /// </summary>
+    public static bool IsKnown(string name) => Known.ContainsKey(name) || CommitBuild.IsCommitVariant(name);
+
+    private static string Describe(string name) =>
+        Known.TryGetValue(name, out var description) ? description : $"the service built from commit {name[3..]}, as off";
+
+    private const int Concurrency = 64;
+    private const int SignalWorkers = 8;
+
+    private readonly BenchApiKey _apiKey = BenchApiKey.Create();
+
+    /// <summary>callout-roundtrip's endpoint, one for every variant, started with the run and stopped after its variants.</summary>
+    private CallOutEndpoint? _target;
+
+    private bool CallsOut => options.InterleaveScenario == CallOutRoundtripScenario.Definition;
+
+    public async Task<bool> RunAsync(CancellationToken cancellationToken)
+    {
+        var started = DateTimeOffset.UtcNow;
+        var work = Path.Combine(Path.GetTempPath(), $"wf-interleave-{backendName}-{started:yyyyMMdd-HHmmss}");
+        Directory.CreateDirectory(work);
+        Console.WriteLine($"{backendName}: {options.InterleaveScenario}, variants {string.Join(", ", options.Variants)}; {options.Windows} rounds of {options.WindowOps:N0} ops each, concurrency {Concurrency}; logs in {work}");
+        await using var receiver = OtlpReceiver.Start();
+        await using var target = CallsOut ? new CallOutEndpoint(TimeSpan.Zero) : null;
+        _target = target;
+        var variants = new List<Variant>();
+        try
+        {
+            foreach (var name in options.Variants)
+            {
+                variants.Add(await StartAsync(name, receiver, work, cancellationToken));
+            }
+
+            // Warm-up: every variant until its JIT has settled, then the databases' housekeeping done now rather than in a window.
+            foreach (var variant in variants)
+            {
+                var warm = await WarmUp.RunAsync(Scenario(WarmUpOps), Context(variant, WarmUpOps, cancellationToken, out var progress), variant.Client);
+                await progress.DisposeAsync();
+                Console.WriteLine($"  {variant.Name}: warm-up {warm.Ops:N0} ops in {warm.Duration.TotalSeconds:N1} s, {warm.Rounds} rounds (JIT {warm.LastRoundJitShare ?? 0:P1} of the last)");
+            }
+
+            foreach (var variant in variants)
+            {
+                await variant.Backend.DoHousekeepingNowAsync(cancellationToken);
+            }
+
+            var windows = new List<Window>();
+            for (var round = 0; round < options.Windows; round++)
+            {
+                // A B, then B A: neither variant always follows the other.
+                var order = round % 2 == 0 ? variants : Enumerable.Reverse(variants).ToList();
+                foreach (var variant in order)
+                {
+                    var window = await MeasureAsync(variant, round + 1, cancellationToken);
+                    windows.Add(window);
+                    Console.WriteLine($"  round {window.Round} {window.Variant}: {window.OpsPerSecond:N0} ops/s, p50 {window.Latency.P50:N1} p99 {window.Latency.P99:N1} ms, service {window.ServiceCpuMsPerOp:N3} ms/op, database {window.DatabaseCpuMsPerOp:N3} ms/op, failures {window.Failures}");
+                }
+            }
+
+            var totals = receiver.Totals;
+            var (markdown, json) = Save(windows, totals, receiver.SpanNames, started);
+            Console.WriteLine($"{backendName}: wrote {markdown} and {json}");
+            return windows.All(w => w.Failures == 0);
+        }
+        finally
+        {
+            foreach (var variant in variants)
+            {
+                await variant.DisposeAsync();
+            }
+        }
+    }
+
+    private const int WarmUpOps = 500;
+
+    /// <summary>Only PostgreSQL's server processes are read (the machine's); no other backend's server is measured.</summary>
+    private bool MeasuresDatabaseServer => backendName == "postgres";
+
+    /// <summary>What the database CPU column holds, as the report says it.</summary>
+    private string DatabaseServerMeasured => MeasuresDatabaseServer
+        ? "every PostgreSQL server process on this machine"
+        : $"no database server (none is measured on {backendName}: its column is 0)";
+
+    /// <summary>Quiet after each window before its CPU is read: longer than the span exporter's batch delay (5 s by default).</summary>
+    private static readonly TimeSpan Settle = TimeSpan.FromSeconds(6);
+
+    private static readonly JsonSerializerOptions ReportJson = new(JsonSerializerDefaults.Web) { WriteIndented = true };
+
+    private ClosedLoopScenario Scenario(int ops) => CallsOut
+        ? new CallOutRoundtripScenario
+        {
+            Name = ScenarioCatalog.CallOutSustained, TierLabel = "Scaled", Ops = ops, Concurrency = Concurrency,
+            Target = _target ?? throw new InvalidOperationException("the call-out endpoint starts with the run"),
+        }
+        : new SignalRoundtripScenario { Name = ScenarioCatalog.Sustained, TierLabel = "Scaled", Ops = ops, Concurrency = Concurrency };
+
+    private ScenarioContext Context(Variant variant, int ops, CancellationToken cancellationToken, out ProgressMeter progress)
+    {
+        progress = new ProgressMeter($"{backendName}-{variant.Name}", ops, variant.Service.Pid);
+        return new ScenarioContext { Backend = variant.Backend, Options = options, Progress = progress, Cancellation = cancellationToken, Client = variant.Client };
+    }
+
+    private async Task<Window> MeasureAsync(Variant variant, int round, CancellationToken cancellationToken)
+    {
+        ResourceProbe.ResetPeak(variant.Service.Pid);
+        var before = ResourceProbe.Read(variant.Service.Pid);
+        var measurement = await Scenario(options.WindowOps).MeasureAsync(Context(variant, options.WindowOps, cancellationToken, out var progress));
+        // The window's deferred work (spans the exporter batches for up to 5 s) is the window's cost: read the CPU after it.
+        await Task.Delay(Settle, cancellationToken);
+        var after = ResourceProbe.Read(variant.Service.Pid);
+        await progress.DisposeAsync();
+        var ops = measurement.Samples.Count;
+        double PerOp(double seconds) => Math.Round(seconds * 1000 / ops, 3);
+        return new Window(variant.Name, round, ops, Math.Round(measurement.Duration.TotalSeconds, 2),
+            Math.Round(ops / measurement.Duration.TotalSeconds, 1), LatencySummary.From(measurement.Samples.Select(s => s.EndToEndMs))!,
+            PerOp(after.ServiceCpuSeconds - before.ServiceCpuSeconds), PerOp(MeasuresDatabaseServer ? after.DatabaseServerCpuSeconds - before.DatabaseServerCpuSeconds : 0),
+            PerOp(after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds), Math.Round(after.ServicePeakWorkingSetBytes / 1048576.0, 1),
+            measurement.Samples.Count(s => !s.Ok));
+    }
+
+    private async Task<Variant> StartAsync(string name, OtlpReceiver receiver, string work, CancellationToken cancellationToken)
+    {
+        var backend = options.CreateBackend(backendName);
+        await backend.ProvisionAsync(Path.Combine(work, name), cancellationToken);
+        var environment = new Dictionary<string, string>(backend.ServiceEnvironment)
+        {
+            ["RateLimiting__PermitsPerPeriod"] = "1000000",
+            ["RateLimiting__Burst"] = "10000000",
+            ["Workers__NodeId"] = name,
+        };
+        foreach (var (key, value) in _apiKey.ServiceEnvironment)
+        {
+            environment[key] = value;
+        }
+
+        // The load's own settings (callout-roundtrip: its endpoint opened to the egress policy), for every variant alike;
+        // an at-REV build from before a setting existed ignores it.
+        var load = Scenario(0);
+        foreach (var (key, value) in load.ServiceSettings)
+        {
+            environment[key] = value;
+        }
+
+        if (backendName == "postgres")
+        {
+            // The database's CPU is the sum over its server processes now: a connection the pool closed between two
+            // readings would take its backend's CPU with it. The waiting variants keep their connections.
+            environment["Store__ConnectionString"] += ";Connection Idle Lifetime=3600;Connection Pruning Interval=3600";
+        }
+
+        if (name is "otlp" or "otlp-sampled")
+        {
+            foreach (var (key, value) in receiver.ServiceEnvironment($"workflow-bench-{name}"))
+            {
+                environment[key] = value;
+            }
+        }
+
+        if (name == "otlp-sampled")
+        {
+            environment["OTEL_TRACES_SAMPLER"] = "parentbased_traceidratio";
+            environment["OTEL_TRACES_SAMPLER_ARG"] = "0.1";
+        }
+
+        if (name == "prometheus")
+        {
+            environment["Telemetry__Prometheus__Enabled"] = "true";
+        }
+
+        if (name == "console-off")
+        {
+            environment["Console__Enabled"] = "false";
+        }
+
+        if (name is "gc-workstation" or "lean")
+        {
+            environment["DOTNET_gcServer"] = "0";
+        }
+
+        if (name is "wx-off" or "lean")
+        {
+            environment["DOTNET_EnableWriteXorExecute"] = "0";
+        }
+
+        if (name == "gc-conserve")
+        {
+            environment["DOTNET_GCConserveMemory"] = "7";
+        }
+
+        if (name == "image-runtime")
+        {
+            foreach (var (key, value) in ServiceBuild.ImageRuntimeSettings(options.RepositoryRoot))
+            {
+                environment[key] = value;
+            }
+        }
+
+        if (name.StartsWith("pgo-off", StringComparison.Ordinal))
+        {
+            environment["DOTNET_TieredPGO"] = "0";
+            if (name == "pgo-off-no-delay")
+            {
+                environment["DOTNET_TC_CallCountingDelayMs"] = "0";
+            }
+        }
+
+        var serviceDll = options.ServiceDll;
+        if (CommitBuild.IsCommitVariant(name))
+        {
+            serviceDll = await CommitBuild.BuildAsync(options.RepositoryRoot, name[3..], cancellationToken);
+        }
+
+        ServiceProcess? service = null;
+        try
+        {
+            service = await ServiceProcess.StartAsync(serviceDll, environment, SignalWorkers, Path.Combine(work, name), _apiKey.Key, cancellationToken);
+            var variant = new Variant(name, backend, service, new WorkflowClient(service.Address, Concurrency, _apiKey.Key));
+            foreach (var file in load.DefinitionFiles)
+            {
+                await variant.Client.PublishAsync(await File.ReadAllTextAsync(Path.Combine(options.RepositoryRoot, file), cancellationToken), cancellationToken);
+            }
+            return variant;
+        }
+        catch
+        {
+            // Not yet among the variants the run disposes: its process and database go now.
+            if (service is not null)
+            {
+                await service.DisposeAsync();
+            }
+
+            await backend.DisposeAsync();
+            throw;
+        }
+    }
+
+    private (string Markdown, string Json) Save(IReadOnlyList<Window> windows, OtlpTotals received, IReadOnlyDictionary<string, long> spanNames, DateTimeOffset started)
+    {
+        Directory.CreateDirectory(options.OutputDirectory);
+        var stem = Path.Combine(options.OutputDirectory, FileStem(backendName, started, options.Variants, options.InterleaveScenario));
+        var json = stem + ".json";
+        File.WriteAllText(json, JsonSerializer.Serialize(new { backend = backendName, scenario = options.InterleaveScenario, started, options.Variants, rounds = options.Windows, options.WindowOps, Concurrency, SignalWorkers, windows, received, spanNames },
+            ReportJson));
+
+        var text = new StringBuilder();
+        var baseline = options.Variants[0];
+        text.AppendLine(CultureInfo.InvariantCulture, $"# Interleaved comparison on {backendName}, {options.InterleaveScenario}: {string.Join(" vs ", options.Variants)} ({started:yyyy-MM-dd})");
+        text.AppendLine();
+        text.AppendLine("Generated by the benchmark runner; the numbers are this run's. Command:");
+        text.AppendLine();
+        text.AppendLine("```bash");
+        text.AppendLine("dotnet run -c Release --project tests/WorkflowService.Benchmarks -- " + string.Join(' ', Environment.GetCommandLineArgs().Skip(1)));
+        text.AppendLine("```");
+        text.AppendLine();
+        text.AppendLine(CultureInfo.InvariantCulture, $"Each variant is its own service process ({SignalWorkers} signal workers) on its own fresh database of the same server, all started before the first window and running throughout. The load is {Loads[options.InterleaveScenario]} at concurrency {Concurrency}, in windows of {options.WindowOps:N0} operations taken in turns, A B then B A, for {options.Windows} rounds, after each variant's JIT settled. CPU per operation is read from /proc for the window and the {Settle.TotalSeconds:N0} s of quiet after it (so that work the window deferred, such as the span exporter's batches, counts in it): the variant's service process, {DatabaseServerMeasured}, and the whole machine (idle polls of the waiting variants included, alike for all).");
+        if (CallsOut)
+        {
+            text.AppendLine();
+            text.AppendLine("Every operation makes exactly one http call-out, so the CPU per operation is the cost per call: a workflow whose only work is that call (its start, the call, the answer committed, the long-poll answered). The endpoint that answers runs in the runner's process: its CPU is in the machine column, not the service's.");
+        }
+
+        text.AppendLine();
+        foreach (var variant in options.Variants)
+        {
+            text.AppendLine(CultureInfo.InvariantCulture, $"- **{variant}**: {Describe(variant)}");
+        }
+
+        text.AppendLine();
+        text.AppendLine("## Medians");
+        text.AppendLine();
+        text.AppendLine(CultureInfo.InvariantCulture, $"| variant | ops/s | vs {baseline} | paired ratios (min … max) | p50 ms | p99 ms | service CPU ms/op | database CPU ms/op | machine CPU ms/op | service peak MB |");
+        text.AppendLine("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+        var baseOps = Median(windows.Where(w => w.Variant == baseline).Select(w => w.OpsPerSecond));
+        foreach (var variant in options.Variants)
+        {
+            var mine = windows.Where(w => w.Variant == variant).ToList();
+            var ops = Median(mine.Select(w => w.OpsPerSecond));
+            var paired = mine.Select(w => w.OpsPerSecond / windows.Single(b => b.Variant == baseline && b.Round == w.Round).OpsPerSecond).Order().ToList();
+            text.AppendLine(CultureInfo.InvariantCulture,
+                $"| {variant} | {ops:N0} | {ops / baseOps:P1} | {paired[0]:P1} … {paired[^1]:P1} | {Median(mine.Select(w => w.Latency.P50)):N1} | {Median(mine.Select(w => w.Latency.P99)):N1} | {Median(mine.Select(w => w.ServiceCpuMsPerOp)):N3} | {Median(mine.Select(w => w.DatabaseCpuMsPerOp)):N3} | {Median(mine.Select(w => w.MachineCpuMsPerOp)):N3} | {mine.Max(w => w.ServicePeakMegabytes):N0} |");
+        }
+
+        text.AppendLine();
+        text.AppendLine("## Every window");
+        text.AppendLine();
+        text.AppendLine("| round | variant | ops | seconds | ops/s | p50 ms | p99 ms | service CPU ms/op | database CPU ms/op | machine CPU ms/op | service peak MB | failures |");
+        text.AppendLine("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        foreach (var w in windows)
+        {
+            text.AppendLine(CultureInfo.InvariantCulture,
+                $"| {w.Round} | {w.Variant} | {w.Ops:N0} | {w.Seconds:N2} | {w.OpsPerSecond:N0} | {w.Latency.P50:N1} | {w.Latency.P99:N1} | {w.ServiceCpuMsPerOp:N3} | {w.DatabaseCpuMsPerOp:N3} | {w.MachineCpuMsPerOp:N3} | {w.ServicePeakMegabytes:N0} | {w.Failures} |");
+        }
+
+        if (received.TraceRequests + received.MetricRequests + received.LogRequests > 0)
+        {
+            text.AppendLine();
+            text.AppendLine("## What the OTLP receiver got (warm-ups included)");
+            text.AppendLine();
+            text.AppendLine(CultureInfo.InvariantCulture,
+                $"{received.Spans:N0} spans in {received.TraceRequests:N0} trace exports ({received.TraceBytes / 1048576.0:N1} MiB), {received.MetricRequests:N0} metric exports ({received.MetricBytes / 1048576.0:N2} MiB), {received.LogRecords:N0} log records; {received.UnreadableRequests:N0} exports unreadable. Spans by name: {string.Join(", ", spanNames.OrderByDescending(n => n.Value).Select(n => $"{n.Key} {n.Value:N0}"))}.");
+        }
+
+        var markdown = stem + ".md";
+        File.WriteAllText(markdown, text.ToString());
+        return (markdown, json);
+    }
+
+    private static double Median(IEnumerable<double> values)
+    {
+        var sorted = values.Order().ToArray();
+        return sorted.Length == 0 ? double.NaN : sorted.Length % 2 == 1 ? sorted[sorted.Length / 2] : (sorted[(sorted.Length / 2) - 1] + sorted[sorted.Length / 2]) / 2;
+    }
+
+    private sealed record Variant(string Name, Backend Backend, ServiceProcess Service, WorkflowClient Client) : IAsyncDisposable
+    {
+        public async ValueTask DisposeAsync()
+        {
+            Client.Dispose();
+            await Service.DisposeAsync();
+            await Backend.DisposeAsync();
+        }
+    }
+
+    private sealed record Window(
+        string Variant, int Round, int Ops, double Seconds, double OpsPerSecond, LatencySummary Latency,
+        double ServiceCpuMsPerOp, double DatabaseCpuMsPerOp, double MachineCpuMsPerOp, double ServicePeakMegabytes, int Failures);
+}

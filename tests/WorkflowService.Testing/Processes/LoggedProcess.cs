@@ -1,0 +1,148 @@
+using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.InteropServices;
+
+namespace WorkflowService.Testing.Processes;
+
+/// <summary>
+/// A child process the runner starts (the service, a peer's service): its output kept in a log file and watched for the
+/// first line that says it is up; signalled with kill(2); stopped as an orchestrator stops it (SIGTERM, then SIGKILL after
+/// a deadline).
+/// </summary>
+internal sealed partial class LoggedProcess : IAsyncDisposable
+{
+    private static readonly TimeSpan StopDeadline = TimeSpan.FromSeconds(30);
+
+    private readonly Process _process;
+    private readonly StreamWriter _log;
+    private readonly Lock _logLock = new();
+    private readonly Func<string, bool> _isUpLine;
+    private readonly TaskCompletionSource<string> _up = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    private LoggedProcess(Process process, string logPath, Func<string, bool> isUpLine)
+    {
+        _process = process;
+        _isUpLine = isUpLine;
+        LogPath = logPath;
+        _log = new StreamWriter(logPath) { AutoFlush = true };
+    }
+
+    public string LogPath { get; }
+    public Process Process => _process;
+
+    /// <summary>The first output line that says the process is up.</summary>
+    public Task<string> Up => _up.Task;
+
+    /// <summary>Starts <paramref name="start"/> (its output redirected here) with its output written to <paramref name="logPath"/>.</summary>
+    public static LoggedProcess Start(ProcessStartInfo start, string logPath, Func<string, bool> isUpLine)
+    {
+        start.RedirectStandardOutput = true;
+        start.RedirectStandardError = true;
+        start.UseShellExecute = false;
+        var process = Process.Start(start) ?? throw new InvalidOperationException($"{start.FileName} did not start");
+        var logged = new LoggedProcess(process, logPath, isUpLine);
+        process.OutputDataReceived += (_, e) => logged.OnOutput(e.Data);
+        process.ErrorDataReceived += (_, e) => logged.OnOutput(e.Data);
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        return logged;
+    }
+
+    /// <summary>SIGTERM (after SIGCONT: a frozen process would hold it), then SIGKILL after a deadline; returns the exit code.</summary>
+    public async Task<int> StopAsync()
+    {
+        if (!_process.HasExited)
+        {
+            Signal(SigCont);
+            Signal(SigTerm);
+            using var deadline = new CancellationTokenSource(StopDeadline);
+            try
+            {
+                await _process.WaitForExitAsync(deadline.Token);
+            }
+            catch (OperationCanceledException)
+            {
+                _process.Kill(entireProcessTree: true);
+                await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(10));
+            }
+        }
+
+        return _process.ExitCode;
+    }
+
+    /// <summary>SIGKILL: the process ends at once, as in a crash or an OOM kill.</summary>
+    public async Task CrashAsync()
+    {
+        if (!_process.HasExited)
+        {
+            Signal(SigKill);
+            await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(StopDeadline);
+        }
+    }
+
+    /// <summary>SIGSTOP: the process stops where it is.</summary>
+    public void Freeze() => Signal(SigStop);
+
+    /// <summary>SIGCONT: a frozen process goes on.</summary>
+    public void Thaw() => Signal(SigCont);
+
+    public async ValueTask DisposeAsync()
+    {
+        if (!_process.HasExited)
+        {
+            await StopAsync();
+        }
+
+        _process.Dispose();
+        lock (_logLock)
+        {
+            _log.Dispose();
+        }
+    }
+
+    /// <summary>The last lines of the log (for error messages).</summary>
+    public string Tail(int lines = 30)
+    {
+        try
+        {
+            using var stream = new FileStream(LogPath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+            return string.Join('\n', new StreamReader(stream).ReadToEnd().Split('\n').TakeLast(lines));
+        }
+        catch (IOException)
+        {
+            return "(no log)";
+        }
+    }
+
+    private void Signal(int signal) => _ = Kill(_process.Id, signal);
+
+    private void OnOutput(string? line)
+    {
+        if (line is null)
+        {
+            return;
+        }
+
+        if (_isUpLine(line))
+        {
+            _up.TrySetResult(line);
+        }
+
+        lock (_logLock)
+        {
+            if (_log.BaseStream is { CanWrite: true })
+            {
+                _log.WriteLine(line);
+            }
+        }
+    }
+
+    private const int SigTerm = 15;
+    private const int SigKill = 9;
+    private const int SigStop = 19;
+    private const int SigCont = 18;
+
+    [SuppressMessage("Security", "CA5392:Use DefaultDllImportSearchPaths attribute for P/Invokes", Justification = "libc's kill(2) on Linux, where the attribute's Windows search paths do not apply.")]
+    [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]
+    private static partial int Kill(int pid, int signal);
+}
