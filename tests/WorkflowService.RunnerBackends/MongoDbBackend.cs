@@ -192,9 +192,9 @@ internal sealed class MongoDbBackend : Backend
         for (var lo = 1; lo <= count; lo += SeedBatch)
         {
             var hi = Math.Min(count, lo + SeedBatch - 1);
-            var batch = Enumerable.Range(lo, hi - lo + 1).Select(n => Seeded(n, baseMs + n * 1000L)).ToList();
+            var batch = Enumerable.Range(lo, hi - lo + 1).Select(n => CompletedRoundtripSeed.Build(n, baseMs + n * 1000L)).ToList();
             // The store's own document classes (Documents.cs) from the engine's models: the shape the store writes for a
-            // completed signal-roundtrip instance, its handled "go" signal and its five history events.
+            // completed signal-roundtrip instance, its handled "go" signal and its history (CompletedRoundtripSeed).
             await instances.InsertManyAsync(batch.Select(s => InstanceDocument.From(s.Instance)), unordered, cancellationToken);
             await signals.InsertManyAsync(batch.Select(s => SignalDocument.From(s.Signal)), unordered, cancellationToken);
             await history.InsertManyAsync(batch.SelectMany(s => s.History).Select(HistoryDocument.From), unordered, cancellationToken);
@@ -202,7 +202,7 @@ internal sealed class MongoDbBackend : Backend
         }
 
         return string.Create(CultureInfo.InvariantCulture,
-            $"{count:N0} completed signal-roundtrip instances ({count:N0} instance documents, {count * 5L:N0} history documents, {count:N0} handled signals) inserted with the store's document classes by unordered insertMany (w:majority) in batches of {SeedBatch:N0} in {clock.Elapsed.TotalSeconds:F0} s; MongoDB keeps no planner statistics to refresh");
+            $"{count:N0} completed signal-roundtrip instances ({count:N0} instance documents, {count * (long)CompletedRoundtripSeed.History.Count:N0} history documents, {count:N0} handled signals) inserted with the store's document classes by unordered insertMany (w:majority) in batches of {SeedBatch:N0} in {clock.Elapsed.TotalSeconds:F0} s; MongoDB keeps no planner statistics to refresh");
     }
 
     public override Task<CeilingSession> OpenCeilingAsync(int connections, bool groupCommit, CancellationToken cancellationToken) =>
@@ -282,44 +282,6 @@ internal sealed class MongoDbBackend : Backend
         {
             _admin.Dispose();
         }
-    }
-
-    /// <summary>
-    /// Seeded instance <paramref name="n"/>, created at <paramref name="ms"/>: ids as the relational seeds make them
-    /// (time-ordered, the number in the last group), its signal handled 20 ms later and the instance completed 40 ms
-    /// after its start, with the variables, output and history the service writes for a signal-roundtrip instance.
-    /// </summary>
-    private static (WorkflowInstance Instance, SignalMessage Signal, HistoryEvent[] History) Seeded(int n, long ms)
-    {
-        var time = ms.ToString("x12", CultureInfo.InvariantCulture);
-        var instanceId = Guid.Parse($"{time[..8]}-{time[8..]}-7000-8000-{n:x12}");
-        var signalId = Guid.Parse($"{time[..8]}-{time[8..]}-7000-9000-{n:x12}");
-        var started = DateTimeOffset.FromUnixTimeMilliseconds(ms).UtcDateTime;
-        var handled = started.AddMilliseconds(20);
-        var completed = started.AddMilliseconds(40);
-        var instance = new WorkflowInstance
-        {
-            Id = instanceId, DefinitionName = "signal-roundtrip", DefinitionVersion = 1, Status = InstanceStatus.Completed,
-            VariablesJson = $$$"""{"go":{"value":{{{n}}}},"result":{"value":{{{n}}}}}""", OutputJson = $$$"""{"result":{"value":{{{n}}}}}""",
-            Version = 2, HistoryLength = 5, CreatedAt = started, UpdatedAt = completed, CompletedAt = completed,
-        };
-        var signal = new SignalMessage
-        {
-            Id = signalId, InstanceId = instanceId, Name = "go", PayloadJson = $$$"""{"value":{{{n}}}}""", Status = SignalStatus.Handled, DueAtMs = ms + 20,
-            Attempts = 1, LeaseOwner = "seed", LeaseToken = n, CreatedAt = handled, HandledAt = completed,
-        };
-        HistoryEvent Event(int sequence, DateTime at, string type, string? step, string? data) => new()
-        {
-            InstanceId = instanceId, Sequence = sequence, At = at, Type = type, StepId = step, DataJson = data,
-        };
-        return (instance, signal,
-        [
-            Event(0, started, "InstanceStarted", null, """{"definition":"signal-roundtrip","version":1}"""),
-            Event(1, started, "WaitStarted", "wait-go", """{"signal":"go"}"""),
-            Event(2, completed, "SignalReceived", "wait-go", $$"""{"signal":"go","signalId":"{{signalId}}"}"""),
-            Event(3, completed, "StepCompleted", "assign", null),
-            Event(4, completed, "InstanceCompleted", "done", null),
-        ]);
     }
 
     private Task<BsonDocument> AdminCommandAsync(string command, CancellationToken cancellationToken) =>

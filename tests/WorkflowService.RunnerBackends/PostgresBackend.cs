@@ -221,9 +221,9 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
         for (var lo = 1; lo <= count; lo += SeedBatch)
         {
             var hi = Math.Min(count, lo + SeedBatch - 1);
-            // One statement per batch: the instance, its handled "go" signal and its five history events, in the
-            // columns and the JSON the service writes for a completed signal-roundtrip instance.
-            await using var insert = new NpgsqlCommand("""
+            // One statement per batch: the instance, its handled "go" signal and its history (CompletedRoundtripSeed), in
+            // the columns and the JSON the service writes for a completed signal-roundtrip instance.
+            await using var insert = new NpgsqlCommand($$$"""
                 WITH s AS (
                     SELECT n, ms,
                            (substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7000-8000-' || lpad(to_hex(n), 12, '0'))::uuid AS iid,
@@ -233,26 +233,23 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
                 ), i AS (
                     INSERT INTO wf_instances (id, definition_name, definition_version, status, variables_json, output_json,
                                               parked_signals, version, history_length, created_at, updated_at, completed_at)
-                    SELECT iid, 'signal-roundtrip', 1, 'Completed',
+                    SELECT iid, '{{{CompletedRoundtripSeed.Definition}}}', {{{CompletedRoundtripSeed.DefinitionVersion}}}, '{{{CompletedRoundtripSeed.InstanceStatusText}}}',
                            '{"go":{"value":' || n || '},"result":{"value":' || n || '}}', '{"result":{"value":' || n || '}}',
-                           0, 2, 5, to_timestamp(ms / 1000.0), to_timestamp((ms + 40) / 1000.0), to_timestamp((ms + 40) / 1000.0)
+                           0, 2, {{{CompletedRoundtripSeed.History.Count}}}, to_timestamp(ms / 1000.0), to_timestamp((ms + {{{CompletedRoundtripSeed.CompletedAfterMs}}}) / 1000.0),
+                           to_timestamp((ms + {{{CompletedRoundtripSeed.CompletedAfterMs}}}) / 1000.0)
                       FROM s
                 ), sig AS (
                     INSERT INTO wf_signals (id, instance_id, name, payload_json, status, due_at_ms, attempts, lease_owner,
                                             lease_token, created_at, handled_at)
-                    SELECT sid, iid, 'go', '{"value":' || n || '}', 'Handled', ms + 20, 1, 'seed', n,
-                           to_timestamp((ms + 20) / 1000.0), to_timestamp((ms + 40) / 1000.0)
+                    SELECT sid, iid, '{{{CompletedRoundtripSeed.Signal}}}', '{"value":' || n || '}', '{{{CompletedRoundtripSeed.SignalStatusText}}}',
+                           ms + {{{CompletedRoundtripSeed.SignalDueAfterMs}}}, 1, '{{{CompletedRoundtripSeed.LeaseOwner}}}', n,
+                           to_timestamp((ms + {{{CompletedRoundtripSeed.SignalDueAfterMs}}}) / 1000.0), to_timestamp((ms + {{{CompletedRoundtripSeed.CompletedAfterMs}}}) / 1000.0)
                       FROM s
                 )
                 INSERT INTO wf_history (instance_id, sequence, at, type, step_id, data_json)
                 SELECT s.iid, e.seq, to_timestamp((s.ms + e.offset_ms) / 1000.0), e.type, e.step,
-                       CASE e.seq WHEN 2 THEN '{"signal":"go","signalId":"' || s.sid || '"}' ELSE e.data END
-                  FROM s CROSS JOIN (VALUES
-                       (0, 0, 'InstanceStarted', NULL, '{"definition":"signal-roundtrip","version":1}'),
-                       (1, 0, 'WaitStarted', 'wait-go', '{"signal":"go"}'),
-                       (2, 40, 'SignalReceived', 'wait-go', NULL),
-                       (3, 40, 'StepCompleted', 'assign', NULL),
-                       (4, 40, 'InstanceCompleted', 'done', NULL)) AS e(seq, offset_ms, type, step, data)
+                       CASE e.seq WHEN {{{CompletedRoundtripSeed.SignalReceivedSequence}}} THEN '{"signal":"{{{CompletedRoundtripSeed.Signal}}}","signalId":"' || s.sid || '"}' ELSE e.data END
+                  FROM s CROSS JOIN ({{{CompletedRoundtripSeed.HistorySql}}}) AS e
                  ORDER BY s.iid, e.seq
                 """, connection) { CommandTimeout = 600 };
             insert.Parameters.AddWithValue(lo);
@@ -271,7 +268,7 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
 
         var vacuumed = clock.Elapsed - inserted;
         return string.Create(CultureInfo.InvariantCulture,
-            $"{count:N0} completed signal-roundtrip instances ({count:N0} instance rows, {count * 5L:N0} history rows, {count:N0} handled signals) inserted with INSERT … SELECT generate_series in batches of {SeedBatch:N0} in {inserted.TotalSeconds:F0} s, then VACUUM ANALYZE in {vacuumed.TotalSeconds:F0} s");
+            $"{count:N0} completed signal-roundtrip instances ({count:N0} instance rows, {count * (long)CompletedRoundtripSeed.History.Count:N0} history rows, {count:N0} handled signals) inserted with INSERT … SELECT generate_series in batches of {SeedBatch:N0} in {inserted.TotalSeconds:F0} s, then VACUUM ANALYZE in {vacuumed.TotalSeconds:F0} s");
     }
 
     public override Task<CeilingSession> OpenCeilingAsync(int connections, bool groupCommit, CancellationToken cancellationToken)

@@ -93,7 +93,7 @@ internal sealed class SqliteBackend(bool keep, string synchronous = SqliteBacken
         {
             var hi = Math.Min(count, lo + SeedBatch - 1);
             await using var transaction = (SqliteTransaction)await connection.BeginTransactionAsync(cancellationToken);
-            // The instance, its handled "go" signal and its five history events, in the columns and JSON the service
+            // The instance, its handled "go" signal and its history (CompletedRoundtripSeed), in the columns and JSON the service
             // writes (ids and timestamps as EF Core stores them on SQLite: upper-case GUID text, ISO text).
             foreach (var sql in SeedStatements)
             {
@@ -110,7 +110,7 @@ internal sealed class SqliteBackend(bool keep, string synchronous = SqliteBacken
 
         await ScalarAsync(connection, "PRAGMA wal_checkpoint(TRUNCATE)", cancellationToken);
         return string.Create(CultureInfo.InvariantCulture,
-            $"{count:N0} completed signal-roundtrip instances ({count:N0} instance rows, {count * 5L:N0} history rows, {count:N0} handled signals) inserted with INSERT … SELECT over a recursive series in transactions of {SeedBatch:N0} in {clock.Elapsed.TotalSeconds:F0} s, then a WAL checkpoint; no ANALYZE (the service never runs it)");
+            $"{count:N0} completed signal-roundtrip instances ({count:N0} instance rows, {count * (long)CompletedRoundtripSeed.History.Count:N0} history rows, {count:N0} handled signals) inserted with INSERT … SELECT over a recursive series in transactions of {SeedBatch:N0} in {clock.Elapsed.TotalSeconds:F0} s, then a WAL checkpoint; no ANALYZE (the service never runs it)");
     }
 
     /// <summary>The store's SQLite dialect (its claim statement and writer gate) on connections with the service's pragmas.</summary>
@@ -165,7 +165,7 @@ internal sealed class SqliteBackend(bool keep, string synchronous = SqliteBacken
 
     private static long FileSize(string path) => File.Exists(path) ? new FileInfo(path).Length : 0;
 
-    private const string Series = """
+    internal const string Series = """
         WITH RECURSIVE n(v) AS (SELECT $lo UNION ALL SELECT v + 1 FROM n WHERE v < $hi),
         s AS (SELECT v, $base + v * 1000 AS ms,
                      printf('%08X-%04X-7000-8000-%012X', ($base + v * 1000) >> 16, ($base + v * 1000) & 65535, v) AS iid,
@@ -174,33 +174,32 @@ internal sealed class SqliteBackend(bool keep, string synchronous = SqliteBacken
 
         """;
 
-    private static readonly string[] SeedStatements =
+    internal static readonly string[] SeedStatements =
     [
-        """
+        $$$"""
         INSERT INTO wf_instances (id, definition_name, definition_version, status, variables_json, output_json,
                                   parked_signals, version, history_length, created_at, updated_at, completed_at)
-        SELECT iid, 'signal-roundtrip', 1, 'Completed',
+        SELECT iid, '{{{CompletedRoundtripSeed.Definition}}}', {{{CompletedRoundtripSeed.DefinitionVersion}}}, '{{{CompletedRoundtripSeed.InstanceStatusText}}}',
                '{"go":{"value":' || v || '},"result":{"value":' || v || '}}', '{"result":{"value":' || v || '}}',
-               0, 2, 5, strftime('%Y-%m-%d %H:%M:%f', ms / 1000.0, 'unixepoch'),
-               strftime('%Y-%m-%d %H:%M:%f', (ms + 40) / 1000.0, 'unixepoch'), strftime('%Y-%m-%d %H:%M:%f', (ms + 40) / 1000.0, 'unixepoch')
+               0, 2, {{{CompletedRoundtripSeed.History.Count}}}, strftime('%Y-%m-%d %H:%M:%f', ms / 1000.0, 'unixepoch'),
+               strftime('%Y-%m-%d %H:%M:%f', (ms + {{{CompletedRoundtripSeed.CompletedAfterMs}}}) / 1000.0, 'unixepoch'),
+               strftime('%Y-%m-%d %H:%M:%f', (ms + {{{CompletedRoundtripSeed.CompletedAfterMs}}}) / 1000.0, 'unixepoch')
           FROM s
         """,
-        """
+        $$$"""
         INSERT INTO wf_signals (id, instance_id, name, payload_json, status, due_at_ms, attempts, lease_owner, lease_token,
                                 created_at, handled_at)
-        SELECT sid, iid, 'go', '{"value":' || v || '}', 'Handled', ms + 20, 1, 'seed', v,
-               strftime('%Y-%m-%d %H:%M:%f', (ms + 20) / 1000.0, 'unixepoch'), strftime('%Y-%m-%d %H:%M:%f', (ms + 40) / 1000.0, 'unixepoch')
+        SELECT sid, iid, '{{{CompletedRoundtripSeed.Signal}}}', '{"value":' || v || '}', '{{{CompletedRoundtripSeed.SignalStatusText}}}',
+               ms + {{{CompletedRoundtripSeed.SignalDueAfterMs}}}, 1, '{{{CompletedRoundtripSeed.LeaseOwner}}}', v,
+               strftime('%Y-%m-%d %H:%M:%f', (ms + {{{CompletedRoundtripSeed.SignalDueAfterMs}}}) / 1000.0, 'unixepoch'),
+               strftime('%Y-%m-%d %H:%M:%f', (ms + {{{CompletedRoundtripSeed.CompletedAfterMs}}}) / 1000.0, 'unixepoch')
           FROM s
         """,
-        """
+        $$$"""
         INSERT INTO wf_history (instance_id, sequence, at, type, step_id, data_json)
         SELECT s.iid, e.seq, strftime('%Y-%m-%d %H:%M:%f', (s.ms + e.offset_ms) / 1000.0, 'unixepoch'), e.type, e.step,
-               CASE e.seq WHEN 2 THEN '{"signal":"go","signalId":"' || lower(s.sid) || '"}' ELSE e.data END
-          FROM s CROSS JOIN (SELECT 0 AS seq, 0 AS offset_ms, 'InstanceStarted' AS type, NULL AS step, '{"definition":"signal-roundtrip","version":1}' AS data
-                             UNION ALL SELECT 1, 0, 'WaitStarted', 'wait-go', '{"signal":"go"}'
-                             UNION ALL SELECT 2, 40, 'SignalReceived', 'wait-go', NULL
-                             UNION ALL SELECT 3, 40, 'StepCompleted', 'assign', NULL
-                             UNION ALL SELECT 4, 40, 'InstanceCompleted', 'done', NULL) AS e
+               CASE e.seq WHEN {{{CompletedRoundtripSeed.SignalReceivedSequence}}} THEN '{"signal":"{{{CompletedRoundtripSeed.Signal}}}","signalId":"' || lower(s.sid) || '"}' ELSE e.data END
+          FROM s CROSS JOIN ({{{CompletedRoundtripSeed.HistorySql}}}) AS e
          ORDER BY s.v, e.seq
         """,
     ];
