@@ -7,7 +7,7 @@ using WorkflowService.RebusPeer;
 
 // The benchmark's peer: the signal-roundtrip workflow as a Rebus saga on the PostgreSQL transport and saga storage, in a
 // process of its own as our service runs in its own. Started by the benchmark runner's peer-rebus scenarios
-// (tests/WorkflowService.Benchmarks/Scenarios/PeerRebusScenario.cs), stopped with SIGTERM.
+// (tests/WorkflowService.LoadRunner/Scenarios/PeerRebusScenario.cs), stopped with SIGTERM.
 var settings = PeerSettings.Parse(args);
 
 using var stopped = new CancellationTokenSource();
