@@ -1,8 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
-using System.Net;
-using System.Net.Sockets;
-using System.Runtime.InteropServices;
+using WorkflowService.Testing.Processes;
 
 namespace WorkflowService.Testing;
 
@@ -12,7 +10,7 @@ namespace WorkflowService.Testing;
 /// machine. PostgreSQL refuses to run as root: as root the binaries run as the postgres user (runuser).
 /// Trust authentication on 127.0.0.1 only, for a throwaway server that lives as long as one fault row.
 /// </summary>
-internal sealed partial class OwnedPostgresServer : IAsyncDisposable
+internal sealed class OwnedPostgresServer : IAsyncDisposable
 {
     private static readonly TimeSpan CommandDeadline = TimeSpan.FromSeconds(60);
     private static readonly TimeSpan StopDeadline = TimeSpan.FromSeconds(10);
@@ -50,7 +48,7 @@ internal sealed partial class OwnedPostgresServer : IAsyncDisposable
     {
         var bin = FindBin() ?? throw new InvalidOperationException(Unavailable());
         var data = Path.Combine(Path.GetTempPath(), $"wf-faults-pg-{DateTime.UtcNow:yyyyMMdd-HHmmss}-{Environment.ProcessId}");
-        var server = new OwnedPostgresServer(bin, data, FreePort());
+        var server = new OwnedPostgresServer(bin, data, LoopbackPort.Free());
         await server.RunAsync("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-instructions"], cancellationToken);
         await File.AppendAllTextAsync(Path.Combine(data, "postgresql.conf"), string.Join('\n',
             "listen_addresses = '127.0.0.1'",
@@ -80,7 +78,7 @@ internal sealed partial class OwnedPostgresServer : IAsyncDisposable
         var postmaster = int.Parse(File.ReadLines(Path.Combine(_data, "postmaster.pid")).First(), CultureInfo.InvariantCulture);
         // The postmaster first, and its children listed only once it has stopped: a backend it forked for a new connection
         // while they were listed kept serving through the pause (a start answered 201 during it, on a loaded machine).
-        _ = Kill(postmaster, SigStop);
+        UnixSignal.Send(postmaster, UnixSignal.Stop);
         _paused = [postmaster];
         if (!SpinWait.SpinUntil(() => State(postmaster) is 'T' or null, StopDeadline))
         {
@@ -89,7 +87,7 @@ internal sealed partial class OwnedPostgresServer : IAsyncDisposable
 
         foreach (var pid in ChildrenOf(postmaster))
         {
-            _ = Kill(pid, SigStop);
+            UnixSignal.Send(pid, UnixSignal.Stop);
             _paused.Add(pid);
         }
     }
@@ -98,7 +96,7 @@ internal sealed partial class OwnedPostgresServer : IAsyncDisposable
     {
         foreach (var pid in _paused)
         {
-            _ = Kill(pid, SigCont);
+            UnixSignal.Send(pid, UnixSignal.Cont);
         }
 
         _paused = [];
@@ -188,18 +186,4 @@ internal sealed partial class OwnedPostgresServer : IAsyncDisposable
             throw new InvalidOperationException($"{tool} {string.Join(' ', arguments)} exited with {process.ExitCode}: {await output}{await errors}");
         }
     }
-
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
-    }
-
-    private const int SigStop = 19;
-    private const int SigCont = 18;
-
-    [System.Diagnostics.CodeAnalysis.SuppressMessage("Security", "CA5392:Use DefaultDllImportSearchPaths attribute for P/Invokes", Justification = "libc's kill(2) on Linux, where the attribute's Windows search paths do not apply.")]
-    [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]
-    private static partial int Kill(int pid, int signal);
 }

@@ -1,6 +1,4 @@
 using System.Diagnostics;
-using System.Diagnostics.CodeAnalysis;
-using System.Runtime.InteropServices;
 
 namespace WorkflowService.Testing.Processes;
 
@@ -9,7 +7,7 @@ namespace WorkflowService.Testing.Processes;
 /// first line that says it is up; signalled with kill(2); stopped as an orchestrator stops it (SIGTERM, then SIGKILL after
 /// a deadline).
 /// </summary>
-internal sealed partial class LoggedProcess : IAsyncDisposable
+internal sealed class LoggedProcess : IAsyncDisposable
 {
     private static readonly TimeSpan StopDeadline = TimeSpan.FromSeconds(30);
 
@@ -53,8 +51,8 @@ internal sealed partial class LoggedProcess : IAsyncDisposable
     {
         if (!_process.HasExited)
         {
-            Signal(SigCont);
-            Signal(SigTerm);
+            Signal(UnixSignal.Cont);
+            Signal(UnixSignal.Term);
             using var deadline = new CancellationTokenSource(StopDeadline);
             try
             {
@@ -75,16 +73,16 @@ internal sealed partial class LoggedProcess : IAsyncDisposable
     {
         if (!_process.HasExited)
         {
-            Signal(SigKill);
+            Signal(UnixSignal.Kill);
             await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(StopDeadline);
         }
     }
 
     /// <summary>SIGSTOP: the process stops where it is.</summary>
-    public void Freeze() => Signal(SigStop);
+    public void Freeze() => Signal(UnixSignal.Stop);
 
     /// <summary>SIGCONT: a frozen process goes on.</summary>
-    public void Thaw() => Signal(SigCont);
+    public void Thaw() => Signal(UnixSignal.Cont);
 
     public async ValueTask DisposeAsync()
     {
@@ -114,7 +112,7 @@ internal sealed partial class LoggedProcess : IAsyncDisposable
         }
     }
 
-    private void Signal(int signal) => _ = Kill(_process.Id, signal);
+    private void Signal(int signal) => UnixSignal.Send(_process.Id, signal);
 
     private void OnOutput(string? line)
     {
@@ -136,13 +134,4 @@ internal sealed partial class LoggedProcess : IAsyncDisposable
             }
         }
     }
-
-    private const int SigTerm = 15;
-    private const int SigKill = 9;
-    private const int SigStop = 19;
-    private const int SigCont = 18;
-
-    [SuppressMessage("Security", "CA5392:Use DefaultDllImportSearchPaths attribute for P/Invokes", Justification = "libc's kill(2) on Linux, where the attribute's Windows search paths do not apply.")]
-    [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]
-    private static partial int Kill(int pid, int signal);
 }
