@@ -4,6 +4,7 @@ using Rebus.Backoff;
 using Rebus.Config;
 using Rebus.Logging;
 using WorkflowService.RebusPeer;
+using WorkflowService.Testing.RebusPeer;
 
 // The benchmark's peer: the signal-roundtrip workflow as a Rebus saga on the PostgreSQL transport and saga storage, in a
 // process of its own as our service runs in its own. Started by the benchmark runner's peer-rebus scenarios

@@ -1,6 +1,7 @@
 using Rebus.Bus;
 using Rebus.Handlers;
 using Rebus.Sagas;
+using WorkflowService.Testing.RebusPeer;
 
 namespace WorkflowService.RebusPeer;
 

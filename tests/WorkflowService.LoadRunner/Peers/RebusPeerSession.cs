@@ -6,7 +6,7 @@ using Rebus.Bus;
 using Rebus.Config;
 using Rebus.Logging;
 using Rebus.Routing.TypeBased;
-using WorkflowService.RebusPeer;
+using WorkflowService.Testing.RebusPeer;
 using WorkflowService.LoadRunner.Hosting;
 using WorkflowService.LoadRunner.Scenarios;
 

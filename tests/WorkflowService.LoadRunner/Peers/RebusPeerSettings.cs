@@ -1,5 +1,5 @@
 using System.Globalization;
-using WorkflowService.RebusPeer;
+using WorkflowService.Testing.RebusPeer;
 
 namespace WorkflowService.LoadRunner.Peers;
 

@@ -1,6 +1,6 @@
 using System.Globalization;
 
-namespace WorkflowService.RebusPeer;
+namespace WorkflowService.Testing.RebusPeer;
 
 /// <summary>
 /// The peer's settings: each from the command line (--name value) or else the environment (REBUS_PEER_NAME, dashes as

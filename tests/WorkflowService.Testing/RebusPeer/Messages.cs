@@ -1,4 +1,4 @@
-namespace WorkflowService.RebusPeer;
+namespace WorkflowService.Testing.RebusPeer;
 
 // The signal-roundtrip workflow's messages, shared by the saga (this process) and the benchmark runner's client endpoint:
 // Rebus names a message's type in its headers, so both sides use these very types.
