@@ -3,6 +3,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using WorkflowService.Engine.Configuration;
 using WorkflowService.Engine.Definitions;
+using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Expressions;
 using WorkflowService.Engine.Persistence;
@@ -18,7 +19,7 @@ public static class EngineServiceCollectionExtensions
     /// </summary>
     public static IServiceCollection AddWorkflowStoreFacets<TStore>(this IServiceCollection services)
         where TStore : class, IStoreClock, IStoreSchema, IDefinitionStore, IInstanceStore, ISignalQueue, ITaskStore, IOperatorQueries,
-        IStoreFailures, IRetentionStore, IRevocationList
+        IStoreFailures, IRetentionStore, IRevocationList, ISubscriptionStore
     {
         services.AddSingleton<TStore>();
         services.AddSingleton<IStoreClock>(p => p.GetRequiredService<TStore>());
@@ -31,6 +32,7 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<IStoreFailures>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<IRetentionStore>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<IRevocationList>(p => p.GetRequiredService<TStore>());
+        services.AddSingleton<ISubscriptionStore>(p => p.GetRequiredService<TStore>());
         return services;
     }
 
@@ -43,6 +45,8 @@ public static class EngineServiceCollectionExtensions
         services.AddSettings<WorkerOptions>(configuration.GetSection(WorkerOptions.Section));
         services.AddSettings<TelemetryOptions>(configuration.GetSection(TelemetryOptions.Section));
         services.AddSettings<RetentionOptions>(configuration.GetSection(RetentionOptions.Section));
+        services.AddSettings<EventOptions>(configuration.GetSection(EventOptions.Section));
+        services.AddSingleton<SubscriptionRegistry>();
         services.TryAddSingleton(TimeProvider.System);
         services.AddMetrics();
         services.AddSingleton<ExpressionRuntime>();

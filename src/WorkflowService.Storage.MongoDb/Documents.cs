@@ -1,5 +1,6 @@
 using MongoDB.Bson;
 using MongoDB.Bson.Serialization.Attributes;
+using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Storage.MongoDb;
@@ -219,4 +220,38 @@ internal sealed class SchemaStepDocument
     [BsonElement("description")] public string Description { get; set; } = "";
     [BsonElement("oldestCompatible")] public int OldestCompatible { get; set; }
     [BsonElement("appliedAt")] public DateTime AppliedAt { get; set; }
+}
+
+/// <summary>An event subscription (collection "subscriptions"); (tenant, name) is unique.</summary>
+internal sealed class SubscriptionDocument
+{
+    [BsonId] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid Id { get; set; }
+    [BsonElement("tenant")] public string Tenant { get; set; } = "";
+    [BsonElement("name")] public string Name { get; set; } = "";
+    [BsonElement("endpoint")] public string Endpoint { get; set; } = "";
+    [BsonElement("events")] public List<string> Events { get; set; } = [];
+    [BsonElement("definitions")] public List<string> Definitions { get; set; } = [];
+    [BsonElement("enabled")] public bool Enabled { get; set; }
+    [BsonElement("pausedReason")] public string? PausedReason { get; set; }
+    [BsonElement("secret")] public string Secret { get; set; } = "";
+    [BsonElement("previousSecret")] public string? PreviousSecret { get; set; }
+    [BsonElement("previousSecretExpiresAt")] public DateTime? PreviousSecretExpiresAt { get; set; }
+    [BsonElement("createdAt")] public DateTime CreatedAt { get; set; }
+    [BsonElement("updatedAt")] public DateTime UpdatedAt { get; set; }
+    [BsonElement("version")] public int Version { get; set; }
+
+    public static SubscriptionDocument From(Subscription s) => new()
+    {
+        Id = s.Id, Tenant = s.Tenant, Name = s.Name, Endpoint = s.Endpoint, Events = [.. s.Events], Definitions = [.. s.Definitions],
+        Enabled = s.Enabled, PausedReason = s.PausedReason, Secret = s.Secret, PreviousSecret = s.PreviousSecret,
+        PreviousSecretExpiresAt = s.PreviousSecretExpiresAt, CreatedAt = s.CreatedAt, UpdatedAt = s.UpdatedAt, Version = s.Version,
+    };
+
+    public Subscription ToModel() => new()
+    {
+        Id = Id, Tenant = Tenant, Name = Name, Endpoint = Endpoint, Events = Events, Definitions = Definitions, Enabled = Enabled,
+        PausedReason = PausedReason, Secret = Secret, PreviousSecret = PreviousSecret,
+        PreviousSecretExpiresAt = PreviousSecretExpiresAt is { } expires ? InstanceDocument.Utc(expires) : null,
+        CreatedAt = InstanceDocument.Utc(CreatedAt), UpdatedAt = InstanceDocument.Utc(UpdatedAt), Version = Version,
+    };
 }

@@ -24,6 +24,7 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
     [
         new(1, "Collections (instances, signals, history, tasks, definitions, leases, schema) and their indexes", 1, null),
         new(2, "Signal ledger index: an instance's signals in their order, for paged reads", 1, null),
+        new(3, "Event subscriptions: a tenant's names unique", 1, null),
     ];
 
     /// <summary>The named lease a migrating node holds, so that one node at a time applies steps.</summary>
@@ -115,7 +116,7 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
                 return status;
             }
 
-            // Every step so far only adds indexes (step 2: the signal ledger's), all created here. createIndexes is idempotent
+            // Every step so far only adds indexes (step 2: the signal ledger's; step 3: subscription names), all created here. createIndexes is idempotent
             // for an index that exists with the same keys and options, so a step interrupted half-way is simply applied again.
             await CreateIndexesAsync(cancellationToken).ConfigureAwait(false);
             var appliedAt = Now().UtcDateTime;
@@ -243,6 +244,11 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
         await _definitions.Indexes.CreateOneAsync(new CreateIndexModel<DefinitionDocument>(
             Builders<DefinitionDocument>.IndexKeys.Ascending(d => d.Tenant).Ascending(d => d.Name).Ascending(d => d.Version),
             new CreateIndexOptions { Name = "tenant_name_version", Unique = true }), cancellationToken: cancellationToken).ConfigureAwait(false);
+
+        // Step 3: a tenant's subscription names are unique; the index also serves the list by name.
+        await _subscriptions.Indexes.CreateOneAsync(new CreateIndexModel<SubscriptionDocument>(
+            Builders<SubscriptionDocument>.IndexKeys.Ascending(s => s.Tenant).Ascending(s => s.Name),
+            new CreateIndexOptions { Name = "tenant_name", Unique = true }), cancellationToken: cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Refuses a node whose release does not fit the database's schema, in the relational stores' words.</summary>

@@ -26,6 +26,7 @@ public sealed partial class MongoWorkflowStore : IAsyncDisposable
     public const string DefinitionsCollection = "definitions";
     public const string LeasesCollection = "leases";
     public const string SchemaCollection = "schema";
+    public const string SubscriptionsCollection = "subscriptions";
 
     /// <summary>Every collection the store uses: created explicitly at start-up, never implicitly inside a transaction.</summary>
     internal static readonly string[] Collections =
@@ -44,6 +45,7 @@ public sealed partial class MongoWorkflowStore : IAsyncDisposable
     private readonly IMongoCollection<DefinitionDocument> _definitions;
     private readonly IMongoCollection<LeaseDocument> _leases;
     private readonly IMongoCollection<SchemaDocument> _schema;
+    private readonly IMongoCollection<SubscriptionDocument> _subscriptions;
 
     /// <summary>
     /// The claims' view of the signals: acknowledged by the primary alone (w:1), as the PostgreSQL store's claims commit
@@ -86,6 +88,7 @@ public sealed partial class MongoWorkflowStore : IAsyncDisposable
         _definitions = _database.GetCollection<DefinitionDocument>(DefinitionsCollection);
         _leases = _database.GetCollection<LeaseDocument>(LeasesCollection);
         _schema = _database.GetCollection<SchemaDocument>(SchemaCollection);
+        _subscriptions = _database.GetCollection<SubscriptionDocument>(SubscriptionsCollection);
         _claims = _signals.WithWriteConcern(WriteConcern.W1);
         _group = new MongoGroupCommit(_options.GroupCommitWriters, _options.GroupCommitMaxBatch, CommitGroupAsync, CommitOneAsync);
     }

@@ -98,6 +98,18 @@ public abstract class SqlDialect
     /// <summary>The column type the EF Core model gives a long.</summary>
     public abstract string Int64Column { get; }
 
+    /// <summary>The column type the EF Core model gives an int.</summary>
+    public abstract string Int32Column { get; }
+
+    /// <summary>The column type the EF Core model gives a bool.</summary>
+    public abstract string BooleanColumn { get; }
+
+    /// <summary>The column type the EF Core model gives a Guid.</summary>
+    public abstract string GuidColumn { get; }
+
+    /// <summary>The column type the EF Core model gives a (UTC) DateTime.</summary>
+    public abstract string TimestampColumn { get; }
+
     /// <summary>
     /// The schema (namespace) unqualified names resolve to on <paramref name="connection"/>, for the migration runner's own
     /// table; null where the database has none (SQLite).

@@ -1,6 +1,11 @@
 using System.Text;
+using System.Text.Json;
 using Microsoft.EntityFrameworkCore;
+using Microsoft.EntityFrameworkCore.ChangeTracking;
 using Microsoft.EntityFrameworkCore.Metadata;
+using Microsoft.EntityFrameworkCore.Storage.ValueConversion;
+using WorkflowService.Engine;
+using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Storage.Relational;
@@ -15,6 +20,17 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
     public DbSet<HumanTask> Tasks => Set<HumanTask>();
     public DbSet<SchemaVersion> Schema => Set<SchemaVersion>();
     public DbSet<JobLease> Leases => Set<JobLease>();
+    public DbSet<Subscription> Subscriptions => Set<Subscription>();
+
+    /// <summary>A list of strings as one JSON array column (the same text on every database), compared by its items.</summary>
+    private static readonly ValueConverter<IReadOnlyList<string>, string> JsonList = new(
+        v => JsonSerializer.Serialize(v, EngineJson.Options),
+        v => JsonSerializer.Deserialize<List<string>>(v, EngineJson.Options) ?? new List<string>());
+
+    private static readonly ValueComparer<IReadOnlyList<string>> ListComparer = new(
+        (a, b) => a != null && b != null && a.SequenceEqual(b),
+        v => v.Aggregate(0, (hash, item) => HashCode.Combine(hash, item.GetHashCode(StringComparison.Ordinal))),
+        v => v.ToList());
 
     protected override void OnModelCreating(ModelBuilder modelBuilder)
     {
@@ -123,6 +139,23 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.HasIndex(t => new { t.Tenant, t.Status, t.Assignee });
             e.HasIndex(t => new { t.Tenant, t.Status, t.Role });
             e.HasIndex(t => t.InstanceId);
+        });
+
+        modelBuilder.Entity<Subscription>(e =>
+        {
+            e.ToTable("wf_subscriptions");
+            e.HasKey(s => s.Id);
+            e.Property(s => s.Id).ValueGeneratedNever();
+            e.Property(s => s.Tenant).HasMaxLength(100);
+            e.Property(s => s.Name).HasMaxLength(SubscriptionSpec.MaxNameLength);
+            e.Property(s => s.Endpoint).HasMaxLength(SubscriptionSpec.MaxEndpointLength);
+            e.Property(s => s.Events).HasColumnName("events_json").HasConversion(JsonList, ListComparer);
+            e.Property(s => s.Definitions).HasColumnName("definitions_json").HasConversion(JsonList, ListComparer);
+            e.Property(s => s.PausedReason).HasMaxLength(400);
+            e.Property(s => s.Secret).HasMaxLength(200);
+            e.Property(s => s.PreviousSecret).HasMaxLength(200);
+            e.Property(s => s.Version).IsConcurrencyToken();
+            e.HasIndex(s => new { s.Tenant, s.Name }).IsUnique();
         });
 
         // Every timestamp is UTC; SQLite keeps no kind, so say so on the way back.

@@ -93,6 +93,14 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
 
     public override string Int64Column => "bigint";
 
+    public override string Int32Column => "integer";
+
+    public override string BooleanColumn => "boolean";
+
+    public override string GuidColumn => "uuid";
+
+    public override string TimestampColumn => "timestamp with time zone";
+
     public override async Task<string?> CurrentSchemaAsync(System.Data.Common.DbConnection connection, CancellationToken cancellationToken)
     {
         await using var command = connection.CreateCommand();

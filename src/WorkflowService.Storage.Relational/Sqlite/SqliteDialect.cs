@@ -88,6 +88,14 @@ public sealed class SqliteDialect : SqlDialect
 
     public override string Int64Column => "INTEGER";
 
+    public override string Int32Column => "INTEGER";
+
+    public override string BooleanColumn => "INTEGER";
+
+    public override string GuidColumn => "TEXT";
+
+    public override string TimestampColumn => "TEXT";
+
     // Several processes may share the file (a node and a `migrate` command): an exclusive lock on a file beside it, which
     // the operating system releases when the process dies. An in-memory database belongs to one process and needs none.
     public override async Task<IAsyncDisposable> LockSchemaAsync(string connectionString, TimeSpan timeout, TimeProvider time,

@@ -99,6 +99,7 @@ public static class ServiceDefaults
         api.MapSignalEndpoints();
         api.MapDeadLetterEndpoints();
         api.MapDiagramEndpoints();
+        api.MapSubscriptionEndpoints();
         app.MapOperatorConsole();
         return app;
     }

@@ -60,6 +60,7 @@ public static class SecurityRegistration
             .AddPolicy(Policies.RunInstances, Require(Policies.RunInstances))
             .AddPolicy(Policies.Operate, Require(Policies.Operate))
             .AddPolicy(Policies.Administer, Require(Policies.Administer))
+            .AddPolicy(Policies.ManageSubscriptions, Require(Policies.ManageSubscriptions))
             .AddPolicy(Policies.Tasks, p => p.AddRequirements(new ServiceRoleRequirement([])))
             .AddPolicy(Policies.Console, p => p.AddRequirements(new ServiceRoleRequirement([])));
         services.AddHealthChecks().AddCheck<AuthenticationHealthCheck>("authentication", tags: ["ready"]);

@@ -9,7 +9,7 @@ public static class ServiceRoles
     /// <summary>Operators: cancel, terminate, suspend, resume, migrate, replay dead letters, read everything.</summary>
     public const string Operator = "operator";
 
-    /// <summary>Designers: publish definitions, read definitions.</summary>
+    /// <summary>Designers: publish definitions, read definitions, manage event subscriptions.</summary>
     public const string Designer = "designer";
 
     /// <summary>Everything.</summary>
@@ -30,6 +30,9 @@ public static class Policies
     /// <summary>Changing the database itself: migrating its schema, purging ended instances now.</summary>
     public const string Administer = "administer";
 
+    /// <summary>Creating, changing and deleting event subscriptions, and reading their deliveries.</summary>
+    public const string ManageSubscriptions = "subscriptions.manage";
+
     /// <summary>Any authenticated caller; each task then checks assignee and candidate role.</summary>
     public const string Tasks = "tasks";
 
@@ -45,5 +48,6 @@ public static class Policies
         [RunInstances] = [ServiceRoles.Application, ServiceRoles.Admin],
         [Operate] = [ServiceRoles.Operator, ServiceRoles.Admin],
         [Administer] = [ServiceRoles.Admin],
+        [ManageSubscriptions] = [ServiceRoles.Designer, ServiceRoles.Admin],
     };
 }
