@@ -5,10 +5,10 @@ namespace WorkflowService.Api;
 
 /// <summary>A subscription as a caller writes it.</summary>
 public sealed record SubscriptionRequest(
-    [property: Description("Its name, unique in the tenant.")] string? Name,
-    [property: Description("The https URL events are posted to.")] string? Endpoint,
+    [property: Description("Its name, unique in the tenant.")] string Name,
+    [property: Description("The https URL events are posted to.")] string Endpoint,
     [property: Description("Event types: instance.started, instance.completed, ..., a custom event's type, or * for every event.")]
-    IReadOnlyList<string>? Events,
+    IReadOnlyList<string> Events,
     [property: Description("The definitions whose instances it hears of; empty or absent for every definition.")]
     IReadOnlyList<string>? Definitions = null,
     [property: Description("Whether it starts active (the default) or paused. Ignored on a change: pause and resume do that.")]

@@ -20,23 +20,26 @@ public static class SubscriptionEndpoints
         var group = routes.MapGroup("/subscriptions").WithTags("Subscriptions").RequireAuthorization(Policies.ManageSubscriptions);
         group.MapPost("/", Create).WithName("CreateSubscription")
             .WithSummary("Subscribe an endpoint to events; the answer holds the signing secret, shown this once")
-            .ProducesValidationProblem().ProducesProblem(StatusCodes.Status409Conflict);
+            .ProducesValidationProblem().ProducesProblem(StatusCodes.Status409Conflict).ProducesProblem(StatusCodes.Status413PayloadTooLarge);
         group.MapGet("/", List).WithName("ListSubscriptions").WithSummary("The tenant's subscriptions by name, a page at a time")
             .ProducesValidationProblem();
         group.MapGet("/{id:guid}", Get).WithName("GetSubscription").WithSummary("One subscription (without its secret)")
             .ProducesProblem(StatusCodes.Status404NotFound);
         group.MapPut("/{id:guid}", Replace).WithName("ChangeSubscription")
             .WithSummary("Change a subscription's name, endpoint, events and definitions; its state and secret stay")
-            .ProducesValidationProblem().ProducesProblem(StatusCodes.Status404NotFound).ProducesProblem(StatusCodes.Status409Conflict);
+            .ProducesValidationProblem().ProducesProblem(StatusCodes.Status404NotFound).ProducesProblem(StatusCodes.Status409Conflict)
+            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
         group.MapPost("/{id:guid}/pause", Pause).WithName("PauseSubscription")
             .WithSummary("Pause deliveries: events are still recorded and wait for a resume")
-            .ProducesValidationProblem().ProducesProblem(StatusCodes.Status404NotFound).ProducesProblem(StatusCodes.Status409Conflict);
+            .ProducesValidationProblem().ProducesProblem(StatusCodes.Status404NotFound).ProducesProblem(StatusCodes.Status409Conflict)
+            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
         group.MapPost("/{id:guid}/resume", Resume).WithName("ResumeSubscription")
             .WithSummary("Resume deliveries, starting with the events that waited")
             .ProducesProblem(StatusCodes.Status404NotFound).ProducesProblem(StatusCodes.Status409Conflict);
         group.MapPost("/{id:guid}/secret", RotateSecret).WithName("RotateSubscriptionSecret")
             .WithSummary("Make a new signing secret; the previous one still signs during the overlap")
-            .ProducesValidationProblem().ProducesProblem(StatusCodes.Status404NotFound).ProducesProblem(StatusCodes.Status409Conflict);
+            .ProducesValidationProblem().ProducesProblem(StatusCodes.Status404NotFound).ProducesProblem(StatusCodes.Status409Conflict)
+            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
         group.MapDelete("/{id:guid}", Delete).WithName("DeleteSubscription")
             .WithSummary("Delete a subscription and the deliveries it has not made")
             .ProducesProblem(StatusCodes.Status404NotFound);

@@ -92,6 +92,14 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
         ["POST /dead-letters/{id:guid}/replay"] = ["operator", "admin"],
         ["GET /signals/"] = ["operator", "admin"],
         ["GET /metrics/"] = ["operator", "admin"],
+        ["POST /subscriptions/"] = ["designer", "admin"],
+        ["GET /subscriptions/"] = ["designer", "admin"],
+        ["GET /subscriptions/{id:guid}"] = ["designer", "admin"],
+        ["PUT /subscriptions/{id:guid}"] = ["designer", "admin"],
+        ["POST /subscriptions/{id:guid}/pause"] = ["designer", "admin"],
+        ["POST /subscriptions/{id:guid}/resume"] = ["designer", "admin"],
+        ["POST /subscriptions/{id:guid}/secret"] = ["designer", "admin"],
+        ["DELETE /subscriptions/{id:guid}"] = ["designer", "admin"],
         // The inbox takes any caller; each task then checks its assignee and candidate role (tested below).
         ["GET /tasks/"] = ["application", "designer", "operator", "admin", "none"],
         ["GET /tasks/{id:guid}"] = ["application", "designer", "operator", "admin", "none"],
@@ -124,7 +132,7 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
             .Replace("{name}", "no-such-definition", StringComparison.Ordinal)
             .Replace("{version:int}", "1", StringComparison.Ordinal);
         var request = new HttpRequestMessage(new HttpMethod(method), path);
-        if (method == "POST")
+        if (method is "POST" or "PUT")
         {
             request.Content = JsonContent.Create(new JsonObject());
         }
