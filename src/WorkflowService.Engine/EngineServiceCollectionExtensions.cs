@@ -19,7 +19,7 @@ public static class EngineServiceCollectionExtensions
     /// </summary>
     public static IServiceCollection AddWorkflowStoreFacets<TStore>(this IServiceCollection services)
         where TStore : class, IStoreClock, IStoreSchema, IDefinitionStore, IInstanceStore, ISignalQueue, ITaskStore, IOperatorQueries,
-        IStoreFailures, IRetentionStore, IRevocationList, ISubscriptionStore
+        IStoreFailures, IRetentionStore, IRevocationList, ISubscriptionStore, IDeliveryQueue
     {
         services.AddSingleton<TStore>();
         services.AddSingleton<IStoreClock>(p => p.GetRequiredService<TStore>());
@@ -33,6 +33,7 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<IRetentionStore>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<IRevocationList>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<ISubscriptionStore>(p => p.GetRequiredService<TStore>());
+        services.AddSingleton<IDeliveryQueue>(p => p.GetRequiredService<TStore>());
         return services;
     }
 
@@ -47,6 +48,9 @@ public static class EngineServiceCollectionExtensions
         services.AddSettings<RetentionOptions>(configuration.GetSection(RetentionOptions.Section));
         services.AddSettings<EventOptions>(configuration.GetSection(EventOptions.Section));
         services.AddSingleton<SubscriptionRegistry>();
+        services.AddSingleton<SubscriptionDirectory>();
+        services.AddHostedService(p => p.GetRequiredService<SubscriptionDirectory>());
+        services.AddSingleton<EventOutbox>();
         services.TryAddSingleton(TimeProvider.System);
         services.AddMetrics();
         services.AddSingleton<ExpressionRuntime>();

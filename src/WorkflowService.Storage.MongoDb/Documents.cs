@@ -255,3 +255,41 @@ internal sealed class SubscriptionDocument
         CreatedAt = InstanceDocument.Utc(CreatedAt), UpdatedAt = InstanceDocument.Utc(UpdatedAt), Version = Version,
     };
 }
+
+/// <summary>One event on its way to one subscription (collection "deliveries"), written in its commit's transaction.</summary>
+internal sealed class DeliveryDocument
+{
+    [BsonId] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid Id { get; set; }
+    [BsonElement("sequence")] public long Sequence { get; set; }
+    [BsonElement("subscriptionId")] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid SubscriptionId { get; set; }
+    [BsonElement("tenant")] public string Tenant { get; set; } = "";
+    [BsonElement("instanceId")] [BsonGuidRepresentation(GuidRepresentation.Standard)] public Guid InstanceId { get; set; }
+    [BsonElement("type")] public string Type { get; set; } = "";
+    [BsonElement("body")] public string Body { get; set; } = "";
+    [BsonElement("createdAt")] public DateTime CreatedAt { get; set; }
+    [BsonElement("dueAtMs")] public long DueAtMs { get; set; }
+    [BsonElement("status")] [BsonRepresentation(BsonType.String)] public DeliveryStatus Status { get; set; }
+    [BsonElement("attempts")] public int Attempts { get; set; }
+    [BsonElement("leaseOwner")] public string? LeaseOwner { get; set; }
+    [BsonElement("leaseToken")] public long? LeaseToken { get; set; }
+    [BsonElement("leaseUntilMs")] public long? LeaseUntilMs { get; set; }
+    [BsonElement("lastStatus")] public int? LastStatus { get; set; }
+    [BsonElement("lastError")] public string? LastError { get; set; }
+    [BsonElement("deliveredAt")] public DateTime? DeliveredAt { get; set; }
+    [BsonElement("latencyMs")] public long? LatencyMs { get; set; }
+
+    public static DeliveryDocument From(EventDelivery d) => new()
+    {
+        Id = d.Id, Sequence = d.Sequence, SubscriptionId = d.SubscriptionId, Tenant = d.Tenant, InstanceId = d.InstanceId, Type = d.Type, Body = d.Body,
+        CreatedAt = d.CreatedAt, DueAtMs = d.DueAtMs, Status = d.Status, Attempts = d.Attempts, LeaseOwner = d.LeaseOwner, LeaseToken = d.LeaseToken,
+        LeaseUntilMs = d.LeaseUntilMs, LastStatus = d.LastStatus, LastError = d.LastError, DeliveredAt = d.DeliveredAt, LatencyMs = d.LatencyMs,
+    };
+
+    public EventDelivery ToModel() => new()
+    {
+        Id = Id, Sequence = Sequence, SubscriptionId = SubscriptionId, Tenant = Tenant, InstanceId = InstanceId, Type = Type, Body = Body,
+        CreatedAt = InstanceDocument.Utc(CreatedAt), DueAtMs = DueAtMs, Status = Status, Attempts = Attempts, LeaseOwner = LeaseOwner,
+        LeaseToken = LeaseToken, LeaseUntilMs = LeaseUntilMs, LastStatus = LastStatus, LastError = LastError,
+        DeliveredAt = DeliveredAt is { } at ? InstanceDocument.Utc(at) : null, LatencyMs = LatencyMs,
+    };
+}

@@ -149,6 +149,11 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
             await _tasks.InsertManyAsync(session, writes.NewTasks, cancellationToken: cancellationToken).ConfigureAwait(false);
         }
 
+        if (writes.NewDeliveries.Count > 0)
+        {
+            await _deliveries.InsertManyAsync(session, writes.NewDeliveries, cancellationToken: cancellationToken).ConfigureAwait(false);
+        }
+
         if (writes.LeasedSettlements.Count > 0
             && (await _signals.BulkWriteAsync(session, writes.LeasedSettlements, ordered, cancellationToken).ConfigureAwait(false)).MatchedCount
             != writes.LeasedSettlements.Count)

@@ -25,6 +25,7 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
         new(1, "Collections (instances, signals, history, tasks, definitions, leases, schema) and their indexes", 1, null),
         new(2, "Signal ledger index: an instance's signals in their order, for paged reads", 1, null),
         new(3, "Event subscriptions: a tenant's names unique", 1, null),
+        new(4, "Event deliveries: the outbox's claim, order and log indexes", 1, null),
     ];
 
     /// <summary>The named lease a migrating node holds, so that one node at a time applies steps.</summary>
@@ -249,6 +250,17 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
         await _subscriptions.Indexes.CreateOneAsync(new CreateIndexModel<SubscriptionDocument>(
             Builders<SubscriptionDocument>.IndexKeys.Ascending(s => s.Tenant).Ascending(s => s.Name),
             new CreateIndexOptions { Name = "tenant_name", Unique = true }), cancellationToken: cancellationToken).ConfigureAwait(false);
+
+        // Step 4: the outbox's claim (pending by due time), its order check (an instance's pending deliveries per
+        // subscription) and the delivery log (a subscription's, newest first).
+        var deliveryKeys = Builders<DeliveryDocument>.IndexKeys;
+        await _deliveries.Indexes.CreateManyAsync(
+        [
+            new(deliveryKeys.Ascending(d => d.Status).Ascending(d => d.DueAtMs), new CreateIndexOptions { Name = "status_dueAtMs" }),
+            new(deliveryKeys.Ascending(d => d.SubscriptionId).Ascending(d => d.InstanceId).Ascending(d => d.Sequence),
+                new CreateIndexOptions { Name = "subscriptionId_instanceId_sequence" }),
+            new(deliveryKeys.Ascending(d => d.SubscriptionId).Descending(d => d.Sequence), new CreateIndexOptions { Name = "subscriptionId_sequence" }),
+        ], cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Refuses a node whose release does not fit the database's schema, in the relational stores' words.</summary>

@@ -63,8 +63,17 @@ public sealed partial class MongoWorkflowStore : ISubscriptionStore
             : SubscriptionWrite.Conflict;
     }
 
-    public async Task<bool> DeleteSubscriptionAsync(string tenant, Guid id, CancellationToken cancellationToken) =>
-        (await _subscriptions.DeleteOneAsync(OfTenant(tenant, id), cancellationToken).ConfigureAwait(false)).DeletedCount > 0;
+    public async Task<bool> DeleteSubscriptionAsync(string tenant, Guid id, CancellationToken cancellationToken)
+    {
+        if ((await _subscriptions.DeleteOneAsync(OfTenant(tenant, id), cancellationToken).ConfigureAwait(false)).DeletedCount == 0)
+        {
+            return false;
+        }
+
+        // Its deliveries go with it (after it: a claim skips the deliveries of a subscription it cannot find enabled).
+        await _deliveries.DeleteManyAsync(Builders<DeliveryDocument>.Filter.Eq(d => d.SubscriptionId, id), cancellationToken).ConfigureAwait(false);
+        return true;
+    }
 
     public async Task<IReadOnlyList<Subscription>> GetAllSubscriptionsAsync(CancellationToken cancellationToken) =>
         (await _subscriptions.Find(SubscriptionFilter.Empty).ToListAsync(cancellationToken).ConfigureAwait(false)).ConvertAll(s => s.ToModel());

@@ -27,6 +27,7 @@ public sealed partial class MongoWorkflowStore : IAsyncDisposable
     public const string LeasesCollection = "leases";
     public const string SchemaCollection = "schema";
     public const string SubscriptionsCollection = "subscriptions";
+    public const string DeliveriesCollection = "deliveries";
 
     /// <summary>Every collection the store uses: created explicitly at start-up, never implicitly inside a transaction.</summary>
     internal static readonly string[] Collections =
@@ -46,6 +47,7 @@ public sealed partial class MongoWorkflowStore : IAsyncDisposable
     private readonly IMongoCollection<LeaseDocument> _leases;
     private readonly IMongoCollection<SchemaDocument> _schema;
     private readonly IMongoCollection<SubscriptionDocument> _subscriptions;
+    private readonly IMongoCollection<DeliveryDocument> _deliveries;
 
     /// <summary>
     /// The claims' view of the signals: acknowledged by the primary alone (w:1), as the PostgreSQL store's claims commit
@@ -89,6 +91,7 @@ public sealed partial class MongoWorkflowStore : IAsyncDisposable
         _leases = _database.GetCollection<LeaseDocument>(LeasesCollection);
         _schema = _database.GetCollection<SchemaDocument>(SchemaCollection);
         _subscriptions = _database.GetCollection<SubscriptionDocument>(SubscriptionsCollection);
+        _deliveries = _database.GetCollection<DeliveryDocument>(DeliveriesCollection);
         _claims = _signals.WithWriteConcern(WriteConcern.W1);
         _group = new MongoGroupCommit(_options.GroupCommitWriters, _options.GroupCommitMaxBatch, CommitGroupAsync, CommitOneAsync);
     }

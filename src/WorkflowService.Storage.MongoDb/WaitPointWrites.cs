@@ -31,6 +31,9 @@ internal sealed class WaitPointWrites
 
     public List<TaskDocument> NewTasks { get; } = [];
 
+    /// <summary>The outbox's deliveries, ordered within their instance by its new version (commits of one instance are serial).</summary>
+    public List<DeliveryDocument> NewDeliveries { get; } = [];
+
     /// <summary>Consumed signals settled while their lease token is still theirs: each must match, or that lease was lost.</summary>
     public List<WriteModel<SignalDocument>> LeasedSettlements { get; } = [];
 
@@ -65,6 +68,11 @@ internal sealed class WaitPointWrites
         History.AddRange(commit.History.Select(HistoryDocument.From));
         NewSignals.AddRange(commit.NewSignals.Select(SignalDocument.From));
         NewTasks.AddRange(commit.NewTasks.Select(TaskDocument.From));
+        for (var i = 0; i < commit.Deliveries.Count; i++)
+        {
+            commit.Deliveries[i].Sequence = ((long)instance.Version << 20) + i;
+            NewDeliveries.Add(DeliveryDocument.From(commit.Deliveries[i]));
+        }
         foreach (var transition in commit.SignalTransitions)
         {
             AddTransition(transition, handledAt);

@@ -104,6 +104,12 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         {
             statements.Add(Rows.Insert(dialect, "wf_tasks", Rows.TaskColumns, commit.NewTasks, Rows.TaskValues));
         }
+
+        // The outbox: after the instance row, whose lock orders two commits of one instance, so their sequences are in commit order.
+        if (commit.Deliveries.Count > 0)
+        {
+            statements.Add(Rows.Insert(dialect, "wf_deliveries", Rows.DeliveryInsertColumns, commit.Deliveries, Rows.DeliveryValues));
+        }
     }
 
     /// <summary>The claimed signals the run consumed: each update only matches while our lease token is still the row's.</summary>

@@ -82,7 +82,16 @@ public sealed partial class RelationalWorkflowStore : ISubscriptionStore
     {
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        return await db.Subscriptions.Where(s => s.Id == id && s.Tenant == tenant).ExecuteDeleteAsync(cancellationToken).ConfigureAwait(false) > 0;
+        await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
+        var deleted = await db.Subscriptions.Where(s => s.Id == id && s.Tenant == tenant).ExecuteDeleteAsync(cancellationToken).ConfigureAwait(false) > 0;
+        if (deleted)
+        {
+            // Its deliveries go with it: none is made after, and its log has no one left to read it.
+            await db.Deliveries.Where(d => d.SubscriptionId == id).ExecuteDeleteAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
+        return deleted;
     }
 
     public async Task<IReadOnlyList<Subscription>> GetAllSubscriptionsAsync(CancellationToken cancellationToken)

@@ -1,4 +1,5 @@
 using System.Data.Common;
+using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Storage.Relational;
@@ -23,6 +24,14 @@ internal static class Rows
 
     public const string TaskColumns =
         "id, instance_id, definition_name, step_id, title, assignee, role, status, claimed_by, data_json, result_json, created_at, completed_at, tenant";
+
+    /// <summary>A delivery as the claim returns it (its body included); written with <see cref="DeliveryInsertColumns"/>.</summary>
+    public const string DeliveryColumns =
+        "sequence, id, subscription_id, tenant, instance_id, type, body, created_at, due_at_ms, status, attempts, lease_owner, lease_token, "
+        + "lease_until_ms, last_status, last_error, delivered_at, latency_ms";
+
+    /// <summary>What a commit writes of a delivery: the database numbers its sequence.</summary>
+    public const string DeliveryInsertColumns = "id, subscription_id, tenant, instance_id, type, body, created_at, due_at_ms, status, attempts";
 
     /// <summary>An instance from <see cref="InstanceColumns"/> starting at ordinal <paramref name="at"/>.</summary>
     public static WorkflowInstance ReadInstance(DbDataReader r, int at = 0) => new()
@@ -103,6 +112,32 @@ internal static class Rows
         t.Id, t.InstanceId, t.DefinitionName, t.StepId, S(t.Title), S(t.Assignee), S(t.Role), t.Status.ToString(), S(t.ClaimedBy), S(t.DataJson),
         S(t.ResultJson), t.CreatedAt, T(t.CompletedAt), t.Tenant,
     ];
+
+    public static object?[] DeliveryValues(EventDelivery d) =>
+        [d.Id, d.SubscriptionId, d.Tenant, d.InstanceId, d.Type, d.Body, d.CreatedAt, d.DueAtMs, d.Status.ToString(), d.Attempts];
+
+    /// <summary>A delivery from <see cref="DeliveryColumns"/>.</summary>
+    public static EventDelivery ReadDelivery(DbDataReader r) => new()
+    {
+        Sequence = r.GetInt64(0),
+        Id = r.GetGuid(1),
+        SubscriptionId = r.GetGuid(2),
+        Tenant = r.GetString(3),
+        InstanceId = r.GetGuid(4),
+        Type = r.GetString(5),
+        Body = r.GetString(6),
+        CreatedAt = Utc(r.GetDateTime(7)),
+        DueAtMs = r.GetInt64(8),
+        Status = Enum.Parse<DeliveryStatus>(r.GetString(9)),
+        Attempts = r.GetInt32(10),
+        LeaseOwner = NullableString(r, 11),
+        LeaseToken = r.IsDBNull(12) ? null : r.GetInt64(12),
+        LeaseUntilMs = r.IsDBNull(13) ? null : r.GetInt64(13),
+        LastStatus = r.IsDBNull(14) ? null : r.GetInt32(14),
+        LastError = NullableString(r, 15),
+        DeliveredAt = r.IsDBNull(16) ? null : Utc(r.GetDateTime(16)),
+        LatencyMs = r.IsDBNull(17) ? null : r.GetInt64(17),
+    };
 
     // Nullable values as typed nulls (TypedNull): a statement keeps its parameter types whichever of its values are null.
     private static object S(string? value) => TypedNull.Of(value);

@@ -107,6 +107,12 @@ public abstract class SqlDialect
     /// <summary>The column type the EF Core model gives a Guid.</summary>
     public abstract string GuidColumn { get; }
 
+    /// <summary>A long primary key the database numbers on insert, as the EF Core model declares it: the column's whole definition.</summary>
+    public abstract string IdentityKeyColumn(string table, string column);
+
+    /// <summary>The row lock a claim's inner SELECT takes on <paramref name="alias"/>, skipping rows another claim holds; empty where one writer runs at a time.</summary>
+    public virtual string SkipLocked(string alias) => "";
+
     /// <summary>The column type the EF Core model gives a (UTC) DateTime.</summary>
     public abstract string TimestampColumn { get; }
 

@@ -21,6 +21,7 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
     public DbSet<SchemaVersion> Schema => Set<SchemaVersion>();
     public DbSet<JobLease> Leases => Set<JobLease>();
     public DbSet<Subscription> Subscriptions => Set<Subscription>();
+    public DbSet<EventDelivery> Deliveries => Set<EventDelivery>();
 
     /// <summary>A list of strings as one JSON array column (the same text on every database), compared by its items.</summary>
     private static readonly ValueConverter<IReadOnlyList<string>, string> JsonList = new(
@@ -156,6 +157,25 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(s => s.PreviousSecret).HasMaxLength(200);
             e.Property(s => s.Version).IsConcurrencyToken();
             e.HasIndex(s => new { s.Tenant, s.Name }).IsUnique();
+        });
+
+        modelBuilder.Entity<EventDelivery>(e =>
+        {
+            e.ToTable("wf_deliveries");
+            // The store's order: assigned at insert, after the instance row is locked, so within an instance it is commit order.
+            e.HasKey(d => d.Sequence);
+            e.Property(d => d.Sequence).ValueGeneratedOnAdd();
+            e.Property(d => d.Tenant).HasMaxLength(100);
+            e.Property(d => d.Type).HasMaxLength(EventTypes.MaxLength);
+            e.Property(d => d.Status).HasConversion<string>().HasMaxLength(16);
+            e.Property(d => d.LeaseOwner).HasMaxLength(200);
+            e.Property(d => d.LastError).HasMaxLength(1000);
+            e.HasIndex(d => d.Id).IsUnique();
+            // The claim: pending deliveries in due order; and the order check, each instance's pending ones per subscription.
+            e.HasIndex(d => new { d.Status, d.DueAtMs });
+            e.HasIndex(d => new { d.SubscriptionId, d.InstanceId, d.Sequence }).HasFilter("status = 'Pending'");
+            // The delivery log: a subscription's deliveries, newest first.
+            e.HasIndex(d => new { d.SubscriptionId, d.Sequence });
         });
 
         // Every timestamp is UTC; SQLite keeps no kind, so say so on the way back.

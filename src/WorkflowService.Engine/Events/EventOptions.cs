@@ -24,6 +24,13 @@ public sealed class EventOptions
     public TimeSpan MaxSecretOverlap { get; set; } = TimeSpan.FromDays(30);
 
     /// <summary>
+    /// How often a node reads the subscriptions again (default 1 second): a subscription made or changed on another node
+    /// takes effect on this one within it. A change made on this node takes effect here at once.
+    /// </summary>
+    [Range(typeof(TimeSpan), "00:00:00.100", "00:05:00")]
+    public TimeSpan SubscriptionRefreshInterval { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>
     /// Whether endpoints may use plain http; unset means only in Development. Outside it, events carry business data and a
     /// signature an eavesdropper could replay within the receiver's tolerance, so https is the rule.
     /// </summary>

@@ -18,7 +18,8 @@ public enum SubscriptionChangeOutcome { Done, Invalid, NotFound, DuplicateName, 
 /// Creating, changing, pausing, resuming, rotating and deleting subscriptions, each within one tenant. A change that
 /// races another caller's is read again and applied again, a bounded number of times.
 /// </summary>
-public sealed class SubscriptionRegistry(ISubscriptionStore store, TimeProvider time, IOptions<EventOptions> options, IHostEnvironment environment)
+public sealed class SubscriptionRegistry(ISubscriptionStore store, SubscriptionDirectory directory, TimeProvider time, IOptions<EventOptions> options,
+    IHostEnvironment environment)
 {
     /// <summary>How often a change that keeps losing races is tried before the caller hears of a conflict.</summary>
     private const int MaxAttempts = 5;
@@ -58,9 +59,13 @@ public sealed class SubscriptionRegistry(ISubscriptionStore store, TimeProvider 
             UpdatedAt = now,
             Version = 1,
         };
-        return await store.CreateSubscriptionAsync(subscription, cancellationToken).ConfigureAwait(false)
-            ? SubscriptionChange.Of(subscription)
-            : SubscriptionChange.Failed(SubscriptionChangeOutcome.DuplicateName);
+        if (!await store.CreateSubscriptionAsync(subscription, cancellationToken).ConfigureAwait(false))
+        {
+            return SubscriptionChange.Failed(SubscriptionChangeOutcome.DuplicateName);
+        }
+
+        await directory.RefreshAsync(cancellationToken).ConfigureAwait(false);
+        return SubscriptionChange.Of(subscription);
     }
 
     /// <summary>Replaces what the caller may set (name, endpoint, events, definitions); state and secrets stay.</summary>
@@ -116,8 +121,12 @@ public sealed class SubscriptionRegistry(ISubscriptionStore store, TimeProvider 
         }, cancellationToken);
     }
 
-    public Task<bool> DeleteAsync(string tenant, Guid id, CancellationToken cancellationToken) =>
-        store.DeleteSubscriptionAsync(tenant, id, cancellationToken);
+    public async Task<bool> DeleteAsync(string tenant, Guid id, CancellationToken cancellationToken)
+    {
+        var deleted = await store.DeleteSubscriptionAsync(tenant, id, cancellationToken).ConfigureAwait(false);
+        await directory.RefreshAsync(cancellationToken).ConfigureAwait(false);
+        return deleted;
+    }
 
     private async Task<SubscriptionChange> ChangeAsync(string tenant, Guid id, Action<Subscription> change, CancellationToken cancellationToken)
     {
@@ -135,6 +144,8 @@ public sealed class SubscriptionRegistry(ISubscriptionStore store, TimeProvider 
             switch (await store.UpdateSubscriptionAsync(subscription, expected, cancellationToken).ConfigureAwait(false))
             {
                 case SubscriptionWrite.Written:
+                    // This node sends by the change from now on; the others within Events:SubscriptionRefreshInterval.
+                    await directory.RefreshAsync(cancellationToken).ConfigureAwait(false);
                     return SubscriptionChange.Of(subscription);
                 case SubscriptionWrite.NotFound:
                     return SubscriptionChange.Failed(SubscriptionChangeOutcome.NotFound);

@@ -210,8 +210,11 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         return Run(definition, commit, definition.OnCancel, null, [], now, cancelling: reason ?? "cancelled");
     }
 
-    /// <summary>The commit that cancels an instance at once: it ends, and its open signals and tasks are closed.</summary>
-    public static WaitPointCommit Cancel(WorkflowInstance instance, string? reason, StoreInstant now)
+    /// <summary>
+    /// The commit that cancels an instance at once: it ends, and its open signals and tasks are closed. An operator's
+    /// termination says so in its history entry (<paramref name="terminated"/>), and is sent as instance.terminated.
+    /// </summary>
+    public static WaitPointCommit Cancel(WorkflowInstance instance, string? reason, StoreInstant now, bool terminated = false)
     {
         var commit = NewCommit(instance, now);
         var state = commit.Instance;
@@ -222,7 +225,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         state.ClearWait();
         state.ParkedSignals = 0;
         commit.CloseOpenWork = true;
-        Append(commit, now, HistoryEventTypes.InstanceCancelled, null, new { reason });
+        Append(commit, now, HistoryEventTypes.InstanceCancelled, null, terminated ? new { reason, terminated } : (object)new { reason });
         NotifyParent(commit, now);
         return commit;
     }

@@ -27,6 +27,8 @@ public sealed class WaitPointCommit
     /// fails as a <see cref="ConcurrencyConflictException"/>, and the signal goes the queued way.
     /// </summary>
     public bool RequireNoDueSignals { get; set; }
+    /// <summary>The events this commit sends to subscriptions, written in its transaction (the outbox).</summary>
+    public List<Events.EventDelivery> Deliveries { get; } = [];
     /// <summary>Who caused this commit (an API caller); written on each of its history events that names no one else.</summary>
     public string? Actor { get; set; }
 }

@@ -1,6 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using Microsoft.Extensions.Logging;
+using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.WakeUp;
 
@@ -14,7 +15,8 @@ namespace WorkflowService.Engine.Runtime;
 /// one before its commit, and a wake-up that fails fails no write (it is a hint; the poll finds the signal).
 /// </summary>
 public sealed partial class WaitPointWriter(IInstanceStore store, ISignalQueue signals, ITaskStore tasks, IStoreClock clock,
-    InstanceChangeFeed changes, RecentInstances recent, IWakeUpTransport wakeUp, EngineMetrics metrics, ILogger<WaitPointWriter> logger)
+    InstanceChangeFeed changes, RecentInstances recent, IWakeUpTransport wakeUp, EngineMetrics metrics, EventOutbox outbox,
+    ILogger<WaitPointWriter> logger)
 {
     /// <summary>
     /// Writes a new instance at its first wait point (or its end). <paramref name="committed"/> runs after the write
@@ -66,7 +68,7 @@ public sealed partial class WaitPointWriter(IInstanceStore store, ISignalQueue s
         }
     }
 
-    private static void Stamp(WaitPointCommit commit)
+    private void Stamp(WaitPointCommit commit)
     {
         if (commit.Actor is not null)
         {
@@ -82,6 +84,13 @@ public sealed partial class WaitPointWriter(IInstanceStore store, ISignalQueue s
             {
                 signal.TraceParent ??= trace;
             }
+        }
+
+        // A retried write (a conflict, a lost group) is stamped again: its events are collected afresh, never twice.
+        commit.Deliveries.Clear();
+        if (!outbox.IsIdle)
+        {
+            outbox.Collect(commit, clock.NowMs(), EngineTelemetry.CurrentTraceParent());
         }
     }
 

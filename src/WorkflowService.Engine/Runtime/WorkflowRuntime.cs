@@ -131,7 +131,7 @@ public sealed class WorkflowRuntime(
     /// <summary>Ends an instance at once, without its cancel path.</summary>
     public Task<StateChangeResult> TerminateAsync(string tenant, Guid instanceId, string? reason, string? actor, CancellationToken cancellationToken) =>
         ChangeStateAsync(tenant, instanceId, actor, instance => Task.FromResult(
-            instance.Status.IsTerminal() ? null : WorkflowExecutor.Cancel(instance, reason, clock.Now())), cancellationToken);
+            instance.Status.IsTerminal() ? null : WorkflowExecutor.Cancel(instance, reason, clock.Now(), terminated: true)), cancellationToken);
 
     /// <summary>Holds a waiting instance; nothing it receives is applied until it is resumed.</summary>
     public Task<StateChangeResult> SuspendAsync(string tenant, Guid instanceId, string? reason, string? actor, CancellationToken cancellationToken) =>

@@ -94,6 +94,10 @@ public sealed class SqliteDialect : SqlDialect
 
     public override string GuidColumn => "TEXT";
 
+    // AUTOINCREMENT: a number is never given twice, even after the newest row is deleted (a delivery's order must not repeat).
+    public override string IdentityKeyColumn(string table, string column) =>
+        $"{column} INTEGER NOT NULL CONSTRAINT pk_{table} PRIMARY KEY AUTOINCREMENT";
+
     public override string TimestampColumn => "TEXT";
 
     // Several processes may share the file (a node and a `migrate` command): an exclusive lock on a file beside it, which

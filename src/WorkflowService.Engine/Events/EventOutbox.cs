@@ -1,0 +1,94 @@
+using System.Text.Json;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Engine.Events;
+
+/// <summary>
+/// Turns what a commit records into the deliveries it writes in the same transaction: one per event and subscription
+/// that takes it. A commit of a tenant with no subscription gets none and costs one dictionary lookup.
+/// </summary>
+public sealed class EventOutbox(SubscriptionDirectory directory, TimeProvider time)
+{
+    /// <summary>Whether no subscription exists anywhere: nothing to collect.</summary>
+    public bool IsIdle => directory.IsEmpty;
+
+    /// <summary>Adds to <paramref name="commit"/> the deliveries of its events, due at <paramref name="nowMs"/> (store clock).</summary>
+    public void Collect(WaitPointCommit commit, long nowMs, string? traceParent)
+    {
+        ArgumentNullException.ThrowIfNull(commit);
+        if (directory.IsEmpty || directory.Of(commit.Instance.Tenant) is not { Count: > 0 } subscriptions)
+        {
+            return;
+        }
+
+        foreach (var entry in commit.History)
+        {
+            if (TypeOf(entry) is { } type)
+            {
+                Add(commit, subscriptions, type, entry, null, nowMs, traceParent);
+            }
+        }
+
+        foreach (var transition in commit.SignalTransitions)
+        {
+            if (transition.Status == SignalStatus.DeadLettered)
+            {
+                var entry = new HistoryEvent
+                {
+                    InstanceId = commit.Instance.Id,
+                    At = time.GetUtcNow().UtcDateTime,
+                    Type = EventTypes.SignalDeadLettered,
+                    StepId = commit.Instance.WaitStepId,
+                    DataJson = JsonSerializer.Serialize(new { signalId = transition.SignalId, reason = transition.Error }, EngineJson.Options),
+                };
+                Add(commit, subscriptions, EventTypes.SignalDeadLettered, entry, null, nowMs, traceParent);
+            }
+        }
+    }
+
+    /// <summary>The standard event a history entry stands for; null for the entries no event is sent for.</summary>
+    public static string? TypeOf(HistoryEvent entry) => entry?.Type switch
+    {
+        HistoryEventTypes.InstanceStarted => EventTypes.InstanceStarted,
+        HistoryEventTypes.InstanceCompleted => EventTypes.InstanceCompleted,
+        HistoryEventTypes.InstanceFailed => EventTypes.InstanceFailed,
+        HistoryEventTypes.InstanceFaulted => EventTypes.InstanceFaulted,
+        HistoryEventTypes.InstanceCancelled => IsTermination(entry) ? EventTypes.InstanceTerminated : EventTypes.InstanceCancelled,
+        HistoryEventTypes.InstanceSuspended => EventTypes.InstanceSuspended,
+        HistoryEventTypes.InstanceResumed => EventTypes.InstanceResumed,
+        HistoryEventTypes.InstanceMigrated => EventTypes.InstanceMigrated,
+        HistoryEventTypes.TaskCreated => EventTypes.TaskCreated,
+        HistoryEventTypes.TaskCompleted => EventTypes.TaskCompleted,
+        _ => null,
+    };
+
+    private static bool IsTermination(HistoryEvent entry) =>
+        entry.DataJson is { } data && data.Contains("\"terminated\":true", StringComparison.Ordinal);
+
+    private void Add(WaitPointCommit commit, IReadOnlyList<Subscription> subscriptions, string type, HistoryEvent entry, JsonElement? custom,
+        long nowMs, string? traceParent)
+    {
+        string? body = null;
+        foreach (var subscription in subscriptions)
+        {
+            if (!subscription.Matches(type, commit.Instance.DefinitionName))
+            {
+                continue;
+            }
+
+            // One body per event, whatever the number of subscriptions: its CloudEvent id names the event, the delivery id each copy.
+            body ??= CloudEventBody.Build(Guid.CreateVersion7(time.GetUtcNow()), type, commit.Instance, entry, traceParent, custom);
+            commit.Deliveries.Add(new EventDelivery
+            {
+                Id = Guid.CreateVersion7(time.GetUtcNow()),
+                SubscriptionId = subscription.Id,
+                Tenant = commit.Instance.Tenant,
+                InstanceId = commit.Instance.Id,
+                Type = type,
+                Body = body,
+                CreatedAt = time.GetUtcNow().UtcDateTime,
+                DueAtMs = nowMs,
+            });
+        }
+    }
+}

@@ -1,0 +1,141 @@
+using System.Data.Common;
+using System.Diagnostics.CodeAnalysis;
+using Microsoft.EntityFrameworkCore;
+using WorkflowService.Engine.Events;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Storage.Relational;
+
+/// <summary>
+/// The outbox (<see cref="IDeliveryQueue"/>) in wf_deliveries: written with each commit (<see cref="Rows.DeliveryColumns"/>),
+/// claimed and settled here by hand-written statements, listed and replayed with EF Core.
+/// </summary>
+public sealed partial class RelationalWorkflowStore : IDeliveryQueue
+{
+    [SuppressMessage("Security", "CA5394:Do not use insecure randomness", Justification = "A fencing value that tells this claim from an earlier one, not a secret.")]
+    public async Task<IReadOnlyList<EventDelivery>> ClaimDueDeliveriesAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken)
+    {
+        var now = NowMs();
+        var token = Random.Shared.NextInt64(1, long.MaxValue);
+        // Claimable: pending and due, unleased, its subscription enabled, and the earliest pending of its instance for its
+        // subscription (an earlier one still pending, leased or waiting for a retry, holds the later ones back).
+        var statement = new SqlStatement(dialect)
+            .Sql("UPDATE wf_deliveries SET lease_owner = ").Param(owner).Sql(", lease_token = ").Param(token)
+            .Sql(", lease_until_ms = ").Param(now + (long)lease.TotalMilliseconds).Sql(", attempts = attempts + 1")
+            .Sql(" WHERE sequence IN (SELECT d.sequence FROM wf_deliveries d JOIN wf_subscriptions s ON s.id = d.subscription_id")
+            .Sql(" WHERE d.status = 'Pending' AND d.due_at_ms <= ").Param(now)
+            .Sql(" AND (d.lease_until_ms IS NULL OR d.lease_until_ms < ").Param(now).Sql(") AND s.enabled")
+            .Sql(" AND NOT EXISTS (SELECT 1 FROM wf_deliveries e WHERE e.subscription_id = d.subscription_id")
+            .Sql(" AND e.instance_id = d.instance_id AND e.status = 'Pending' AND e.sequence < d.sequence)")
+            .Sql(" ORDER BY d.due_at_ms, d.sequence LIMIT ").Param(max).Sql(dialect.SkipLocked("d")).Sql(")")
+            .Sql(" RETURNING " + Rows.DeliveryColumns);
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        var claimed = await ReadAsync(statement, ReadDeliveriesAsync, cancellationToken).ConfigureAwait(false);
+        claimed.Sort((a, b) => a.Sequence.CompareTo(b.Sequence));
+        return claimed;
+    }
+
+    public async Task<int> SettleDeliveriesAsync(IReadOnlyList<DeliverySettlement> settlements, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(settlements);
+        if (settlements.Count == 0)
+        {
+            return 0;
+        }
+
+        var statements = new List<SqlStatement>(settlements.Count);
+        foreach (var s in settlements)
+        {
+            var statement = new SqlStatement(dialect).Sql("UPDATE wf_deliveries SET status = ").Param(s.Status.ToString())
+                .Sql(", lease_owner = NULL, lease_until_ms = NULL, last_status = ").Param(TypedNull.Of(s.HttpStatus))
+                .Sql(", last_error = ").Param(TypedNull.Of(s.Error is { Length: > 1000 } e ? e[..1000] : s.Error));
+            if (s.Status == DeliveryStatus.Delivered)
+            {
+                statement.Sql(", delivered_at = ").Param(TypedNull.Of(s.DeliveredAt)).Sql(", latency_ms = ").Param(TypedNull.Of(s.LatencyMs));
+            }
+            else if (s.RetryAtMs is { } retryAt)
+            {
+                statement.Sql(", due_at_ms = ").Param(retryAt);
+            }
+
+            statements.Add(statement.Sql(" WHERE id = ").Param(s.Id).Sql(" AND lease_token = ").Param(s.LeaseToken).Sql(" AND status = 'Pending'"));
+        }
+
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            var connection = db.Database.GetDbConnection();
+            await using var transaction = await connection.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
+            var affected = await SqlExecution.ExecuteAsync(connection, transaction, statements, null, cancellationToken).ConfigureAwait(false);
+            await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
+            return affected.Sum();
+        }
+        finally
+        {
+            await db.Database.CloseConnectionAsync().ConfigureAwait(false);
+        }
+    }
+
+    public Task<long?> GetNextDeliveryDueAsync(CancellationToken cancellationToken) =>
+        ReadAsync(new SqlStatement(dialect).Sql("""
+                SELECT MIN(CASE WHEN d.lease_until_ms IS NOT NULL AND d.lease_until_ms > d.due_at_ms THEN d.lease_until_ms ELSE d.due_at_ms END)
+                  FROM wf_deliveries d JOIN wf_subscriptions s ON s.id = d.subscription_id WHERE d.status = 'Pending' AND s.enabled
+                """),
+            static async (reader, ct) => await reader.ReadAsync(ct).ConfigureAwait(false) && !await reader.IsDBNullAsync(0, ct).ConfigureAwait(false) ? reader.GetInt64(0) : (long?)null,
+            cancellationToken);
+
+    public async Task<KeysetPage<EventDelivery>> ListDeliveriesAsync(string tenant, Guid subscriptionId, DeliveryStatus? status, long? beforeSequence,
+        int limit, CancellationToken cancellationToken)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var q = db.Deliveries.AsNoTracking().Where(d => d.SubscriptionId == subscriptionId && d.Tenant == tenant);
+        if (status is { } wanted)
+        {
+            q = q.Where(d => d.Status == wanted);
+        }
+
+        var total = await q.CountAsync(cancellationToken).ConfigureAwait(false);
+        if (beforeSequence is { } before)
+        {
+            q = q.Where(d => d.Sequence < before);
+        }
+
+        var items = await q.OrderByDescending(d => d.Sequence).Take(limit + 1).ToListAsync(cancellationToken).ConfigureAwait(false);
+        return Keyset(items, total, limit);
+    }
+
+    public async Task<bool> ReplayDeliveryAsync(string tenant, Guid subscriptionId, Guid deliveryId, CancellationToken cancellationToken)
+    {
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var now = NowMs();
+        return await db.Deliveries
+            .Where(d => d.Id == deliveryId && d.SubscriptionId == subscriptionId && d.Tenant == tenant && d.Status == DeliveryStatus.DeadLettered)
+            .ExecuteUpdateAsync(u => u.SetProperty(d => d.Status, DeliveryStatus.Pending).SetProperty(d => d.DueAtMs, now)
+                .SetProperty(d => d.Attempts, 0).SetProperty(d => d.LeaseOwner, (string?)null).SetProperty(d => d.LeaseUntilMs, (long?)null),
+                cancellationToken).ConfigureAwait(false) > 0;
+    }
+
+    public async Task<int> ReleaseDeliveryLeasesAsync(string owner, CancellationToken cancellationToken)
+    {
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await db.Deliveries.Where(d => d.LeaseOwner == owner && d.Status == DeliveryStatus.Pending)
+            .ExecuteUpdateAsync(u => u.SetProperty(d => d.LeaseOwner, (string?)null).SetProperty(d => d.LeaseUntilMs, (long?)null)
+                .SetProperty(d => d.Attempts, d => d.Attempts - 1), cancellationToken).ConfigureAwait(false);
+    }
+
+    private static async Task<List<EventDelivery>> ReadDeliveriesAsync(DbDataReader reader, CancellationToken cancellationToken)
+    {
+        var read = new List<EventDelivery>();
+        while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
+        {
+            read.Add(Rows.ReadDelivery(reader));
+        }
+
+        return read;
+    }
+}
