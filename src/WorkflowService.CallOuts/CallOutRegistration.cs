@@ -2,6 +2,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Configuration;
+using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Execution;
 
 namespace WorkflowService.CallOuts;
@@ -20,6 +21,17 @@ public static class CallOutRegistration
             // step's headers.
             .ConfigurePrimaryHttpMessageHandler(provider => provider.GetRequiredService<EgressPolicy>().CreateHandler());
         services.AddSingleton<HttpCallOutClient>();
+        // Events out (subscriptions) reach their receivers under the same egress rules, redirects unfollowed.
+        services.AddHttpClient(WebhookSender.ClientName, c => c.Timeout = Timeout.InfiniteTimeSpan) // the dispatcher bounds each attempt
+            .ConfigurePrimaryHttpMessageHandler(provider => new SocketsHttpHandler
+            {
+                ConnectCallback = provider.GetRequiredService<EgressPolicy>().ConnectAsync,
+                UseProxy = false,
+                AllowAutoRedirect = false,
+                UseCookies = false,
+                PooledConnectionLifetime = TimeSpan.FromMinutes(5),
+            });
+        services.AddSingleton<IEventSender, WebhookSender>();
         // Secrets are put into the request on its way to the client, after the engine and before the wire.
         services.AddSingleton<ICallOutClient>(provider =>
             new CallOutSecrets(provider.GetRequiredService<HttpCallOutClient>(), provider.GetRequiredService<IConfiguration>()));

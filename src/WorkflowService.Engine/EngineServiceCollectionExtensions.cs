@@ -51,6 +51,9 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<SubscriptionDirectory>();
         services.AddHostedService(p => p.GetRequiredService<SubscriptionDirectory>());
         services.AddSingleton<EventOutbox>();
+        services.AddSingleton<DeliveryDoorbell>();
+        services.AddSingleton<EventDispatcher>();
+        services.AddHostedService(p => p.GetRequiredService<EventDispatcher>());
         services.TryAddSingleton(TimeProvider.System);
         services.AddMetrics();
         services.AddSingleton<ExpressionRuntime>();

@@ -82,16 +82,20 @@ public sealed partial class RelationalWorkflowStore : ISubscriptionStore
     {
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
-        var deleted = await db.Subscriptions.Where(s => s.Id == id && s.Tenant == tenant).ExecuteDeleteAsync(cancellationToken).ConfigureAwait(false) > 0;
-        if (deleted)
+        // In the store's execution strategy: a transient failure runs the whole transaction again.
+        return await db.Database.CreateExecutionStrategy().ExecuteAsync(async ct =>
         {
-            // Its deliveries go with it: none is made after, and its log has no one left to read it.
-            await db.Deliveries.Where(d => d.SubscriptionId == id).ExecuteDeleteAsync(cancellationToken).ConfigureAwait(false);
-        }
+            await using var transaction = await db.Database.BeginTransactionAsync(ct).ConfigureAwait(false);
+            var deleted = await db.Subscriptions.Where(s => s.Id == id && s.Tenant == tenant).ExecuteDeleteAsync(ct).ConfigureAwait(false) > 0;
+            if (deleted)
+            {
+                // Its deliveries go with it: none is made after, and its log has no one left to read it.
+                await db.Deliveries.Where(d => d.SubscriptionId == id).ExecuteDeleteAsync(ct).ConfigureAwait(false);
+            }
 
-        await transaction.CommitAsync(cancellationToken).ConfigureAwait(false);
-        return deleted;
+            await transaction.CommitAsync(ct).ConfigureAwait(false);
+            return deleted;
+        }, cancellationToken).ConfigureAwait(false);
     }
 
     public async Task<IReadOnlyList<Subscription>> GetAllSubscriptionsAsync(CancellationToken cancellationToken)

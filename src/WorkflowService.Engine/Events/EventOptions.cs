@@ -30,6 +30,45 @@ public sealed class EventOptions
     [Range(typeof(TimeSpan), "00:00:00.100", "00:05:00")]
     public TimeSpan SubscriptionRefreshInterval { get; set; } = TimeSpan.FromSeconds(1);
 
+    /// <summary>Whether this node delivers events (default true; a node that only serves the API may set false).</summary>
+    public bool Dispatch { get; set; } = true;
+
+    /// <summary>Deliveries one claim takes (default 100).</summary>
+    [Range(1, 1_000)]
+    public int ClaimBatch { get; set; } = 100;
+
+    /// <summary>Deliveries posted at once by this node (default 32).</summary>
+    [Range(1, 1_000)]
+    public int MaxConcurrentDeliveries { get; set; } = 32;
+
+    /// <summary>How long a claim holds a delivery; a dead node's deliveries are taken over after it (default 30 s).</summary>
+    [Range(typeof(TimeSpan), "00:00:01", "01:00:00")]
+    public TimeSpan LeaseDuration { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>The longest one attempt waits for the receiver's answer (default 10 s); must be shorter than the lease.</summary>
+    [Range(typeof(TimeSpan), "00:00:00.100", "00:05:00")]
+    public TimeSpan AttemptTimeout { get; set; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>The safety-net poll for deliveries made due by other nodes or by time (default 1 s).</summary>
+    [Range(typeof(TimeSpan), "00:00:00.010", "00:10:00")]
+    public TimeSpan PollInterval { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>The pause before the first retry (default 1 s); each retry doubles it, up to <see cref="MaxRetryDelay"/>, with jitter.</summary>
+    [Range(typeof(TimeSpan), "00:00:00.010", "01:00:00")]
+    public TimeSpan FirstRetryDelay { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>The longest pause between two attempts (default 10 minutes).</summary>
+    [Range(typeof(TimeSpan), "00:00:00.010", "1.00:00:00")]
+    public TimeSpan MaxRetryDelay { get; set; } = TimeSpan.FromMinutes(10);
+
+    /// <summary>How long after its commit a delivery is still retried (default 24 hours); then it is dead-lettered.</summary>
+    [Range(typeof(TimeSpan), "00:00:01", "30.00:00:00")]
+    public TimeSpan RetryPeriod { get; set; } = TimeSpan.FromHours(24);
+
+    /// <summary>The most attempts of one delivery (default 100); then it is dead-lettered, whatever is left of its period.</summary>
+    [Range(1, 10_000)]
+    public int MaxAttempts { get; set; } = 100;
+
     /// <summary>
     /// Whether endpoints may use plain http; unset means only in Development. Outside it, events carry business data and a
     /// signature an eavesdropper could replay within the receiver's tolerance, so https is the rule.

@@ -7,7 +7,7 @@ namespace WorkflowService.Engine.Events;
 /// Turns what a commit records into the deliveries it writes in the same transaction: one per event and subscription
 /// that takes it. A commit of a tenant with no subscription gets none and costs one dictionary lookup.
 /// </summary>
-public sealed class EventOutbox(SubscriptionDirectory directory, TimeProvider time)
+public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbell doorbell, TimeProvider time)
 {
     /// <summary>Whether no subscription exists anywhere: nothing to collect.</summary>
     public bool IsIdle => directory.IsEmpty;
@@ -43,6 +43,15 @@ public sealed class EventOutbox(SubscriptionDirectory directory, TimeProvider ti
                 };
                 Add(commit, subscriptions, EventTypes.SignalDeadLettered, entry, null, nowMs, traceParent);
             }
+        }
+    }
+
+    /// <summary>A commit with deliveries was written: this node's dispatcher takes them at once.</summary>
+    public void Committed(WaitPointCommit commit)
+    {
+        if (commit?.Deliveries.Count > 0)
+        {
+            doorbell.Ring();
         }
     }
 

@@ -17,7 +17,7 @@ public sealed partial class SubscriptionDirectory(ISubscriptionStore store, IOpt
     private static readonly IReadOnlyList<Subscription> None = [];
 
     private volatile Dictionary<string, IReadOnlyList<Subscription>> _byTenant = [];
-    private readonly SemaphoreSlim _changed = new(0, 1);
+    private readonly Doorbell _changed = new();
 
     /// <summary>Whether no tenant has a subscription: then a commit records no event and pays nothing for the feature.</summary>
     public bool IsEmpty => _byTenant.Count == 0;
@@ -37,20 +37,7 @@ public sealed partial class SubscriptionDirectory(ISubscriptionStore store, IOpt
     }
 
     /// <summary>Asks for a read soon (a subscription changed on another path than <see cref="RefreshAsync"/>).</summary>
-    public void Changed()
-    {
-        if (_changed.CurrentCount == 0)
-        {
-            try
-            {
-                _changed.Release();
-            }
-            catch (SemaphoreFullException)
-            {
-                // Another caller asked at the same moment: one read serves both.
-            }
-        }
-    }
+    public void Changed() => _changed.Ring();
 
     public override async Task StartAsync(CancellationToken cancellationToken)
     {
@@ -90,16 +77,7 @@ public sealed partial class SubscriptionDirectory(ISubscriptionStore store, IOpt
     /// <summary>Until a change is asked for or <paramref name="interval"/> passes on the service's clock.</summary>
     private async Task WaitForChangeAsync(TimeSpan interval, CancellationToken stoppingToken)
     {
-        using var timeout = new CancellationTokenSource(interval, time);
-        using var either = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token, stoppingToken);
-        try
-        {
-            await _changed.WaitAsync(either.Token).ConfigureAwait(false);
-        }
-        catch (OperationCanceledException) when (timeout.IsCancellationRequested && !stoppingToken.IsCancellationRequested)
-        {
-            // The interval passed: read again.
-        }
+        await _changed.WaitAsync(interval, time, stoppingToken).ConfigureAwait(false);
     }
 
     public override void Dispose()

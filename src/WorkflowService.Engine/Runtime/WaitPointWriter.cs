@@ -166,6 +166,7 @@ public sealed partial class WaitPointWriter(IInstanceStore store, ISignalQueue s
 
     private void Published(WaitPointCommit commit)
     {
+        outbox.Committed(commit);
         changes.Publish(commit.Instance);
         recent.Committed(commit.Instance);
         long? due = commit.RequeueParked ? clock.NowMs() : null;

@@ -9,7 +9,7 @@ namespace WorkflowService.Api;
 /// The lists' cursors (<c>next</c> in a page, <c>after</c> in the request): an item's place in its list's order, opaque
 /// to clients (base64url), so that their form can change without breaking them. The instance list's is its creation time
 /// and id; the others start with a letter of their own list (h history, s an instance's signals, v a definition's
-/// versions, n a list by name), so that one list refuses another's cursor.
+/// versions, n a list by name, d a delivery log), so that one list refuses another's cursor.
 /// </summary>
 internal static class ListCursor
 {
@@ -34,6 +34,15 @@ internal static class ListCursor
     public static string EncodeVersion(int version) => Wrap(string.Create(CultureInfo.InvariantCulture, $"v:{version}"));
 
     public static int? DecodeVersion(string text) => Number(Unwrap(text), "v:");
+
+    /// <summary>The cursor after a delivery in a subscription's log (newest first): its sequence.</summary>
+    public static string EncodeDelivery(long sequence) => Wrap(string.Create(CultureInfo.InvariantCulture, $"d:{sequence}"));
+
+    public static long? DecodeDelivery(string text) =>
+        Unwrap(text) is { } plain && plain.StartsWith("d:", StringComparison.Ordinal)
+        && long.TryParse(plain.AsSpan(2), NumberStyles.None, CultureInfo.InvariantCulture, out var sequence)
+            ? sequence
+            : null;
 
     /// <summary>The cursor after a name (a tenant's subscriptions, by name): UTF-8, as names may be any text.</summary>
     public static string EncodeName(string name) => Base64Url.EncodeToString(Encoding.UTF8.GetBytes("n:" + name));

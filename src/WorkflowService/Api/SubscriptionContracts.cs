@@ -51,3 +51,27 @@ public sealed record RotateSecretRequest(
 
 /// <summary>The body of a pause.</summary>
 public sealed record PauseSubscriptionRequest([property: Description("Why, kept with the subscription.")] string? Reason = null);
+
+/// <summary>One event on its way to a subscription: what it is, and how its attempts went.</summary>
+public sealed record DeliveryView(
+    [property: Description("The delivery's id: the webhook-id header, the same on every attempt.")] Guid Id,
+    string Type,
+    Guid InstanceId,
+    [property: Description("Pending (waiting for its turn or a retry), Delivered, or DeadLettered (replay it to try again).")] DeliveryStatus Status,
+    int Attempts,
+    [property: Description("The receiver's HTTP status at the last attempt; null when it did not answer or no attempt was made.")] int? LastStatus,
+    string? LastError,
+    DateTime CreatedAt,
+    [property: Description("When the next attempt is due, while it is pending.")] DateTime? NextAttemptAt,
+    DateTime? DeliveredAt,
+    [property: Description("From the commit to the receiver's 2xx, in milliseconds.")] long? LatencyMs,
+    [property: Description("The CloudEvent as it is posted.")] System.Text.Json.JsonElement Event)
+{
+    internal static DeliveryView From(EventDelivery d) => new(
+        d.Id, d.Type, d.InstanceId, d.Status, d.Attempts, d.LastStatus, d.LastError, d.CreatedAt,
+        d.Status == DeliveryStatus.Pending ? DateTimeOffset.FromUnixTimeMilliseconds(d.DueAtMs).UtcDateTime : null,
+        d.DeliveredAt, d.LatencyMs, Json.Element(d.Body)!.Value);
+}
+
+/// <summary>A replayed delivery: pending again, due now.</summary>
+public sealed record ReplayedDeliveryView(Guid Id, DeliveryStatus Status);

@@ -40,6 +40,12 @@ public static class SubscriptionEndpoints
             .WithSummary("Make a new signing secret; the previous one still signs during the overlap")
             .ProducesValidationProblem().ProducesProblem(StatusCodes.Status404NotFound).ProducesProblem(StatusCodes.Status409Conflict)
             .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
+        group.MapGet("/{id:guid}/deliveries", Deliveries).WithName("ListSubscriptionDeliveries")
+            .WithSummary("The subscription's delivery log, newest first: attempts, status, latency and last error")
+            .ProducesValidationProblem().ProducesProblem(StatusCodes.Status404NotFound);
+        group.MapPost("/{id:guid}/deliveries/{deliveryId:guid}/replay", Replay).WithName("ReplayDelivery")
+            .WithSummary("Try a dead-lettered delivery again, with a fresh retry period; it keeps its id")
+            .ProducesProblem(StatusCodes.Status404NotFound);
         group.MapDelete("/{id:guid}", Delete).WithName("DeleteSubscription")
             .WithSummary("Delete a subscription and the deliveries it has not made")
             .ProducesProblem(StatusCodes.Status404NotFound);
@@ -121,6 +127,42 @@ public static class SubscriptionEndpoints
     private static async Task<Results<NoContent, ProblemHttpResult>> Delete(
         Guid id, SubscriptionRegistry registry, ClaimsPrincipal user, CancellationToken cancellationToken) =>
         await registry.DeleteAsync(user.Tenant(), id, cancellationToken) ? TypedResults.NoContent() : NotFound(id);
+
+    private static async Task<Results<Ok<PageView<DeliveryView>>, ValidationProblem, ProblemHttpResult>> Deliveries(
+        Guid id, ISubscriptionStore subscriptions, IDeliveryQueue deliveries, ClaimsPrincipal user, CancellationToken cancellationToken,
+        DeliveryStatus? status = null, int limit = 50, string? after = null)
+    {
+        if (Problems.InvalidPage(0, limit) is { } invalid)
+        {
+            return invalid;
+        }
+
+        long? position = null;
+        if (after is not null && (position = ListCursor.DecodeDelivery(after)) is null)
+        {
+            return Problems.InvalidAfter();
+        }
+
+        if (await subscriptions.GetSubscriptionAsync(user.Tenant(), id, cancellationToken) is null)
+        {
+            return NotFound(id);
+        }
+
+        var page = await deliveries.ListDeliveriesAsync(user.Tenant(), id, status, position, limit, cancellationToken);
+        return TypedResults.Ok(PageView<DeliveryView>.Of(page, limit, DeliveryView.From, d => ListCursor.EncodeDelivery(d.Sequence)));
+    }
+
+    private static async Task<Results<Ok<ReplayedDeliveryView>, ProblemHttpResult>> Replay(
+        Guid id, Guid deliveryId, IDeliveryQueue deliveries, DeliveryDoorbell doorbell, ClaimsPrincipal user, CancellationToken cancellationToken)
+    {
+        if (!await deliveries.ReplayDeliveryAsync(user.Tenant(), id, deliveryId, cancellationToken))
+        {
+            return Problems.NotFound($"Subscription {id} has no dead-lettered delivery {deliveryId}.");
+        }
+
+        doorbell.Ring();
+        return TypedResults.Ok(new ReplayedDeliveryView(deliveryId, DeliveryStatus.Pending));
+    }
 
     private static SubscriptionWithSecretView WithSecret(Subscription subscription, TimeProvider time) =>
         new(SubscriptionView.From(subscription, time.GetUtcNow().UtcDateTime), subscription.Secret);

@@ -1,0 +1,55 @@
+namespace WorkflowService.Engine.Events;
+
+/// <summary>Wakes a loop before its next poll. Rings coalesce: many rings while it works wake it once.</summary>
+public class Doorbell : IDisposable
+{
+    private readonly SemaphoreSlim _rung = new(0, 1);
+
+    public void Ring()
+    {
+        if (_rung.CurrentCount == 0)
+        {
+            try
+            {
+                _rung.Release();
+            }
+            catch (SemaphoreFullException)
+            {
+                // Rung already.
+            }
+        }
+    }
+
+    /// <summary>Until it rings (true) or <paramref name="wait"/> passes on <paramref name="time"/> (false).</summary>
+    public async Task<bool> WaitAsync(TimeSpan wait, TimeProvider time, CancellationToken cancellationToken)
+    {
+        using var timeout = new CancellationTokenSource(wait, time);
+        using var either = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token, cancellationToken);
+        try
+        {
+            await _rung.WaitAsync(either.Token).ConfigureAwait(false);
+            return true;
+        }
+        catch (OperationCanceledException) when (timeout.IsCancellationRequested && !cancellationToken.IsCancellationRequested)
+        {
+            return false;
+        }
+    }
+
+    public void Dispose()
+    {
+        Dispose(disposing: true);
+        GC.SuppressFinalize(this);
+    }
+
+    protected virtual void Dispose(bool disposing)
+    {
+        if (disposing)
+        {
+            _rung.Dispose();
+        }
+    }
+}
+
+/// <summary>Tells this node's <see cref="EventDispatcher"/> that a commit here wrote deliveries, so it looks at once.</summary>
+public sealed class DeliveryDoorbell : Doorbell;

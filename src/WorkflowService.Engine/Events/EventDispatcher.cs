@@ -1,0 +1,174 @@
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Runtime;
+
+namespace WorkflowService.Engine.Events;
+
+/// <summary>
+/// Delivers the outbox on this node: claims due deliveries with a lease, posts them concurrently, and settles the batch in
+/// one write. A commit on this node wakes it at once; the poll bounds the wait for what other nodes or time made due. A
+/// failed attempt is retried after a capped, jittered exponential pause for <see cref="EventOptions.RetryPeriod"/>, then
+/// dead-lettered; a 410 pauses the subscription.
+/// </summary>
+public sealed partial class EventDispatcher(
+    IDeliveryQueue queue,
+    SubscriptionDirectory directory,
+    SubscriptionRegistry registry,
+    IEventSender sender,
+    DeliveryDoorbell doorbell,
+    IStoreClock clock,
+    NodeIdentity node,
+    TimeProvider time,
+    IOptions<EventOptions> options,
+    ILogger<EventDispatcher> logger) : BackgroundService
+{
+    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+    {
+        var settings = options.Value;
+        if (!settings.Dispatch)
+        {
+            return;
+        }
+
+        while (!stoppingToken.IsCancellationRequested)
+        {
+            try
+            {
+                var claimed = await queue.ClaimDueDeliveriesAsync(node.Id, settings.ClaimBatch, settings.LeaseDuration, stoppingToken).ConfigureAwait(false);
+                if (claimed.Count == 0)
+                {
+                    await WaitAsync(settings, stoppingToken).ConfigureAwait(false);
+                    continue;
+                }
+
+                var settlements = await DeliverAsync(claimed, settings, stoppingToken).ConfigureAwait(false);
+                await queue.SettleDeliveriesAsync(settlements, stoppingToken).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
+            {
+                return;
+            }
+            catch (Exception e) when (!stoppingToken.IsCancellationRequested)
+            {
+                // The store is away: the leases run out and the deliveries are claimed again, here or on another node.
+                LogDispatchFailed(logger, e);
+                await Task.Delay(settings.PollInterval, time, stoppingToken).ConfigureAwait(false);
+            }
+        }
+    }
+
+    public override async Task StopAsync(CancellationToken cancellationToken)
+    {
+        await base.StopAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await queue.ReleaseDeliveryLeasesAsync(node.Id, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            // The leases run out by themselves.
+            LogReleaseFailed(logger, e);
+        }
+    }
+
+    /// <summary>Posts every claimed delivery, at most <see cref="EventOptions.MaxConcurrentDeliveries"/> at once.</summary>
+    private async Task<List<DeliverySettlement>> DeliverAsync(IReadOnlyList<EventDelivery> claimed, EventOptions settings, CancellationToken stoppingToken)
+    {
+        var settlements = new DeliverySettlement[claimed.Count];
+        await Parallel.ForEachAsync(Enumerable.Range(0, claimed.Count),
+            new ParallelOptions { MaxDegreeOfParallelism = settings.MaxConcurrentDeliveries, CancellationToken = stoppingToken },
+            async (i, ct) => settlements[i] = await DeliverOneAsync(claimed[i], settings, ct).ConfigureAwait(false)).ConfigureAwait(false);
+        return [.. settlements];
+    }
+
+    private async Task<DeliverySettlement> DeliverOneAsync(EventDelivery delivery, EventOptions settings, CancellationToken stoppingToken)
+    {
+        var token = delivery.LeaseToken ?? 0;
+        if (directory.Find(delivery.Tenant, delivery.SubscriptionId) is not { } subscription)
+        {
+            // Deleted (its deliveries go with it) or not read here yet: try again at the next poll.
+            return new DeliverySettlement(delivery.Id, token, DeliveryStatus.Pending, clock.NowMs() + (long)settings.PollInterval.TotalMilliseconds,
+                null, "the subscription is not known on this node yet", null, null);
+        }
+
+        using var attemptTimeout = new CancellationTokenSource(settings.AttemptTimeout, time);
+        using var linked = CancellationTokenSource.CreateLinkedTokenSource(stoppingToken, attemptTimeout.Token);
+        DeliveryAttempt attempt;
+        try
+        {
+            attempt = await sender.SendAsync(subscription, delivery, linked.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (attemptTimeout.IsCancellationRequested && !stoppingToken.IsCancellationRequested)
+        {
+            attempt = new DeliveryAttempt(null, $"no answer within {settings.AttemptTimeout.TotalSeconds:0.###} s");
+        }
+
+        var now = time.GetUtcNow().UtcDateTime;
+        if (attempt.Succeeded)
+        {
+            return new DeliverySettlement(delivery.Id, token, DeliveryStatus.Delivered, null, attempt.Status, null, now,
+                (long)(now - delivery.CreatedAt).TotalMilliseconds);
+        }
+
+        if (attempt.Gone)
+        {
+            await PauseGoneAsync(subscription, stoppingToken).ConfigureAwait(false);
+            // Not an attempt against its period: it waits, pending, for the subscription to be resumed.
+            return new DeliverySettlement(delivery.Id, token, DeliveryStatus.Pending, clock.NowMs(), attempt.Status, attempt.Error, null, null);
+        }
+
+        var retryAt = clock.NowMs() + (long)RetryDelay(delivery.Attempts, settings).TotalMilliseconds;
+        var periodEnds = new DateTimeOffset(delivery.CreatedAt + settings.RetryPeriod).ToUnixTimeMilliseconds();
+        return delivery.Attempts >= settings.MaxAttempts || retryAt > periodEnds
+            ? new DeliverySettlement(delivery.Id, token, DeliveryStatus.DeadLettered, null, attempt.Status, attempt.Error, null, null)
+            : new DeliverySettlement(delivery.Id, token, DeliveryStatus.Pending, retryAt, attempt.Status, attempt.Error, null, null);
+    }
+
+    /// <summary>The pause after attempt <paramref name="attempts"/>: doubling from the first, capped, with up to a fifth of jitter either way.</summary>
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Security", "CA5394:Do not use insecure randomness", Justification = "Jitter spreads retries; it guards nothing.")]
+    public static TimeSpan RetryDelay(int attempts, EventOptions settings)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        var exponent = Math.Clamp(attempts - 1, 0, 30);
+        var delay = Math.Min(settings.FirstRetryDelay.TotalMilliseconds * Math.Pow(2, exponent), settings.MaxRetryDelay.TotalMilliseconds);
+        return TimeSpan.FromMilliseconds(delay * (0.8 + (0.4 * Random.Shared.NextDouble())));
+    }
+
+    private async Task PauseGoneAsync(Subscription subscription, CancellationToken cancellationToken)
+    {
+        if (subscription.Enabled)
+        {
+            LogGone(logger, subscription.Name, subscription.Tenant);
+            await registry.PauseAsync(subscription.Tenant, subscription.Id, "the receiver answered 410 Gone", cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    private async Task WaitAsync(EventOptions settings, CancellationToken stoppingToken)
+    {
+        var next = await queue.GetNextDeliveryDueAsync(stoppingToken).ConfigureAwait(false);
+        var wait = settings.PollInterval;
+        if (next is { } due)
+        {
+            var until = TimeSpan.FromMilliseconds(Math.Max(0, due - clock.NowMs()));
+            wait = until < wait ? until : wait;
+        }
+
+        if (wait <= TimeSpan.Zero)
+        {
+            return;
+        }
+
+        await doorbell.WaitAsync(wait, time, stoppingToken).ConfigureAwait(false);
+    }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Event dispatch failed; its claims run out and are taken again")]
+    private static partial void LogDispatchFailed(ILogger logger, Exception exception);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Could not give back this node's delivery leases; they run out by themselves")]
+    private static partial void LogReleaseFailed(ILogger logger, Exception exception);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "The receiver of subscription {Name} (tenant '{Tenant}') answered 410 Gone: the subscription is paused")]
+    private static partial void LogGone(ILogger logger, string name, string tenant);
+}

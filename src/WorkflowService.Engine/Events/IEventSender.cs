@@ -1,0 +1,17 @@
+namespace WorkflowService.Engine.Events;
+
+/// <summary>Posts one delivery to its subscription's endpoint, signed (the host's HTTP client; the engine holds no HTTP).</summary>
+public interface IEventSender
+{
+    /// <summary>One attempt: the receiver's status, or why there was none. Never throws for the receiver's failures.</summary>
+    Task<DeliveryAttempt> SendAsync(Subscription subscription, EventDelivery delivery, CancellationToken cancellationToken);
+}
+
+/// <summary>How one attempt went: the receiver's HTTP status (null when it did not answer) and what went wrong, if anything.</summary>
+public readonly record struct DeliveryAttempt(int? Status, string? Error)
+{
+    public bool Succeeded => Status is >= 200 and < 300;
+
+    /// <summary>410 Gone: the receiver says the endpoint is no more, so its subscription is paused.</summary>
+    public bool Gone => Status == 410;
+}

@@ -1,0 +1,53 @@
+using System.Net.Http.Headers;
+using System.Text;
+using WorkflowService.Engine.Events;
+using WorkflowService.Engine.Execution;
+
+namespace WorkflowService.Hosting;
+
+/// <summary>
+/// Posts a delivery to its subscription's endpoint as a structured CloudEvent, signed the Standard Webhooks way, through
+/// the call-outs' egress rules (the same hosts, ports and networks an http step may reach). A redirect is not followed:
+/// it is the receiver's answer, and retried like any other that is not 2xx.
+/// </summary>
+internal sealed class WebhookSender(IHttpClientFactory clients, EgressPolicy egress, TimeProvider time) : IEventSender
+{
+    public const string ClientName = "events";
+
+    private static readonly MediaTypeHeaderValue CloudEventsJson = new("application/cloudevents+json") { CharSet = "utf-8" };
+
+    public async Task<DeliveryAttempt> SendAsync(Subscription subscription, EventDelivery delivery, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(subscription);
+        ArgumentNullException.ThrowIfNull(delivery);
+        var endpoint = new Uri(subscription.Endpoint);
+        if (egress.RefusalOf(endpoint.IdnHost, endpoint.Port) is { } refusal)
+        {
+            return new DeliveryAttempt(null, refusal);
+        }
+
+        var now = time.GetUtcNow();
+        var id = delivery.Id.ToString();
+        var timestamp = now.ToUnixTimeSeconds();
+        using var request = new HttpRequestMessage(HttpMethod.Post, endpoint)
+        {
+            Content = new ByteArrayContent(Encoding.UTF8.GetBytes(delivery.Body)) { Headers = { ContentType = CloudEventsJson } },
+        };
+        request.Headers.TryAddWithoutValidation(WebhookSignature.IdHeader, id);
+        request.Headers.TryAddWithoutValidation(WebhookSignature.TimestampHeader, timestamp.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        request.Headers.TryAddWithoutValidation(WebhookSignature.SignatureHeader,
+            WebhookSignature.Sign(id, timestamp, delivery.Body, subscription.SecretsAt(now.UtcDateTime)));
+        try
+        {
+            using var response = await clients.CreateClient(ClientName).SendAsync(request, HttpCompletionOption.ResponseHeadersRead, cancellationToken)
+                .ConfigureAwait(false);
+            var status = (int)response.StatusCode;
+            return new DeliveryAttempt(status, status is >= 200 and < 300 ? null : $"the receiver answered {status} {response.ReasonPhrase}");
+        }
+        catch (HttpRequestException e)
+        {
+            // The egress rules' refusal, a refused connection, a reset, a TLS failure: no answer, in the words of its cause.
+            return new DeliveryAttempt(null, (e.InnerException as CallOutFailedException)?.Message ?? $"no answer: {e.Message}");
+        }
+    }
+}

@@ -1,0 +1,293 @@
+using System.Net;
+using System.Net.Http.Json;
+using WorkflowService.Api;
+using WorkflowService.Engine.Events;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Tests.Backends;
+using WorkflowService.Tests.Infrastructure;
+
+namespace WorkflowService.Tests.Events;
+
+/// <summary>
+/// Events out, end to end on a real store: each test subscribes a receiver on loopback to the events of a definition of
+/// its own, drives instances through the API, and reads what the receiver got — once each, signed (checked by the
+/// receiver's own verifier), in commit order per instance — and what the delivery log says.
+/// </summary>
+public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend> where TBackend : StoreBackend, new()
+{
+    private const int MaxAttempts = 4;
+
+    private EventReceiver _receiver = null!;
+
+    protected override Dictionary<string, string?> Settings => new()
+    {
+        ["Events:FirstRetryDelay"] = "00:00:00.020",
+        ["Events:MaxRetryDelay"] = "00:00:00.100",
+        ["Events:AttemptTimeout"] = "00:00:02",
+        ["Events:MaxAttempts"] = MaxAttempts.ToString(System.Globalization.CultureInfo.InvariantCulture),
+        ["Events:PollInterval"] = "00:00:00.200",
+        ["Engine:MaxAttempts"] = "2",
+        ["Engine:RetryBackoff"] = "00:00:00.010",
+    };
+
+    private static CancellationToken Token => TestContext.Current.CancellationToken;
+
+    public override async ValueTask InitializeAsync()
+    {
+        await base.InitializeAsync();
+        _receiver = await EventReceiver.StartAsync();
+        Own(_receiver);
+    }
+
+    private static string Review(string name) => $$"""
+        {
+          "name": "{{name}}",
+          "steps": [
+            { "id": "review", "type": "humanTask", "title": "Review the claim", "output": "review" },
+            { "id": "decide", "type": "decision", "branches": [ { "when": "vars.review.approve", "next": "done" } ], "otherwise": "reject" },
+            { "id": "reject", "type": "fail", "reason": "'rejected'" },
+            { "id": "done", "type": "complete", "result": "({ approved: true })" }
+          ]
+        }
+        """;
+
+    private async Task<SubscriptionWithSecretView> SubscribeAsync(string route, string definition, string[]? events = null)
+    {
+        using var response = await Api.Http.PostAsJsonAsync("/subscriptions",
+            new { name = Definitions.Unique("hooks"), endpoint = new Uri(_receiver.Address, route).ToString(), events = events ?? ["*"], definitions = new[] { definition } },
+            WorkflowServiceFactory.Json, Token);
+        Assert.True(response.StatusCode == HttpStatusCode.Created, await response.Content.ReadAsStringAsync(Token));
+        return (await response.Content.ReadFromJsonAsync<SubscriptionWithSecretView>(WorkflowServiceFactory.Json, Token))!;
+    }
+
+    private async Task CompleteTaskAsync(Guid instanceId, bool approve)
+    {
+        var tasks = await Api.EveryPageAsync<TaskView>($"/tasks?instanceId={instanceId}&status=Open");
+        var task = Assert.Single(tasks);
+        using var response = await Api.Http.PostAsJsonAsync($"/tasks/{task.Id}/complete", new { user = "reviewer", result = new { approve } },
+            WorkflowServiceFactory.Json, Token);
+        Assert.True(response.IsSuccessStatusCode, await response.Content.ReadAsStringAsync(Token));
+    }
+
+    private async Task<IReadOnlyList<EventReceiver.Received>> ReceivedAsync(string name, int count)
+    {
+        await Eventually.WaitUntilAsync(() => _receiver.Of(name).Count >= count, what: $"{count} deliveries to {name}");
+        return _receiver.Of(name);
+    }
+
+    /// <summary>The events of one instance the receiver got, in arrival order, are these (each once).</summary>
+    private static void AssertTypes(IReadOnlyList<EventReceiver.Received> received, Guid instanceId, params string[] expected)
+    {
+        var mine = received.Where(r => r.InstanceId == instanceId.ToString()).ToList();
+        Assert.True(mine.Select(r => r.Type).SequenceEqual(expected),
+            $"expected {string.Join(", ", expected)}; got " + string.Join("; ", mine.Select(r => $"{r.Type} id {r.Id} event {(string?)r.Event["id"]} at {(string?)r.Event["time"]}")));
+    }
+
+    private async Task<IReadOnlyList<DeliveryView>> LogAsync(Guid subscriptionId) =>
+        await Api.EveryPageAsync<DeliveryView>($"/subscriptions/{subscriptionId}/deliveries?limit=500");
+
+    [Fact]
+    public async Task Each_event_of_an_instances_life_is_delivered_once_signed_and_in_commit_order()
+    {
+        var definition = Definitions.Unique("review");
+        await Api.PublishAsync(Review(definition));
+        var subscription = await SubscribeAsync($"/ok/{definition}", definition);
+        var approved = await Api.StartAsync(definition, businessKey: "claim-1");
+        await CompleteTaskAsync(approved.Id, approve: true);
+        await Api.WaitForAsync(approved.Id, InstanceStatus.Completed);
+        var rejected = await Api.StartAsync(definition);
+        await CompleteTaskAsync(rejected.Id, approve: false);
+        await Api.WaitForAsync(rejected.Id, InstanceStatus.Failed);
+
+        var received = await ReceivedAsync(definition, 8);
+        Assert.All(received, r => Assert.True(r.SignedWith(subscription.Secret), $"{r.Type} is not signed with the subscription's secret"));
+        Assert.All(received, r => Assert.StartsWith("application/cloudevents+json", r.ContentType, StringComparison.Ordinal));
+        Assert.Equal(received.Count, received.Select(r => r.Id).Distinct().Count());
+        AssertTypes(received, approved.Id, EventTypes.InstanceStarted, EventTypes.TaskCreated, EventTypes.TaskCompleted, EventTypes.InstanceCompleted);
+        AssertTypes(received, rejected.Id, EventTypes.InstanceStarted, EventTypes.TaskCreated, EventTypes.TaskCompleted, EventTypes.InstanceFailed);
+
+        var completed = received.Single(r => r.Type == EventTypes.InstanceCompleted).Event;
+        Assert.Equal("1.0", (string?)completed["specversion"]);
+        Assert.Equal($"/instances/{approved.Id}", (string?)completed["source"]);
+        Assert.Equal((definition, "1", "claim-1"), ((string?)completed["workflowdefinition"], (string?)completed["workflowversion"],
+            (string?)completed["workflowbusinesskey"]));
+        Assert.True((bool)completed["data"]!["output"]!["approved"]!);
+        Assert.Equal("rejected", (string?)received.Single(r => r.Type == EventTypes.InstanceFailed).Event["data"]!["error"]);
+
+        var log = await LogAsync(subscription.Subscription.Id);
+        Assert.Equal(8, log.Count);
+        Assert.All(log, d => Assert.Equal((DeliveryStatus.Delivered, 1, (int?)200), (d.Status, d.Attempts, d.LastStatus)));
+        Assert.All(log, d => Assert.NotNull(d.LatencyMs));
+    }
+
+    [Fact]
+    public async Task Operator_actions_and_faults_are_delivered_as_their_own_events()
+    {
+        var definition = Definitions.Unique("ops");
+        await Api.PublishAsync(Definitions.FaultsAfterGo(definition));
+        var subscription = await SubscribeAsync($"/ok/{definition}", definition,
+            [EventTypes.InstanceSuspended, EventTypes.InstanceResumed, EventTypes.InstanceCancelled, EventTypes.InstanceTerminated,
+             EventTypes.InstanceFaulted, EventTypes.SignalDeadLettered]);
+        var held = await Api.StartAsync(definition);
+        foreach (var action in new[] { "suspend", "resume", "cancel" })
+        {
+            using var response = await Api.Http.PostAsJsonAsync($"/instances/{held.Id}/{action}", new { reason = action }, WorkflowServiceFactory.Json, Token);
+            Assert.True(response.IsSuccessStatusCode, await response.Content.ReadAsStringAsync(Token));
+        }
+
+        var terminated = await Api.StartAsync(definition);
+        using (var response = await Api.Http.PostAsJsonAsync($"/instances/{terminated.Id}/terminate", new { reason = "stop" }, WorkflowServiceFactory.Json, Token))
+        {
+            Assert.True(response.IsSuccessStatusCode, await response.Content.ReadAsStringAsync(Token));
+        }
+
+        var faulted = await Api.StartAsync(definition);
+        await Api.SignalAsync(faulted.Id, "go");
+        await Api.WaitForAsync(faulted.Id, InstanceStatus.Faulted);
+
+        var received = await ReceivedAsync(definition, 6);
+        AssertTypes(received, held.Id, EventTypes.InstanceSuspended, EventTypes.InstanceResumed, EventTypes.InstanceCancelled);
+        AssertTypes(received, terminated.Id, EventTypes.InstanceTerminated);
+        AssertTypes(received, faulted.Id, EventTypes.InstanceFaulted, EventTypes.SignalDeadLettered);
+        Assert.All(received, r => Assert.True(r.SignedWith(subscription.Secret)));
+    }
+
+    [Fact]
+    public async Task Events_of_many_instances_at_once_reach_the_receiver_in_commit_order_per_instance()
+    {
+        var definition = Definitions.Unique("many");
+        await Api.PublishAsync(Definitions.TwoWaits(definition));
+        await SubscribeAsync($"/ok/{definition}", definition);
+        var instances = await Task.WhenAll(Enumerable.Range(0, 12).Select(_ => Api.StartAsync(definition)));
+        await Task.WhenAll(instances.Select(async i =>
+        {
+            await Api.SignalAsync(i.Id, "a");
+            await Api.SignalAsync(i.Id, "b");
+        }));
+
+        var received = await ReceivedAsync(definition, instances.Length * 2);
+        foreach (var instance in instances)
+        {
+            AssertTypes(received, instance.Id, EventTypes.InstanceStarted, EventTypes.InstanceCompleted);
+        }
+    }
+
+    [Fact]
+    public async Task A_receiver_that_fails_a_few_times_gets_the_event_with_the_same_id_until_it_answers_2xx()
+    {
+        var definition = Definitions.Unique("flaky");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(definition));
+        var subscription = await SubscribeAsync($"/flaky/{definition}/2", definition, [EventTypes.InstanceStarted]);
+        await Api.StartAsync(definition);
+
+        var received = await ReceivedAsync(definition, 3);
+        Assert.Equal([503, 503, 200], received.Select(r => r.Answered));
+        Assert.Single(received.Select(r => r.Id).Distinct());
+        await Eventually.WaitUntilAsync(async () => (await LogAsync(subscription.Subscription.Id)) is [{ Status: DeliveryStatus.Delivered }]);
+        var delivery = Assert.Single(await LogAsync(subscription.Subscription.Id));
+        Assert.Equal((3, (int?)200), (delivery.Attempts, delivery.LastStatus));
+    }
+
+    [Fact]
+    public async Task A_receiver_that_never_answers_gets_bounded_attempts_then_a_dead_letter_that_a_replay_delivers()
+    {
+        var definition = Definitions.Unique("silent");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(definition));
+        var subscription = await SubscribeAsync($"/silent/{definition}", definition, [EventTypes.InstanceStarted]);
+        var id = subscription.Subscription.Id;
+        await Api.StartAsync(definition);
+
+        await Eventually.WaitUntilAsync(async () => (await LogAsync(id)) is [{ Status: DeliveryStatus.DeadLettered }], what: "a dead letter");
+        var dead = Assert.Single(await LogAsync(id));
+        Assert.Equal(MaxAttempts, dead.Attempts);
+        Assert.Equal(MaxAttempts, _receiver.Of(definition).Count);
+        Assert.Contains("no answer", dead.LastError, StringComparison.Ordinal);
+
+        // The receiver is mended (a new endpoint), and the dead letter is replayed: delivered, under the same id.
+        using (var change = await Api.Http.PutAsJsonAsync($"/subscriptions/{id}",
+            new { name = subscription.Subscription.Name, endpoint = new Uri(_receiver.Address, $"/ok/{definition}-mended").ToString(),
+                  events = new[] { EventTypes.InstanceStarted }, definitions = new[] { definition } }, WorkflowServiceFactory.Json, Token))
+        {
+            Assert.True(change.IsSuccessStatusCode, await change.Content.ReadAsStringAsync(Token));
+        }
+
+        using (var replay = await Api.Http.PostAsync($"/subscriptions/{id}/deliveries/{dead.Id}/replay", null, Token))
+        {
+            Assert.True(replay.IsSuccessStatusCode, await replay.Content.ReadAsStringAsync(Token));
+        }
+
+        var mended = Assert.Single(await ReceivedAsync($"{definition}-mended", 1));
+        Assert.Equal(dead.Id.ToString(), mended.Id);
+        using var again = await Api.Http.PostAsync($"/subscriptions/{id}/deliveries/{dead.Id}/replay", null, Token);
+        Assert.Equal(HttpStatusCode.NotFound, again.StatusCode);
+    }
+
+    [Fact]
+    public async Task A_receiver_that_answers_410_pauses_its_subscription_and_its_events_wait_for_the_resume()
+    {
+        var definition = Definitions.Unique("gone");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(definition));
+        var subscription = await SubscribeAsync($"/gone/{definition}", definition, [EventTypes.InstanceStarted, EventTypes.InstanceCompleted]);
+        var id = subscription.Subscription.Id;
+        var instance = await Api.StartAsync(definition);
+        await Eventually.WaitUntilAsync(async () => (await Api.Http.GetFromJsonAsync<SubscriptionView>($"/subscriptions/{id}",
+            WorkflowServiceFactory.Json, Token))!.Status == SubscriptionView.Paused, what: "the subscription paused");
+        var paused = (await Api.Http.GetFromJsonAsync<SubscriptionView>($"/subscriptions/{id}", WorkflowServiceFactory.Json, Token))!;
+        Assert.Equal("the receiver answered 410 Gone", paused.PausedReason);
+
+        // While it is paused, events are recorded and wait.
+        await Api.SignalAsync(instance.Id, "go");
+        await Api.WaitForAsync(instance.Id, InstanceStatus.Completed);
+        await Eventually.WaitUntilAsync(async () => (await LogAsync(id)).Count == 2, what: "two deliveries recorded");
+        Assert.All(await LogAsync(id), d => Assert.Equal(DeliveryStatus.Pending, d.Status));
+
+        using (var change = await Api.Http.PutAsJsonAsync($"/subscriptions/{id}",
+            new { name = paused.Name, endpoint = new Uri(_receiver.Address, $"/ok/{definition}-back").ToString(), events = paused.Events,
+                  definitions = paused.Definitions }, WorkflowServiceFactory.Json, Token))
+        {
+            Assert.True(change.IsSuccessStatusCode, await change.Content.ReadAsStringAsync(Token));
+        }
+
+        using (var resume = await Api.Http.PostAsync($"/subscriptions/{id}/resume", null, Token))
+        {
+            Assert.True(resume.IsSuccessStatusCode, await resume.Content.ReadAsStringAsync(Token));
+        }
+
+        var back = await ReceivedAsync($"{definition}-back", 2);
+        Assert.Equal([EventTypes.InstanceStarted, EventTypes.InstanceCompleted], back.Select(r => r.Type));
+        Assert.Single(_receiver.Of(definition));
+    }
+
+    [Fact]
+    public async Task A_secret_rotated_while_events_flow_signs_with_both_during_the_overlap()
+    {
+        var definition = Definitions.Unique("rotate");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(definition));
+        var subscription = await SubscribeAsync($"/ok/{definition}", definition, [EventTypes.InstanceStarted]);
+        await Api.StartAsync(definition);
+        var before = Assert.Single(await ReceivedAsync(definition, 1));
+
+        using var rotate = await Api.Http.PostAsJsonAsync($"/subscriptions/{subscription.Subscription.Id}/secret", new { overlapSeconds = 3600 },
+            WorkflowServiceFactory.Json, Token);
+        var rotated = (await rotate.Content.ReadFromJsonAsync<SubscriptionWithSecretView>(WorkflowServiceFactory.Json, Token))!;
+        await Api.StartAsync(definition);
+        var during = (await ReceivedAsync(definition, 2))[1];
+
+        using var end = await Api.Http.PostAsJsonAsync($"/subscriptions/{subscription.Subscription.Id}/secret", new { overlapSeconds = 0 },
+            WorkflowServiceFactory.Json, Token);
+        var ended = (await end.Content.ReadFromJsonAsync<SubscriptionWithSecretView>(WorkflowServiceFactory.Json, Token))!;
+        await Api.StartAsync(definition);
+        var after = (await ReceivedAsync(definition, 3))[2];
+
+        Assert.True(before.SignedWith(subscription.Secret));
+        Assert.True(during.SignedWith(subscription.Secret) && during.SignedWith(rotated.Secret), "both secrets sign during the overlap");
+        Assert.True(after.SignedWith(ended.Secret));
+        Assert.False(after.SignedWith(rotated.Secret) || after.SignedWith(subscription.Secret), "an ended overlap signs with the new secret only");
+    }
+}
+
+public sealed class SqliteEventDeliveryTests : EventDeliveryTests<SqliteBackend>;
+
+public sealed class PostgresEventDeliveryTests : EventDeliveryTests<PostgresBackend>;
+
+public sealed class MongoDbEventDeliveryTests : EventDeliveryTests<MongoDbBackend>;
