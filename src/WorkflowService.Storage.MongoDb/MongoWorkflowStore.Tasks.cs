@@ -1,5 +1,6 @@
 using MongoDB.Bson;
 using MongoDB.Driver;
+using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Storage.MongoDb;
@@ -35,13 +36,32 @@ public sealed partial class MongoWorkflowStore : ITaskStore
     }
 
     // One document: atomic on its own, no transaction.
-    public async Task<TaskClaimOutcome> ClaimTaskAsync(Guid taskId, string user, CancellationToken cancellationToken)
+    public async Task<TaskClaimOutcome> ClaimTaskAsync(Guid taskId, string user, IReadOnlyList<EventDelivery> deliveries, CancellationToken cancellationToken)
     {
-        var claimed = await _tasks.UpdateOneAsync(
-            TaskFilter.Eq(t => t.Id, taskId) & TaskFilter.Eq(t => t.Status, nameof(HumanTaskStatus.Open)),
-            Builders<TaskDocument>.Update.Set(t => t.Status, nameof(HumanTaskStatus.Claimed)).Set(t => t.ClaimedBy, user),
-            cancellationToken: cancellationToken).ConfigureAwait(false);
-        if (claimed.MatchedCount == 1)
+        ArgumentNullException.ThrowIfNull(deliveries);
+        var claim = TaskFilter.Eq(t => t.Id, taskId) & TaskFilter.Eq(t => t.Status, nameof(HumanTaskStatus.Open));
+        var update = Builders<TaskDocument>.Update.Set(t => t.Status, nameof(HumanTaskStatus.Claimed)).Set(t => t.ClaimedBy, user);
+        var claimed = deliveries.Count == 0
+            ? (await _tasks.UpdateOneAsync(claim, update, cancellationToken: cancellationToken).ConfigureAwait(false)).MatchedCount == 1
+            // The claim and its events, or neither; the events after the instance's last commit in its order.
+            : await InTransactionAsync(async (session, ct) =>
+            {
+                if ((await _tasks.UpdateOneAsync(session, claim, update, cancellationToken: ct).ConfigureAwait(false)).MatchedCount != 1)
+                {
+                    return false;
+                }
+
+                var version = (await _instances.Find(session, Builders<InstanceDocument>.Filter.Eq(i => i.Id, deliveries[0].InstanceId))
+                    .Project(i => i.Version).FirstOrDefaultAsync(ct).ConfigureAwait(false));
+                for (var i = 0; i < deliveries.Count; i++)
+                {
+                    deliveries[i].Sequence = ((long)version << 20) + (1 << 19) + i;
+                }
+
+                await _deliveries.InsertManyAsync(session, deliveries.Select(DeliveryDocument.From), cancellationToken: ct).ConfigureAwait(false);
+                return true;
+            }, cancellationToken).ConfigureAwait(false);
+        if (claimed)
         {
             return TaskClaimOutcome.Claimed;
         }

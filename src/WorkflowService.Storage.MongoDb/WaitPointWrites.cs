@@ -68,7 +68,7 @@ internal sealed class WaitPointWrites
         History.AddRange(commit.History.Select(HistoryDocument.From));
         NewSignals.AddRange(commit.NewSignals.Select(SignalDocument.From));
         NewTasks.AddRange(commit.NewTasks.Select(TaskDocument.From));
-        for (var i = 0; i < commit.Deliveries.Count; i++)
+        for (var i = 0; commit.HasDeliveries && i < commit.Deliveries.Count; i++)
         {
             commit.Deliveries[i].Sequence = ((long)instance.Version << 20) + i;
             NewDeliveries.Add(DeliveryDocument.From(commit.Deliveries[i]));

@@ -106,7 +106,7 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         }
 
         // The outbox: after the instance row, whose lock orders two commits of one instance, so their sequences are in commit order.
-        if (commit.Deliveries.Count > 0)
+        if (commit.HasDeliveries)
         {
             statements.Add(Rows.Insert(dialect, "wf_deliveries", Rows.DeliveryInsertColumns, commit.Deliveries, Rows.DeliveryValues));
         }

@@ -1,4 +1,5 @@
 using Microsoft.EntityFrameworkCore;
+using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Storage.Relational;
@@ -34,17 +35,32 @@ public sealed partial class RelationalWorkflowStore : ITaskStore
         return new Page<HumanTask>(items, total, query.Offset, query.Limit);
     }
 
-    public async Task<TaskClaimOutcome> ClaimTaskAsync(Guid taskId, string user, CancellationToken cancellationToken)
+    public async Task<TaskClaimOutcome> ClaimTaskAsync(Guid taskId, string user, IReadOnlyList<EventDelivery> deliveries, CancellationToken cancellationToken)
     {
+        ArgumentNullException.ThrowIfNull(deliveries);
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        var rows = await db.Tasks.Where(t => t.Id == taskId && t.Status == HumanTaskStatus.Open)
-            .ExecuteUpdateAsync(u => u.SetProperty(t => t.Status, HumanTaskStatus.Claimed).SetProperty(t => t.ClaimedBy, user), cancellationToken)
-            .ConfigureAwait(false);
-        if (rows == 1)
+        var claimed = await RetryTransientAsync(async (db, ct) =>
+        {
+            // The claim and its events, or neither.
+            await using var transaction = await db.Database.BeginTransactionAsync(ct).ConfigureAwait(false);
+            var rows = await db.Tasks.Where(t => t.Id == taskId && t.Status == HumanTaskStatus.Open)
+                .ExecuteUpdateAsync(u => u.SetProperty(t => t.Status, HumanTaskStatus.Claimed).SetProperty(t => t.ClaimedBy, user), ct)
+                .ConfigureAwait(false);
+            if (rows == 1 && deliveries.Count > 0)
+            {
+                db.Deliveries.AddRange(deliveries);
+                await db.SaveChangesAsync(ct).ConfigureAwait(false);
+            }
+
+            await transaction.CommitAsync(ct).ConfigureAwait(false);
+            return rows == 1;
+        }, cancellationToken).ConfigureAwait(false);
+        if (claimed)
         {
             return TaskClaimOutcome.Claimed;
         }
+
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
 
         var task = await db.Tasks.AsNoTracking().FirstOrDefaultAsync(t => t.Id == taskId, cancellationToken).ConfigureAwait(false);
         return task switch

@@ -46,10 +46,36 @@ public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbel
         }
     }
 
+    /// <summary>Whether any subscription of <paramref name="tenant"/> takes <paramref name="type"/> from <paramref name="definition"/>.</summary>
+    public bool Takes(string tenant, string type, string definition) =>
+        directory.Of(tenant).Any(s => s.Matches(type, definition));
+
+    /// <summary>The deliveries of a task's claim by <paramref name="user"/>, written with the claim.</summary>
+    public List<EventDelivery> ForTaskClaim(WorkflowInstance instance, HumanTask task, string user, long nowMs)
+    {
+        ArgumentNullException.ThrowIfNull(instance);
+        ArgumentNullException.ThrowIfNull(task);
+        var commit = new WaitPointCommit { Instance = instance, ExpectedVersion = instance.Version };
+        var entry = new HistoryEvent
+        {
+            InstanceId = instance.Id,
+            At = time.GetUtcNow().UtcDateTime,
+            Type = EventTypes.TaskClaimed,
+            StepId = task.StepId,
+            Actor = user,
+            DataJson = JsonSerializer.Serialize(new { taskId = task.Id, task.Title, claimedBy = user }, EngineJson.Options),
+        };
+        Add(commit, directory.Of(instance.Tenant), EventTypes.TaskClaimed, entry, null, nowMs, null);
+        return commit.HasDeliveries ? commit.Deliveries : [];
+    }
+
+    /// <summary>Deliveries were written outside a wait point (a task's claim): this node's dispatcher takes them at once.</summary>
+    public void Ring() => doorbell.Ring();
+
     /// <summary>A commit with deliveries was written: this node's dispatcher takes them at once.</summary>
     public void Committed(WaitPointCommit commit)
     {
-        if (commit?.Deliveries.Count > 0)
+        if (commit is { HasDeliveries: true })
         {
             doorbell.Ring();
         }

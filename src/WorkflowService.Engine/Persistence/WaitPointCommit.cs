@@ -27,8 +27,13 @@ public sealed class WaitPointCommit
     /// fails as a <see cref="ConcurrencyConflictException"/>, and the signal goes the queued way.
     /// </summary>
     public bool RequireNoDueSignals { get; set; }
-    /// <summary>The events this commit sends to subscriptions, written in its transaction (the outbox).</summary>
-    public List<Events.EventDelivery> Deliveries { get; } = [];
+    private List<Events.EventDelivery>? _deliveries;
+
+    /// <summary>The events this commit sends to subscriptions, written in its transaction (the outbox); made on first use.</summary>
+    public List<Events.EventDelivery> Deliveries => _deliveries ??= [];
+
+    /// <summary>Whether it sends any event (without making the list: most commits of a service without subscriptions send none).</summary>
+    public bool HasDeliveries => _deliveries is { Count: > 0 };
     /// <summary>Who caused this commit (an API caller); written on each of its history events that names no one else.</summary>
     public string? Actor { get; set; }
 }

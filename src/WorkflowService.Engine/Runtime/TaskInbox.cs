@@ -1,10 +1,12 @@
+using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.WakeUp;
 
 namespace WorkflowService.Engine.Runtime;
 
 /// <summary>Human tasks: the inbox query, claiming, and completion that resumes the waiting instance.</summary>
-public sealed class TaskInbox(ITaskStore tasks, IStoreClock clock, WaitPointWriter writer, EngineMetrics metrics)
+public sealed class TaskInbox(ITaskStore tasks, IInstanceStore instances, IStoreClock clock, WaitPointWriter writer, EventOutbox outbox,
+    EngineMetrics metrics)
 {
     public Task<Page<HumanTask>> QueryAsync(TaskQuery query, CancellationToken cancellationToken) =>
         tasks.QueryTasksAsync(query, cancellationToken);
@@ -13,8 +15,25 @@ public sealed class TaskInbox(ITaskStore tasks, IStoreClock clock, WaitPointWrit
     public Task<HumanTask?> GetAsync(string tenant, Guid taskId, CancellationToken cancellationToken) =>
         tasks.GetTaskAsync(tenant, taskId, cancellationToken);
 
-    public Task<TaskClaimOutcome> ClaimAsync(Guid taskId, string user, CancellationToken cancellationToken) =>
-        tasks.ClaimTaskAsync(taskId, user, cancellationToken);
+    public async Task<TaskClaimOutcome> ClaimAsync(Guid taskId, string user, CancellationToken cancellationToken)
+    {
+        // Its task.claimed events, when a subscription of the task's tenant takes them: they are written with the claim.
+        List<EventDelivery> deliveries = [];
+        if (!outbox.IsIdle && await tasks.GetTaskAsync(taskId, cancellationToken).ConfigureAwait(false) is { Status: HumanTaskStatus.Open } task
+            && outbox.Takes(task.Tenant, EventTypes.TaskClaimed, task.DefinitionName)
+            && await instances.GetInstanceAsync(task.InstanceId, cancellationToken).ConfigureAwait(false) is { } instance)
+        {
+            deliveries = outbox.ForTaskClaim(instance, task, user, clock.NowMs());
+        }
+
+        var outcome = await tasks.ClaimTaskAsync(taskId, user, deliveries, cancellationToken).ConfigureAwait(false);
+        if (deliveries.Count > 0)
+        {
+            outbox.Ring();
+        }
+
+        return outcome;
+    }
 
     /// <summary>Completes the task of <paramref name="tenant"/> and queues the signal that resumes its instance; another tenant's is not found.</summary>
     public async Task<TaskCompletionOutcome> CompleteAsync(string tenant, Guid taskId, string? user, string? resultJson, CancellationToken cancellationToken)

@@ -87,7 +87,11 @@ public sealed partial class WaitPointWriter(IInstanceStore store, ISignalQueue s
         }
 
         // A retried write (a conflict, a lost group) is stamped again: its events are collected afresh, never twice.
-        commit.Deliveries.Clear();
+        if (commit.HasDeliveries)
+        {
+            commit.Deliveries.Clear();
+        }
+
         if (!outbox.IsIdle)
         {
             outbox.Collect(commit, clock.NowMs(), EngineTelemetry.CurrentTraceParent());

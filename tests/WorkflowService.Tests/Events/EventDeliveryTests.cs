@@ -60,10 +60,16 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
         return (await response.Content.ReadFromJsonAsync<SubscriptionWithSecretView>(WorkflowServiceFactory.Json, Token))!;
     }
 
-    private async Task CompleteTaskAsync(Guid instanceId, bool approve)
+    private async Task CompleteTaskAsync(Guid instanceId, bool approve, bool claimFirst = false)
     {
         var tasks = await Api.EveryPageAsync<TaskView>($"/tasks?instanceId={instanceId}&status=Open");
         var task = Assert.Single(tasks);
+        if (claimFirst)
+        {
+            using var claim = await Api.Http.PostAsJsonAsync($"/tasks/{task.Id}/claim", new { user = "reviewer" }, WorkflowServiceFactory.Json, Token);
+            Assert.True(claim.IsSuccessStatusCode, await claim.Content.ReadAsStringAsync(Token));
+        }
+
         using var response = await Api.Http.PostAsJsonAsync($"/tasks/{task.Id}/complete", new { user = "reviewer", result = new { approve } },
             WorkflowServiceFactory.Json, Token);
         Assert.True(response.IsSuccessStatusCode, await response.Content.ReadAsStringAsync(Token));
@@ -93,17 +99,19 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
         await Api.PublishAsync(Review(definition));
         var subscription = await SubscribeAsync($"/ok/{definition}", definition);
         var approved = await Api.StartAsync(definition, businessKey: "claim-1");
-        await CompleteTaskAsync(approved.Id, approve: true);
+        await CompleteTaskAsync(approved.Id, approve: true, claimFirst: true);
         await Api.WaitForAsync(approved.Id, InstanceStatus.Completed);
         var rejected = await Api.StartAsync(definition);
         await CompleteTaskAsync(rejected.Id, approve: false);
         await Api.WaitForAsync(rejected.Id, InstanceStatus.Failed);
 
-        var received = await ReceivedAsync(definition, 8);
+        var received = await ReceivedAsync(definition, 9);
         Assert.All(received, r => Assert.True(r.SignedWith(subscription.Secret), $"{r.Type} is not signed with the subscription's secret"));
         Assert.All(received, r => Assert.StartsWith("application/cloudevents+json", r.ContentType, StringComparison.Ordinal));
         Assert.Equal(received.Count, received.Select(r => r.Id).Distinct().Count());
-        AssertTypes(received, approved.Id, EventTypes.InstanceStarted, EventTypes.TaskCreated, EventTypes.TaskCompleted, EventTypes.InstanceCompleted);
+        AssertTypes(received, approved.Id, EventTypes.InstanceStarted, EventTypes.TaskCreated, EventTypes.TaskClaimed, EventTypes.TaskCompleted,
+            EventTypes.InstanceCompleted);
+        Assert.Equal("reviewer", (string?)received.Single(r => r.Type == EventTypes.TaskClaimed).Event["data"]!["claimedBy"]);
         AssertTypes(received, rejected.Id, EventTypes.InstanceStarted, EventTypes.TaskCreated, EventTypes.TaskCompleted, EventTypes.InstanceFailed);
 
         var completed = received.Single(r => r.Type == EventTypes.InstanceCompleted).Event;
@@ -115,7 +123,7 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
         Assert.Equal("rejected", (string?)received.Single(r => r.Type == EventTypes.InstanceFailed).Event["data"]!["error"]);
 
         var log = await LogAsync(subscription.Subscription.Id);
-        Assert.Equal(8, log.Count);
+        Assert.Equal(9, log.Count);
         Assert.All(log, d => Assert.Equal((DeliveryStatus.Delivered, 1, (int?)200), (d.Status, d.Attempts, d.LastStatus)));
         Assert.All(log, d => Assert.NotNull(d.LatencyMs));
     }
