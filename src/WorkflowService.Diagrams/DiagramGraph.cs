@@ -240,6 +240,7 @@ internal sealed class DiagramGraph
         StepKind.Http => StepKindNames.Http,
         StepKind.SubWorkflow => StepKindNames.SubWorkflow,
         StepKind.Parallel => StepKindNames.Parallel,
+        StepKind.Emit => StepKindNames.Emit,
         _ => kind.ToString(),
     };
 

@@ -34,6 +34,7 @@ internal static class SvgDiagramWriter
         [StepKind.Delay] = new("#fdf5e2", "#b58a2a", "#3d2f0e", 1.4),
         [StepKind.HumanTask] = new("#e8f6f5", "#3c8f8a", "#123331", 1.4),
         [StepKind.Http] = new("#eef3fb", "#3b6ea8", "#10233d", 1.4),
+        [StepKind.Emit] = new("#eef3fb", "#3b6ea8", "#10233d", 1.4),
         [StepKind.SubWorkflow] = new("#f3f3f3", "#6b6b6b", "#1f1f1f", 1.4),
         [StepKind.Parallel] = new("#e9f1fa", "#2f5f8f", "#10253d", 1.6),
         [StepKind.Complete] = new("#eef7ee", "#4a8a4a", "#173317", 2.2),

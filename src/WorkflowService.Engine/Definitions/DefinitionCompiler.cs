@@ -296,6 +296,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         [StepKindNames.HumanTask] = HumanTaskStep.Type,
         [StepKindNames.Complete] = CompleteStep.Type,
         [StepKindNames.Fail] = FailStep.Type,
+        [StepKindNames.Emit] = EmitStep.Type,
         [StepKindNames.Http] = HttpStep.Type,
         [StepKindNames.SubWorkflow] = SubWorkflowStep.Type,
         [StepKindNames.Parallel] = ParallelStep.Type,

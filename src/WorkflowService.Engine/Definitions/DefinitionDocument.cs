@@ -54,6 +54,9 @@ public sealed class StepDocument
     // fail
     [JsonPropertyName("reason")] public string? Reason { get; set; }
 
+    // emit: the custom event's type (an expression), and its data (in `data`)
+    [JsonPropertyName("event")] public string? Event { get; set; }
+
     // http: a call-out whose response lands in `output`
     [JsonPropertyName("method")] public string? Method { get; set; }
     [JsonPropertyName("url")] public string? Url { get; set; }

@@ -34,6 +34,7 @@ internal enum StepField
     OnError = 1 << 21,
     Result = 1 << 22,
     Reason = 1 << 23,
+    Event = 1 << 24,
 }
 
 /// <summary>How the compiler handles one step type: the fields it accepts and how it compiles the rest.</summary>
@@ -81,6 +82,7 @@ internal sealed class StepCompilation(
         (StepField.OnError, "errorOutput", d => d.ErrorOutput),
         (StepField.Result, "result", d => d.Result),
         (StepField.Reason, "reason", d => d.Reason),
+        (StepField.Event, "event", d => d.Event),
     ];
 
     /// <summary>The fields a step of <paramref name="type"/> takes, as a document writes them.</summary>

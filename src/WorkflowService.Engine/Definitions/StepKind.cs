@@ -13,6 +13,8 @@ public enum StepKind
     SubWorkflow,
     /// <summary>Runs named branches side by side and continues when every branch has run to its end (join all).</summary>
     Parallel,
+    /// <summary>Sends a custom event to the subscriptions that take it, with the commit of the wait point it reaches.</summary>
+    Emit,
 }
 
 /// <summary>The names of the step types as a definition document writes them.</summary>
@@ -28,5 +30,6 @@ public static class StepKindNames
     public const string Http = "http";
     public const string SubWorkflow = "subWorkflow";
     public const string Parallel = "parallel";
+    public const string Emit = "emit";
 
 }

@@ -27,6 +27,10 @@ public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbel
             {
                 Add(commit, subscriptions, type, entry, null, nowMs, traceParent);
             }
+            else if (entry.Type == HistoryEventTypes.EventEmitted && Emitted(entry) is var (custom, data))
+            {
+                Add(commit, subscriptions, custom, entry, data, nowMs, traceParent);
+            }
         }
 
         foreach (var transition in commit.SignalTransitions)
@@ -96,6 +100,20 @@ public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbel
         HistoryEventTypes.TaskCompleted => EventTypes.TaskCompleted,
         _ => null,
     };
+
+    /// <summary>An emit step's event: its type and data as the step recorded them.</summary>
+    private static (string Type, JsonElement Data)? Emitted(HistoryEvent entry)
+    {
+        if (entry.DataJson is not { } json)
+        {
+            return null;
+        }
+
+        var emitted = JsonSerializer.Deserialize<JsonElement>(json);
+        return emitted.TryGetProperty("type", out var type) && type.GetString() is { } name
+            ? (name, emitted.TryGetProperty("data", out var data) ? data : default)
+            : null;
+    }
 
     private static bool IsTermination(HistoryEvent entry) =>
         entry.DataJson is { } data && data.Contains("\"terminated\":true", StringComparison.Ordinal);

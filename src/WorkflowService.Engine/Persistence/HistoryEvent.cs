@@ -45,4 +45,6 @@ public static class HistoryEventTypes
     public const string ParallelStarted = "ParallelStarted";
     public const string BranchJoined = "BranchJoined";
     public const string ParallelJoined = "ParallelJoined";
+    /// <summary>An emit step sent a custom event: its type and data, sent to subscriptions with the commit.</summary>
+    public const string EventEmitted = "EventEmitted";
 }

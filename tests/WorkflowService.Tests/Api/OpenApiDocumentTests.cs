@@ -168,8 +168,8 @@ public sealed class OpenApiDocumentTests : SharedServiceTest<SqliteBackend>
         var schemas = _document["components"]!["schemas"]!;
         foreach (var (union, types) in new[]
                  {
-                     ("WorkflowDefinitionStep", 10),
-                     ("WorkflowDefinitionBranchStep", 8), // neither complete nor parallel in a parallel branch
+                     ("WorkflowDefinitionStep", 11),
+                     ("WorkflowDefinitionBranchStep", 9), // neither complete nor parallel in a parallel branch
                  })
         {
             var schema = schemas[union]!;

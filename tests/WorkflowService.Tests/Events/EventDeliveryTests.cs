@@ -129,6 +129,43 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
     }
 
     [Fact]
+    public async Task An_emit_step_sends_its_custom_event_with_its_data_with_the_commit_after_it()
+    {
+        var definition = Definitions.Unique("emit");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{definition}}",
+              "steps": [
+                { "id": "tell", "type": "emit", "event": "'claim.' + input.outcome", "data": "({ claim: input.claim })" },
+                { "id": "wait", "type": "waitForSignal", "signal": "go" },
+                { "id": "done", "type": "complete" }
+              ]
+            }
+            """);
+        var subscription = await SubscribeAsync($"/ok/{definition}", definition, ["claim.approved"]);
+        var instance = await Api.StartAsync(definition, new { outcome = "approved", claim = "C-7" });
+        var custom = Assert.Single(await ReceivedAsync(definition, 1));
+        Assert.Equal(("claim.approved", instance.Id.ToString(), "tell"), (custom.Type, custom.InstanceId, (string?)custom.Event["subject"]));
+        Assert.Equal("C-7", (string?)custom.Event["data"]!["claim"]);
+        Assert.True(custom.SignedWith(subscription.Secret));
+
+        // A type computed into the service's own namespace fails the step (it is told, like any failed expression).
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{definition}}",
+              "steps": [
+                { "id": "tell", "type": "emit", "event": "'instance.' + input.outcome", "onError": "caught", "errorOutput": "problem" },
+                { "id": "done", "type": "complete", "result": "vars.problem" },
+                { "id": "caught", "type": "complete", "result": "vars.problem" }
+              ]
+            }
+            """);
+        var refused = await Api.StartAsync(definition, new { outcome = "approved" });
+        var ended = await Api.WaitForAsync(refused.Id, InstanceStatus.Completed);
+        Assert.Contains("'instance.' names the service's own events", ended.Output!.Value.GetProperty("message").GetString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task Operator_actions_and_faults_are_delivered_as_their_own_events()
     {
         var definition = Definitions.Unique("ops");

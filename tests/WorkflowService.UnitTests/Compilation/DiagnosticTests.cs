@@ -7,13 +7,30 @@ namespace WorkflowService.UnitTests.Compilation;
 public sealed class DiagnosticTests
 {
     private const string Done = """{ "id": "done", "type": "complete" }""";
-    private const string TypeList = "type must be one of: assign, waitForSignal, delay, decision, humanTask, complete, fail, http, subWorkflow, parallel";
+    private const string TypeList = "type must be one of: assign, waitForSignal, delay, decision, humanTask, complete, fail, emit, http, subWorkflow, parallel";
     private const string NotADuration = "is not an ISO 8601 duration from PT0S to P36500D, such as PT30S";
 
     // Assigning __proto__ on the JavaScript object that holds the variables would replace its prototype, not store a value.
     private const string ProtoReserved = "'__proto__' is reserved and cannot be assigned";
 
     // ---- reading the document ----
+
+    [Theory]
+    [InlineData("""{ "id": "e", "type": "emit", "event": "'instance.completed'" }""", "$.steps[0].event",
+        "'instance.' names the service's own events; choose another name for a custom event")]
+    [InlineData("""{ "id": "e", "type": "emit", "event": "'9 lives'" }""", "$.steps[0].event",
+        "an event type starts with a letter and has only letters, digits, '.', '-' and '_'")]
+    [InlineData("""{ "id": "e", "type": "emit", "data": "1" }""", "$.steps[0].event", "event is required for the step type emit")]
+    public void An_emit_step_whose_event_type_cannot_be_sent_is_refused(string step, string path, string message)
+    {
+        Refused(Steps(step, Done), (path, message));
+    }
+
+    [Fact]
+    public void An_emit_step_with_a_computed_event_type_is_checked_when_it_runs()
+    {
+        Valid(Steps("""{ "id": "e", "type": "emit", "event": "'claim.' + vars.outcome", "data": "({ a: 1 })" }""", Done));
+    }
 
     [Fact]
     public void A_document_that_is_JSON_null_is_not_a_definition()
@@ -22,10 +39,10 @@ public sealed class DiagnosticTests
     }
 
     private const string AStep = "a step: a JSON object with an id, a type (one of: assign, waitForSignal, delay, decision, humanTask, complete, "
-        + "fail, http, subWorkflow, parallel) and the fields of that type";
+        + "fail, emit, http, subWorkflow, parallel) and the fields of that type";
 
     private const string StepFields = "id, type, description, next, set, signal, timeout, onTimeout, output, duration, branches, otherwise, "
-        + "title, assignee, role, data, result, reason, method, url, body, headers, retries, definition, version, input, onError, errorOutput";
+        + "title, assignee, role, data, result, reason, event, method, url, body, headers, retries, definition, version, input, onError, errorOutput";
 
     [Theory]
     [InlineData("""[ 1 ]""", "$", "expected a JSON object with the fields name, description, variables, steps, onCancel")]
