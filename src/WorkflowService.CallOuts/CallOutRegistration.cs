@@ -23,14 +23,7 @@ public static class CallOutRegistration
         services.AddSingleton<HttpCallOutClient>();
         // Events out (subscriptions) reach their receivers under the same egress rules, redirects unfollowed.
         services.AddHttpClient(WebhookSender.ClientName, c => c.Timeout = Timeout.InfiniteTimeSpan) // the dispatcher bounds each attempt
-            .ConfigurePrimaryHttpMessageHandler(provider => new SocketsHttpHandler
-            {
-                ConnectCallback = provider.GetRequiredService<EgressPolicy>().ConnectAsync,
-                UseProxy = false,
-                AllowAutoRedirect = false,
-                UseCookies = false,
-                PooledConnectionLifetime = TimeSpan.FromMinutes(5),
-            });
+            .ConfigurePrimaryHttpMessageHandler(provider => provider.GetRequiredService<EgressPolicy>().CreateHandler());
         services.AddSingleton<IEventSender, WebhookSender>();
         // Secrets are put into the request on its way to the client, after the engine and before the wire.
         services.AddSingleton<ICallOutClient>(provider =>

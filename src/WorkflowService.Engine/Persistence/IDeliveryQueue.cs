@@ -10,12 +10,15 @@ namespace WorkflowService.Engine.Persistence;
 public interface IDeliveryQueue
 {
     /// <summary>Leases up to <paramref name="max"/> claimable deliveries to <paramref name="owner"/> (attempts incremented).</summary>
+    [EngineOnly]
     Task<IReadOnlyList<EventDelivery>> ClaimDueDeliveriesAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken);
 
     /// <summary>Writes the outcome of each attempt whose lease still holds; returns how many did.</summary>
+    [EngineOnly]
     Task<int> SettleDeliveriesAsync(IReadOnlyList<DeliverySettlement> settlements, CancellationToken cancellationToken);
 
     /// <summary>When the next pending delivery becomes due (Unix ms, store clock); null when none is pending.</summary>
+    [EngineOnly]
     Task<long?> GetNextDeliveryDueAsync(CancellationToken cancellationToken);
 
     /// <summary>A subscription's deliveries, newest first, after <paramref name="beforeSequence"/> when given.</summary>
@@ -26,6 +29,7 @@ public interface IDeliveryQueue
     Task<bool> ReplayDeliveryAsync(string tenant, Guid subscriptionId, Guid deliveryId, CancellationToken cancellationToken);
 
     /// <summary>Gives back every lease <paramref name="owner"/> holds (graceful shutdown).</summary>
+    [EngineOnly]
     Task<int> ReleaseDeliveryLeasesAsync(string owner, CancellationToken cancellationToken);
 }
 

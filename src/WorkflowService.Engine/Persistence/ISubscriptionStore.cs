@@ -23,6 +23,7 @@ public interface ISubscriptionStore
     Task<bool> DeleteSubscriptionAsync(string tenant, Guid id, CancellationToken cancellationToken);
 
     /// <summary>Every subscription of every tenant: what a node matches its commits' events against.</summary>
+    [EngineOnly]
     Task<IReadOnlyList<Subscription>> GetAllSubscriptionsAsync(CancellationToken cancellationToken);
 }
 

@@ -15,18 +15,19 @@ public sealed class TaskInbox(ITaskStore tasks, IInstanceStore instances, IStore
     public Task<HumanTask?> GetAsync(string tenant, Guid taskId, CancellationToken cancellationToken) =>
         tasks.GetTaskAsync(tenant, taskId, cancellationToken);
 
-    public async Task<TaskClaimOutcome> ClaimAsync(Guid taskId, string user, CancellationToken cancellationToken)
+    /// <summary>Claims <paramref name="task"/> (read in its caller's tenant) for <paramref name="user"/>.</summary>
+    public async Task<TaskClaimOutcome> ClaimAsync(HumanTask task, string user, CancellationToken cancellationToken)
     {
+        ArgumentNullException.ThrowIfNull(task);
         // Its task.claimed events, when a subscription of the task's tenant takes them: they are written with the claim.
         List<EventDelivery> deliveries = [];
-        if (!outbox.IsIdle && await tasks.GetTaskAsync(taskId, cancellationToken).ConfigureAwait(false) is { Status: HumanTaskStatus.Open } task
-            && outbox.Takes(task.Tenant, EventTypes.TaskClaimed, task.DefinitionName)
-            && await instances.GetInstanceAsync(task.InstanceId, cancellationToken).ConfigureAwait(false) is { } instance)
+        if (!outbox.IsIdle && task.Status == HumanTaskStatus.Open && outbox.Takes(task.Tenant, EventTypes.TaskClaimed, task.DefinitionName)
+            && await instances.GetInstanceAsync(task.Tenant, task.InstanceId, cancellationToken).ConfigureAwait(false) is { } instance)
         {
             deliveries = outbox.ForTaskClaim(instance, task, user, clock.NowMs());
         }
 
-        var outcome = await tasks.ClaimTaskAsync(taskId, user, deliveries, cancellationToken).ConfigureAwait(false);
+        var outcome = await tasks.ClaimTaskAsync(task.Id, user, deliveries, cancellationToken).ConfigureAwait(false);
         if (deliveries.Count > 0)
         {
             outbox.Ring();

@@ -94,12 +94,13 @@ public static class TaskEndpoints
             return Problems.Forbidden($"A task is claimed for the caller; user '{named}' is not you.");
         }
 
-        if ((await FindAsync(id, inbox, caller, "claim", cancellationToken)).Refused is { } refused)
+        var (found, refused) = await FindAsync(id, inbox, caller, "claim", cancellationToken);
+        if (refused is not null)
         {
             return refused;
         }
 
-        var outcome = await inbox.ClaimAsync(id, claimant!, cancellationToken);
+        var outcome = await inbox.ClaimAsync(found!, claimant!, cancellationToken);
         var task = await inbox.GetAsync(caller.Tenant, id, cancellationToken);
         return outcome switch
         {

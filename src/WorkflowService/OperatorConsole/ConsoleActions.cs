@@ -284,7 +284,7 @@ public static class ConsoleActions
         if (action == "claim")
         {
             // With authentication off there is no caller to claim for: the console claims as "console".
-            var outcome = await inbox.ClaimAsync(id, caller.Name ?? "console", cancellationToken);
+            var outcome = await inbox.ClaimAsync(task, caller.Name ?? "console", cancellationToken);
             return outcome == TaskClaimOutcome.Claimed
                 ? Done(ConsolePaths.Tasks, action)
                 : ConsolePages.Message(caller, "Not claimed", $"Task {id} cannot be claimed now ({outcome}).", StatusCodes.Status409Conflict);

@@ -100,6 +100,8 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
         ["POST /subscriptions/{id:guid}/resume"] = ["designer", "admin"],
         ["POST /subscriptions/{id:guid}/secret"] = ["designer", "admin"],
         ["DELETE /subscriptions/{id:guid}"] = ["designer", "admin"],
+        ["GET /subscriptions/{id:guid}/deliveries"] = ["designer", "admin"],
+        ["POST /subscriptions/{id:guid}/deliveries/{deliveryId:guid}/replay"] = ["designer", "admin"],
         // The inbox takes any caller; each task then checks its assignee and candidate role (tested below).
         ["GET /tasks/"] = ["application", "designer", "operator", "admin", "none"],
         ["GET /tasks/{id:guid}"] = ["application", "designer", "operator", "admin", "none"],
@@ -129,6 +131,7 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
     private static HttpRequestMessage Request(string method, string pattern)
     {
         var path = pattern.Replace("{id:guid}", Guid.NewGuid().ToString(), StringComparison.Ordinal)
+            .Replace("{deliveryId:guid}", Guid.NewGuid().ToString(), StringComparison.Ordinal)
             .Replace("{name}", "no-such-definition", StringComparison.Ordinal)
             .Replace("{version:int}", "1", StringComparison.Ordinal);
         var request = new HttpRequestMessage(new HttpMethod(method), path);

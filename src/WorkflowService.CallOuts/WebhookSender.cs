@@ -3,7 +3,7 @@ using System.Text;
 using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Execution;
 
-namespace WorkflowService.Hosting;
+namespace WorkflowService.CallOuts;
 
 /// <summary>
 /// Posts a delivery to its subscription's endpoint as a structured CloudEvent, signed the Standard Webhooks way, through
