@@ -15,12 +15,14 @@ internal sealed class LoggedProcess : IAsyncDisposable
     private readonly StreamWriter _log;
     private readonly Lock _logLock = new();
     private readonly Func<string, bool> _isUpLine;
+    private readonly Action<string>? _onStandardOutput;
     private readonly TaskCompletionSource<string> _up = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-    private LoggedProcess(Process process, string logPath, Func<string, bool> isUpLine)
+    private LoggedProcess(Process process, string logPath, Func<string, bool> isUpLine, Action<string>? onStandardOutput)
     {
         _process = process;
         _isUpLine = isUpLine;
+        _onStandardOutput = onStandardOutput;
         LogPath = logPath;
         _log = new StreamWriter(logPath) { AutoFlush = true };
     }
@@ -32,14 +34,23 @@ internal sealed class LoggedProcess : IAsyncDisposable
     public Task<string> Up => _up.Task;
 
     /// <summary>Starts <paramref name="start"/> (its output redirected here) with its output written to <paramref name="logPath"/>.</summary>
-    public static LoggedProcess Start(ProcessStartInfo start, string logPath, Func<string, bool> isUpLine)
+    /// <param name="onStandardOutput">Also given every line of standard output (not standard error), in order.</param>
+    public static LoggedProcess Start(ProcessStartInfo start, string logPath, Func<string, bool> isUpLine, Action<string>? onStandardOutput = null)
     {
         start.RedirectStandardOutput = true;
         start.RedirectStandardError = true;
         start.UseShellExecute = false;
         var process = Process.Start(start) ?? throw new InvalidOperationException($"{start.FileName} did not start");
-        var logged = new LoggedProcess(process, logPath, isUpLine);
-        process.OutputDataReceived += (_, e) => logged.OnOutput(e.Data);
+        var logged = new LoggedProcess(process, logPath, isUpLine, onStandardOutput);
+        process.OutputDataReceived += (_, e) =>
+        {
+            if (e.Data is not null)
+            {
+                logged._onStandardOutput?.Invoke(e.Data);
+            }
+
+            logged.OnOutput(e.Data);
+        };
         process.ErrorDataReceived += (_, e) => logged.OnOutput(e.Data);
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();

@@ -22,7 +22,7 @@ public sealed class TypeScriptClientTests
         var tsc = ExternalTools.Npm("tsc");
         var tsx = ExternalTools.Npm("tsx");
         await using var database = await new SqliteBackend().CreateDatabaseAsync();
-        await using var node = await ServiceProcess.StartAsync("typescript-client", database.Settings);
+        await using var node = await TestServiceProcess.StartAsync("typescript-client", database.Settings);
         using var http = node.CreateClient();
         var work = Directory.CreateTempSubdirectory("workflow-typescript-client-");
         try

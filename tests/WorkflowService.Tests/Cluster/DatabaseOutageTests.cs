@@ -176,7 +176,7 @@ public sealed class DatabaseOutageTests
             ["Store:Provider"] = "PostgreSql",
             ["Store:ConnectionString"] = server.AdminConnectionString + ";Database=postgres",
         };
-        var node = await ServiceProcess.StartAsync(nodeId, settings);
+        var node = await TestServiceProcess.StartAsync(nodeId, settings);
         try
         {
             using var client = node.CreateClient();

@@ -52,7 +52,7 @@ public abstract class MultiNodeTests<TBackend> : ServiceTest<TBackend> where TBa
         await PrepareAsync(settings);
 
         // All three start at once against an empty database: the schema is created once, safely.
-        var nodes = await Task.WhenAll(Enumerable.Range(0, 3).Select(i => ServiceProcess.StartAsync($"node-{i}", settings)));
+        var nodes = await Task.WhenAll(Enumerable.Range(0, 3).Select(i => TestServiceProcess.StartAsync($"node-{i}", settings)));
         foreach (var node in nodes)
         {
             Own(node);

@@ -40,7 +40,7 @@ public abstract class SignalsOnArrivalNodeKillTests<TBackend> : ServiceTest<TBac
             ["Workers:PollInterval"] = "00:00:00.500",
         };
 
-        var first = Own(await ServiceProcess.StartAsync("node-a", settings));
+        var first = Own(await TestServiceProcess.StartAsync("node-a", settings));
         using var firstClient = first.CreateClient();
         var api = new ApiClient(firstClient);
         var definition = Definitions.Unique("arrival-kill");
@@ -106,7 +106,7 @@ public abstract class SignalsOnArrivalNodeKillTests<TBackend> : ServiceTest<TBac
 
         // A node starts again on the same store, and the client retries every signal it got no answer for, with the
         // same Idempotency-Key: 200 for one the dead node had stored, 202 for one it had not.
-        var second = Own(await ServiceProcess.StartAsync("node-b", settings));
+        var second = Own(await TestServiceProcess.StartAsync("node-b", settings));
         using var secondClient = second.CreateClient();
         var retried = await Task.WhenAll(lost.Select(i => SignalAsync(secondClient, ids[i], i)));
         foreach (var (i, retry) in lost.Zip(retried))

@@ -27,7 +27,7 @@ public abstract class UpgradeTests<TBackend> : ServiceTest<TBackend> where TBack
         // The previous release creates the database and leaves work in every state in it.
         var names = new Names();
         Guid waiting, timed, parked, task, ended;
-        await using (var old = await ServiceProcess.StartAsync("previous", database.Settings, serviceDll: previous))
+        await using (var old = await TestServiceProcess.StartAsync("previous", database.Settings, serviceDll: previous))
         {
             using var client = old.CreateClient();
             var api = new ApiClient(client);
@@ -48,7 +48,7 @@ public abstract class UpgradeTests<TBackend> : ServiceTest<TBackend> where TBack
         }
 
         // This build upgrades it at start-up...
-        await using var node = await ServiceProcess.StartAsync("current", database.Settings);
+        await using var node = await TestServiceProcess.StartAsync("current", database.Settings);
         using var http = node.CreateClient();
         var current = new ApiClient(http);
         var schema = (await http.GetFromJsonAsync<SchemaStatus>("/admin/schema", WorkflowServiceFactory.Json))!;
@@ -138,7 +138,7 @@ public sealed class PostgresRollingUpgradeTests : ServiceTest<PostgresBackend>
         var previous = await PreviousRelease.ServiceDllAsync();
         var database = await CreateDatabaseAsync();
         var settings = new Dictionary<string, string?>(database.Settings) { ["Workers:PollInterval"] = "00:00:00.500" };
-        var old = Own(await ServiceProcess.StartAsync("previous", settings, serviceDll: previous));
+        var old = Own(await TestServiceProcess.StartAsync("previous", settings, serviceDll: previous));
         using var oldClient = old.CreateClient();
         var oldApi = new ApiClient(oldClient);
         var name = Definitions.Unique("rolling");
@@ -160,7 +160,7 @@ public sealed class PostgresRollingUpgradeTests : ServiceTest<PostgresBackend>
         ServiceProcess node;
         try
         {
-            node = Own(await ServiceProcess.StartAsync("current", settings));
+            node = Own(await TestServiceProcess.StartAsync("current", settings));
         }
         finally
         {
@@ -186,7 +186,7 @@ public sealed class PostgresRollingUpgradeTests : ServiceTest<PostgresBackend>
         }
 
         // A previous-release node started now (a restart in the middle of the deploy) still runs on the migrated database.
-        await using var restarted = await ServiceProcess.StartAsync("previous-again", settings, serviceDll: previous);
+        await using var restarted = await TestServiceProcess.StartAsync("previous-again", settings, serviceDll: previous);
         using var restartedClient = restarted.CreateClient();
         var restartedApi = new ApiClient(restartedClient);
         var late = await restartedApi.StartAsync(name);

@@ -44,7 +44,7 @@ public sealed class ConsoleBrowser : IAsyncLifetime
             // A failing step is retried quickly, so that a dead letter is made within the test's deadline.
             ["Workers:ErrorBackoff"] = "00:00:00.200",
         };
-        _node = await ServiceProcess.StartAsync("console-node", settings);
+        _node = await TestServiceProcess.StartAsync("console-node", settings);
         _http = _node.CreateClient();
         Api = new ApiClient(_http);
         _playwright = await Playwright.CreateAsync();

@@ -132,7 +132,7 @@ public sealed class ContainerImageTests
         Assert.Equal("Sqlite", settings["Store__Provider"]);
 
         // The aspnet image's ASPNETCORE_HTTP_PORTS (8080 there) set to a free port here, as `docker run -p` would map it.
-        await using var node = await ServiceProcess.StartAsync("image-replay", settings, ListenAddress.AspNetCoreHttpPorts,
+        await using var node = await TestServiceProcess.StartAsync("image-replay", settings, ListenAddress.AspNetCoreHttpPorts,
             Path.Combine(runtime.WorkDir, "WorkflowService.dll"), runtime.WorkDir);
         using var client = node.CreateClient();
         using var ready = await client.GetAsync("/health/ready");

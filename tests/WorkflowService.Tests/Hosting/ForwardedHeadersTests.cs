@@ -27,7 +27,7 @@ public sealed class ForwardedHeadersTests
             settings["ASPNETCORE_FORWARDEDHEADERS_ENABLED"] = "true";
         }
 
-        return await ServiceProcess.StartAsync("forwarded", settings);
+        return await TestServiceProcess.StartAsync("forwarded", settings);
     }
 
     /// <summary>A request without credentials, as the proxy forwards it for the client at <paramref name="client"/>.</summary>

@@ -17,7 +17,7 @@ public sealed class ListenAddressConfigurationTests
     {
         var database = Path.Combine(Directory.CreateTempSubdirectory("workflow-listen-").FullName, "workflow.db");
 
-        await using var node = await ServiceProcess.StartAsync("listen", new Dictionary<string, string?> { ["Store:ConnectionString"] = $"Data Source={database}" }, listen);
+        await using var node = await TestServiceProcess.StartAsync("listen", new Dictionary<string, string?> { ["Store:ConnectionString"] = $"Data Source={database}" }, listen);
         using var client = node.CreateClient();
         using var live = await client.GetAsync("/health/live");
         using var ready = await client.GetAsync("/health/ready");

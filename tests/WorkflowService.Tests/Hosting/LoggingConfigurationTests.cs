@@ -19,7 +19,7 @@ public sealed class LoggingConfigurationTests
     public async Task Compact_json_logs_are_one_event_per_line_carrying_the_callers_trace_id()
     {
         var database = Path.Combine(Directory.CreateTempSubdirectory("workflow-logging-").FullName, "workflow.db");
-        await using var node = await ServiceProcess.StartAsync("logging", new Dictionary<string, string?>
+        await using var node = await TestServiceProcess.StartAsync("logging", new Dictionary<string, string?>
         {
             ["Store:ConnectionString"] = $"Data Source={database}",
             ["Serilog:MinimumLevel:Default"] = "Information",
@@ -62,7 +62,7 @@ public sealed class LoggingConfigurationTests
     public async Task Text_logs_carry_the_trace_and_span_of_the_request_they_were_written_in()
     {
         var database = Path.Combine(Directory.CreateTempSubdirectory("workflow-logging-").FullName, "workflow.db");
-        await using var node = await ServiceProcess.StartAsync("logging-text", new Dictionary<string, string?>
+        await using var node = await TestServiceProcess.StartAsync("logging-text", new Dictionary<string, string?>
         {
             ["Store:ConnectionString"] = $"Data Source={database}",
             ["Serilog:MinimumLevel:Default"] = "Information",

@@ -16,7 +16,7 @@ public sealed class OtlpExportTests
     {
         await using var receiver = OtlpReceiver.Start();
         var directory = Directory.CreateTempSubdirectory("workflow-otlp-").FullName;
-        await using var node = await ServiceProcess.StartAsync("exported", new Dictionary<string, string?>
+        await using var node = await TestServiceProcess.StartAsync("exported", new Dictionary<string, string?>
         {
             ["Store:ConnectionString"] = $"Data Source={Path.Combine(directory, "workflow.db")}",
             ["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.Endpoint,

@@ -24,7 +24,7 @@ public sealed class PrometheusScrapeTests
         var prometheus = ExternalTools.OnPath("prometheus", "prometheus", "install Debian's prometheus package (apt-get install prometheus)");
         var directory = Directory.CreateTempSubdirectory("workflow-prometheus-").FullName;
         var scraper = TestApiKey.Create("prometheus", "operator");
-        await using var node = await ServiceProcess.StartAsync("scraped", new Dictionary<string, string?>
+        await using var node = await TestServiceProcess.StartAsync("scraped", new Dictionary<string, string?>
         {
             ["Store:ConnectionString"] = $"Data Source={Path.Combine(directory, "workflow.db")}",
             ["Telemetry:Prometheus:Enabled"] = "true",
@@ -104,7 +104,7 @@ public sealed class PrometheusScrapeTests
         var directory = Directory.CreateTempSubdirectory("workflow-prometheus-").FullName;
         var tenantOperator = TestApiKey.ForTenant("acme", "acme-operator", "operator");
         var application = TestApiKey.Create("app", "application");
-        await using var node = await ServiceProcess.StartAsync("scrape-guarded", new Dictionary<string, string?>
+        await using var node = await TestServiceProcess.StartAsync("scrape-guarded", new Dictionary<string, string?>
         {
             ["Store:ConnectionString"] = $"Data Source={Path.Combine(directory, "workflow.db")}",
             ["Telemetry:Prometheus:Enabled"] = "true",

@@ -66,7 +66,7 @@ public sealed class SecurityConfigurationTests
     [Fact]
     public async Task The_real_process_outside_development_exits_with_the_one_line_reason()
     {
-        var (exitCode, output, error) = await ServiceProcess.RunUntilExitAsync(new Dictionary<string, string?>());
+        var (exitCode, output, error) = await TestServiceProcess.RunUntilExitAsync(new Dictionary<string, string?>());
 
         Assert.Equal(1, exitCode);
         Assert.StartsWith("Authentication: no scheme is configured.", error.Trim(), StringComparison.Ordinal);
@@ -77,7 +77,7 @@ public sealed class SecurityConfigurationTests
     public async Task The_real_server_sends_no_banner_and_forbids_content_sniffing()
     {
         var database = Path.Combine(Directory.CreateTempSubdirectory("workflow-banner-").FullName, "workflow.db");
-        await using var node = await ServiceProcess.StartAsync("banner", new Dictionary<string, string?> { ["Store:ConnectionString"] = $"Data Source={database}" });
+        await using var node = await TestServiceProcess.StartAsync("banner", new Dictionary<string, string?> { ["Store:ConnectionString"] = $"Data Source={database}" });
         using var client = node.CreateClient();
 
         using var probe = await client.GetAsync("/health/live");

@@ -72,7 +72,7 @@ public sealed class StartupConfigurationTests
         // Outside development, with authentication explicitly off, so that only the value under test is wrong.
         var settings = new Dictionary<string, string?> { ["Authentication:Mode"] = "None", [key] = value };
 
-        var (exitCode, output, error) = await ServiceProcess.RunUntilExitAsync(settings);
+        var (exitCode, output, error) = await TestServiceProcess.RunUntilExitAsync(settings);
 
         Assert.Equal(1, exitCode);
         Assert.Equal(message, error.TrimEnd());
@@ -86,7 +86,7 @@ public sealed class StartupConfigurationTests
     {
         var settings = new Dictionary<string, string?> { ["Authentication:Mode"] = "None", ["Secrets:Directory"] = "/no/such/directory" };
 
-        var (exitCode, _, error) = await ServiceProcess.RunUntilExitAsync(settings);
+        var (exitCode, _, error) = await TestServiceProcess.RunUntilExitAsync(settings);
 
         Assert.Equal(1, exitCode);
         Assert.Equal("Secrets:Directory '/no/such/directory' does not exist; mount the secret files there, or leave the setting out to read "
@@ -101,7 +101,7 @@ public sealed class StartupConfigurationTests
         var address = $"http://127.0.0.1:{((IPEndPoint)holder.LocalEndpoint).Port}";
         var database = Path.Combine(Directory.CreateTempSubdirectory("workflow-taken-").FullName, "workflow.db");
 
-        var (exitCode, _, error) = await ServiceProcess.RunUntilExitAsync(new Dictionary<string, string?>
+        var (exitCode, _, error) = await TestServiceProcess.RunUntilExitAsync(new Dictionary<string, string?>
         {
             ["Authentication:Mode"] = "None", ["ASPNETCORE_URLS"] = address, ["Store:ConnectionString"] = $"Data Source={database}",
         });
@@ -123,7 +123,7 @@ public sealed class StartupConfigurationTests
             port = ((IPEndPoint)probe.LocalEndpoint).Port;
         }
 
-        var (exitCode, _, error) = await ServiceProcess.RunUntilExitAsync(new Dictionary<string, string?>
+        var (exitCode, _, error) = await TestServiceProcess.RunUntilExitAsync(new Dictionary<string, string?>
         {
             ["Authentication:Mode"] = "None", ["Store:Provider"] = "PostgreSql",
             ["Store:ConnectionString"] = $"Host=127.0.0.1;Port={port};Username=workflow;Password=s3cret-value;Timeout=5",

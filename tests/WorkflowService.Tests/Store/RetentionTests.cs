@@ -195,13 +195,13 @@ public abstract class RetentionTests<TBackend> : ServiceTest<TBackend> where TBa
         await EndedAgoAsync([ended], TimeSpan.FromDays(3));
         var settings = new Dictionary<string, string?>(Factory.Settings) { ["Authentication:Mode"] = "None" };
 
-        var dryRun = await ServiceProcess.RunUntilExitAsync(settings, "purge", "--dry-run");
+        var dryRun = await TestServiceProcess.RunUntilExitAsync(settings, "purge", "--dry-run");
         Assert.True(dryRun.ExitCode == 0, dryRun.ToString());
         Assert.Contains("every other definition: kept 1.00:00:00", dryRun.Output, StringComparison.Ordinal);
         Assert.Contains(": 1 instances due", dryRun.Output, StringComparison.Ordinal);
         Assert.Equal(InstanceStatus.Completed, (await Api.GetAsync(ended)).Status);
 
-        var purge = await ServiceProcess.RunUntilExitAsync(settings, "purge");
+        var purge = await TestServiceProcess.RunUntilExitAsync(settings, "purge");
         Assert.True(purge.ExitCode == 0, purge.ToString());
         Assert.Contains(": 1 instances deleted", purge.Output, StringComparison.Ordinal);
         using var gone = await Api.Http.GetAsync($"/instances/{ended}");

@@ -53,7 +53,7 @@ public abstract class SchemaMigrationTests<TBackend> : ServiceTest<TBackend> whe
     {
         var migrated = await CreateDatabaseAsync();
         var fromModel = await CreateDatabaseAsync();
-        var migrate = await ServiceProcess.RunUntilExitAsync(NodeSettings(migrated), "migrate");
+        var migrate = await TestServiceProcess.RunUntilExitAsync(NodeSettings(migrated), "migrate");
         Assert.True(migrate.ExitCode == 0, migrate.ToString());
         await using (var db = new WorkflowDbContext(ModelOptions(ConnectionString(fromModel))))
         {
@@ -72,25 +72,25 @@ public abstract class SchemaMigrationTests<TBackend> : ServiceTest<TBackend> whe
         var database = await CreateDatabaseAsync();
         var settings = NodeSettings(database, ("Store:ApplyMigrationsAtStartup", "false"));
 
-        var before = await ServiceProcess.RunUntilExitAsync(settings, "schema");
+        var before = await TestServiceProcess.RunUntilExitAsync(settings, "schema");
         Assert.True(before.ExitCode == 0, before.ToString());
         Assert.Contains("database schema: none (an empty database)", before.Output, StringComparison.Ordinal);
         Assert.All(SchemaMigrator.Steps, s => Assert.Contains($"pending {s.Version}: {s.Description}", before.Output, StringComparison.Ordinal));
 
-        var refused = await ServiceProcess.RunUntilExitAsync(settings);
+        var refused = await TestServiceProcess.RunUntilExitAsync(settings);
         Assert.Equal(1, refused.ExitCode);
         Assert.Contains("does not migrate at start-up (Store:ApplyMigrationsAtStartup is false). Run `WorkflowService migrate`",
             refused.Error, StringComparison.Ordinal);
         Assert.Single(refused.Error.Trim().Split('\n'));
 
-        var migrate = await ServiceProcess.RunUntilExitAsync(settings, "migrate");
+        var migrate = await TestServiceProcess.RunUntilExitAsync(settings, "migrate");
         Assert.True(migrate.ExitCode == 0, migrate.ToString());
         Assert.Contains($"database schema: {SchemaMigrator.Current}, supporting releases of schema 5 to {SchemaMigrator.Current}",
             migrate.Output, StringComparison.Ordinal);
         Assert.DoesNotContain("pending", migrate.Output, StringComparison.Ordinal);
 
         // Now the node starts without migrating, and the API tells the same.
-        await using var node = await ServiceProcess.StartAsync("after-migrate",
+        await using var node = await TestServiceProcess.StartAsync("after-migrate",
             new Dictionary<string, string?>(database.Settings) { ["Store:ApplyMigrationsAtStartup"] = "false" });
         using var client = node.CreateClient();
         var status = (await client.GetFromJsonAsync<SchemaStatus>("/admin/schema", WorkflowServiceFactory.Json))!;
@@ -104,11 +104,11 @@ public abstract class SchemaMigrationTests<TBackend> : ServiceTest<TBackend> whe
     {
         var database = await CreateDatabaseAsync();
         var settings = NodeSettings(database);
-        Assert.Equal(0, (await ServiceProcess.RunUntilExitAsync(settings, "migrate")).ExitCode);
+        Assert.Equal(0, (await TestServiceProcess.RunUntilExitAsync(settings, "migrate")).ExitCode);
         // As a later release's contract step leaves it: releases before schema 99 no longer work on this database.
         await ExecuteAsync(ConnectionString(database), "UPDATE wf_schema SET version = 99, newest_version = 100");
 
-        var refused = await ServiceProcess.RunUntilExitAsync(settings);
+        var refused = await TestServiceProcess.RunUntilExitAsync(settings);
 
         Assert.Equal(1, refused.ExitCode);
         Assert.Equal(
@@ -123,7 +123,7 @@ public abstract class SchemaMigrationTests<TBackend> : ServiceTest<TBackend> whe
         var database = await CreateDatabaseAsync();
         await ExecuteAsync(ConnectionString(database), "CREATE TABLE wf_instances (id integer PRIMARY KEY)");
 
-        var refused = await ServiceProcess.RunUntilExitAsync(NodeSettings(database));
+        var refused = await TestServiceProcess.RunUntilExitAsync(NodeSettings(database));
 
         Assert.Equal(1, refused.ExitCode);
         Assert.StartsWith($"The {StoreName} database holds workflow tables from a build older than schema versioning", refused.Error.Trim(),
