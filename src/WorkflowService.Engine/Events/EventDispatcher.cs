@@ -36,6 +36,14 @@ public sealed partial class EventDispatcher(
         {
             try
             {
+                if (directory.IsEmpty)
+                {
+                    // No subscription anywhere, so no delivery to claim: the store is not asked until one is made (this
+                    // node's registry rings at once; another node's is read within Events:SubscriptionRefreshInterval).
+                    await doorbell.WaitAsync(settings.PollInterval, time, stoppingToken).ConfigureAwait(false);
+                    continue;
+                }
+
                 var claimed = await queue.ClaimDueDeliveriesAsync(node.Id, settings.ClaimBatch, settings.LeaseDuration, stoppingToken).ConfigureAwait(false);
                 if (claimed.Count == 0)
                 {
