@@ -7,7 +7,8 @@ namespace WorkflowService.Engine.Events;
 
 /// <summary>
 /// This node's copy of every subscription, which its commits match their events against without a read. It is read
-/// again every <see cref="EventOptions.SubscriptionRefreshInterval"/>, and at once after a change made on this node: a
+/// again every <see cref="EventOptions.SubscriptionRefreshInterval"/>, and at once after a change made on this node (by
+/// <see cref="SubscriptionRegistry"/>): a
 /// subscription made on another node takes effect here within that interval. Until the first read succeeds the node
 /// records no events, so the first read is made before the node takes work.
 /// </summary>
@@ -17,7 +18,6 @@ public sealed partial class SubscriptionDirectory(ISubscriptionStore store, IOpt
     private static readonly IReadOnlyList<Subscription> None = [];
 
     private volatile Dictionary<string, IReadOnlyList<Subscription>> _byTenant = [];
-    private readonly Doorbell _changed = new();
 
     /// <summary>Whether no tenant has a subscription: then a commit records no event and pays nothing for the feature.</summary>
     public bool IsEmpty => _byTenant.Count == 0;
@@ -35,9 +35,6 @@ public sealed partial class SubscriptionDirectory(ISubscriptionStore store, IOpt
         _byTenant = all.GroupBy(s => s.Tenant, StringComparer.Ordinal)
             .ToDictionary(g => g.Key, g => (IReadOnlyList<Subscription>)[.. g], StringComparer.Ordinal);
     }
-
-    /// <summary>Asks for a read soon (a subscription changed on another path than <see cref="RefreshAsync"/>).</summary>
-    public void Changed() => _changed.Ring();
 
     public override async Task StartAsync(CancellationToken cancellationToken)
     {
@@ -60,7 +57,7 @@ public sealed partial class SubscriptionDirectory(ISubscriptionStore store, IOpt
         {
             try
             {
-                await WaitForChangeAsync(options.Value.SubscriptionRefreshInterval, stoppingToken).ConfigureAwait(false);
+                await Task.Delay(options.Value.SubscriptionRefreshInterval, time, stoppingToken).ConfigureAwait(false);
                 await RefreshAsync(stoppingToken).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
@@ -72,18 +69,6 @@ public sealed partial class SubscriptionDirectory(ISubscriptionStore store, IOpt
                 LogRefreshFailed(logger, e);
             }
         }
-    }
-
-    /// <summary>Until a change is asked for or <paramref name="interval"/> passes on the service's clock.</summary>
-    private async Task WaitForChangeAsync(TimeSpan interval, CancellationToken stoppingToken)
-    {
-        await _changed.WaitAsync(interval, time, stoppingToken).ConfigureAwait(false);
-    }
-
-    public override void Dispose()
-    {
-        _changed.Dispose();
-        base.Dispose();
     }
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Could not read the event subscriptions; this node keeps the ones it read last")]

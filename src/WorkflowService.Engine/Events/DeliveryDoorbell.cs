@@ -1,7 +1,10 @@
 namespace WorkflowService.Engine.Events;
 
-/// <summary>Wakes a loop before its next poll. Rings coalesce: many rings while it works wake it once.</summary>
-public class Doorbell : IDisposable
+/// <summary>
+/// Tells this node's <see cref="EventDispatcher"/> that deliveries were written here, so it looks at once instead of at
+/// its next poll. Rings coalesce: many rings while it works wake it once.
+/// </summary>
+public sealed class DeliveryDoorbell : IDisposable
 {
     private readonly SemaphoreSlim _rung = new(0, 1);
 
@@ -36,20 +39,5 @@ public class Doorbell : IDisposable
         }
     }
 
-    public void Dispose()
-    {
-        Dispose(disposing: true);
-        GC.SuppressFinalize(this);
-    }
-
-    protected virtual void Dispose(bool disposing)
-    {
-        if (disposing)
-        {
-            _rung.Dispose();
-        }
-    }
+    public void Dispose() => _rung.Dispose();
 }
-
-/// <summary>Tells this node's <see cref="EventDispatcher"/> that a commit here wrote deliveries, so it looks at once.</summary>
-public sealed class DeliveryDoorbell : Doorbell;
