@@ -9,9 +9,16 @@ internal static class ClaimHolding
     private static readonly TimeSpan Deadline = TimeSpan.FromSeconds(30);
 
     /// <summary>
-    /// Applies <paramref name="cut"/> to <paramref name="node"/>, then reads from the store the claims it holds (it can
-    /// change none of them while cut off, so the answer cannot go stale); when it holds none, <paramref name="undo"/> and
-    /// try again after a moment of load. Returns the claims it held when the cut stuck.
+    /// How long a statement the node sent just before the cut may still take to land. The cut stops the node's bytes,
+    /// not a statement the database already received: a commit in flight finishes after the cut and releases its claim.
+    /// </summary>
+    private static readonly TimeSpan InFlight = TimeSpan.FromMilliseconds(300);
+
+    /// <summary>
+    /// Applies <paramref name="cut"/> to <paramref name="node"/>, then reads from the store the claims it holds, twice,
+    /// <see cref="InFlight"/> apart: a claim whose commit was already at the database when the cut struck is released
+    /// between the reads and is not counted. What is held at both reads the node can no longer change. When it holds
+    /// none, <paramref name="undo"/> and try again after a moment of load. Returns the claims it held when the cut stuck.
     /// </summary>
     public static async Task<IReadOnlyList<Guid>> CutWhileItHoldsClaimsAsync(string node, Action cut, Action undo, StoreSnapshotReader store,
         CancellationToken cancellationToken)
@@ -20,7 +27,8 @@ internal static class ClaimHolding
         while (true)
         {
             cut();
-            var claims = await store.ClaimsHeldAsync(node, cancellationToken);
+            var first = await store.ClaimsHeldAsync(node, cancellationToken);
+            var claims = first.Count == 0 ? first : await StillHeldAsync(node, first, store, cancellationToken);
             if (claims.Count > 0)
             {
                 return claims;
@@ -35,5 +43,13 @@ internal static class ClaimHolding
             // The condition is the node holding a claim; ask again after a moment of load.
             await Task.Delay(TimeSpan.FromMilliseconds(10), cancellationToken);
         }
+    }
+
+    private static async Task<IReadOnlyList<Guid>> StillHeldAsync(string node, IReadOnlyList<Guid> first, StoreSnapshotReader store,
+        CancellationToken cancellationToken)
+    {
+        await Task.Delay(InFlight, cancellationToken);
+        var second = (await store.ClaimsHeldAsync(node, cancellationToken)).ToHashSet();
+        return [.. first.Where(second.Contains)];
     }
 }
