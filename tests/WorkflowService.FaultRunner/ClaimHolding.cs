@@ -20,15 +20,20 @@ internal static class ClaimHolding
     /// between the reads and is not counted. What is held at both reads the node can no longer change. When it holds
     /// none, <paramref name="undo"/> and try again after a moment of load. Returns the claims it held when the cut stuck.
     /// </summary>
-    public static async Task<IReadOnlyList<Guid>> CutWhileItHoldsClaimsAsync(string node, Action cut, Action undo, StoreSnapshotReader store,
-        CancellationToken cancellationToken)
+    public static Task<IReadOnlyList<Guid>> CutWhileItHoldsClaimsAsync(string node, Action cut, Action undo, StoreSnapshotReader store,
+        CancellationToken cancellationToken) =>
+        CutWhileItHoldsAsync(node, cut, undo, ct => store.ClaimsHeldAsync(node, ct), cancellationToken);
+
+    /// <summary>As <see cref="CutWhileItHoldsClaimsAsync"/>, for what <paramref name="heldBy"/> reads (signal claims, delivery leases).</summary>
+    public static async Task<IReadOnlyList<Guid>> CutWhileItHoldsAsync(string node, Action cut, Action undo,
+        Func<CancellationToken, Task<IReadOnlyList<Guid>>> heldBy, CancellationToken cancellationToken)
     {
         var waited = Stopwatch.StartNew();
         while (true)
         {
             cut();
-            var first = await store.ClaimsHeldAsync(node, cancellationToken);
-            var claims = first.Count == 0 ? first : await StillHeldAsync(node, first, store, cancellationToken);
+            var first = await heldBy(cancellationToken);
+            var claims = first.Count == 0 ? first : await StillHeldAsync(first, heldBy, cancellationToken);
             if (claims.Count > 0)
             {
                 return claims;
@@ -45,11 +50,11 @@ internal static class ClaimHolding
         }
     }
 
-    private static async Task<IReadOnlyList<Guid>> StillHeldAsync(string node, IReadOnlyList<Guid> first, StoreSnapshotReader store,
+    private static async Task<IReadOnlyList<Guid>> StillHeldAsync(IReadOnlyList<Guid> first, Func<CancellationToken, Task<IReadOnlyList<Guid>>> heldBy,
         CancellationToken cancellationToken)
     {
         await Task.Delay(InFlight, cancellationToken);
-        var second = (await store.ClaimsHeldAsync(node, cancellationToken)).ToHashSet();
+        var second = (await heldBy(cancellationToken)).ToHashSet();
         return [.. first.Where(second.Contains)];
     }
 }

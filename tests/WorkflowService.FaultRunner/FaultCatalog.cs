@@ -18,6 +18,9 @@ internal static class FaultCatalog
         new ResourceAbuseScenario { Number = 10, Name = "resource-abuse", Title = "poison signals, runaway expressions (loops, allocation) and 1,000 concurrent long-polls beside a normal load" },
         new DiskFullScenario { Number = 11, Name = "disk-full", Title = "the embedded store's disk full under load, then space returns" },
         new ReadOnlyFileScenario { Number = 11, Name = "read-only-file", Title = "the embedded store's filesystem turned read-only under load (an ext4 error), then repaired and the node started again" },
+        new EventsScenario { Number = 12, Name = "events-receiver-down", Fault = EventFault.ReceiverDown, Title = "events out: the webhook receiver down (connections refused) for a minute under load, then back" },
+        new EventsScenario { Number = 12, Name = "events-dispatcher-kill", Fault = EventFault.DispatcherKill, Title = "events out: a node SIGKILLed while it holds delivery leases, its requests at a slow receiver under way" },
+        new EventsScenario { Number = 12, Name = "events-database-stop", Fault = EventFault.DatabaseStop, Title = "events out: the database stopped under load, then started again" },
     ];
 
     /// <summary>The backends a fault can run on (faults --backend), in the table's order.</summary>

@@ -16,6 +16,7 @@ internal sealed class MongoStoreSnapshotReader(IMongoDatabase database) : StoreS
     private readonly IMongoCollection<BsonDocument> _instances = database.GetCollection<BsonDocument>("instances");
     private readonly IMongoCollection<BsonDocument> _signals = database.GetCollection<BsonDocument>("signals");
     private readonly IMongoCollection<BsonDocument> _history = database.GetCollection<BsonDocument>("history");
+    private readonly IMongoCollection<BsonDocument> _deliveries = database.GetCollection<BsonDocument>("deliveries");
 
     public override async Task<StoreSnapshot> ReadAsync(CancellationToken cancellationToken)
     {
@@ -56,6 +57,17 @@ internal sealed class MongoStoreSnapshotReader(IMongoDatabase database) : StoreS
 
     public override async Task<IReadOnlyList<StoredSignal>> ReadSignalsAsync(IReadOnlyCollection<Guid> ids, CancellationToken cancellationToken) =>
         ids.Count == 0 ? [] : (await _signals.Find(Filter.In("_id", ids.Select(Bson))).ToListAsync(cancellationToken)).ConvertAll(ReadSignal);
+
+    public override async Task<IReadOnlyList<StoredDelivery>> ReadDeliveriesAsync(CancellationToken cancellationToken) =>
+        (await _deliveries.Find(Filter.Empty).ToListAsync(cancellationToken)).ConvertAll(d =>
+            new StoredDelivery(Id(d["_id"]), Id(d["instanceId"]), d["type"].AsString, d["status"].AsString, d["attempts"].ToInt32(), Text(d, "leaseOwner")));
+
+    public override async Task<IReadOnlyList<Guid>> DeliveriesHeldAsync(string node, CancellationToken cancellationToken)
+    {
+        var held = await _deliveries.Find(Filter.Eq("status", "Pending") & Filter.Eq("leaseOwner", node) & Filter.Ne("leaseUntilMs", BsonNull.Value))
+            .Project(new BsonDocument("_id", 1)).ToListAsync(cancellationToken);
+        return held.ConvertAll(d => Id(d["_id"]));
+    }
 
     public override async Task<IReadOnlyList<(long DueAtMs, DateTime At)>> ReadDueAndFiredAsync(string signalName, string eventType, string? stepId,
         CancellationToken cancellationToken)

@@ -48,6 +48,14 @@ internal sealed class SqlStoreSnapshotReader(DbConnection connection) : StoreSna
             : await ReadAllAsync($"SELECT {SignalColumns} FROM wf_signals WHERE id IN ({string.Join(", ", ids.Select((_, i) => $"@p{i}"))})",
                 [.. ids.Cast<object>()], ReadSignal, cancellationToken);
 
+    public override async Task<IReadOnlyList<StoredDelivery>> ReadDeliveriesAsync(CancellationToken cancellationToken) =>
+        await ReadAllAsync("SELECT id, instance_id, type, status, attempts, lease_owner FROM wf_deliveries", [],
+            r => new StoredDelivery(r.GetGuid(0), r.GetGuid(1), r.GetString(2), r.GetString(3), r.GetInt32(4), Text(r, 5)), cancellationToken);
+
+    public override async Task<IReadOnlyList<Guid>> DeliveriesHeldAsync(string node, CancellationToken cancellationToken) =>
+        await ReadAllAsync("SELECT id FROM wf_deliveries WHERE status = 'Pending' AND lease_owner = @p0 AND lease_until_ms IS NOT NULL", [node],
+            r => r.GetGuid(0), cancellationToken);
+
     public override async Task<IReadOnlyList<(long DueAtMs, DateTime At)>> ReadDueAndFiredAsync(string signalName, string eventType, string? stepId,
         CancellationToken cancellationToken)
     {

@@ -25,6 +25,12 @@ internal abstract class StoreSnapshotReader : IAsyncDisposable
     /// <summary>The signals of <paramref name="ids"/> (those that exist).</summary>
     public abstract Task<IReadOnlyList<StoredSignal>> ReadSignalsAsync(IReadOnlyCollection<Guid> ids, CancellationToken cancellationToken);
 
+    /// <summary>Every event delivery (the outbox) with its status and attempts.</summary>
+    public abstract Task<IReadOnlyList<StoredDelivery>> ReadDeliveriesAsync(CancellationToken cancellationToken);
+
+    /// <summary>The deliveries <paramref name="node"/> holds a live lease on (pending, leased, owned by it).</summary>
+    public abstract Task<IReadOnlyList<Guid>> DeliveriesHeldAsync(string node, CancellationToken cancellationToken);
+
     /// <summary>
     /// For every signal named <paramref name="signalName"/>, its due time beside the time of each <paramref name="eventType"/>
     /// event (at <paramref name="stepId"/>, when given) of its instance: when it was due, and when it took effect.
