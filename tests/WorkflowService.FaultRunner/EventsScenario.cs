@@ -1,7 +1,5 @@
 using System.Diagnostics;
 using System.Globalization;
-using System.Net.Http.Json;
-using System.Text.Json.Nodes;
 using WorkflowService.RunnerBackends;
 using WorkflowService.Testing;
 
@@ -187,18 +185,10 @@ internal sealed class EventsScenario : FaultScenario
     private static async Task<IReadOnlySet<Guid>> SubscribeAsync(FaultContext context, ServiceNodes nodes, WebhookReceiver receiver)
     {
         var ct = context.Cancellation;
-        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(30) };
-        http.DefaultRequestHeaders.Add(BenchApiKey.HeaderName, context.ApiKey.Key);
-        var subscription = new { name = "fault-receiver", endpoint = receiver.Url.ToString(), events = new[] { "*" }, definitions = new[] { TwoSignalLoad.Definition } };
-        using (var response = await http.PostAsJsonAsync(new Uri(nodes.NextAddress()!, "/subscriptions"), subscription, ct))
+        using (var client = new WorkflowClient(nodes.NextAddress()!, 1, context.ApiKey.Key))
         {
-            var body = await response.Content.ReadAsStringAsync(ct);
-            if (!response.IsSuccessStatusCode)
-            {
-                throw new ApiCallException("POST /subscriptions", response.StatusCode, body);
-            }
-
-            receiver.UseSecret((string)JsonNode.Parse(body)!["secret"]!);
+            var subscription = await client.SubscribeAsync("fault-receiver", receiver.Url, [TwoSignalLoad.Definition], ct);
+            receiver.UseSecret((string)subscription["secret"]!);
         }
 
         var probes = new HashSet<Guid>();
@@ -207,15 +197,8 @@ internal sealed class EventsScenario : FaultScenario
         {
             while (true)
             {
-                using var response = await http.PostAsJsonAsync(new Uri(node.Process!.Address, "/instances"),
-                    new { definition = TwoSignalLoad.Definition, input = new { n = -1 } }, ct);
-                var body = await response.Content.ReadAsStringAsync(ct);
-                if (!response.IsSuccessStatusCode)
-                {
-                    throw new ApiCallException("POST /instances (probe)", response.StatusCode, body);
-                }
-
-                var id = Guid.Parse((string)JsonNode.Parse(body)!["id"]!);
+                using var client = new WorkflowClient(node.Process!.Address, 1, context.ApiKey.Key);
+                var id = Guid.Parse((string)(await client.StartAsync(TwoSignalLoad.Definition, new { n = -1 }, ct))["id"]!);
                 probes.Add(id);
                 if (await UntilHeardAsync(receiver, id, ct))
                 {

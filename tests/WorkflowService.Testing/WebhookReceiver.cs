@@ -20,6 +20,7 @@ namespace WorkflowService.Testing;
 internal sealed class WebhookReceiver : IAsyncDisposable
 {
     private readonly ConcurrentQueue<WebhookReceipt> _receipts = new();
+    private readonly ConcurrentDictionary<string, bool> _ids = new(StringComparer.Ordinal);
     private readonly SemaphoreSlim _switch = new(1, 1);
     [System.Diagnostics.CodeAnalysis.SuppressMessage("Usage", "CA2213:Disposable fields should be disposed", Justification = "GoDownAsync disposes it; DisposeAsync calls that.")]
     private WebApplication? _app;
@@ -46,6 +47,9 @@ internal sealed class WebhookReceiver : IAsyncDisposable
     public IReadOnlyList<WebhookReceipt> Receipts => [.. _receipts];
 
     public int Count => _receipts.Count;
+
+    /// <summary>How many distinct deliveries (webhook-ids) arrived.</summary>
+    public int DistinctCount => _ids.Count;
 
     public static async Task<WebhookReceiver> StartAsync(CancellationToken cancellationToken)
     {
@@ -121,6 +125,7 @@ internal sealed class WebhookReceiver : IAsyncDisposable
         var signed = Verify(id, timestamp, body, request.Headers["webhook-signature"].ToString());
         using var json = JsonDocument.Parse(body);
         var root = json.RootElement;
+        _ids.TryAdd(id, true);
         _receipts.Enqueue(new WebhookReceipt(order, arrived, id, root.GetProperty("type").GetString()!,
             Guid.Parse(root.GetProperty("workflowinstanceid").GetString()!), root.GetProperty("time").GetDateTime().ToUniversalTime(), signed));
         if (AnswerDelay > TimeSpan.Zero)

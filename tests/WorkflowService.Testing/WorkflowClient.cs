@@ -161,6 +161,22 @@ internal sealed class WorkflowClient : IDisposable
         return items;
     }
 
+    /// <summary>Subscribes <paramref name="endpoint"/> to every event of <paramref name="definitions"/>; the answer holds its id and secret.</summary>
+    public async Task<JsonObject> SubscribeAsync(string name, Uri endpoint, IReadOnlyList<string> definitions, CancellationToken cancellationToken)
+    {
+        using var response = await _http.PostAsJsonAsync("/subscriptions",
+            new { name, endpoint = endpoint.ToString(), events = new[] { "*" }, definitions }, cancellationToken);
+        return await ExpectAsync(response, "POST /subscriptions", cancellationToken, HttpStatusCode.Created);
+    }
+
+    /// <summary>Pauses (<paramref name="pause"/>) or resumes a subscription.</summary>
+    public async Task PauseOrResumeAsync(string subscriptionId, bool pause, CancellationToken cancellationToken)
+    {
+        var action = pause ? "pause" : "resume";
+        using var response = await _http.PostAsync($"/subscriptions/{subscriptionId}/{action}", null, cancellationToken);
+        await ExpectStatusAsync(response, $"POST /subscriptions/{{id}}/{action}", cancellationToken, HttpStatusCode.OK, HttpStatusCode.NoContent);
+    }
+
     public void Dispose() => _http.Dispose();
 
     private static string AddQuery(string path, string query) => path + (path.Contains('?', StringComparison.Ordinal) ? "&" : "?") + query;

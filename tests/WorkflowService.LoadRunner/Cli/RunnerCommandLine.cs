@@ -150,10 +150,31 @@ internal static class RunnerCommandLine
         {
             backend, postgres, output, noBuild, variants, windows, windowOps, load,
         };
+        var latencyWorkflows = new Option<int>("--latency-workflows") { Description = "events: workflows per latency run (two events each).", DefaultValueFactory = _ => 10_000 };
+        latencyWorkflows.Validators.Add(result =>
+        {
+            if (result.GetValueOrDefault<int>() is < 100 or > 1_000_000)
+            {
+                result.AddError("--latency-workflows: 100 to 1,000,000 workflows");
+            }
+        });
+        var backlog = new Option<int>("--backlog") { Description = "events: the backlog's size in events (two per workflow).", DefaultValueFactory = _ => 100_000 };
+        backlog.Validators.Add(result =>
+        {
+            if (result.GetValueOrDefault<int>() is < 1_000 or > 10_000_000)
+            {
+                result.AddError("--backlog: 1,000 to 10,000,000 events");
+            }
+        });
+        var events = new Command("events", "Events out: commit-to-receiver latency on one node and on three, then the delivery rate from a paused subscription's backlog, to a webhook receiver in the runner; writes <output>/events-<backend>-<date>.md/.json.")
+        {
+            backend, postgres, output, noBuild, latencyWorkflows, backlog,
+        };
         var readme = new Command("readme", "Only regenerates comparison.md in the output directory from its latest reports.") { output };
         run.Subcommands.Add(compare);
         run.Subcommands.Add(readme);
         run.Subcommands.Add(interleave);
+        run.Subcommands.Add(events);
 
         RunnerOptions Options(ParseResult parse, string command, IReadOnlyList<string> backends)
         {
@@ -163,21 +184,21 @@ internal static class RunnerCommandLine
                 Command = command,
                 Backends = backends,
                 Tier = command == "run" ? Enum.Parse<Tier>(parse.GetValue(tier)!, ignoreCase: true) : Tier.All,
-                Only = command is "readme" or "interleave" ? null : SharedCommandOptions.Names(parse.GetValue(only))?.ToHashSet(),
-                TableGrowthSeed = command is "readme" or "interleave" ? RunnerOptions.FullTableGrowthSeed : parse.GetValue(seed),
+                Only = command is "readme" or "interleave" or "events" ? null : SharedCommandOptions.Names(parse.GetValue(only))?.ToHashSet(),
+                TableGrowthSeed = command is "readme" or "interleave" or "events" ? RunnerOptions.FullTableGrowthSeed : parse.GetValue(seed),
                 PostgresAdmin = shared.PostgresAdmin(parse),
                 MongoDb = shared.MongoDbServer(parse),
                 RepositoryRoot = root,
                 OutputDirectory = Path.GetFullPath(parse.GetValue(output) ?? Path.Combine(root, "docs", "benchmarks")),
                 Build = shared.Build(parse),
                 KeepDatabase = parse.GetValue(keepDatabase),
-                Auth = command is not ("readme" or "interleave") && parse.GetValue(auth) == "none" ? AuthMode.None : AuthMode.ApiKey,
-                RequestLog = command is not ("readme" or "interleave") && parse.GetValue(requestLog),
-                Transport = command is "readme" or "interleave" ? "auto" : parse.GetValue(transport)!,
+                Auth = command is not ("readme" or "interleave" or "events") && parse.GetValue(auth) == "none" ? AuthMode.None : AuthMode.ApiKey,
+                RequestLog = command is not ("readme" or "interleave" or "events") && parse.GetValue(requestLog),
+                Transport = command is "readme" or "interleave" or "events" ? "auto" : parse.GetValue(transport)!,
                 Redis = parse.GetValue(redis) ?? Environment.GetEnvironmentVariable("WORKFLOW_BENCH_REDIS"),
-                Telemetry = command is "readme" or "interleave" ? "off" : parse.GetValue(telemetry)!,
-                Service = command is "readme" or "interleave" ? "built" : parse.GetValue(service)!,
-                SqliteSynchronous = command is "readme" or "interleave" ? SqliteBackend.DefaultSynchronous : parse.GetValue(sqliteSynchronous)!.ToUpperInvariant(),
+                Telemetry = command is "readme" or "interleave" or "events" ? "off" : parse.GetValue(telemetry)!,
+                Service = command is "readme" or "interleave" or "events" ? "built" : parse.GetValue(service)!,
+                SqliteSynchronous = command is "readme" or "interleave" or "events" ? SqliteBackend.DefaultSynchronous : parse.GetValue(sqliteSynchronous)!.ToUpperInvariant(),
             };
         }
 
@@ -201,6 +222,21 @@ internal static class RunnerCommandLine
             WindowOps = parse.GetValue(windowOps),
             InterleaveScenario = parse.GetValue(load)!,
         });
+        });
+
+        events.SetAction(async parse =>
+        {
+            if (BackendName(parse.GetValue(backend)) == "mongodb")
+            {
+                await Console.Error.WriteLineAsync("events runs on sqlite or postgres");
+                return SharedCommandOptions.UsageError;
+            }
+
+            return await execute(Options(parse, "events", [BackendName(parse.GetValue(backend))]) with
+            {
+                EventLatencyWorkflows = parse.GetValue(latencyWorkflows),
+                EventBacklog = parse.GetValue(backlog),
+            });
         });
 
         return run;

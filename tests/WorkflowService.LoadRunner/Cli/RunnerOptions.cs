@@ -51,6 +51,12 @@ internal sealed record RunnerOptions
     public int WindowOps { get; init; } = 3000;
 
     /// <summary>interleave: the load every window runs (--scenario), one of <see cref="InterleavedRun.Loads"/>.</summary>
+    /// <summary>events: workflows per latency run.</summary>
+    public int EventLatencyWorkflows { get; init; } = 10_000;
+
+    /// <summary>events: the backlog's size in events.</summary>
+    public int EventBacklog { get; init; } = 100_000;
+
     public string InterleaveScenario { get; init; } = SignalRoundtripScenario.Definition;
 
     /// <summary>The embedded store's synchronous mode (--sqlite-synchronous): FULL, as the service ships, unless asked.</summary>

@@ -34,6 +34,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ["lean"] = "workstation garbage collection and write-xor-execute off together (DOTNET_gcServer=0, DOTNET_EnableWriteXorExecute=0)",
         ["image-runtime"] = "the runtime settings the image sets (the Dockerfile's ENV DOTNET_ lines, such as the GC's gen0 budget) on the Release build",
         ["pgo-off"] = "tiered PGO off (DOTNET_TieredPGO=0): the cold-start lever, warm",
+        ["events"] = "one subscription to every event of the load's definition (events out), delivered to a webhook receiver in the runner's process that answers 200 at once",
         ["pgo-off-no-delay"] = "tiered PGO off and no call-counting delay (DOTNET_TieredPGO=0, DOTNET_TC_CallCountingDelayMs=0)",
     };
 
@@ -69,6 +70,9 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
     /// <summary>callout-roundtrip's endpoint, one for every variant, started with the run and stopped after its variants.</summary>
     private CallOutEndpoint? _target;
 
+    /// <summary>The events variant's receiver, started with the run when a variant subscribes.</summary>
+    private WebhookReceiver? _hooks;
+
     private bool CallsOut => options.InterleaveScenario == CallOutRoundtripScenario.Definition;
 
     public async Task<bool> RunAsync(CancellationToken cancellationToken)
@@ -80,6 +84,8 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         await using var receiver = OtlpReceiver.Start();
         await using var target = CallsOut ? new CallOutEndpoint(TimeSpan.Zero) : null;
         _target = target;
+        await using var hooks = options.Variants.Contains("events") ? await WebhookReceiver.StartAsync(cancellationToken) : null;
+        _hooks = hooks;
         var variants = new List<Variant>();
         try
         {
@@ -224,6 +230,14 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             environment["Telemetry__Prometheus__Enabled"] = "true";
         }
 
+        if (name == "events")
+        {
+            foreach (var (key, value) in _hooks!.ServiceSettings)
+            {
+                environment[key] = value;
+            }
+        }
+
         if (name == "console-off")
         {
             environment["Console__Enabled"] = "false";
@@ -276,6 +290,12 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             {
                 await variant.Client.PublishAsync(await File.ReadAllTextAsync(Path.Combine(options.RepositoryRoot, file), cancellationToken), cancellationToken);
             }
+
+            if (name == "events")
+            {
+                var subscription = await variant.Client.SubscribeAsync("bench-receiver", _hooks!.Url, [options.InterleaveScenario], cancellationToken);
+                _hooks.UseSecret((string)subscription["secret"]!);
+            }
             return variant;
         }
         catch
@@ -296,7 +316,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         Directory.CreateDirectory(options.OutputDirectory);
         var stem = Path.Combine(options.OutputDirectory, FileStem(backendName, started, options.Variants, options.InterleaveScenario));
         var json = stem + ".json";
-        File.WriteAllText(json, JsonSerializer.Serialize(new { backend = backendName, scenario = options.InterleaveScenario, started, options.Variants, rounds = options.Windows, options.WindowOps, Concurrency, SignalWorkers, windows, received, spanNames },
+        File.WriteAllText(json, JsonSerializer.Serialize(new { backend = backendName, scenario = options.InterleaveScenario, started, options.Variants, rounds = options.Windows, options.WindowOps, Concurrency, SignalWorkers, windows, received, spanNames, eventsReceived = _hooks?.Count },
             ReportJson));
 
         var text = new StringBuilder();
@@ -314,6 +334,12 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         {
             text.AppendLine();
             text.AppendLine("Every operation makes exactly one http call-out, so the CPU per operation is the cost per call: a workflow whose only work is that call (its start, the call, the answer committed, the long-poll answered). The endpoint that answers runs in the runner's process: its CPU is in the machine column, not the service's.");
+        }
+
+        if (_hooks is not null)
+        {
+            text.AppendLine();
+            text.AppendLine(CultureInfo.InvariantCulture, $"The events variant's receiver got {_hooks.Count:N0} requests ({_hooks.DistinctCount:N0} distinct deliveries) over the run, warm-up included. It runs in the runner's process: its CPU is in the machine column, the dispatcher's in the service's.");
         }
 
         text.AppendLine();
