@@ -15,6 +15,7 @@ internal sealed class WorkflowClient : IDisposable
     public const int LongPollSeconds = 30;
 
     private const int PageLimit = 500;
+    private static readonly string[] EveryEvent = ["*"];
     private readonly HttpClient _http;
 
     /// <param name="apiKey">Sent in X-Api-Key on every request (null: no key, for a service without authentication).</param>
@@ -165,7 +166,7 @@ internal sealed class WorkflowClient : IDisposable
     public async Task<JsonObject> SubscribeAsync(string name, Uri endpoint, IReadOnlyList<string> definitions, CancellationToken cancellationToken)
     {
         using var response = await _http.PostAsJsonAsync("/subscriptions",
-            new { name, endpoint = endpoint.ToString(), events = new[] { "*" }, definitions }, cancellationToken);
+            new { name, endpoint = endpoint.ToString(), events = EveryEvent, definitions }, cancellationToken);
         return await ExpectAsync(response, "POST /subscriptions", cancellationToken, HttpStatusCode.Created);
     }
 

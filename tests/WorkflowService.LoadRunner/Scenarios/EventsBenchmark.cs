@@ -57,7 +57,7 @@ internal sealed class EventsBenchmark(RunnerOptions options, string backendName)
     private async Task<EventsResult> LatencyAsync(int nodeCount, string work, CancellationToken cancellationToken)
     {
         var workflows = options.EventLatencyWorkflows;
-        await using var run = await EventsRun.StartAsync(this, nodeCount, Path.Combine(work, $"latency-{nodeCount}"), cancellationToken);
+        await using var run = await EventsRun.StartAsync(options, backendName, _apiKey, nodeCount, Path.Combine(work, $"latency-{nodeCount}"), cancellationToken);
         Console.WriteLine($"  latency on {nodeCount} node(s): {workflows:N0} workflows at concurrency {LatencyConcurrency}");
         var clock = Stopwatch.StartNew();
         await run.WorkflowsAsync(workflows, LatencyConcurrency, cancellationToken);
@@ -75,7 +75,7 @@ internal sealed class EventsBenchmark(RunnerOptions options, string backendName)
     private async Task<EventsResult> BacklogAsync(string work, CancellationToken cancellationToken)
     {
         var workflows = options.EventBacklog / EventsPerWorkflow;
-        await using var run = await EventsRun.StartAsync(this, 1, Path.Combine(work, "backlog"), cancellationToken);
+        await using var run = await EventsRun.StartAsync(options, backendName, _apiKey, 1, Path.Combine(work, "backlog"), cancellationToken);
         await run.Client.PauseOrResumeAsync(run.SubscriptionId, pause: true, cancellationToken);
         Console.WriteLine($"  backlog: {workflows:N0} workflows with the subscription paused");
         await run.WorkflowsAsync(workflows, BacklogConcurrency, cancellationToken);
@@ -136,20 +136,20 @@ internal sealed class EventsBenchmark(RunnerOptions options, string backendName)
         /// <summary>The instances that made sure every node knows the subscription; left out of the figures.</summary>
         public HashSet<Guid> Probes { get; } = [];
 
-        public static async Task<EventsRun> StartAsync(EventsBenchmark bench, int nodeCount, string work, CancellationToken cancellationToken)
+        public static async Task<EventsRun> StartAsync(RunnerOptions options, string backendName, BenchApiKey apiKey, int nodeCount, string work, CancellationToken cancellationToken)
         {
             var run = new EventsRun();
             try
             {
                 run.Receiver = await WebhookReceiver.StartAsync(cancellationToken);
-                run._backend = bench.options.CreateBackend(bench.backendName);
+                run._backend = options.CreateBackend(backendName);
                 await run._backend.ProvisionAsync(work, cancellationToken);
                 var environment = new Dictionary<string, string>(run._backend.ServiceEnvironment)
                 {
                     ["RateLimiting__PermitsPerPeriod"] = "1000000",
                     ["RateLimiting__Burst"] = "10000000",
                 };
-                foreach (var (key, value) in bench._apiKey.ServiceEnvironment.Concat(run.Receiver.ServiceSettings))
+                foreach (var (key, value) in apiKey.ServiceEnvironment.Concat(run.Receiver.ServiceSettings))
                 {
                     environment[key] = value;
                 }
@@ -157,13 +157,13 @@ internal sealed class EventsBenchmark(RunnerOptions options, string backendName)
                 for (var i = 0; i < nodeCount; i++)
                 {
                     environment["Workers__NodeId"] = $"node-{i}";
-                    var node = await ServiceProcess.StartAsync(bench.options.ServiceDll, environment, SignalWorkers, Path.Combine(work, $"node-{i}"),
-                        bench._apiKey.Key, cancellationToken);
+                    var node = await ServiceProcess.StartAsync(options.ServiceDll, environment, SignalWorkers, Path.Combine(work, $"node-{i}"),
+                        apiKey.Key, cancellationToken);
                     run._nodes.Add(node);
-                    run._clients.Add(new WorkflowClient(node.Address, BacklogConcurrency, bench._apiKey.Key));
+                    run._clients.Add(new WorkflowClient(node.Address, BacklogConcurrency, apiKey.Key));
                 }
 
-                await run.Client.PublishAsync(await File.ReadAllTextAsync(Path.Combine(bench.options.RepositoryRoot, "docs/examples/signal-roundtrip.json"), cancellationToken),
+                await run.Client.PublishAsync(await File.ReadAllTextAsync(Path.Combine(options.RepositoryRoot, "docs/examples/signal-roundtrip.json"), cancellationToken),
                     cancellationToken);
                 var subscription = await run.Client.SubscribeAsync("bench-receiver", run.Receiver.Url, [SignalRoundtripScenario.Definition], cancellationToken);
                 run.SubscriptionId = (string)subscription["id"]!;
