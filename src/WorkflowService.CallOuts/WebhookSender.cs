@@ -1,3 +1,4 @@
+using System.Net;
 using System.Net.Http.Headers;
 using System.Text;
 using WorkflowService.Engine.Events;
@@ -15,6 +16,15 @@ internal sealed class WebhookSender(IHttpClientFactory clients, EgressPolicy egr
     public const string ClientName = "events";
 
     private static readonly MediaTypeHeaderValue CloudEventsJson = new("application/cloudevents+json") { CharSet = "utf-8" };
+
+    public string? RefusalOf(Uri endpoint)
+    {
+        ArgumentNullException.ThrowIfNull(endpoint);
+        return egress.RefusalOf(endpoint.IdnHost, endpoint.Port)
+            ?? (IPAddress.TryParse(endpoint.IdnHost, out var address) && egress.RuleAgainst(address) is { } rule
+                ? $"calls to {endpoint.IdnHost} are refused: {rule}"
+                : null);
+    }
 
     public async Task<DeliveryAttempt> SendAsync(Subscription subscription, EventDelivery delivery, CancellationToken cancellationToken)
     {

@@ -5,6 +5,12 @@ public interface IEventSender
 {
     /// <summary>One attempt: the receiver's status, or why there was none. Never throws for the receiver's failures.</summary>
     Task<DeliveryAttempt> SendAsync(Subscription subscription, EventDelivery delivery, CancellationToken cancellationToken);
+
+    /// <summary>
+    /// Why deliveries to <paramref name="endpoint"/> would be refused by the egress rules, as far as the URL alone tells (its
+    /// host, port, or an address written in it); null when it may be tried. A name's addresses are checked at each delivery.
+    /// </summary>
+    string? RefusalOf(Uri endpoint);
 }
 
 /// <summary>How one attempt went: the receiver's HTTP status (null when it did not answer) and what went wrong, if anything.</summary>

@@ -18,8 +18,8 @@ public enum SubscriptionChangeOutcome { Done, Invalid, NotFound, DuplicateName, 
 /// Creating, changing, pausing, resuming, rotating and deleting subscriptions, each within one tenant. A change that
 /// races another caller's is read again and applied again, a bounded number of times.
 /// </summary>
-public sealed class SubscriptionRegistry(ISubscriptionStore store, SubscriptionDirectory directory, TimeProvider time, IOptions<EventOptions> options,
-    IHostEnvironment environment)
+public sealed class SubscriptionRegistry(ISubscriptionStore store, SubscriptionDirectory directory, IEventSender sender, TimeProvider time,
+    IOptions<EventOptions> options, IHostEnvironment environment)
 {
     /// <summary>How often a change that keeps losing races is tried before the caller hears of a conflict.</summary>
     private const int MaxAttempts = 5;
@@ -27,8 +27,19 @@ public sealed class SubscriptionRegistry(ISubscriptionStore store, SubscriptionD
     /// <summary>Whether endpoints may use plain http (unset: only in Development).</summary>
     public bool AllowsHttp => options.Value.AllowHttpEndpoints ?? environment.IsDevelopment();
 
-    /// <summary>What is wrong with <paramref name="spec"/>; empty when it may be written.</summary>
-    public IReadOnlyList<Diagnostic> Check(SubscriptionSpec spec) => spec.Problems(AllowsHttp, options.Value.MaxDefinitionsPerSubscription);
+    /// <summary>What is wrong with <paramref name="spec"/>, the egress rules' refusal of its endpoint included; empty when it may be written.</summary>
+    public IReadOnlyList<Diagnostic> Check(SubscriptionSpec spec)
+    {
+        ArgumentNullException.ThrowIfNull(spec);
+        var problems = spec.Problems(AllowsHttp, options.Value.MaxDefinitionsPerSubscription);
+        if (!problems.Exists(p => p.Path == "$.endpoint") && Uri.TryCreate(spec.Endpoint, UriKind.Absolute, out var endpoint)
+            && sender.RefusalOf(endpoint) is { } refusal)
+        {
+            problems.Add(new Diagnostic("$.endpoint", refusal));
+        }
+
+        return problems;
+    }
 
     public async Task<SubscriptionChange> CreateAsync(string tenant, SubscriptionSpec spec, bool enabled, CancellationToken cancellationToken)
     {

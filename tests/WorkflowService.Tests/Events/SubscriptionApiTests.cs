@@ -20,7 +20,8 @@ public abstract class SubscriptionApiTests<TBackend> : SharedServiceTest<TBacken
     private static readonly TestApiKey OtherTenant = TestApiKey.ForTenant("globex", "globex-admin", "admin");
 
     protected override Dictionary<string, string?> Settings => new(
-        TestApiKey.Settings(Designer, Application, Operator, OtherTenant).Append(new("Events:AllowHttpEndpoints", "false")));
+        TestApiKey.Settings(Designer, Application, Operator, OtherTenant).Append(new("Events:AllowHttpEndpoints", "false"))
+            .Append(new("CallOuts:AllowedPorts:0", "443")).Append(new("CallOuts:AllowPrivateNetworks", "false")));
 
     private static readonly string[] Letters = ["c", "a", "e", "b", "d"];
 
@@ -115,6 +116,10 @@ public abstract class SubscriptionApiTests<TBackend> : SharedServiceTest<TBacken
                 "$.endpoint: an absolute https URL is expected, such as https://example.com/hooks/workflow"),
             (Request(name, "/relative"), "$.endpoint", "$.endpoint: an absolute https URL is expected, such as https://example.com/hooks/workflow"),
             (Request(name, "http://receiver.example.com/x"), "$.endpoint", "$.endpoint: the endpoint must use https (Events:AllowHttpEndpoints is off)"),
+            (Request(name, "https://receiver.example.com:8443/x"), "$.endpoint",
+                "$.endpoint: calls to receiver.example.com on port 8443 are refused: the port is not allowed (CallOuts:AllowedPorts)"),
+            (Request(name, "https://10.1.2.3/x"), "$.endpoint",
+                "$.endpoint: calls to 10.1.2.3 are refused: private addresses are not allowed (CallOuts:AllowPrivateNetworks / CallOuts:AllowedNetworks)"),
             (Request(name, "https://user:pw@receiver.example.com/x"), "$.endpoint",
                 "$.endpoint: the endpoint may not carry a user name or password; the signature authenticates each delivery"),
             (Request(name, events: ["instance.completed", "instance.finished"]), "$.events[1]",
