@@ -89,9 +89,21 @@ public sealed partial class MongoWorkflowStore : IDeliveryQueue
 
     public async Task<long?> GetNextDeliveryDueAsync(CancellationToken cancellationToken)
     {
-        var next = await _deliveries.Find(DeliveryFilter.Eq(d => d.Status, DeliveryStatus.Pending)).SortBy(d => d.DueAtMs).Limit(1)
-            .FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
-        return next is null ? null : Math.Max(next.DueAtMs, next.LeaseUntilMs ?? 0);
+        // The earliest due first of its instance; a later one waits behind its earlier one. When none of the first
+        // candidates is first of its instance, the last candidate's time is early enough: the dispatcher looks again then.
+        var candidates = await _deliveries.Find(DeliveryFilter.Eq(d => d.Status, DeliveryStatus.Pending)).SortBy(d => d.DueAtMs)
+            .Limit(CandidatesPerClaim * 10).ToListAsync(cancellationToken).ConfigureAwait(false);
+        foreach (var candidate in candidates)
+        {
+            var earlier = DeliveryFilter.Eq(d => d.SubscriptionId, candidate.SubscriptionId) & DeliveryFilter.Eq(d => d.InstanceId, candidate.InstanceId)
+                & DeliveryFilter.Eq(d => d.Status, DeliveryStatus.Pending) & DeliveryFilter.Lt(d => d.Sequence, candidate.Sequence);
+            if (!await _deliveries.Find(earlier).Limit(1).AnyAsync(cancellationToken).ConfigureAwait(false))
+            {
+                return Math.Max(candidate.DueAtMs, candidate.LeaseUntilMs ?? 0);
+            }
+        }
+
+        return candidates.Count == 0 ? null : candidates[^1].DueAtMs;
     }
 
     public async Task<KeysetPage<EventDelivery>> ListDeliveriesAsync(string tenant, Guid subscriptionId, DeliveryStatus? status, long? beforeSequence,

@@ -82,6 +82,8 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
         ReadAsync(new SqlStatement(dialect).Sql("""
                 SELECT MIN(CASE WHEN d.lease_until_ms IS NOT NULL AND d.lease_until_ms > d.due_at_ms THEN d.lease_until_ms ELSE d.due_at_ms END)
                   FROM wf_deliveries d JOIN wf_subscriptions s ON s.id = d.subscription_id WHERE d.status = 'Pending' AND s.enabled
+                   AND NOT EXISTS (SELECT 1 FROM wf_deliveries e WHERE e.subscription_id = d.subscription_id
+                                   AND e.instance_id = d.instance_id AND e.status = 'Pending' AND e.sequence < d.sequence)
                 """),
             static async (reader, ct) => await reader.ReadAsync(ct).ConfigureAwait(false) && !await reader.IsDBNullAsync(0, ct).ConfigureAwait(false) ? reader.GetInt64(0) : (long?)null,
             cancellationToken);

@@ -17,7 +17,10 @@ public interface IDeliveryQueue
     [EngineOnly]
     Task<int> SettleDeliveriesAsync(IReadOnlyList<DeliverySettlement> settlements, CancellationToken cancellationToken);
 
-    /// <summary>When the next pending delivery becomes due (Unix ms, store clock); null when none is pending.</summary>
+    /// <summary>
+    /// When the next claimable delivery becomes due (Unix ms, store clock): the earliest of the pending deliveries that are
+    /// first of their instance for their subscription (a later one waits for it, whatever its own due time). Null when none is pending.
+    /// </summary>
     [EngineOnly]
     Task<long?> GetNextDeliveryDueAsync(CancellationToken cancellationToken);
 
