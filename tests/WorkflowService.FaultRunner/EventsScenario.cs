@@ -191,44 +191,14 @@ internal sealed class EventsScenario : FaultScenario
             receiver.UseSecret((string)subscription["secret"]!);
         }
 
-        var probes = new HashSet<Guid>();
-        var deadline = Stopwatch.StartNew();
-        foreach (var node in nodes.All)
+        var clients = nodes.All.Select(n => new WorkflowClient(n.Process!.Address, 1, context.ApiKey.Key)).ToList();
+        try
         {
-            while (true)
-            {
-                using var client = new WorkflowClient(node.Process!.Address, 1, context.ApiKey.Key);
-                var id = Guid.Parse((string)(await client.StartAsync(TwoSignalLoad.Definition, new { n = -1 }, ct))["id"]!);
-                probes.Add(id);
-                if (await UntilHeardAsync(receiver, id, ct))
-                {
-                    break;
-                }
-
-                if (deadline.Elapsed > TimeSpan.FromSeconds(30))
-                {
-                    throw new InvalidOperationException($"{node.Name} wrote no event for its probe instances within 30 s of the subscription");
-                }
-            }
+            return await receiver.ProbeEveryNodeAsync(clients, TwoSignalLoad.Definition, new { n = -1 }, ct);
         }
-
-        return probes;
-    }
-
-    /// <summary>Whether the receiver hears of <paramref name="instance"/> within two seconds.</summary>
-    private static async Task<bool> UntilHeardAsync(WebhookReceiver receiver, Guid instance, CancellationToken ct)
-    {
-        var waited = Stopwatch.StartNew();
-        while (waited.Elapsed < TimeSpan.FromSeconds(2))
+        finally
         {
-            if (receiver.Receipts.Any(r => r.InstanceId == instance))
-            {
-                return true;
-            }
-
-            await Task.Delay(50, ct);
+            clients.ForEach(c => c.Dispose());
         }
-
-        return false;
     }
 }

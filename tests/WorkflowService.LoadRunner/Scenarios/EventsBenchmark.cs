@@ -174,7 +174,7 @@ internal sealed class EventsBenchmark(RunnerOptions options, string backendName)
                 var subscription = await run.Client.SubscribeAsync("bench-receiver", run.Receiver.Url, [SignalRoundtripScenario.Definition], cancellationToken);
                 run.SubscriptionId = (string)subscription["subscription"]!["id"]!;
                 run.Receiver.UseSecret((string)subscription["secret"]!);
-                await run.UntilEveryNodeKnowsAsync(cancellationToken);
+                run.Probes.UnionWith(await run.Receiver.ProbeEveryNodeAsync(run._clients, SignalRoundtripScenario.Definition, null, cancellationToken));
                 run._probeEvents = run.Receiver.DistinctCount;
                 return run;
             }
@@ -182,38 +182,6 @@ internal sealed class EventsBenchmark(RunnerOptions options, string backendName)
             {
                 await run.DisposeAsync();
                 throw;
-            }
-        }
-
-        /// <summary>
-        /// Each node starts probe instances until the receiver hears of one: a node that has not read the subscription yet
-        /// (Events:SubscriptionRefreshInterval) writes no event.
-        /// </summary>
-        private async Task UntilEveryNodeKnowsAsync(CancellationToken cancellationToken)
-        {
-            var waited = Stopwatch.StartNew();
-            foreach (var client in _clients)
-            {
-                while (true)
-                {
-                    var id = Guid.Parse((string)(await client.StartAsync(SignalRoundtripScenario.Definition, null, cancellationToken))["id"]!);
-                    Probes.Add(id);
-                    var asked = Stopwatch.StartNew();
-                    while (asked.Elapsed < TimeSpan.FromSeconds(2) && !Receiver.Receipts.Any(r => r.InstanceId == id))
-                    {
-                        await Task.Delay(20, cancellationToken);
-                    }
-
-                    if (Receiver.Receipts.Any(r => r.InstanceId == id))
-                    {
-                        break;
-                    }
-
-                    if (waited.Elapsed > TimeSpan.FromSeconds(30))
-                    {
-                        throw new InvalidOperationException("a node wrote no event for its probe instances within 30 s of the subscription");
-                    }
-                }
             }
         }
 
