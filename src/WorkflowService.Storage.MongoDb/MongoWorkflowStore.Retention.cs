@@ -75,14 +75,18 @@ public sealed partial class MongoWorkflowStore : IRetentionStore
             .ToListAsync(cancellationToken).ConfigureAwait(false);
         var tasks = await _tasks.Find(TaskFilter.In(t => t.InstanceId, instanceIds)).SortBy(t => t.CreatedAt)
             .ToListAsync(cancellationToken).ConfigureAwait(false);
+        var deliveries = await _deliveries.Find(DeliveryFilter.In(d => d.InstanceId, instanceIds)).SortBy(d => d.Sequence)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
         var historyOf = history.ToLookup(h => h.InstanceId);
         var signalsOf = signals.ToLookup(s => s.InstanceId);
         var tasksOf = tasks.ToLookup(t => t.InstanceId);
+        var deliveriesOf = deliveries.ToLookup(d => d.InstanceId);
         return instances.OrderBy(i => i.CompletedAt)
             .Select(i => new ArchivedInstance(i.ToModel(),
                 historyOf[i.Id].Select(h => h.ToModel()).ToList(),
                 signalsOf[i.Id].Select(s => s.ToModel()).ToList(),
-                tasksOf[i.Id].Select(t => t.ToModel()).ToList()))
+                tasksOf[i.Id].Select(t => t.ToModel()).ToList(),
+                deliveriesOf[i.Id].Select(d => d.ToModel()).ToList()))
             .ToList();
     }
 
@@ -106,8 +110,34 @@ public sealed partial class MongoWorkflowStore : IRetentionStore
             var history = await _history.DeleteManyAsync(session, Builders<HistoryDocument>.Filter.In(h => h.InstanceId, ids), cancellationToken: ct).ConfigureAwait(false);
             var signals = await _signals.DeleteManyAsync(session, SignalFilter.In(s => s.InstanceId, ids), cancellationToken: ct).ConfigureAwait(false);
             var tasks = await _tasks.DeleteManyAsync(session, TaskFilter.In(t => t.InstanceId, ids), cancellationToken: ct).ConfigureAwait(false);
+            // Dead-lettered ones too: nothing is left to replay them for. Through the instanceId index (schema step 5).
+            var deliveries = await _deliveries.DeleteManyAsync(session, DeliveryFilter.In(d => d.InstanceId, ids), cancellationToken: ct).ConfigureAwait(false);
             var instances = await _instances.DeleteManyAsync(session, InstanceFilter.In(i => i.Id, ids), cancellationToken: ct).ConfigureAwait(false);
-            return new PurgedRows((int)instances.DeletedCount, (int)history.DeletedCount, (int)signals.DeletedCount, (int)tasks.DeletedCount);
+            return new PurgedRows((int)instances.DeletedCount, (int)history.DeletedCount, (int)signals.DeletedCount, (int)tasks.DeletedCount,
+                (int)deliveries.DeletedCount);
         }, cancellationToken);
     }
+
+    // The oldest first, through the status_deliveredAt index (schema step 5); deleteMany has no limit, so the batch's ids
+    // are read first. A delivery settles once: what is found delivered is not changed by a dispatcher meanwhile.
+    public async Task<int> DeleteDeliveredAsync(DateTime deliveredBefore, int limit, CancellationToken cancellationToken)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        var due = await _deliveries.Find(Delivered(deliveredBefore)).SortBy(d => d.DeliveredAt).Limit(limit).Project(d => d.Id)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
+        if (due.Count == 0)
+        {
+            return 0;
+        }
+
+        var deleted = await _deliveries.DeleteManyAsync(DeliveryFilter.In(d => d.Id, due) & Delivered(deliveredBefore), cancellationToken)
+            .ConfigureAwait(false);
+        return (int)deleted.DeletedCount;
+    }
+
+    public Task<long> CountDeliveredAsync(DateTime deliveredBefore, CancellationToken cancellationToken) =>
+        _deliveries.CountDocumentsAsync(Delivered(deliveredBefore), cancellationToken: cancellationToken);
+
+    private static FilterDefinition<DeliveryDocument> Delivered(DateTime deliveredBefore) =>
+        DeliveryFilter.Eq(d => d.Status, Engine.Events.DeliveryStatus.Delivered) & DeliveryFilter.Lt(d => d.DeliveredAt, deliveredBefore);
 }

@@ -26,6 +26,7 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
         new(2, "Signal ledger index: an instance's signals in their order, for paged reads", 1, null),
         new(3, "Event subscriptions: a tenant's names unique", 1, null),
         new(4, "Event deliveries: the outbox's claim, order and log indexes", 1, null),
+        new(5, "Delivery retention indexes: by instance, and delivered ones by time", 1, null),
     ];
 
     /// <summary>The named lease a migrating node holds, so that one node at a time applies steps.</summary>
@@ -260,6 +261,9 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
             new(deliveryKeys.Ascending(d => d.SubscriptionId).Ascending(d => d.InstanceId).Ascending(d => d.Sequence),
                 new CreateIndexOptions { Name = "subscriptionId_instanceId_sequence" }),
             new(deliveryKeys.Ascending(d => d.SubscriptionId).Descending(d => d.Sequence), new CreateIndexOptions { Name = "subscriptionId_sequence" }),
+            // Step 5: retention deletes an instance's deliveries with it, and delivered ones by their delivery time.
+            new(deliveryKeys.Ascending(d => d.InstanceId), new CreateIndexOptions { Name = "instanceId" }),
+            new(deliveryKeys.Ascending(d => d.Status).Ascending(d => d.DeliveredAt), new CreateIndexOptions { Name = "status_deliveredAt" }),
         ], cancellationToken).ConfigureAwait(false);
     }
 

@@ -76,11 +76,14 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
             .ToListAsync(cancellationToken).ConfigureAwait(false);
         var tasks = await db.Tasks.AsNoTracking().Where(t => ids.Contains(t.InstanceId)).OrderBy(t => t.CreatedAt)
             .ToListAsync(cancellationToken).ConfigureAwait(false);
+        var deliveries = await db.Deliveries.AsNoTracking().Where(d => ids.Contains(d.InstanceId)).OrderBy(d => d.Sequence)
+            .ToListAsync(cancellationToken).ConfigureAwait(false);
         var historyOf = history.ToLookup(h => h.InstanceId);
         var signalsOf = signals.ToLookup(s => s.InstanceId);
         var tasksOf = tasks.ToLookup(t => t.InstanceId);
+        var deliveriesOf = deliveries.ToLookup(d => d.InstanceId);
         return instances.OrderBy(i => i.CompletedAt)
-            .Select(i => new ArchivedInstance(i, historyOf[i.Id].ToList(), signalsOf[i.Id].ToList(), tasksOf[i.Id].ToList()))
+            .Select(i => new ArchivedInstance(i, historyOf[i.Id].ToList(), signalsOf[i.Id].ToList(), tasksOf[i.Id].ToList(), deliveriesOf[i.Id].ToList()))
             .ToList();
     }
 
@@ -101,9 +104,30 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
             var history = await db.History.Where(h => ended.Contains(h.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             var signals = await db.Signals.Where(s => ended.Contains(s.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             var tasks = await db.Tasks.Where(t => ended.Contains(t.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
+            // Dead-lettered ones too: nothing is left to replay them for. Through ix_wf_deliveries_instance_id.
+            var deliveries = await db.Deliveries.Where(d => ended.Contains(d.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             var instances = await db.Instances.Where(i => ended.Contains(i.Id)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             await transaction.CommitAsync(ct).ConfigureAwait(false);
-            return new PurgedRows(instances, history, signals, tasks);
+            return new PurgedRows(instances, history, signals, tasks, deliveries);
         }, cancellationToken).ConfigureAwait(false);
     }
+
+    public async Task<int> DeleteDeliveredAsync(DateTime deliveredBefore, int limit, CancellationToken cancellationToken)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        // One statement, the oldest first, through ix_wf_deliveries_status_delivered_at; a delivery settles once, so
+        // what is found delivered here is not changed by a dispatcher meanwhile.
+        return await RetryTransientAsync((db, ct) => Delivered(db, deliveredBefore).OrderBy(d => d.DeliveredAt).Take(limit)
+            .ExecuteDeleteAsync(ct), cancellationToken).ConfigureAwait(false);
+    }
+
+    public async Task<long> CountDeliveredAsync(DateTime deliveredBefore, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        return await Delivered(db, deliveredBefore).LongCountAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    private static IQueryable<Engine.Events.EventDelivery> Delivered(WorkflowDbContext db, DateTime deliveredBefore) =>
+        db.Deliveries.Where(d => d.Status == Engine.Events.DeliveryStatus.Delivered && d.DeliveredAt < deliveredBefore);
 }

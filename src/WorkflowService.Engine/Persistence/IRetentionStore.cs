@@ -26,10 +26,19 @@ public interface IRetentionStore
     Task<IReadOnlyList<ArchivedInstance>> ReadForArchiveAsync(IReadOnlyList<Guid> instanceIds, CancellationToken cancellationToken);
 
     /// <summary>
-    /// Deletes the instances that have ended among <paramref name="instanceIds"/>, with their history, signals and tasks,
-    /// in one transaction; an instance that has not ended is left alone.
+    /// Deletes the instances that have ended among <paramref name="instanceIds"/>, with their history, signals, tasks and
+    /// event deliveries, in one transaction; an instance that has not ended is left alone.
     /// </summary>
     Task<PurgedRows> DeleteEndedAsync(IReadOnlyList<Guid> instanceIds, CancellationToken cancellationToken);
+
+    /// <summary>
+    /// Deletes at most <paramref name="limit"/> deliveries that were delivered before <paramref name="deliveredBefore"/>,
+    /// whatever their instance's state; pending and dead-lettered ones stay. Returns how many it deleted.
+    /// </summary>
+    Task<int> DeleteDeliveredAsync(DateTime deliveredBefore, int limit, CancellationToken cancellationToken);
+
+    /// <summary>How many deliveries were delivered before <paramref name="deliveredBefore"/> (a dry run's answer).</summary>
+    Task<long> CountDeliveredAsync(DateTime deliveredBefore, CancellationToken cancellationToken);
 }
 
 /// <summary>
@@ -38,20 +47,21 @@ public interface IRetentionStore
 /// </summary>
 public sealed record RetentionScope(DateTime EndedBefore, string? Definition, IReadOnlyCollection<string> ExceptDefinitions);
 
-/// <summary>The rows one deletion removed, per table.</summary>
-public readonly record struct PurgedRows(int Instances, int History, int Signals, int Tasks)
+/// <summary>The rows one deletion removed, per table (<paramref name="Deliveries"/>: the outbox's, wf_deliveries).</summary>
+public readonly record struct PurgedRows(int Instances, int History, int Signals, int Tasks, int Deliveries)
 {
-    public int Total => Instances + History + Signals + Tasks;
+    public int Total => Instances + History + Signals + Tasks + Deliveries;
 
     public static PurgedRows operator +(PurgedRows a, PurgedRows b) =>
-        new(a.Instances + b.Instances, a.History + b.History, a.Signals + b.Signals, a.Tasks + b.Tasks);
+        new(a.Instances + b.Instances, a.History + b.History, a.Signals + b.Signals, a.Tasks + b.Tasks, a.Deliveries + b.Deliveries);
 
     public static PurgedRows Add(PurgedRows a, PurgedRows b) => a + b;
 }
 
-/// <summary>An ended instance with its history, signals and tasks, as the archive keeps it.</summary>
+/// <summary>An ended instance with its history, signals, tasks and event deliveries, as the archive keeps it.</summary>
 public sealed record ArchivedInstance(
     WorkflowInstance Instance,
     IReadOnlyList<HistoryEvent> History,
     IReadOnlyList<SignalMessage> Signals,
-    IReadOnlyList<HumanTask> Tasks);
+    IReadOnlyList<HumanTask> Tasks,
+    IReadOnlyList<Events.EventDelivery> Deliveries);

@@ -46,7 +46,7 @@ public sealed class EngineMetrics : IDisposable
         _retries = _meter.CreateCounter<long>("workflow.runs.retried", "{run}", "failed runs handed back to be retried with backoff");
         _deadLetters = _meter.CreateCounter<long>("workflow.signals.dead_lettered", "{signal}", "signals given up on, with the reason, for an operator");
         _retentionDeleted = _meter.CreateCounter<long>("workflow.retention.deleted", "{row}",
-            "rows the retention job deleted, by table (instances, history, signals, tasks)");
+            "rows the retention job deleted, by table (instances, history, signals, tasks, deliveries)");
         _runSeconds = _meter.CreateHistogram("workflow.run.duration", "s",
             "a claimed signal's handling: the instance run to its next wait and its commit", tags: null,
             advice: LatencySeconds);
@@ -84,6 +84,7 @@ public sealed class EngineMetrics : IDisposable
         _retentionDeleted.Add(rows.History, new KeyValuePair<string, object?>("table", "history"));
         _retentionDeleted.Add(rows.Signals, new KeyValuePair<string, object?>("table", "signals"));
         _retentionDeleted.Add(rows.Tasks, new KeyValuePair<string, object?>("table", "tasks"));
+        _retentionDeleted.Add(rows.Deliveries, new KeyValuePair<string, object?>("table", "deliveries"));
         Interlocked.Add(ref _retentionDeletedTotal, rows.Total);
     }
 

@@ -31,9 +31,9 @@ public sealed partial class RetentionJob(
             try
             {
                 // Another node's turn (or an operator's purge) when the lease is taken: this one waits for the next round.
-                if (await purge.RunUnderLeaseAsync(node.Id, keepGoing: null, stoppingToken).ConfigureAwait(false) is { Rows.Instances: > 0 } report)
+                if (await purge.RunUnderLeaseAsync(node.Id, keepGoing: null, stoppingToken).ConfigureAwait(false) is { Rows.Total: > 0 } report)
                 {
-                    LogRound(logger, report.Rows.Instances, report.Rows.Total, report.Complete);
+                    LogRound(logger, report.Rows.Instances, report.Rows.Total, report.Rows.Deliveries, report.Complete);
                 }
             }
             catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
@@ -55,8 +55,8 @@ public sealed partial class RetentionJob(
         }
     }
 
-    [LoggerMessage(Level = LogLevel.Information, Message = "Retention round deleted {Instances} ended instances ({Rows} rows); complete: {Complete}")]
-    private static partial void LogRound(ILogger logger, int instances, int rows, bool complete);
+    [LoggerMessage(Level = LogLevel.Information, Message = "Retention round deleted {Instances} ended instances ({Rows} rows, {Deliveries} of them event deliveries); complete: {Complete}")]
+    private static partial void LogRound(ILogger logger, int instances, int rows, int deliveries, bool complete);
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Retention round skipped: the store is unavailable ({Reason}); trying again next round")]
     private static partial void LogStoreUnavailable(ILogger logger, string reason);

@@ -3,8 +3,9 @@ using System.ComponentModel.DataAnnotations;
 namespace WorkflowService.Engine.Runtime;
 
 /// <summary>
-/// How long ended instances are kept ("Retention" section). Nothing is deleted unless a period is set: globally
+/// How long ended instances are kept ("Retention" section). No instance is deleted unless a period is set: globally
 /// (<see cref="EndedInstances"/>) or per definition (<see cref="Definitions"/>, which wins over the global one).
+/// Delivered events' deliveries are kept for <see cref="DeliveredEvents"/>.
 /// </summary>
 public sealed class RetentionOptions
 {
@@ -18,6 +19,14 @@ public sealed class RetentionOptions
     [RetentionPeriods]
     [System.Diagnostics.CodeAnalysis.SuppressMessage("Usage", "CA2227:Collection properties should be read only", Justification = "Bound from configuration.")]
     public Dictionary<string, TimeSpan> Definitions { get; set; } = new(StringComparer.Ordinal);
+
+    /// <summary>
+    /// How long a delivered event's delivery (the delivery log's row) is kept after its receiver's 2xx, even while its
+    /// instance runs (default 7 days); unset (an empty value) keeps them until their instance is purged. Dead-lettered
+    /// deliveries are never purged by age: they wait for an operator's replay until their instance or subscription goes.
+    /// </summary>
+    [Range(typeof(TimeSpan), "00:01:00", "36500.00:00:00")]
+    public TimeSpan? DeliveredEvents { get; set; } = TimeSpan.FromDays(7);
 
     /// <summary>How often the job looks for instances whose period is over (default 5 minutes).</summary>
     [Range(typeof(TimeSpan), "00:00:00.100", "1.00:00:00")]
@@ -46,7 +55,7 @@ public sealed class RetentionOptions
     public string? Export { get; set; }
 
     /// <summary>Whether any period is set (otherwise the job has nothing to do).</summary>
-    public bool Enabled => EndedInstances is not null || Definitions.Count > 0;
+    public bool Enabled => EndedInstances is not null || Definitions.Count > 0 || DeliveredEvents is not null;
 }
 
 /// <summary>Every per-definition period at least a minute, told with its key.</summary>

@@ -10,7 +10,15 @@ namespace WorkflowService.Engine.Runtime;
 /// <param name="Scopes">Each period applied, with the instances found due (a dry run) or deleted.</param>
 /// <param name="Rows">The rows deleted, per table (zero in a dry run).</param>
 /// <param name="Complete">False when the purge stopped before the end (its lease ran out, or it was stopped): the next one goes on.</param>
-public sealed record RetentionReport(bool DryRun, IReadOnlyList<RetentionScopeReport> Scopes, PurgedRows Rows, bool Complete);
+/// <param name="DeliveredEvents">The delivered events' deliveries found due (a dry run) or deleted; null when Retention:DeliveredEvents is unset.</param>
+public sealed record RetentionReport(bool DryRun, IReadOnlyList<RetentionScopeReport> Scopes, PurgedRows Rows, bool Complete,
+    RetentionDeliveredReport? DeliveredEvents);
+
+/// <summary>The share of a purge that deletes delivered events' deliveries, whatever their instance's state.</summary>
+/// <param name="Period">How long a delivery is kept after it was delivered.</param>
+/// <param name="DeliveredBefore">Deliveries delivered before this are due.</param>
+/// <param name="Deliveries">Deliveries due (a dry run) or deleted.</param>
+public sealed record RetentionDeliveredReport(TimeSpan Period, DateTime DeliveredBefore, long Deliveries);
 
 /// <summary>One period's share of a purge.</summary>
 /// <param name="Definition">The definition with a period of its own; null for every other definition (the global period).</param>
@@ -21,7 +29,7 @@ public sealed record RetentionScopeReport(string? Definition, TimeSpan Period, D
 
 /// <summary>
 /// Deletes ended instances whose retention period is over, in bounded batches, archiving each batch first when
-/// Retention:Export says so. The hosted job runs it on one node at a time; an operator runs it from the command line or
+/// Retention:Export says so; then the deliveries of delivered events older than Retention:DeliveredEvents. The hosted job runs it on one node at a time; an operator runs it from the command line or
 /// the API (with a dry run that only counts).
 /// </summary>
 public sealed partial class RetentionPurge(
@@ -92,11 +100,30 @@ public sealed partial class RetentionPurge(
             scopes.Add(new RetentionScopeReport(definition, period, scope.EndedBefore, instances));
             if (!complete)
             {
-                break;
+                return new RetentionReport(dryRun, scopes, rows, complete, null);
             }
         }
 
-        return new RetentionReport(dryRun, scopes, rows, complete);
+        RetentionDeliveredReport? delivered = null;
+        if (settings.DeliveredEvents is { } kept)
+        {
+            var before = now - kept;
+            long deliveries;
+            if (dryRun)
+            {
+                deliveries = await store.CountDeliveredAsync(before, cancellationToken).ConfigureAwait(false);
+            }
+            else
+            {
+                (var deleted, complete) = await PurgeDeliveredAsync(before, settings, keepGoing, cancellationToken).ConfigureAwait(false);
+                deliveries = deleted.Deliveries;
+                rows += deleted;
+            }
+
+            delivered = new RetentionDeliveredReport(kept, before, deliveries);
+        }
+
+        return new RetentionReport(dryRun, scopes, rows, complete, delivered);
     }
 
     /// <summary>The periods in force: each definition's own, then the global one for every other definition.</summary>
@@ -113,8 +140,50 @@ public sealed partial class RetentionPurge(
         }
     }
 
-    private async Task<(PurgedRows Rows, bool Complete)> PurgeScopeAsync(RetentionScope scope, RetentionOptions settings,
-        Func<CancellationToken, Task<bool>>? keepGoing, CancellationToken cancellationToken)
+    private Task<(PurgedRows Rows, bool Complete)> PurgeScopeAsync(RetentionScope scope, RetentionOptions settings,
+        Func<CancellationToken, Task<bool>>? keepGoing, CancellationToken cancellationToken) =>
+        InBatchesAsync(settings, keepGoing, async ct =>
+        {
+            var due = await store.FindExpiredAsync(scope, settings.BatchSize, ct).ConfigureAwait(false);
+            if (due.Count == 0)
+            {
+                return (0, default);
+            }
+
+            if (!string.IsNullOrWhiteSpace(settings.Export))
+            {
+                await ArchiveAsync(settings.Export, due, ct).ConfigureAwait(false);
+            }
+
+            var deleted = await store.DeleteEndedAsync(due, ct).ConfigureAwait(false);
+            LogBatch(logger, deleted.Instances, deleted.Total, scope.Definition ?? "*");
+            return (due.Count, deleted);
+        }, cancellationToken);
+
+    /// <summary>
+    /// Deletes delivered deliveries older than <paramref name="before"/>, whatever their instance's state. Not archived:
+    /// each stands for an event of its instance's history, which is archived with the instance.
+    /// </summary>
+    private Task<(PurgedRows Rows, bool Complete)> PurgeDeliveredAsync(DateTime before, RetentionOptions settings,
+        Func<CancellationToken, Task<bool>>? keepGoing, CancellationToken cancellationToken) =>
+        InBatchesAsync(settings, keepGoing, async ct =>
+        {
+            var deleted = await store.DeleteDeliveredAsync(before, settings.BatchSize, ct).ConfigureAwait(false);
+            if (deleted > 0)
+            {
+                LogDeliveredBatch(logger, deleted);
+            }
+
+            return (deleted, new PurgedRows(0, 0, 0, 0, deleted));
+        }, cancellationToken);
+
+    /// <summary>
+    /// Runs <paramref name="batch"/> (which returns how many it found, at most Retention:BatchSize, and the rows it
+    /// deleted) until one finds less than a full batch, asking <paramref name="keepGoing"/> before each and pausing
+    /// Retention:BatchPause between them, so that a backlog never holds the hot path up.
+    /// </summary>
+    private async Task<(PurgedRows Rows, bool Complete)> InBatchesAsync(RetentionOptions settings, Func<CancellationToken, Task<bool>>? keepGoing,
+        Func<CancellationToken, Task<(int Found, PurgedRows Deleted)>> batch, CancellationToken cancellationToken)
     {
         var rows = default(PurgedRows);
         while (true)
@@ -124,22 +193,14 @@ public sealed partial class RetentionPurge(
                 return (rows, false);
             }
 
-            var due = await store.FindExpiredAsync(scope, settings.BatchSize, cancellationToken).ConfigureAwait(false);
-            if (due.Count == 0)
-            {
-                return (rows, true);
-            }
-
-            if (!string.IsNullOrWhiteSpace(settings.Export))
-            {
-                await ArchiveAsync(settings.Export, due, cancellationToken).ConfigureAwait(false);
-            }
-
-            var deleted = await store.DeleteEndedAsync(due, cancellationToken).ConfigureAwait(false);
+            var (found, deleted) = await batch(cancellationToken).ConfigureAwait(false);
             rows += deleted;
-            metrics.Purged(deleted);
-            LogBatch(logger, deleted.Instances, deleted.Total, scope.Definition ?? "*");
-            if (due.Count < settings.BatchSize)
+            if (deleted.Total > 0)
+            {
+                metrics.Purged(deleted);
+            }
+
+            if (found < settings.BatchSize)
             {
                 return (rows, true);
             }
@@ -179,4 +240,7 @@ public sealed partial class RetentionPurge(
 
     [LoggerMessage(Level = LogLevel.Information, Message = "Retention deleted {Instances} ended instances ({Rows} rows) of {Definition}")]
     private static partial void LogBatch(ILogger logger, int instances, int rows, string definition);
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "Retention deleted {Deliveries} deliveries of delivered events")]
+    private static partial void LogDeliveredBatch(ILogger logger, int deliveries);
 }

@@ -84,6 +84,6 @@ public static class LifecycleEndpoints
     private static ProblemHttpResult? NoPeriod(IOptions<RetentionOptions> options) => options.Value.Enabled
         ? null
         : TypedResults.Problem(title: "No retention period is set",
-            detail: "Every ended instance is kept: set Retention:EndedInstances or Retention:Definitions:<name> to purge.",
+            detail: "Every ended instance and every delivered event is kept: set Retention:EndedInstances, Retention:Definitions:<name> or Retention:DeliveredEvents to purge.",
             statusCode: StatusCodes.Status409Conflict);
 }

@@ -147,10 +147,16 @@ public static class OperatorCommands
                 $"{scope.Definition ?? "every other definition"}: kept {scope.Period}, ended before {scope.EndedBefore:u}: {scope.Instances} instances {(report.DryRun ? "due" : "deleted")}");
         }
 
+        if (report.DeliveredEvents is { } delivered)
+        {
+            text.AppendLine(invariant,
+                $"delivered events: kept {delivered.Period}, delivered before {delivered.DeliveredBefore:u}: {delivered.Deliveries} deliveries {(report.DryRun ? "due" : "deleted")}");
+        }
+
         if (!report.DryRun)
         {
             text.AppendLine(invariant,
-                $"rows deleted: {report.Rows.Total} ({report.Rows.Instances} instances, {report.Rows.History} history, {report.Rows.Signals} signals, {report.Rows.Tasks} tasks)");
+                $"rows deleted: {report.Rows.Total} ({report.Rows.Instances} instances, {report.Rows.History} history, {report.Rows.Signals} signals, {report.Rows.Tasks} tasks, {report.Rows.Deliveries} deliveries)");
         }
 
         return text.ToString();

@@ -211,12 +211,14 @@ public abstract class RetentionTests<TBackend> : ServiceTest<TBackend> where TBa
     [Fact]
     public async Task Without_a_retention_period_nothing_is_purged_and_the_api_says_why()
     {
-        var (_, api) = await StartServiceAsync([]);
+        // Delivered events are kept for 7 days unless the setting is emptied.
+        var (_, api) = await StartServiceAsync(new Dictionary<string, string?> { ["Retention:DeliveredEvents"] = "" });
 
         using var response = await api.Http.PostAsync("/admin/retention/purge", null);
 
         var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.Conflict);
-        Assert.Equal("Every ended instance is kept: set Retention:EndedInstances or Retention:Definitions:<name> to purge.", (string?)problem["detail"]);
+        Assert.Equal("Every ended instance and every delivered event is kept: set Retention:EndedInstances, Retention:Definitions:<name> "
+            + "or Retention:DeliveredEvents to purge.", (string?)problem["detail"]);
     }
 
     private static string TaskDefinition(string name) => $$"""
