@@ -6,18 +6,20 @@ using Microsoft.Extensions.DependencyInjection;
 using MongoDB.Bson;
 using MongoDB.Driver;
 using WorkflowService.Api;
+using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.Storage.MongoDb;
 using WorkflowService.Storage.Relational;
 using WorkflowService.Tests.Backends;
+using WorkflowService.Tests.Events;
 using WorkflowService.Tests.Infrastructure;
 
 namespace WorkflowService.Tests.Store;
 
 /// <summary>
-/// Retention on a real store: ended instances older than their period go with their history, signals and tasks (archived
-/// first as JSON lines), everything else stays; a dry run only counts; the hosted job does it by itself under a lease one
+/// Retention on a real store: ended instances older than their period go with their history, signals, tasks and event
+/// deliveries (archived first as JSON lines), delivered events' deliveries go after theirs, everything else stays; a dry run only counts; the hosted job does it by itself under a lease one
 /// node holds at a time; the <c>purge</c> command does it from the command line.
 /// </summary>
 public abstract class RetentionTests<TBackend> : ServiceTest<TBackend> where TBackend : StoreBackend, new()
@@ -103,6 +105,52 @@ public abstract class RetentionTests<TBackend> : ServiceTest<TBackend> where TBa
         Assert.All(archived, a => Assert.Equal(Enumerable.Range(0, a.GetProperty("history").GetArrayLength()),
             a.GetProperty("history").EnumerateArray().Select(e => e.GetProperty("sequence").GetInt32())));
         Assert.Equal(old.Length, archived.Sum(a => a.GetProperty("tasks").GetArrayLength()));
+    }
+
+    [Fact]
+    public async Task Event_deliveries_go_with_their_instance_and_delivered_ones_go_after_their_period_while_it_runs()
+    {
+        await using var receiver = await EventReceiver.StartAsync();
+        var name = Definitions.Unique("retention-events");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(name));
+        using (var subscribe = await Api.Http.PostAsJsonAsync("/subscriptions",
+            new { name, endpoint = new Uri(receiver.Address, $"/ok/{name}").ToString(), events = (string[])["*"], definitions = (string[])[name] }))
+        {
+            Assert.True(subscribe.StatusCode == HttpStatusCode.Created, await subscribe.Content.ReadAsStringAsync());
+        }
+
+        var ended = await CompleteRoundtripAsync(name);
+        var (aged, recent, deadLettered) = ((await Api.StartAsync(name)).Id, (await Api.StartAsync(name)).Id, (await Api.StartAsync(name)).Id);
+        // Started and completed of the ended one, started of each running one.
+        await Eventually.WaitUntilAsync(() => receiver.Of(name).Count >= 5, Deadline, what: "five events delivered");
+        await Eventually.WaitUntilAsync(async () => await DeliveriesOfAsync([ended, aged, recent, deadLettered], DeliveryStatus.Delivered) == 5,
+            Deadline, what: "five deliveries settled as delivered");
+        await EndedAgoAsync([ended], TimeSpan.FromDays(2));
+        await SetDeliveriesAsync(aged, DeliveryStatus.Delivered, DateTime.UtcNow - TimeSpan.FromDays(8));
+        // As if every retry had failed a week ago: an operator may still replay it, so age does not purge it.
+        await SetDeliveriesAsync(deadLettered, DeliveryStatus.DeadLettered, null);
+
+        var preview = (await Api.Http.GetFromJsonAsync<RetentionReport>("/admin/retention", WorkflowServiceFactory.Json))!;
+        Assert.Equal(TimeSpan.FromDays(7), preview.DeliveredEvents!.Period);
+        Assert.Equal(1, preview.DeliveredEvents.Deliveries);
+        Assert.Equal(1, preview.Scopes.Single(s => s.Definition is null).Instances);
+
+        using var response = await Api.Http.PostAsync("/admin/retention/purge", null);
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        var report = (await response.Content.ReadFromJsonAsync<RetentionReport>(WorkflowServiceFactory.Json))!;
+        Assert.Equal(1, report.DeliveredEvents!.Deliveries);
+        Assert.Equal(3, report.Rows.Deliveries); // the ended instance's two and the aged one
+
+        Assert.Equal(0, await DeliveriesOfAsync([ended, aged]));
+        Assert.Equal(1, await DeliveriesOfAsync([recent], DeliveryStatus.Delivered));
+        Assert.Equal(1, await DeliveriesOfAsync([deadLettered], DeliveryStatus.DeadLettered));
+        Assert.Equal(InstanceStatus.Waiting, (await Api.GetAsync(aged)).Status);
+
+        // The ended instance was archived with its deliveries.
+        var archived = JsonDocument.Parse(Assert.Single(await File.ReadAllLinesAsync(_archive))).RootElement;
+        Assert.Equal(ended, archived.GetProperty("instance").GetProperty("id").GetGuid());
+        Assert.Equal($"{EventTypes.InstanceStarted} {EventTypes.InstanceCompleted}",
+            string.Join(' ', archived.GetProperty("deliveries").EnumerateArray().Select(d => d.GetProperty("type").GetString())));
     }
 
     [Fact]
@@ -262,6 +310,42 @@ public abstract class RetentionTests<TBackend> : ServiceTest<TBackend> where TBa
 
         await using var db = await (services ?? Factory.Services).GetRequiredService<IDbContextFactory<WorkflowDbContext>>().CreateDbContextAsync();
         Assert.Equal(list.Count, await db.Instances.Where(i => list.Contains(i.Id)).ExecuteUpdateAsync(u => u.SetProperty(i => i.CompletedAt, at)));
+    }
+
+    /// <summary>Sets the status and delivery time of every delivery of <paramref name="instanceId"/>.</summary>
+    private async Task SetDeliveriesAsync(Guid instanceId, DeliveryStatus status, DateTime? deliveredAt)
+    {
+        if (Factory.Services.GetService<MongoWorkflowStore>() is { } mongo)
+        {
+            var moved = await mongo.Database.GetCollection<BsonDocument>(MongoWorkflowStore.DeliveriesCollection).UpdateManyAsync(
+                Builders<BsonDocument>.Filter.Eq("instanceId", new BsonBinaryData(instanceId, GuidRepresentation.Standard)),
+                Builders<BsonDocument>.Update.Set("status", status.ToString()).Set("deliveredAt", deliveredAt is { } at ? new BsonDateTime(at) : (BsonValue)BsonNull.Value));
+            Assert.NotEqual(0, moved.MatchedCount);
+            return;
+        }
+
+        await using var db = await Factory.Get<IDbContextFactory<WorkflowDbContext>>().CreateDbContextAsync();
+        Assert.NotEqual(0, await db.Deliveries.Where(d => d.InstanceId == instanceId)
+            .ExecuteUpdateAsync(u => u.SetProperty(d => d.Status, status).SetProperty(d => d.DeliveredAt, deliveredAt)));
+    }
+
+    /// <summary>The delivery rows left for <paramref name="ids"/> (of <paramref name="status"/> only, when given).</summary>
+    private async Task<long> DeliveriesOfAsync(IReadOnlyCollection<Guid> ids, DeliveryStatus? status = null)
+    {
+        var list = ids.ToList();
+        if (Factory.Services.GetService<MongoWorkflowStore>() is { } mongo)
+        {
+            var filter = Builders<BsonDocument>.Filter.In("instanceId", list.Select(id => new BsonBinaryData(id, GuidRepresentation.Standard)));
+            if (status is { } wanted)
+            {
+                filter &= Builders<BsonDocument>.Filter.Eq("status", wanted.ToString());
+            }
+
+            return await mongo.Database.GetCollection<BsonDocument>(MongoWorkflowStore.DeliveriesCollection).CountDocumentsAsync(filter);
+        }
+
+        await using var db = await Factory.Get<IDbContextFactory<WorkflowDbContext>>().CreateDbContextAsync();
+        return await db.Deliveries.LongCountAsync(d => list.Contains(d.InstanceId) && (status == null || d.Status == status));
     }
 
     /// <summary>The MongoDB store's documents of these ids (standard UUIDs, as the store writes them).</summary>
