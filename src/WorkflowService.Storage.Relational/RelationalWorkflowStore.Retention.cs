@@ -76,7 +76,7 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
             .ToListAsync(cancellationToken).ConfigureAwait(false);
         var tasks = await db.Tasks.AsNoTracking().Where(t => ids.Contains(t.InstanceId)).OrderBy(t => t.CreatedAt)
             .ToListAsync(cancellationToken).ConfigureAwait(false);
-        var deliveries = await db.Deliveries.AsNoTracking().Where(d => ids.Contains(d.InstanceId)).OrderBy(d => d.Sequence)
+        var deliveries = await DeliveriesOf(db, ids).AsNoTracking().OrderBy(d => d.Sequence)
             .ToListAsync(cancellationToken).ConfigureAwait(false);
         var historyOf = history.ToLookup(h => h.InstanceId);
         var signalsOf = signals.ToLookup(s => s.InstanceId);
@@ -105,7 +105,7 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
             var signals = await db.Signals.Where(s => ended.Contains(s.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             var tasks = await db.Tasks.Where(t => ended.Contains(t.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             // Dead-lettered ones too: nothing is left to replay them for. Through ix_wf_deliveries_instance_id.
-            var deliveries = await db.Deliveries.Where(d => ended.Contains(d.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
+            var deliveries = await DeliveriesOf(db, ended).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             var instances = await db.Instances.Where(i => ended.Contains(i.Id)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             await transaction.CommitAsync(ct).ConfigureAwait(false);
             return new PurgedRows(instances, history, signals, tasks, deliveries);
@@ -118,8 +118,8 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
         // One statement, the oldest first, through ix_wf_deliveries_status_delivered_at; a delivery settles once, so
         // what is found delivered here is not changed by a dispatcher meanwhile.
-        return await RetryTransientAsync((db, ct) => Delivered(db, deliveredBefore).OrderBy(d => d.DeliveredAt).Take(limit)
-            .ExecuteDeleteAsync(ct), cancellationToken).ConfigureAwait(false);
+        return await RetryTransientAsync((db, ct) => OldestDelivered(db, deliveredBefore, limit).ExecuteDeleteAsync(ct), cancellationToken)
+            .ConfigureAwait(false);
     }
 
     public async Task<long> CountDeliveredAsync(DateTime deliveredBefore, CancellationToken cancellationToken)
@@ -128,6 +128,15 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
         return await Delivered(db, deliveredBefore).LongCountAsync(cancellationToken).ConfigureAwait(false);
     }
 
+    /// <summary>The deliveries of <paramref name="instanceIds"/>, through ix_wf_deliveries_instance_id.</summary>
+    internal static IQueryable<Engine.Events.EventDelivery> DeliveriesOf(WorkflowDbContext db, List<Guid> instanceIds) =>
+        db.Deliveries.Where(d => instanceIds.Contains(d.InstanceId));
+
+    /// <summary>At most <paramref name="limit"/> deliveries delivered before <paramref name="deliveredBefore"/>, the oldest first.</summary>
+    internal static IQueryable<Engine.Events.EventDelivery> OldestDelivered(WorkflowDbContext db, DateTime deliveredBefore, int limit) =>
+        Delivered(db, deliveredBefore).OrderBy(d => d.DeliveredAt).Take(limit);
+
+    /// <summary>Delivered before <paramref name="deliveredBefore"/>: through ix_wf_deliveries_status_delivered_at.</summary>
     private static IQueryable<Engine.Events.EventDelivery> Delivered(WorkflowDbContext db, DateTime deliveredBefore) =>
         db.Deliveries.Where(d => d.Status == Engine.Events.DeliveryStatus.Delivered && d.DeliveredAt < deliveredBefore);
 }

@@ -85,6 +85,24 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
                     && !history.Contains("Sort", StringComparison.Ordinal), $"the plan:\n{history}");
     }
 
+    [Fact]
+    public async Task Retention_finds_an_instances_deliveries_and_the_oldest_delivered_ones_through_an_index()
+    {
+        await using var db = await Factory.Get<IDbContextFactory<WorkflowDbContext>>().CreateDbContextAsync(Token);
+        await db.Database.OpenConnectionAsync(Token);
+        // Scans priced out, as above: whether an index serves the delete's condition (and its order) at all.
+        await db.Database.ExecuteSqlRawAsync("SET enable_seqscan = off", Token);
+
+        var ofInstances = await ExplainAsync(RelationalWorkflowStore.DeliveriesOf(db, [Guid.CreateVersion7(), Guid.CreateVersion7()]));
+        Assert.True(ofInstances.Contains("ix_wf_deliveries_instance_id", StringComparison.Ordinal)
+                    && IndexCondition(ofInstances).Contains("instance_id", StringComparison.Ordinal), $"the plan:\n{ofInstances}");
+
+        var delivered = await ExplainAsync(RelationalWorkflowStore.OldestDelivered(db, DateTime.UtcNow, 200));
+        Assert.True(delivered.Contains("ix_wf_deliveries_status_delivered_at", StringComparison.Ordinal)
+                    && IndexCondition(delivered).Contains("delivered_at <", StringComparison.Ordinal)
+                    && !delivered.Contains("Sort", StringComparison.Ordinal), $"the plan:\n{delivered}");
+    }
+
     /// <summary>The plan PostgreSQL makes for the store's query, with its parameters as the store binds them.</summary>
     private static async Task<string> ExplainAsync<T>(IQueryable<T> query)
     {
