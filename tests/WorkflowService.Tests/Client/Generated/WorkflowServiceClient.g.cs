@@ -6988,6 +6988,9 @@ namespace WorkflowService.Tests.Client.Generated
         [System.Text.Json.Serialization.JsonPropertyName("tasks")]
         public int? Tasks { get; set; } = default!;
 
+        [System.Text.Json.Serialization.JsonPropertyName("deliveries")]
+        public int? Deliveries { get; set; } = default!;
+
         [System.Text.Json.Serialization.JsonPropertyName("total")]
         public int? Total { get; set; } = default!;
 
@@ -7028,6 +7031,30 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class RetentionDeliveredReport
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("period")]
+        public string Period { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("deliveredBefore")]
+        public System.DateTimeOffset DeliveredBefore { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("deliveries")]
+        public long Deliveries { get; set; } = default!;
+
+        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
+
+        [System.Text.Json.Serialization.JsonExtensionData]
+        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
+        {
+            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
+            set { _additionalProperties = value; }
+        }
+
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class RetentionReport
     {
 
@@ -7042,6 +7069,9 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("complete")]
         public bool Complete { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("deliveredEvents")]
+        public RetentionDeliveredReport? DeliveredEvents { get; set; } = default!;
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
