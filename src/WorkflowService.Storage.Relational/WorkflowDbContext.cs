@@ -171,8 +171,8 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(d => d.LeaseOwner).HasMaxLength(200);
             e.Property(d => d.LastError).HasMaxLength(1000);
             e.HasIndex(d => d.Id).IsUnique();
-            // The claim: pending deliveries in due order; and the order check, each instance's pending ones per subscription.
-            e.HasIndex(d => new { d.Status, d.DueAtMs });
+            // The claim (schema 12): pending deliveries in due order; and the order check, each instance's pending ones per subscription.
+            e.HasIndex(d => new { d.DueAtMs, d.Sequence }).HasFilter("status = 'Pending'");
             e.HasIndex(d => new { d.SubscriptionId, d.InstanceId, d.Sequence }).HasFilter("status = 'Pending'");
             // The delivery log: a subscription's deliveries, newest first.
             e.HasIndex(d => new { d.SubscriptionId, d.Sequence });

@@ -39,25 +39,7 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
             Id = Guid.CreateVersion7(), InstanceId = Guid.CreateVersion7(), Name = "go", PayloadJson = "{}", Status = SignalStatus.Pending,
             CreatedAt = DateTime.UtcNow,
         }, tenant: "");
-        // The store's statement prepared on the server as the connections' auto-prepare does, its generic plan explained
-        // (PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)): the statement's text is already in PostgreSQL's positional
-        // placeholders ($1, $2, …), every value unknown.
-        var text = insert.Text;
-        Assert.DoesNotContain("@p", text, StringComparison.Ordinal);
-        await Execute(connection, "SET plan_cache_mode = force_generic_plan");
-        await Execute(connection, $"PREPARE signal_insert AS {text}");
-        var plan = new List<string>();
-        await using (var explain = connection.CreateCommand())
-        {
-            explain.CommandText = $"EXPLAIN EXECUTE signal_insert({string.Join(", ", insert.Parameters.Select(_ => "NULL"))})";
-            await using var reader = await explain.ExecuteReaderAsync(Token);
-            while (await reader.ReadAsync(Token))
-            {
-                plan.Add(reader.GetString(0));
-            }
-        }
-
-        var shown = string.Join('\n', plan);
+        var shown = await GenericPlanAsync(connection, "signal_insert", insert);
         // The instance is read through its primary key by the id: no scan of the tenant's instances, whatever their number.
         Assert.True(shown.Contains("Index Scan using pk_wf_instances", StringComparison.Ordinal)
                     && shown.Contains("Index Cond: (id = $", StringComparison.Ordinal)
@@ -101,6 +83,52 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
         Assert.True(delivered.Contains("ix_wf_deliveries_status_delivered_at", StringComparison.Ordinal)
                     && IndexCondition(delivered).Contains("delivered_at <", StringComparison.Ordinal)
                     && !delivered.Contains("Sort", StringComparison.Ordinal), $"the plan:\n{delivered}");
+    }
+
+    [Fact]
+    public async Task The_outbox_claim_checks_each_candidates_order_by_one_seek_under_a_generic_plan_made_on_an_empty_table()
+    {
+        var dialect = Factory.Get<SqlDialect>();
+        var source = Assert.IsType<DbDataSource>(dialect.DataSource, exactMatch: false);
+        await using var connection = await source.OpenConnectionAsync(Token);
+        // wf_deliveries is empty: the plan a connection keeps from now on must not depend on it staying small. Under such a
+        // plan the order check written as NOT EXISTS became an anti-join with no index condition, every pending delivery
+        // compared with every other: seconds per claim at 15,000 pending, and the outbox stalled under load.
+        await Execute(connection, "ANALYZE wf_deliveries");
+        // On an empty table a scan costs nothing: with scans priced out, the plan shows how the order check is joined.
+        await Execute(connection, "SET enable_seqscan = off");
+        var claim = RelationalWorkflowStore.ClaimDeliveries(dialect, "node-a", 1, 0, TimeSpan.FromSeconds(30), 100);
+
+        var shown = await GenericPlanAsync(connection, "delivery_claim", claim);
+
+        Assert.True(shown.Contains("SubPlan", StringComparison.Ordinal)
+                    && IndexCondition(shown).Contains("subscription_id = d.subscription_id", StringComparison.Ordinal)
+                    && IndexCondition(shown).Contains("instance_id = d.instance_id", StringComparison.Ordinal)
+                    && !shown.Contains("Anti Join", StringComparison.Ordinal)
+                    && shown.Contains("ix_wf_deliveries_due_at_ms_sequence", StringComparison.Ordinal), $"the plan:\n{shown}");
+    }
+
+    /// <summary>
+    /// The store's statement prepared on the server as the connections' auto-prepare does, its generic plan explained
+    /// (PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)): the statement's text is already in PostgreSQL's positional placeholders
+    /// ($1, $2, …), every value unknown.
+    /// </summary>
+    private static async Task<string> GenericPlanAsync(DbConnection connection, string name, SqlStatement statement)
+    {
+        var text = statement.Text;
+        Assert.DoesNotContain("@p", text, StringComparison.Ordinal);
+        await Execute(connection, "SET plan_cache_mode = force_generic_plan");
+        await Execute(connection, $"PREPARE {name} AS {text}");
+        var plan = new List<string>();
+        await using var explain = connection.CreateCommand();
+        explain.CommandText = $"EXPLAIN EXECUTE {name}({string.Join(", ", statement.Parameters.Select(_ => "NULL"))})";
+        await using var reader = await explain.ExecuteReaderAsync(Token);
+        while (await reader.ReadAsync(Token))
+        {
+            plan.Add(reader.GetString(0));
+        }
+
+        return string.Join('\n', plan);
     }
 
     /// <summary>The plan PostgreSQL makes for the store's query, with its parameters as the store binds them.</summary>
