@@ -116,7 +116,7 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-        // One statement, the oldest first, through ix_wf_deliveries_status_delivered_at; a delivery settles once, so
+        // One statement, the oldest first, through ix_wf_deliveries_delivered_at (delivered ones only); a delivery settles once, so
         // what is found delivered here is not changed by a dispatcher meanwhile.
         return await RetryTransientAsync((db, ct) => OldestDelivered(db, deliveredBefore, limit).ExecuteDeleteAsync(ct), cancellationToken)
             .ConfigureAwait(false);
@@ -136,7 +136,7 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
     internal static IQueryable<Engine.Events.EventDelivery> OldestDelivered(WorkflowDbContext db, DateTime deliveredBefore, int limit) =>
         Delivered(db, deliveredBefore).OrderBy(d => d.DeliveredAt).Take(limit);
 
-    /// <summary>Delivered before <paramref name="deliveredBefore"/>: through ix_wf_deliveries_status_delivered_at.</summary>
+    /// <summary>Delivered before <paramref name="deliveredBefore"/>: through ix_wf_deliveries_delivered_at (delivered ones only).</summary>
     private static IQueryable<Engine.Events.EventDelivery> Delivered(WorkflowDbContext db, DateTime deliveredBefore) =>
         db.Deliveries.Where(d => d.Status == Engine.Events.DeliveryStatus.Delivered && d.DeliveredAt < deliveredBefore);
 }

@@ -176,9 +176,9 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.HasIndex(d => new { d.SubscriptionId, d.InstanceId, d.Sequence }).HasFilter("status = 'Pending'");
             // The delivery log: a subscription's deliveries, newest first.
             e.HasIndex(d => new { d.SubscriptionId, d.Sequence });
-            // Retention (schema 11): an instance's deliveries go with it; delivered ones go after Retention:DeliveredEvents.
+            // Retention (schema 11, 12): an instance's deliveries go with it; delivered ones go after Retention:DeliveredEvents.
             e.HasIndex(d => d.InstanceId);
-            e.HasIndex(d => new { d.Status, d.DeliveredAt });
+            e.HasIndex(d => d.DeliveredAt).HasFilter("status = 'Delivered'");
         });
 
         // Every timestamp is UTC; SQLite keeps no kind, so say so on the way back.

@@ -80,7 +80,7 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
                     && IndexCondition(ofInstances).Contains("instance_id", StringComparison.Ordinal), $"the plan:\n{ofInstances}");
 
         var delivered = await ExplainAsync(RelationalWorkflowStore.OldestDelivered(db, DateTime.UtcNow, 200));
-        Assert.True(delivered.Contains("ix_wf_deliveries_status_delivered_at", StringComparison.Ordinal)
+        Assert.True(delivered.Contains("ix_wf_deliveries_delivered_at", StringComparison.Ordinal)
                     && IndexCondition(delivered).Contains("delivered_at <", StringComparison.Ordinal)
                     && !delivered.Contains("Sort", StringComparison.Ordinal), $"the plan:\n{delivered}");
     }
