@@ -61,6 +61,41 @@ public static class CloudEventBody
         return Encoding.UTF8.GetString(Formatter.EncodeStructuredModeMessage(cloudEvent, out _).Span);
     }
 
+    /// <summary>
+    /// The <c>traceparent</c> a body carries (the commit's trace context), or null: read from its top-level properties
+    /// without parsing the data.
+    /// </summary>
+    public static string? TraceParentOf(string body)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        var json = new Utf8JsonReader(Encoding.UTF8.GetBytes(body));
+        try
+        {
+            if (!json.Read() || json.TokenType != JsonTokenType.StartObject)
+            {
+                return null;
+            }
+
+            while (json.Read() && json.TokenType == JsonTokenType.PropertyName)
+            {
+                var wanted = json.ValueTextEquals(TraceParentExtension);
+                json.Read();
+                if (wanted)
+                {
+                    return json.TokenType == JsonTokenType.String ? json.GetString() : null;
+                }
+
+                json.Skip();
+            }
+        }
+        catch (JsonException)
+        {
+            // Not JSON (never written so by the outbox): no trace to continue.
+        }
+
+        return null;
+    }
+
     /// <summary>A standard event's data: the instance, then the fields its history entry recorded.</summary>
     private static JsonElement Data(WorkflowInstance instance, HistoryEvent entry)
     {

@@ -26,6 +26,7 @@ public sealed class EventDelivery
     public required string Type { get; set; }
     /// <summary>The CloudEvent, in structured JSON: what is posted.</summary>
     public required string Body { get; set; }
+    /// <summary>When its commit wrote it, by the store's clock.</summary>
     public DateTime CreatedAt { get; set; }
     /// <summary>When it may be tried (next), Unix ms on the store's clock.</summary>
     public long DueAtMs { get; set; }
@@ -38,6 +39,6 @@ public sealed class EventDelivery
     public int? LastStatus { get; set; }
     public string? LastError { get; set; }
     public DateTime? DeliveredAt { get; set; }
-    /// <summary>From its commit to the receiver's 2xx, in milliseconds.</summary>
+    /// <summary>From its commit to the receiver's 2xx, in milliseconds, by the store's clock.</summary>
     public long? LatencyMs { get; set; }
 }

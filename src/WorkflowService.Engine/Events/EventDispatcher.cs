@@ -10,7 +10,7 @@ namespace WorkflowService.Engine.Events;
 /// Delivers the outbox on this node: claims due deliveries with a lease, posts them concurrently, and settles the batch in
 /// one write. A commit on this node wakes it at once; the poll bounds the wait for what other nodes or time made due. A
 /// failed attempt is retried after a capped, jittered exponential pause for <see cref="EventOptions.RetryPeriod"/>, then
-/// dead-lettered; a 410 pauses the subscription.
+/// dead-lettered; a 410 pauses the subscription. Each post is a span and is counted (docs/operations.md).
 /// </summary>
 public sealed partial class EventDispatcher(
     IDeliveryQueue queue,
@@ -20,6 +20,7 @@ public sealed partial class EventDispatcher(
     DeliveryDoorbell doorbell,
     IStoreClock clock,
     NodeIdentity node,
+    EngineMetrics metrics,
     TimeProvider time,
     IOptions<EventOptions> options,
     ILogger<EventDispatcher> logger) : BackgroundService
@@ -101,37 +102,59 @@ public sealed partial class EventDispatcher(
                 null, "the subscription is not known on this node yet", null, null);
         }
 
+        // The span and the instruments measure the post alone; what to do next is decided afterwards.
+        using var span = EngineTelemetry.StartDelivery(delivery, node.Id);
+        var posting = time.GetTimestamp();
+        var attempt = await PostAsync(subscription, delivery, settings, stoppingToken).ConfigureAwait(false);
+        var elapsed = time.GetElapsedTime(posting);
+        var (settlement, outcome) = await SettleAsync(delivery, subscription, attempt, token, settings, stoppingToken).ConfigureAwait(false);
+        metrics.DeliveryAttempted(outcome, elapsed.TotalMilliseconds, settlement.LatencyMs);
+        EngineTelemetry.Delivered(span, attempt.Status, outcome, attempt.Error);
+        return settlement;
+    }
+
+    /// <summary>One post, bounded by <see cref="EventOptions.AttemptTimeout"/>.</summary>
+    private async Task<DeliveryAttempt> PostAsync(Subscription subscription, EventDelivery delivery, EventOptions settings, CancellationToken stoppingToken)
+    {
         using var attemptTimeout = new CancellationTokenSource(settings.AttemptTimeout, time);
         using var linked = CancellationTokenSource.CreateLinkedTokenSource(stoppingToken, attemptTimeout.Token);
-        DeliveryAttempt attempt;
         try
         {
-            attempt = await sender.SendAsync(subscription, delivery, linked.Token).ConfigureAwait(false);
+            return await sender.SendAsync(subscription, delivery, linked.Token).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (attemptTimeout.IsCancellationRequested && !stoppingToken.IsCancellationRequested)
         {
-            attempt = new DeliveryAttempt(null, $"no answer within {settings.AttemptTimeout.TotalSeconds:0.###} s");
+            return new DeliveryAttempt(null, $"no answer within {settings.AttemptTimeout.TotalSeconds:0.###} s");
         }
+    }
 
-        var now = time.GetUtcNow().UtcDateTime;
+    /// <summary>What the attempt makes of the delivery: delivered, pending again (a retry, or a 410's pause), or dead-lettered.</summary>
+    private async Task<(DeliverySettlement Settlement, string Outcome)> SettleAsync(EventDelivery delivery, Subscription subscription,
+        DeliveryAttempt attempt, long token, EventOptions settings, CancellationToken stoppingToken)
+    {
+        // The store's clock, like the delivery's creation: its lag is comparable across nodes.
+        var now = clock.Now();
         if (attempt.Succeeded)
         {
-            return new DeliverySettlement(delivery.Id, token, DeliveryStatus.Delivered, null, attempt.Status, null, now,
-                (long)(now - delivery.CreatedAt).TotalMilliseconds);
+            return (new DeliverySettlement(delivery.Id, token, DeliveryStatus.Delivered, null, attempt.Status, null, now.UtcDateTime,
+                Math.Max(0, now.UnixMs - new StoreInstant(delivery.CreatedAt).UnixMs)), DeliveryOutcomes.Success);
         }
 
         if (attempt.Gone)
         {
             await PauseGoneAsync(subscription, stoppingToken).ConfigureAwait(false);
             // Not an attempt against its period: it waits, pending, for the subscription to be resumed.
-            return new DeliverySettlement(delivery.Id, token, DeliveryStatus.Pending, clock.NowMs(), attempt.Status, attempt.Error, null, null);
+            return (new DeliverySettlement(delivery.Id, token, DeliveryStatus.Pending, now.UnixMs, attempt.Status, attempt.Error, null, null),
+                DeliveryOutcomes.Gone);
         }
 
-        var retryAt = clock.NowMs() + (long)RetryDelay(delivery.Attempts, settings).TotalMilliseconds;
+        var retryAt = now.UnixMs + (long)RetryDelay(delivery.Attempts, settings).TotalMilliseconds;
         var periodEnds = new DateTimeOffset(delivery.CreatedAt + settings.RetryPeriod).ToUnixTimeMilliseconds();
         return delivery.Attempts >= settings.MaxAttempts || retryAt > periodEnds
-            ? new DeliverySettlement(delivery.Id, token, DeliveryStatus.DeadLettered, null, attempt.Status, attempt.Error, null, null)
-            : new DeliverySettlement(delivery.Id, token, DeliveryStatus.Pending, retryAt, attempt.Status, attempt.Error, null, null);
+            ? (new DeliverySettlement(delivery.Id, token, DeliveryStatus.DeadLettered, null, attempt.Status, attempt.Error, null, null),
+                DeliveryOutcomes.DeadLettered)
+            : (new DeliverySettlement(delivery.Id, token, DeliveryStatus.Pending, retryAt, attempt.Status, attempt.Error, null, null),
+                DeliveryOutcomes.Retry);
     }
 
     /// <summary>The pause after attempt <paramref name="attempts"/>: doubling from the first, capped, with up to a fifth of jitter either way.</summary>

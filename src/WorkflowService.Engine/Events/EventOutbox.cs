@@ -1,5 +1,6 @@
 using System.Text.Json;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Runtime;
 
 namespace WorkflowService.Engine.Events;
 
@@ -7,7 +8,7 @@ namespace WorkflowService.Engine.Events;
 /// Turns what a commit records into the deliveries it writes in the same transaction: one per event and subscription
 /// that takes it. A commit of a tenant with no subscription gets none and costs one dictionary lookup.
 /// </summary>
-public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbell doorbell, TimeProvider time)
+public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbell doorbell, EngineMetrics metrics, TimeProvider time)
 {
     /// <summary>Whether no subscription exists anywhere: nothing to collect.</summary>
     public bool IsIdle => directory.IsEmpty;
@@ -73,15 +74,22 @@ public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbel
         return commit.HasDeliveries ? commit.Deliveries : [];
     }
 
-    /// <summary>Deliveries were written outside a wait point (a task's claim): this node's dispatcher takes them at once.</summary>
-    public void Ring() => doorbell.Ring();
+    /// <summary>
+    /// <paramref name="count"/> deliveries were written outside a wait point (a task's claim): counted, and this node's
+    /// dispatcher takes them at once.
+    /// </summary>
+    public void Written(int count)
+    {
+        metrics.EventsWrittenToOutbox(count);
+        doorbell.Ring();
+    }
 
-    /// <summary>A commit with deliveries was written: this node's dispatcher takes them at once.</summary>
+    /// <summary>A commit was written: its deliveries, if any, are counted, and this node's dispatcher takes them at once.</summary>
     public void Committed(WaitPointCommit commit)
     {
         if (commit is { HasDeliveries: true })
         {
-            doorbell.Ring();
+            Written(commit.Deliveries.Count);
         }
     }
 
@@ -139,7 +147,8 @@ public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbel
                 InstanceId = commit.Instance.Id,
                 Type = type,
                 Body = body,
-                CreatedAt = time.GetUtcNow().UtcDateTime,
+                // The store's clock, like its due time: its lag is measured against it on whichever node delivers it.
+                CreatedAt = DateTime.UnixEpoch.AddMilliseconds(nowMs),
                 DueAtMs = nowMs,
             });
         }

@@ -26,6 +26,16 @@ public sealed class EngineMetrics : IDisposable
     private readonly Histogram<double> _commitSeconds;
     private readonly Histogram<double> _ageAtClaimSeconds;
     private readonly Histogram<int> _claimBatch;
+    private readonly Counter<long> _eventsWritten;
+    private readonly Counter<long> _eventsDelivered;
+    private readonly Counter<long> _deliveryAttempts;
+    private readonly Counter<long> _eventsDeadLettered;
+    private readonly Histogram<double> _deliverySeconds;
+    private readonly Histogram<double> _eventLagSeconds;
+    private long _eventsWrittenTotal;
+    private long _eventsDeliveredTotal;
+    private long _deliveryRetriesTotal;
+    private long _eventsDeadLetteredTotal;
     private long _conflictTotal;
     private long _deadLetterTotal;
     private long _retryTotal;
@@ -58,6 +68,17 @@ public sealed class EngineMetrics : IDisposable
             tags: null, advice: LatencySeconds);
         _claimBatch = _meter.CreateHistogram("workflow.claim.batch_size", "{signal}", "signals one claim took (claims that took none are not recorded)",
             tags: null, advice: new InstrumentAdvice<int> { HistogramBucketBoundaries = [1, 2, 4, 8, 16, 32, 64, 128, 256] });
+        _eventsWritten = _meter.CreateCounter<long>("workflow.events.written", "{event}",
+            "event deliveries written to the outbox by committed writes (one per event and subscription that takes it)");
+        _eventsDelivered = _meter.CreateCounter<long>("workflow.events.delivered", "{event}", "event deliveries a receiver answered with a 2xx");
+        _deliveryAttempts = _meter.CreateCounter<long>("workflow.events.delivery_attempts", "{attempt}",
+            "posts of an event to its receiver (outcome: success, retry, gone, dead_lettered)");
+        _eventsDeadLettered = _meter.CreateCounter<long>("workflow.events.dead_lettered", "{event}",
+            "event deliveries given up on after their retry period or attempts, kept for a replay");
+        _deliverySeconds = _meter.CreateHistogram("workflow.event.delivery.duration", "s",
+            "one post of an event to its receiver, until its answer or the attempt's timeout", tags: null, advice: LatencySeconds);
+        _eventLagSeconds = _meter.CreateHistogram("workflow.event.lag", "s",
+            "from the commit that wrote an event to its receiver's 2xx, by the store's clock, retries included", tags: null, advice: LatencySeconds);
     }
 
     /// <summary>
@@ -65,6 +86,15 @@ public sealed class EngineMetrics : IDisposable
     /// by the store's clock. Across nodes this is the wake-up's latency; where no hint arrived, the poll's.
     /// </summary>
     public LatencyHistogram SignalAgeAtClaim { get; } = new();
+
+    /// <summary>From the commit that wrote an event to its receiver's 2xx, by the store's clock, on this node's deliveries.</summary>
+    public LatencyHistogram EventLag { get; } = new();
+
+    public long EventsWritten => Interlocked.Read(ref _eventsWrittenTotal);
+    public long EventsDelivered => Interlocked.Read(ref _eventsDeliveredTotal);
+    /// <summary>Failed posts given another attempt later.</summary>
+    public long EventDeliveryRetries => Interlocked.Read(ref _deliveryRetriesTotal);
+    public long EventsDeadLettered => Interlocked.Read(ref _eventsDeadLetteredTotal);
 
     public long Conflicts => Interlocked.Read(ref _conflictTotal);
     public long DeadLetters => Interlocked.Read(ref _deadLetterTotal);
@@ -142,6 +172,43 @@ public sealed class EngineMetrics : IDisposable
 
     public void IdlePoll() => Interlocked.Increment(ref _pollCycles);
 
+    /// <summary>A committed write wrote <paramref name="count"/> deliveries to the outbox.</summary>
+    public void EventsWrittenToOutbox(int count)
+    {
+        Interlocked.Add(ref _eventsWrittenTotal, count);
+        _eventsWritten.Add(count);
+    }
+
+    /// <summary>
+    /// One post took <paramref name="elapsedMs"/> and ended as <paramref name="outcome"/> (one of <see cref="DeliveryOutcomes"/>);
+    /// a delivered one reached its receiver <paramref name="lagMs"/> after its commit.
+    /// </summary>
+    public void DeliveryAttempted(string outcome, double elapsedMs, double? lagMs)
+    {
+        _deliveryAttempts.Add(1, new KeyValuePair<string, object?>("outcome", outcome));
+        _deliverySeconds.Record(elapsedMs / 1000);
+        switch (outcome)
+        {
+            case DeliveryOutcomes.Success:
+                Interlocked.Increment(ref _eventsDeliveredTotal);
+                _eventsDelivered.Add(1);
+                if (lagMs is { } lag)
+                {
+                    EventLag.Record(lag);
+                    _eventLagSeconds.Record(Math.Max(0, lag) / 1000);
+                }
+
+                break;
+            case DeliveryOutcomes.Retry:
+                Interlocked.Increment(ref _deliveryRetriesTotal);
+                break;
+            case DeliveryOutcomes.DeadLettered:
+                Interlocked.Increment(ref _eventsDeadLetteredTotal);
+                _eventsDeadLettered.Add(1);
+                break;
+        }
+    }
+
     /// <summary>
     /// An instrument whose value is read when a collector asks (the long-polls a node holds, the wake-ups it sent), never
     /// on the hot path.
@@ -164,4 +231,17 @@ public sealed class EngineMetrics : IDisposable
     {
         HistogramBucketBoundaries = LatencyHistogram.UpperBoundsMs.Select(ms => ms / 1000).ToArray(),
     };
+}
+
+/// <summary>How one post of an event ended (the <c>outcome</c> of <c>workflow.events.delivery_attempts</c> and of its span).</summary>
+public static class DeliveryOutcomes
+{
+    /// <summary>The receiver answered 2xx.</summary>
+    public const string Success = "success";
+    /// <summary>It failed and is tried again after a pause.</summary>
+    public const string Retry = "retry";
+    /// <summary>The receiver answered 410: its subscription is paused, the delivery waits for the resume.</summary>
+    public const string Gone = "gone";
+    /// <summary>It failed and its retry period or attempts are used up.</summary>
+    public const string DeadLettered = "dead_lettered";
 }

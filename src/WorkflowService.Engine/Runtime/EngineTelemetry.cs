@@ -5,7 +5,7 @@ namespace WorkflowService.Engine.Runtime;
 
 /// <summary>
 /// The engine's spans (System.Diagnostics.ActivitySource "WorkflowService.Engine"): the claim of a batch of signals, the
-/// run that handles one, and its commit. A run continues the trace its signal was sent in (the caller's request, stored
+/// run that handles one, its commit, and each post of an event to its receiver. A run continues the trace its signal was sent in (the caller's request, stored
 /// with the signal as a W3C traceparent), across the durable gap and across nodes. Without a listener (no telemetry
 /// configured) no span is created and nothing is allocated.
 /// </summary>
@@ -194,6 +194,60 @@ public static class EngineTelemetry
         }
 
         return activity;
+    }
+
+    /// <summary>The name of one delivery attempt's span (<see cref="StartDelivery"/>).</summary>
+    public const string DeliverySpanName = "workflow.event.delivery";
+
+    /// <summary>
+    /// Starts the span of one post of <paramref name="delivery"/> to its subscription's receiver by <paramref name="node"/>;
+    /// null when no one listens. A child of the trace the commit that wrote the event ran in (its <c>traceparent</c>), so
+    /// a request's trace shows the events it caused reaching their receivers; a root where the commit was not traced.
+    /// Ids, the type and the attempt only: never the body, the endpoint or the secret.
+    /// </summary>
+    public static Activity? StartDelivery(Events.EventDelivery delivery, string node)
+    {
+        ArgumentNullException.ThrowIfNull(delivery);
+        if (!Source.HasListeners())
+        {
+            return null;
+        }
+
+        var parent = ActivityContext.TryParse(Events.CloudEventBody.TraceParentOf(delivery.Body), null, isRemote: true, out var context)
+            ? context
+            : default;
+        var activity = Source.StartActivity(DeliverySpanName, ActivityKind.Producer, parent);
+        if (activity is { IsAllDataRequested: true })
+        {
+            activity.SetTag("workflow.node", node);
+            activity.SetTag("workflow.instance.id", delivery.InstanceId);
+            activity.SetTag("workflow.subscription.id", delivery.SubscriptionId);
+            activity.SetTag("workflow.event.type", delivery.Type);
+            activity.SetTag("workflow.event.delivery.id", delivery.Id);
+            activity.SetTag("workflow.event.delivery.attempt", delivery.Attempts);
+        }
+
+        return activity;
+    }
+
+    /// <summary>Records on a delivery's span the receiver's status (none when it did not answer) and how the attempt ended.</summary>
+    public static void Delivered(Activity? activity, int? status, string outcome, string? error)
+    {
+        if (activity is not { IsAllDataRequested: true })
+        {
+            return;
+        }
+
+        if (status is { } code)
+        {
+            activity.SetTag("http.response.status_code", code);
+        }
+
+        activity.SetTag("workflow.event.delivery.outcome", outcome);
+        if (outcome != DeliveryOutcomes.Success)
+        {
+            activity.SetStatus(ActivityStatusCode.Error, error);
+        }
     }
 
     /// <summary>Marks <paramref name="activity"/> as failed with <paramref name="error"/>.</summary>

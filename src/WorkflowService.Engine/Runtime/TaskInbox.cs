@@ -28,9 +28,10 @@ public sealed class TaskInbox(ITaskStore tasks, IInstanceStore instances, IStore
         }
 
         var outcome = await tasks.ClaimTaskAsync(task.Id, user, deliveries, cancellationToken).ConfigureAwait(false);
-        if (deliveries.Count > 0)
+        // Written with the claim only: a claim that lost wrote none.
+        if (deliveries.Count > 0 && outcome == TaskClaimOutcome.Claimed)
         {
-            outbox.Ring();
+            outbox.Written(deliveries.Count);
         }
 
         return outcome;

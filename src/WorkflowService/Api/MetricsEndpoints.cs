@@ -10,7 +10,9 @@ namespace WorkflowService.Api;
 /// This node's engine counters since it started (also exported as System.Diagnostics.Metrics "WorkflowService.Engine"), and
 /// the runtime's JIT work so far (methods compiled, time spent compiling): a node still compiling is not yet at its
 /// steady-state speed; the long-polls this node holds now; the rows this node's retention job deleted (every table); and how long due signals waited for a worker (<c>signalAgeAtClaim</c>: due time, or creation, to
-/// claim, by the store's clock), which is the wake-up's latency where the signal was taken by another node.
+/// claim, by the store's clock), which is the wake-up's latency where the signal was taken by another node. The events
+/// outbox: deliveries this node's commits wrote, and of this node's posts those delivered, retried and dead-lettered, with
+/// their lag (<c>eventLag</c>: commit to the receiver's 2xx, by the store's clock).
 /// </summary>
 public sealed record NodeMetricsView(
     string NodeId,
@@ -26,7 +28,12 @@ public sealed record NodeMetricsView(
     double JitCompilationMs,
     int LongPollsWaiting,
     LatencyHistogramView SignalAgeAtClaim,
-    long RetentionRowsDeleted);
+    long RetentionRowsDeleted,
+    long EventsWritten,
+    long EventsDelivered,
+    long EventDeliveryRetries,
+    long EventsDeadLettered,
+    LatencyHistogramView EventLag);
 
 /// <summary>
 /// Durations counted in fixed buckets since the node started: <c>buckets[i]</c> counts those above the previous bucket's
@@ -56,7 +63,7 @@ public static class MetricsEndpoints
     {
         var group = routes.MapGroup("/metrics").WithTags("Operations").RequireAuthorization(Policies.Operate);
         group.MapGet("/", Get).WithName("GetNodeMetrics")
-            .WithSummary("This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work, long-polls waiting, signal age at claim");
+            .WithSummary("This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work, long-polls waiting, signal age at claim, events delivered and their lag");
         return group;
     }
 
@@ -67,5 +74,7 @@ public static class MetricsEndpoints
                 node.Id, metrics.SignalsHandled, metrics.Conflicts, metrics.Retries, metrics.DeadLetters, metrics.IdlePolls,
                 wakeUp.IsHealthy, wakeUp.NotificationsRequested, wakeUp.NotificationsSent,
                 System.Runtime.JitInfo.GetCompiledMethodCount(), System.Runtime.JitInfo.GetCompilationTime().TotalMilliseconds,
-                longPolls.InUse, LatencyHistogramView.From(metrics.SignalAgeAtClaim), metrics.RetentionDeleted));
+                longPolls.InUse, LatencyHistogramView.From(metrics.SignalAgeAtClaim), metrics.RetentionDeleted,
+                metrics.EventsWritten, metrics.EventsDelivered, metrics.EventDeliveryRetries, metrics.EventsDeadLettered,
+                LatencyHistogramView.From(metrics.EventLag)));
 }

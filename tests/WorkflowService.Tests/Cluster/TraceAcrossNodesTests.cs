@@ -1,4 +1,3 @@
-using System.Collections;
 using System.Diagnostics;
 using System.Net.Http.Json;
 using Microsoft.Extensions.DependencyInjection;
@@ -26,7 +25,7 @@ public sealed class TraceAcrossNodesTests : ServiceTest<PostgresBackend>
     {
         var database = await CreateDatabaseAsync();
         // One provider collects for the whole process (listeners are process-wide): the spans of both nodes land here.
-        var spans = new Spans();
+        var spans = new SpanCollection();
         // Node ids of this test's own: other suites' nodes run in the same process, and their spans land here too.
         var workerId = $"worker-{Guid.NewGuid():N}";
         var (worker, _) = await StartServiceAsync(new() { ["Workers:NodeId"] = workerId },
@@ -86,7 +85,7 @@ public sealed class TraceAcrossNodesTests : ServiceTest<PostgresBackend>
     [Fact]
     public async Task A_child_workflow_and_its_call_out_continue_the_trace_of_the_request_that_started_the_parent()
     {
-        var spans = new Spans();
+        var spans = new SpanCollection();
         var (_, api) = await StartServiceAsync(new() { ["Workers:NodeId"] = $"tracer-{Guid.NewGuid():N}" },
             services => services.AddOpenTelemetry().WithTracing(tracing => tracing.AddInMemoryExporter(spans)));
         await using var target = await CallOutTarget.StartAsync();
@@ -144,65 +143,5 @@ public sealed class TraceAcrossNodesTests : ServiceTest<PostgresBackend>
 
         Assert.Null(node.Services.GetService<TracerProvider>());
         Assert.Null(node.Services.GetService<OpenTelemetry.Metrics.MeterProvider>());
-    }
-
-    /// <summary>The exporter's collection: spans end on many threads at once.</summary>
-    private sealed class Spans : ICollection<Activity>
-    {
-        private readonly List<Activity> _items = [];
-        private readonly Lock _lock = new();
-
-        public int Count
-        {
-            get
-            {
-                lock (_lock)
-                {
-                    return _items.Count;
-                }
-            }
-        }
-
-        public bool IsReadOnly => false;
-
-        public List<Activity> Snapshot()
-        {
-            lock (_lock)
-            {
-                return [.. _items];
-            }
-        }
-
-        public void Add(Activity item)
-        {
-            lock (_lock)
-            {
-                _items.Add(item);
-            }
-        }
-
-        public void Clear()
-        {
-            lock (_lock)
-            {
-                _items.Clear();
-            }
-        }
-
-        public bool Contains(Activity item) => Snapshot().Contains(item);
-
-        public void CopyTo(Activity[] array, int arrayIndex) => Snapshot().CopyTo(array, arrayIndex);
-
-        public bool Remove(Activity item)
-        {
-            lock (_lock)
-            {
-                return _items.Remove(item);
-            }
-        }
-
-        public IEnumerator<Activity> GetEnumerator() => Snapshot().GetEnumerator();
-
-        IEnumerator IEnumerable.GetEnumerator() => GetEnumerator();
     }
 }

@@ -2978,7 +2978,7 @@ namespace WorkflowService.Tests.Client.Generated
 
         /// <param name="cancellationToken">A cancellation token that can be used by other objects or threads to receive notice of cancellation.</param>
         /// <summary>
-        /// This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work, long-polls waiting, signal age at claim
+        /// This node's counters: signals handled, conflicts, retries, dead letters, idle polls, wake-ups, JIT work, long-polls waiting, signal age at claim, events delivered and their lag
         /// </summary>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
@@ -6600,7 +6600,9 @@ namespace WorkflowService.Tests.Client.Generated
     /// This node's engine counters since it started (also exported as System.Diagnostics.Metrics "WorkflowService.Engine"), and
     /// <br/>the runtime's JIT work so far (methods compiled, time spent compiling): a node still compiling is not yet at its
     /// <br/>steady-state speed; the long-polls this node holds now; the rows this node's retention job deleted (every table); and how long due signals waited for a worker (`signalAgeAtClaim`: due time, or creation, to
-    /// <br/>claim, by the store's clock), which is the wake-up's latency where the signal was taken by another node.
+    /// <br/>claim, by the store's clock), which is the wake-up's latency where the signal was taken by another node. The events
+    /// <br/>outbox: deliveries this node's commits wrote, and of this node's posts those delivered, retried and dead-lettered, with
+    /// <br/>their lag (`eventLag`: commit to the receiver's 2xx, by the store's clock).
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class NodeMetricsView
@@ -6647,6 +6649,21 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("retentionRowsDeleted")]
         public long RetentionRowsDeleted { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("eventsWritten")]
+        public long EventsWritten { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("eventsDelivered")]
+        public long EventsDelivered { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("eventDeliveryRetries")]
+        public long EventDeliveryRetries { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("eventsDeadLettered")]
+        public long EventsDeadLettered { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("eventLag")]
+        public LatencyHistogramView EventLag { get; set; } = new LatencyHistogramView();
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
