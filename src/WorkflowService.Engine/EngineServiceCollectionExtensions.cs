@@ -76,7 +76,7 @@ public static class EngineServiceCollectionExtensions
         services.AddHostedService<SignalDispatcher>();
         services.AddSingleton<InstanceChangeWatcher>();
         services.AddHostedService(p => p.GetRequiredService<InstanceChangeWatcher>());
-        services.AddHostedService<InstanceStatusGauge>();
+        services.AddHostedService<StoreCountGauges>();
         services.AddSingleton<RetentionPurge>();
         services.AddHostedService<RetentionJob>();
         return services;

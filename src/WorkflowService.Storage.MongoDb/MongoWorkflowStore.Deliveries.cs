@@ -106,6 +106,10 @@ public sealed partial class MongoWorkflowStore : IDeliveryQueue
         return candidates.Count == 0 ? null : candidates[^1].DueAtMs;
     }
 
+    // Through the status_dueAtMs index: as long as the backlog, not the log.
+    public Task<long> CountPendingDeliveriesAsync(CancellationToken cancellationToken) =>
+        _deliveries.CountDocumentsAsync(DeliveryFilter.Eq(d => d.Status, DeliveryStatus.Pending), cancellationToken: cancellationToken);
+
     public async Task<KeysetPage<EventDelivery>> ListDeliveriesAsync(string tenant, Guid subscriptionId, DeliveryStatus? status, long? beforeSequence,
         int limit, CancellationToken cancellationToken)
     {

@@ -108,6 +108,13 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
             .Sql(" RETURNING " + Rows.DeliveryColumns);
     }
 
+    public async Task<long> CountPendingDeliveriesAsync(CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        // Through ix_wf_deliveries_due_at_ms_sequence (pending ones only): as long as the backlog, not the log.
+        return await db.Deliveries.LongCountAsync(d => d.Status == DeliveryStatus.Pending, cancellationToken).ConfigureAwait(false);
+    }
+
     public async Task<KeysetPage<EventDelivery>> ListDeliveriesAsync(string tenant, Guid subscriptionId, DeliveryStatus? status, long? beforeSequence,
         int limit, CancellationToken cancellationToken)
     {

@@ -24,6 +24,10 @@ public interface IDeliveryQueue
     [EngineOnly]
     Task<long?> GetNextDeliveryDueAsync(CancellationToken cancellationToken);
 
+    /// <summary>How many deliveries are pending, across tenants (the backlog gauge; bounded by its caller's interval).</summary>
+    [EngineOnly]
+    Task<long> CountPendingDeliveriesAsync(CancellationToken cancellationToken);
+
     /// <summary>A subscription's deliveries, newest first, after <paramref name="beforeSequence"/> when given.</summary>
     Task<KeysetPage<EventDelivery>> ListDeliveriesAsync(string tenant, Guid subscriptionId, DeliveryStatus? status, long? beforeSequence, int limit,
         CancellationToken cancellationToken);

@@ -9,7 +9,7 @@ public interface IOperatorQueries
     Task<Page<WorkflowInstance>> QueryInstancesAsync(InstanceQuery query, CancellationToken cancellationToken);
     /// <summary>
     /// How many instances there are in each status, across every tenant (operators' gauge); statuses with none are left
-    /// out. Reads every instance's status: callers bound how often (see <see cref="Runtime.InstanceStatusGauge"/>).
+    /// out. Reads every instance's status: callers bound how often (see <see cref="Runtime.StoreCountGauges"/>).
     /// </summary>
     Task<IReadOnlyDictionary<InstanceStatus, long>> CountInstancesByStatusAsync(CancellationToken cancellationToken);
     /// <summary>

@@ -17,6 +17,7 @@ public static class TelemetryExpectations
         ["workflow.wakeups.requested"] = "{message}",
         ["workflow.wakeups.sent"] = "{message}",
         ["workflow.instances"] = "{instance}",
+        ["workflow.events.pending"] = "{event}",
         // The relational store's, on meter WorkflowService.Store.
         ["workflow.commit.group_size"] = "{write}",
         // ASP.NET Core's own, registered by the service.

@@ -8,23 +8,26 @@ using WorkflowService.Engine.Persistence;
 namespace WorkflowService.Engine.Runtime;
 
 /// <summary>
-/// The <c>workflow.instances</c> gauge: how many instances are in each status, across tenants. A collector's read never
-/// waits for the store: it gets the last count, and starts a new one in the background when that count is older than
+/// The gauges that count the store: <c>workflow.instances</c>, how many instances are in each status, and
+/// <c>workflow.events.pending</c>, the events outbox's backlog, across tenants. A collector's read never waits for the
+/// store: it gets the last count, and starts a new one in the background when that count is older than
 /// <see cref="TelemetryOptions.InstanceCountInterval"/>. So the store is counted only while a collector reads (a node
-/// without telemetry never counts), at most once per interval. While counts fail (the store is down) the gauge reports
+/// without telemetry never counts), at most once per interval. While counts fail (the store is down) the gauges report
 /// nothing rather than an old figure.
 /// </summary>
-public sealed partial class InstanceStatusGauge(
+public sealed partial class StoreCountGauges(
     IOperatorQueries queries,
+    IDeliveryQueue deliveries,
+    Events.SubscriptionDirectory subscriptions,
     EngineMetrics metrics,
     TimeProvider time,
     IOptions<TelemetryOptions> options,
-    ILogger<InstanceStatusGauge> logger) : IHostedService, IDisposable
+    ILogger<StoreCountGauges> logger) : IHostedService, IDisposable
 {
     private static readonly InstanceStatus[] Statuses = Enum.GetValues<InstanceStatus>();
 
     private readonly CancellationTokenSource _stopping = new();
-    private volatile IReadOnlyDictionary<InstanceStatus, long>? _counts;
+    private volatile StoreCounts? _counts;
     private long _countedAt = long.MinValue;
     private int _counting;
     private int _stopped;
@@ -33,7 +36,10 @@ public sealed partial class InstanceStatusGauge(
     public Task StartAsync(CancellationToken cancellationToken)
     {
         metrics.ObserveGauge("workflow.instances", "{instance}",
-            "instances in each status (attribute workflow.instance.status), across tenants, as last counted", Read);
+            "instances in each status (attribute workflow.instance.status), across tenants, as last counted", ReadInstances);
+        metrics.ObserveGauge("workflow.events.pending", "{event}",
+            "event deliveries waiting to be delivered (due, retrying, or held back by an earlier one), across tenants, as last counted",
+            ReadPendingDeliveries);
         return Task.CompletedTask;
     }
 
@@ -55,7 +61,17 @@ public sealed partial class InstanceStatusGauge(
         }
     }
 
-    private IEnumerable<Measurement<long>> Read()
+    private IEnumerable<Measurement<long>> ReadInstances() =>
+        Counted() is { } counts
+            ? Statuses.Select(status => new Measurement<long>(counts.Instances.GetValueOrDefault(status),
+                new KeyValuePair<string, object?>("workflow.instance.status", status.ToString())))
+            : [];
+
+    private IEnumerable<Measurement<long>> ReadPendingDeliveries() =>
+        Counted() is { } counts ? [new Measurement<long>(counts.PendingDeliveries)] : [];
+
+    /// <summary>The last counts, starting a new count when they are older than the interval.</summary>
+    private StoreCounts? Counted()
     {
         var countedAt = Interlocked.Read(ref _countedAt);
         if ((countedAt == long.MinValue || time.GetElapsedTime(countedAt) >= options.Value.InstanceCountInterval)
@@ -68,10 +84,7 @@ public sealed partial class InstanceStatusGauge(
             }
         }
 
-        return _counts is { } counts
-            ? Statuses.Select(status => new Measurement<long>(counts.GetValueOrDefault(status),
-                new KeyValuePair<string, object?>("workflow.instance.status", status.ToString())))
-            : [];
+        return _counts;
     }
 
     [SuppressMessage("Design", "CA1031:Do not catch general exception types", Justification = "A background count: whatever ends it is logged and leaves the gauge empty; letting it escape would fault an unobserved task.")]
@@ -82,7 +95,10 @@ public sealed partial class InstanceStatusGauge(
             // Bounded by the interval: a slow count never runs into the next one.
             using var bounded = CancellationTokenSource.CreateLinkedTokenSource(_stopping.Token);
             bounded.CancelAfter(options.Value.InstanceCountInterval);
-            _counts = await queries.CountInstancesByStatusAsync(bounded.Token).ConfigureAwait(false);
+            var instances = await queries.CountInstancesByStatusAsync(bounded.Token).ConfigureAwait(false);
+            // No subscription anywhere: no delivery can be pending (a subscription's deliveries go with it).
+            var pending = subscriptions.IsEmpty ? 0 : await deliveries.CountPendingDeliveriesAsync(bounded.Token).ConfigureAwait(false);
+            _counts = new StoreCounts(instances, pending);
         }
         catch (Exception e)
         {
@@ -102,6 +118,8 @@ public sealed partial class InstanceStatusGauge(
 
     private bool IsStopping => Volatile.Read(ref _stopped) == 1;
 
-    [LoggerMessage(Level = LogLevel.Warning, Message = "Counting instances by status for the workflow.instances gauge failed ({Error}); it reports nothing until a count succeeds")]
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Counting instances by status and pending deliveries for the store's gauges failed ({Error}); they report nothing until a count succeeds")]
     private static partial void LogCountFailed(ILogger logger, string error);
+
+    private sealed record StoreCounts(IReadOnlyDictionary<InstanceStatus, long> Instances, long PendingDeliveries);
 }
