@@ -17,7 +17,11 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
     {
         var statement = ClaimDeliveries(dialect, owner, Random.Shared.NextInt64(1, long.MaxValue), NowMs(), lease, max);
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-        var claimed = await ReadAsync(statement, ReadDeliveriesAsync, cancellationToken).ConfigureAwait(false);
+        // On PostgreSQL through the claims' pool, committed without waiting for the WAL flush: a claim lost in a crash of
+        // the database only leases, and the delivery is claimed again once the lease runs out.
+        var claimed = dialect.ClaimDataSource is { } source
+            ? await ReadOnAsync(source, statement, ReadDeliveriesAsync, cancellationToken).ConfigureAwait(false)
+            : await ReadAsync(statement, ReadDeliveriesAsync, cancellationToken).ConfigureAwait(false);
         claimed.Sort((a, b) => a.Sequence.CompareTo(b.Sequence));
         return claimed;
     }
@@ -49,6 +53,17 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
         }
 
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        if (dialect.ClaimDataSource is { } source)
+        {
+            // As the claim, without waiting for the WAL flush: a settlement lost in a crash of the database leaves the
+            // delivery pending, and it is delivered again (at least once; the receiver deduplicates on webhook-id).
+            await using var connection = await source.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
+            await using var batch = await connection.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
+            var settled = await SqlExecution.ExecuteAsync(connection, batch, statements, null, cancellationToken).ConfigureAwait(false);
+            await batch.CommitAsync(cancellationToken).ConfigureAwait(false);
+            return settled.Sum();
+        }
+
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
         try
