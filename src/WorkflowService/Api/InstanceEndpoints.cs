@@ -93,19 +93,9 @@ public static class InstanceEndpoints
             return Problems.Invalid("definition", "definition must name a published definition");
         }
 
-        if (request.BusinessKey is { Length: 0 or > 200 })
+        if ((InvalidBusinessKey(request.BusinessKey) ?? InvalidIdempotencyKey(idempotencyKey) ?? InvalidVersion(request.Version)) is { } invalid)
         {
-            return Problems.Invalid("businessKey", "businessKey must be 1 to 200 characters");
-        }
-
-        if (idempotencyKey is { Length: 0 or > 200 })
-        {
-            return Problems.Invalid(IdempotencyHeader, "Idempotency-Key must be 1 to 200 characters");
-        }
-
-        if (request.Version is <= 0)
-        {
-            return Problems.Invalid("version", "version must be a positive number");
+            return invalid;
         }
 
         var result = await runtime.StartAsync(
@@ -121,6 +111,22 @@ public static class InstanceEndpoints
                 : $"No definition is named '{request.Definition}'."),
         };
     }
+
+    /// <summary>A business key outside 1 to 200 characters; null when it is valid or left out.</summary>
+    internal static ValidationProblem? InvalidBusinessKey(string? businessKey) =>
+        businessKey is { Length: 0 or > 200 } ? Problems.Invalid("businessKey", "businessKey must be 1 to 200 characters") : null;
+
+    private static ValidationProblem? InvalidIdempotencyKey(string? idempotencyKey) =>
+        idempotencyKey is { Length: 0 or > 200 } ? Problems.Invalid(IdempotencyHeader, "Idempotency-Key must be 1 to 200 characters") : null;
+
+    internal static ValidationProblem? InvalidVersion(int? version) =>
+        version is <= 0 ? Problems.Invalid("version", "version must be a positive number") : null;
+
+    /// <summary>A signal name the caller may not send, or a bad Idempotency-Key; null when both are valid.</summary>
+    internal static ValidationProblem? InvalidSignal(string? name, string? idempotencyKey) =>
+        !DefinitionCompiler.IsValidName(name)
+            ? Problems.Invalid("name", "name is required: 1-100 letters, digits, '.', '_' or '-' (names starting with '$' are reserved for the engine)")
+            : InvalidIdempotencyKey(idempotencyKey);
 
     private static async Task<Results<Ok<PageView<InstanceSummaryView>>, ValidationProblem>> List(
         IOperatorQueries store,
@@ -164,7 +170,7 @@ public static class InstanceEndpoints
         return TypedResults.Ok(new PageView<InstanceSummaryView>(page.Items.Select(InstanceSummaryView.From).ToList(), page.Total, page.Offset, page.Limit, next));
     }
 
-    private static async Task<Results<Ok<InstanceView>, ValidationProblem, ProblemHttpResult>> Get(
+    internal static async Task<Results<Ok<InstanceView>, ValidationProblem, ProblemHttpResult>> Get(
         Guid id,
         WorkflowRuntime runtime,
         IInstanceStore store,
@@ -298,7 +304,7 @@ public static class InstanceEndpoints
         };
     }
 
-    private static async Task<Results<Accepted<SignalView>, Ok<SignalView>, ValidationProblem, ProblemHttpResult>> Signal(
+    internal static async Task<Results<Accepted<SignalView>, Ok<SignalView>, ValidationProblem, ProblemHttpResult>> Signal(
         Guid id,
         SendSignalRequest request,
         [FromHeader(Name = IdempotencyHeader)] string? idempotencyKey,
@@ -306,15 +312,9 @@ public static class InstanceEndpoints
         ClaimsPrincipal user,
         CancellationToken cancellationToken)
     {
-        if (!DefinitionCompiler.IsValidName(request.Name))
+        if (InvalidSignal(request.Name, idempotencyKey) is { } invalid)
         {
-            return Problems.Invalid("name",
-                "name is required: 1-100 letters, digits, '.', '_' or '-' (names starting with '$' are reserved for the engine)");
-        }
-
-        if (idempotencyKey is { Length: 0 or > 200 })
-        {
-            return Problems.Invalid(IdempotencyHeader, "Idempotency-Key must be 1 to 200 characters");
+            return invalid;
         }
 
         var result = await runtime.SignalAsync(

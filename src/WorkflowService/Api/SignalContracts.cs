@@ -29,3 +29,13 @@ public sealed record SignalView(
         s.Id, s.InstanceId, s.Name, Json.Element(s.ShownPayloadJson), s.Status, DateTimeOffset.FromUnixTimeMilliseconds(s.DueAtMs),
         s.Attempts, s.LeaseOwner, s.LastError, s.TaskId, s.CreatedAt, s.HandledAt);
 }
+
+/// <summary>A signal for the instance with a business key, and what to start when there is none.</summary>
+public sealed record SignalWithStartRequest(
+    [property: Description("The signal's name, as the definition's waitForSignal step awaits it.")] string Signal,
+    [property: Description("Any JSON value; the waiting step stores it in its output variable.")] JsonElement? Payload = null,
+    [property: Description("The new instance's input, used only when one is started.")] JsonElement? Input = null,
+    [property: Description("The definition version to start, used only when one is started; the latest when left out.")] int? Version = null);
+
+/// <summary>A signal-with-start's answer: whether this request started the instance, which one it is, and the signal.</summary>
+public sealed record SignalWithStartView(bool Started, Guid InstanceId, SignalView Signal);

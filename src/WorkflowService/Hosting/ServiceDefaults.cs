@@ -90,6 +90,7 @@ public static class ServiceDefaults
         var api = app.MapGroup(string.Empty).AddEndpointFilter(StoreUnavailable.AnswerWithinDeadlineAsync);
         api.MapDefinitionEndpoints();
         api.MapInstanceEndpoints();
+        api.MapBusinessKeyEndpoints();
         api.MapTaskEndpoints();
         api.MapMigrationEndpoints();
         // Not the operators' schema and retention work: it keeps its own budget within the request's time.

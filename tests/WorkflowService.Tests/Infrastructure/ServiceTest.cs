@@ -72,6 +72,24 @@ public abstract class ServiceTest<TBackend> : IAsyncLifetime where TBackend : St
         return disposable;
     }
 
+    /// <summary>A client of the test's service that signs in with this API key, disposed when the test ends.</summary>
+    protected ApiClient WithApiKey(TestApiKey key)
+    {
+        var client = Factory.CreateClient();
+        client.DefaultRequestHeaders.Add("X-Api-Key", key.Key);
+        Own(new OwnedClient(client));
+        return new ApiClient(client);
+    }
+
+    private sealed class OwnedClient(HttpClient client) : IAsyncDisposable
+    {
+        public ValueTask DisposeAsync()
+        {
+            client.Dispose();
+            return ValueTask.CompletedTask;
+        }
+    }
+
     public async ValueTask DisposeAsync()
     {
         // Services first, then their databases.

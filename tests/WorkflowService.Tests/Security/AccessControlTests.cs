@@ -71,6 +71,9 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
         ["GET /definitions/{name}"] = ["application", "designer", "operator", "admin"],
         ["GET /definitions/{name}/versions/{version:int}"] = ["application", "designer", "operator", "admin"],
         ["GET /definitions/{name}/versions/{version:int}/diagram.svg"] = ["application", "designer", "operator", "admin"],
+        ["GET /definitions/{name}/instances/{businessKey}"] = ["application", "operator", "admin"],
+        ["POST /definitions/{name}/instances/{businessKey}/signals"] = ["application", "admin"],
+        ["POST /definitions/{name}/instances/{businessKey}/signal-with-start"] = ["application", "admin"],
         ["POST /instances/"] = ["application", "admin"],
         ["POST /instances/{id:guid}/signals"] = ["application", "admin"],
         ["GET /instances/"] = ["application", "operator", "admin"],
@@ -133,6 +136,7 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
         var path = pattern.Replace("{id:guid}", Guid.NewGuid().ToString(), StringComparison.Ordinal)
             .Replace("{deliveryId:guid}", Guid.NewGuid().ToString(), StringComparison.Ordinal)
             .Replace("{name}", "no-such-definition", StringComparison.Ordinal)
+            .Replace("{businessKey}", "no-such-key", StringComparison.Ordinal)
             .Replace("{version:int}", "1", StringComparison.Ordinal);
         var request = new HttpRequestMessage(new HttpMethod(method), path);
         if (method is "POST" or "PUT")

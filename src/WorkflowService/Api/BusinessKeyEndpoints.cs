@@ -1,0 +1,142 @@
+using System.Security.Claims;
+using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.AspNetCore.Mvc;
+using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Definitions;
+using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Runtime;
+using WorkflowService.Security;
+
+namespace WorkflowService.Api;
+
+/// <summary>
+/// An instance addressed by its definition and the business key it was started with, in the caller's tenant. The store
+/// keeps one instance per definition and key, so the key resolves to one id; the id's own endpoints then answer.
+/// </summary>
+public static class BusinessKeyEndpoints
+{
+    public static RouteGroupBuilder MapBusinessKeyEndpoints(this IEndpointRouteBuilder routes)
+    {
+        var group = routes.MapGroup("/definitions/{name}/instances").WithTags("Instances");
+
+        group.MapGet("/{businessKey}", Get).WithName("GetInstanceByKey").RequireAuthorization(Policies.ReadInstances)
+            .WithRequestTimeout(StoreUnavailable.LongPollPolicy)
+            .WithSummary("The instance of this definition with this business key; waitFor, afterRevision and timeout wait as on GetInstance")
+            .ProducesValidationProblem()
+            .ProducesProblem(StatusCodes.Status503ServiceUnavailable)
+            .ProducesProblem(StatusCodes.Status404NotFound);
+        group.MapPost("/{businessKey}/signals", Signal).WithName("SendSignalByKey").RequireAuthorization(Policies.RunInstances)
+            .WithSummary("Send a signal to the instance of this definition with this business key, as SendSignal does")
+            .ProducesValidationProblem()
+            .ProducesProblem(StatusCodes.Status404NotFound)
+            .ProducesProblem(StatusCodes.Status409Conflict)
+            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
+        group.MapPost("/{businessKey}/signal-with-start", SignalWithStart).WithName("SignalWithStart").RequireAuthorization(Policies.RunInstances)
+            .WithSummary("Send a signal to the instance with this business key, starting it (with input) first when there is none; racing requests share one instance")
+            .ProducesValidationProblem()
+            .ProducesProblem(StatusCodes.Status404NotFound)
+            .ProducesProblem(StatusCodes.Status409Conflict)
+            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
+        return group;
+    }
+
+    private static async Task<Results<Ok<InstanceView>, ValidationProblem, ProblemHttpResult>> Get(
+        string name,
+        string businessKey,
+        WorkflowRuntime runtime,
+        IInstanceStore store,
+        LongPollGate gate,
+        IOptions<RateLimitingOptions> rateLimits,
+        HttpContext http,
+        ClaimsPrincipal user,
+        CancellationToken cancellationToken,
+        [FromQuery] string[]? waitFor = null,
+        [FromQuery] int? afterRevision = null,
+        [FromQuery] double? timeout = null)
+    {
+        if (InvalidAddress(name, businessKey) is { } invalid)
+        {
+            return invalid;
+        }
+
+        return await FindIdAsync(store, user, name, businessKey, cancellationToken) is { } id
+            ? await InstanceEndpoints.Get(id, runtime, store, gate, rateLimits, http, user, cancellationToken, waitFor, afterRevision, timeout)
+            : NotFound(name, businessKey);
+    }
+
+    private static async Task<Results<Accepted<SignalView>, Ok<SignalView>, ValidationProblem, ProblemHttpResult>> Signal(
+        string name,
+        string businessKey,
+        SendSignalRequest request,
+        [FromHeader(Name = InstanceEndpoints.IdempotencyHeader)] string? idempotencyKey,
+        WorkflowRuntime runtime,
+        IInstanceStore store,
+        ClaimsPrincipal user,
+        CancellationToken cancellationToken)
+    {
+        if (InvalidAddress(name, businessKey) is { } invalid)
+        {
+            return invalid;
+        }
+
+        return await FindIdAsync(store, user, name, businessKey, cancellationToken) is { } id
+            ? await InstanceEndpoints.Signal(id, request, idempotencyKey, runtime, user, cancellationToken)
+            : NotFound(name, businessKey);
+    }
+
+    /// <summary>
+    /// Start (or find) the instance with this key, then signal it. The start is idempotent on the key (the store refuses a
+    /// second instance with it), so racing requests all signal the one instance; a signal that arrives before the instance
+    /// waits for it is kept until it does.
+    /// </summary>
+    private static async Task<Results<Accepted<SignalWithStartView>, Ok<SignalWithStartView>, ValidationProblem, ProblemHttpResult>> SignalWithStart(
+        string name,
+        string businessKey,
+        SignalWithStartRequest request,
+        [FromHeader(Name = InstanceEndpoints.IdempotencyHeader)] string? idempotencyKey,
+        WorkflowRuntime runtime,
+        ClaimsPrincipal user,
+        CancellationToken cancellationToken)
+    {
+        if ((InvalidAddress(name, businessKey) ?? InstanceEndpoints.InvalidSignal(request.Signal, idempotencyKey)
+                ?? InstanceEndpoints.InvalidVersion(request.Version)) is { } invalid)
+        {
+            return invalid;
+        }
+
+        var start = await runtime.StartAsync(
+            new StartRequest(name, request.Version, Json.Text(request.Input), businessKey, IdempotencyKey: null, Actor: user.Actor(), Tenant: user.Tenant()),
+            cancellationToken);
+        if (start.Instance is not { } instance)
+        {
+            return Problems.NotFound(request.Version is { } v ? $"Definition '{name}' has no version {v}." : $"No definition is named '{name}'.");
+        }
+
+        var result = await runtime.SignalAsync(
+            new SignalRequest(instance.Id, request.Signal, Json.Text(request.Payload), DueAt: null, idempotencyKey, user.Actor(), user.Tenant()),
+            cancellationToken);
+        var started = start.Outcome == StartOutcome.Created;
+        return result.Outcome switch
+        {
+            SignalOutcome.Applied or SignalOutcome.Accepted => TypedResults.Accepted(
+                $"/instances/{instance.Id}/signals", new SignalWithStartView(started, instance.Id, SignalView.From(result.Signal!))),
+            SignalOutcome.Duplicate => TypedResults.Ok(new SignalWithStartView(started, instance.Id, SignalView.From(result.Signal!))),
+            SignalOutcome.InstanceEnded => Problems.Conflict(
+                $"The instance of '{name}' with business key '{businessKey}' ({instance.Id}) already ended as {result.Instance!.Status}; "
+                + "a business key names one instance of a definition, so it takes no more signals and no other starts with it."),
+            _ => NotFound(name, businessKey),
+        };
+    }
+
+    /// <summary>The id of the instance with this key in the caller's tenant (another tenant's is not found).</summary>
+    private static async Task<Guid?> FindIdAsync(IInstanceStore store, ClaimsPrincipal user, string name, string businessKey, CancellationToken cancellationToken) =>
+        (await store.FindInstanceAsync(user.Tenant(), idempotencyKey: null, name, businessKey, cancellationToken))?.Id;
+
+    private static ValidationProblem? InvalidAddress(string name, string businessKey) =>
+        DefinitionCompiler.IsValidName(name)
+            ? InstanceEndpoints.InvalidBusinessKey(businessKey)
+            : Problems.Invalid("name", "name must name a definition: 1-100 letters, digits, '.', '_' or '-'");
+
+    private static ProblemHttpResult NotFound(string name, string businessKey) =>
+        Problems.NotFound($"No instance of '{name}' has the business key '{businessKey}'.");
+}
