@@ -21,6 +21,8 @@ internal sealed class InstanceDocument
     [BsonElement("definitionVersion")] public int DefinitionVersion { get; set; }
     [BsonElement("status")] public string Status { get; set; } = "";
     [BsonElement("businessKey")] public string? BusinessKey { get; set; }
+    /// <summary>The business key while the instance is open, null once it ended: its unique index lets ended instances' keys repeat.</summary>
+    [BsonElement("openBusinessKey")] public string? OpenBusinessKey { get; set; }
     [BsonElement("startedBy")] public string? StartedBy { get; set; }
     [BsonElement("idempotencyKey")] public string? IdempotencyKey { get; set; }
     [BsonElement("input")] public string? InputJson { get; set; }
@@ -46,7 +48,7 @@ internal sealed class InstanceDocument
     public static InstanceDocument From(WorkflowInstance i) => new()
     {
         Id = i.Id, Tenant = i.Tenant, DefinitionName = i.DefinitionName, DefinitionVersion = i.DefinitionVersion, Status = i.Status.ToString(),
-        BusinessKey = i.BusinessKey, StartedBy = i.StartedBy, IdempotencyKey = i.IdempotencyKey, InputJson = i.InputJson,
+        BusinessKey = i.BusinessKey, OpenBusinessKey = i.CompletedAt is null ? i.BusinessKey : null, StartedBy = i.StartedBy, IdempotencyKey = i.IdempotencyKey, InputJson = i.InputJson,
         VariablesJson = i.VariablesJson, OutputJson = i.OutputJson, Error = i.Error, WaitKind = i.WaitKind?.ToString(),
         WaitStepId = i.WaitStepId, WaitSignal = i.WaitSignal, WaitSignalId = i.WaitSignalId, WaitTaskId = i.WaitTaskId,
         ParentInstanceId = i.ParentInstanceId, ParentWaitId = i.ParentWaitId, BranchesJson = i.BranchesJson, ParkedSignals = i.ParkedSignals,

@@ -233,7 +233,7 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
         if (businessKey is not null)
         {
             var byBusinessKey = await _instances.Find(InstanceFilter.Eq(i => i.Tenant, tenant) & InstanceFilter.Eq(i => i.DefinitionName, definitionName)
-                    & InstanceFilter.Eq(i => i.BusinessKey, businessKey) & InstanceFilter.Type(i => i.BusinessKey, BsonType.String))
+                    & InstanceFilter.Eq(i => i.OpenBusinessKey, businessKey) & InstanceFilter.Type(i => i.OpenBusinessKey, BsonType.String))
                 .FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
             return byBusinessKey?.ToModel();
         }

@@ -27,6 +27,7 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
         new(3, "Event subscriptions: a tenant's names unique", 1, null),
         new(4, "Event deliveries: the outbox's claim, order and log indexes", 1, null),
         new(5, "Delivery retention indexes: by instance, and delivered ones by time", 1, null),
+        new(6, "Business keys unique among open instances only", 1, null),
     ];
 
     /// <summary>The named lease a migrating node holds, so that one node at a time applies steps.</summary>
@@ -118,7 +119,8 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
                 return status;
             }
 
-            // Every step so far only adds indexes (step 2: the signal ledger's; step 3: subscription names), all created here. createIndexes is idempotent
+            // Every step so far only adds indexes (step 2: the signal ledger's; step 3: subscription names), all created here, and step 6
+            // fills openBusinessKey and drops the old unique key index first (OpenBusinessKeysAsync). createIndexes is idempotent
             // for an index that exists with the same keys and options, so a step interrupted half-way is simply applied again.
             await CreateIndexesAsync(cancellationToken).ConfigureAwait(false);
             var appliedAt = Now().UtcDateTime;
@@ -138,6 +140,28 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
         finally
         {
             await ReleaseLeaseAsync(SchemaLease, _schemaOwner, CancellationToken.None).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// Step 6: open instances carry their business key in openBusinessKey as well (set before its unique index exists),
+    /// and the key's index over every instance is no longer unique (dropped here, made again by its new name).
+    /// Idempotent, so a step interrupted half-way is applied again.
+    /// </summary>
+    private async Task OpenBusinessKeysAsync(CancellationToken cancellationToken)
+    {
+        var filter = Builders<InstanceDocument>.Filter;
+        await _instances.UpdateManyAsync(
+            filter.Type(i => i.BusinessKey, BsonType.String) & filter.Eq(i => i.CompletedAt, null) & filter.Not(filter.Type(i => i.OpenBusinessKey, BsonType.String)),
+            new PipelineUpdateDefinition<InstanceDocument>(new BsonDocument[] { new("$set", new BsonDocument("openBusinessKey", "$businessKey")) }),
+            cancellationToken: cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await _instances.Indexes.DropOneAsync("tenant_definition_businessKey", cancellationToken).ConfigureAwait(false);
+        }
+        catch (MongoCommandException e) when (e.CodeName == "IndexNotFound")
+        {
+            // A database made by this step's build, or the step applied before.
         }
     }
 
@@ -180,6 +204,7 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
     {
         var instanceKeys = Builders<InstanceDocument>.IndexKeys;
         var instanceFilter = Builders<InstanceDocument>.Filter;
+        await OpenBusinessKeysAsync(cancellationToken).ConfigureAwait(false);
         await _instances.Indexes.CreateManyAsync(
         [
             // Idempotent starts: a repeated key is a DuplicateInstanceException. Partial: most instances have none.
@@ -187,9 +212,15 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
             {
                 Name = "tenant_idempotencyKey", Unique = true, PartialFilterExpression = instanceFilter.Type(i => i.IdempotencyKey, BsonType.String),
             }),
+            // A business key names one open instance of a definition (step 6); ended ones keep theirs, which may repeat.
+            new(instanceKeys.Ascending(i => i.Tenant).Ascending(i => i.DefinitionName).Ascending(i => i.OpenBusinessKey), new CreateIndexOptions<InstanceDocument>
+            {
+                Name = "tenant_definition_openBusinessKey", Unique = true, PartialFilterExpression = instanceFilter.Type(i => i.OpenBusinessKey, BsonType.String),
+            }),
+            // The list's business key filter, and an ended instance read by its key.
             new(instanceKeys.Ascending(i => i.Tenant).Ascending(i => i.DefinitionName).Ascending(i => i.BusinessKey), new CreateIndexOptions<InstanceDocument>
             {
-                Name = "tenant_definition_businessKey", Unique = true, PartialFilterExpression = instanceFilter.Type(i => i.BusinessKey, BsonType.String),
+                Name = "tenant_definition_businessKeys", PartialFilterExpression = instanceFilter.Type(i => i.BusinessKey, BsonType.String),
             }),
             // The operators' lists, newest first, by status or by definition.
             new(instanceKeys.Ascending(i => i.Tenant).Ascending(i => i.Status).Descending(i => i.CreatedAt),

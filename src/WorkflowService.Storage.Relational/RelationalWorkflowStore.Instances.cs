@@ -240,7 +240,8 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         if (businessKey is not null)
         {
             return await db.Instances.AsNoTracking()
-                .FirstOrDefaultAsync(i => i.Tenant == tenant && i.DefinitionName == definitionName && i.BusinessKey == businessKey, cancellationToken).ConfigureAwait(false);
+                .FirstOrDefaultAsync(i => i.Tenant == tenant && i.DefinitionName == definitionName && i.BusinessKey == businessKey && i.CompletedAt == null,
+                    cancellationToken).ConfigureAwait(false);
         }
 
         return null;

@@ -62,7 +62,10 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(i => i.Version).IsConcurrencyToken();
             // Keys are unique per tenant: two tenants may use the same idempotency or business key.
             e.HasIndex(i => new { i.Tenant, i.IdempotencyKey }).IsUnique().HasFilter("idempotency_key IS NOT NULL");
-            e.HasIndex(i => new { i.Tenant, i.DefinitionName, i.BusinessKey }).IsUnique().HasFilter("business_key IS NOT NULL");
+            // A business key names one open instance of a definition; ended instances' keys may repeat (schema 13).
+            e.HasIndex(i => new { i.Tenant, i.DefinitionName, i.BusinessKey }).HasFilter("business_key IS NOT NULL");
+            e.HasIndex(i => new { i.Tenant, i.DefinitionName, i.BusinessKey }, "OpenBusinessKey").HasDatabaseName("ix_wf_instances_open_business_key").IsUnique()
+                .HasFilter("business_key IS NOT NULL AND completed_at IS NULL");
             e.HasIndex(i => new { i.Tenant, i.Status, i.CreatedAt });
             e.HasIndex(i => new { i.Tenant, i.DefinitionName, i.CreatedAt });
             // The retention job's: ended instances by when they ended (open ones have no entry).
@@ -207,7 +210,8 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
                 property.SetColumnName(property.FindAnnotation(RelationalAnnotationNames.ColumnName)?.Value as string ?? SnakeCase(property.Name));
             }
 
-            foreach (var index in entity.GetIndexes())
+            // An index named in the model (a second one over the same columns) keeps its name.
+            foreach (var index in entity.GetIndexes().Where(i => i.FindAnnotation(RelationalAnnotationNames.Name) is null))
             {
                 index.SetDatabaseName($"ix_{entity.GetTableName()}_{string.Join("_", index.Properties.Select(p => SnakeCase(p.Name)))}");
             }

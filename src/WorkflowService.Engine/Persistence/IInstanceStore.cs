@@ -23,7 +23,10 @@ public interface IInstanceStore
     /// <summary>The instances of these ids that exist, whatever their tenant, in one read (the change watcher's recheck).</summary>
     [EngineOnly]
     Task<IReadOnlyList<WorkflowInstance>> GetInstancesAsync(IReadOnlyCollection<Guid> ids, CancellationToken cancellationToken);
-    /// <summary>The instance of <paramref name="tenant"/> with this idempotency key, or else with this definition and business key.</summary>
+    /// <summary>
+    /// The instance of <paramref name="tenant"/> with this idempotency key, or else the open instance with this definition
+    /// and business key (a key is unique among open instances; ended ones may share it).
+    /// </summary>
     Task<WorkflowInstance?> FindInstanceAsync(string tenant, string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken);
     /// <summary>The whole history of an instance read in its tenant, oldest first (a diagram, a replay's check); callers page with the overload.</summary>
     Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(WorkflowInstance instance, CancellationToken cancellationToken);

@@ -11,7 +11,8 @@ namespace WorkflowService.Api;
 
 /// <summary>
 /// An instance addressed by its definition and the business key it was started with, in the caller's tenant. The store
-/// keeps one instance per definition and key, so the key resolves to one id; the id's own endpoints then answer.
+/// keeps at most one open instance per definition and key (ended ones may share it), so the key resolves to one id: the
+/// open instance's, else the newest ended one's. The id's own endpoints then answer.
 /// </summary>
 public static class BusinessKeyEndpoints
 {
@@ -45,6 +46,7 @@ public static class BusinessKeyEndpoints
         string businessKey,
         WorkflowRuntime runtime,
         IInstanceStore store,
+        IOperatorQueries queries,
         LongPollGate gate,
         IOptions<RateLimitingOptions> rateLimits,
         HttpContext http,
@@ -59,7 +61,7 @@ public static class BusinessKeyEndpoints
             return invalid;
         }
 
-        return await FindIdAsync(store, user, name, businessKey, cancellationToken) is { } id
+        return await FindIdAsync(store, queries, user, name, businessKey, cancellationToken) is { } id
             ? await InstanceEndpoints.Get(id, runtime, store, gate, rateLimits, http, user, cancellationToken, waitFor, afterRevision, timeout)
             : NotFound(name, businessKey);
     }
@@ -71,6 +73,7 @@ public static class BusinessKeyEndpoints
         [FromHeader(Name = InstanceEndpoints.IdempotencyHeader)] string? idempotencyKey,
         WorkflowRuntime runtime,
         IInstanceStore store,
+        IOperatorQueries queries,
         ClaimsPrincipal user,
         CancellationToken cancellationToken)
     {
@@ -79,7 +82,7 @@ public static class BusinessKeyEndpoints
             return invalid;
         }
 
-        return await FindIdAsync(store, user, name, businessKey, cancellationToken) is { } id
+        return await FindIdAsync(store, queries, user, name, businessKey, cancellationToken) is { } id
             ? await InstanceEndpoints.Signal(id, request, idempotencyKey, runtime, user, cancellationToken)
             : NotFound(name, businessKey);
     }
@@ -104,17 +107,35 @@ public static class BusinessKeyEndpoints
             return invalid;
         }
 
-        var start = await runtime.StartAsync(
-            new StartRequest(name, request.Version, Json.Text(request.Input), businessKey, IdempotencyKey: null, Actor: user.Actor(), Tenant: user.Tenant()),
-            cancellationToken);
-        if (start.Instance is not { } instance)
+        // An instance found open may end before the signal reaches it: then the next start makes a new one. Each round
+        // ends an instance, so a few rounds only run out under a definition that ends as fast as it is signalled.
+        for (var round = 1; ; round++)
         {
-            return Problems.NotFound(request.Version is { } v ? $"Definition '{name}' has no version {v}." : $"No definition is named '{name}'.");
-        }
+            var start = await runtime.StartAsync(
+                new StartRequest(name, request.Version, Json.Text(request.Input), businessKey, IdempotencyKey: null, Actor: user.Actor(), Tenant: user.Tenant()),
+                cancellationToken);
+            if (start.Instance is not { } instance)
+            {
+                return Problems.NotFound(request.Version is { } v ? $"Definition '{name}' has no version {v}." : $"No definition is named '{name}'.");
+            }
 
-        var result = await runtime.SignalAsync(
-            new SignalRequest(instance.Id, request.Signal, Json.Text(request.Payload), DueAt: null, idempotencyKey, user.Actor(), user.Tenant()),
-            cancellationToken);
+            var result = await runtime.SignalAsync(
+                new SignalRequest(instance.Id, request.Signal, Json.Text(request.Payload), DueAt: null, idempotencyKey, user.Actor(), user.Tenant()),
+                cancellationToken);
+            if (result.Outcome != SignalOutcome.InstanceEnded || round == MaxRounds)
+            {
+                return Answer(name, businessKey, start, result);
+            }
+        }
+    }
+
+    /// <summary>How many times signal-with-start starts again after the instance it found ended before the signal.</summary>
+    private const int MaxRounds = 3;
+
+    private static Results<Accepted<SignalWithStartView>, Ok<SignalWithStartView>, ValidationProblem, ProblemHttpResult> Answer(
+        string name, string businessKey, StartResult start, SignalResult result)
+    {
+        var instance = start.Instance!;
         var started = start.Outcome == StartOutcome.Created;
         return result.Outcome switch
         {
@@ -122,15 +143,28 @@ public static class BusinessKeyEndpoints
                 $"/instances/{instance.Id}/signals", new SignalWithStartView(started, instance.Id, SignalView.From(result.Signal!))),
             SignalOutcome.Duplicate => TypedResults.Ok(new SignalWithStartView(started, instance.Id, SignalView.From(result.Signal!))),
             SignalOutcome.InstanceEnded => Problems.Conflict(
-                $"The instance of '{name}' with business key '{businessKey}' ({instance.Id}) already ended as {result.Instance!.Status}; "
-                + "a business key names one instance of a definition, so it takes no more signals and no other starts with it."),
+                $"The instances of '{name}' with business key '{businessKey}' ended, {MaxRounds} times, before the signal reached them; "
+                + "send it again, or to a definition that waits for it."),
             _ => NotFound(name, businessKey),
         };
     }
 
-    /// <summary>The id of the instance with this key in the caller's tenant (another tenant's is not found).</summary>
-    private static async Task<Guid?> FindIdAsync(IInstanceStore store, ClaimsPrincipal user, string name, string businessKey, CancellationToken cancellationToken) =>
-        (await store.FindInstanceAsync(user.Tenant(), idempotencyKey: null, name, businessKey, cancellationToken))?.Id;
+    /// <summary>
+    /// The id of the open instance with this key in the caller's tenant, else of the newest ended one (so that a long-poll
+    /// for its end still finds it); another tenant's is not found.
+    /// </summary>
+    private static async Task<Guid?> FindIdAsync(IInstanceStore store, IOperatorQueries queries, ClaimsPrincipal user, string name, string businessKey,
+        CancellationToken cancellationToken)
+    {
+        var tenant = user.Tenant();
+        if (await store.FindInstanceAsync(tenant, idempotencyKey: null, name, businessKey, cancellationToken) is { } open)
+        {
+            return open.Id;
+        }
+
+        var newest = await queries.QueryInstancesAsync(new InstanceQuery(name, BusinessKey: businessKey, Limit: 1, Tenant: tenant), cancellationToken);
+        return newest.Items.Count > 0 ? newest.Items[0].Id : null;
+    }
 
     private static ValidationProblem? InvalidAddress(string name, string businessKey) =>
         DefinitionCompiler.IsValidName(name)

@@ -9,7 +9,7 @@ public sealed record StartInstanceRequest(
     [property: Description("The name of a published definition.")] string Definition,
     [property: Description("The definition version to start; the latest when left out.")] int? Version = null,
     [property: Description("Any JSON value; the instance's expressions read it as input.")] JsonElement? Input = null,
-    [property: Description("An optional key of the caller's own (1-200 characters): starting again with the same key returns the existing instance.")] string? BusinessKey = null);
+    [property: Description("An optional key of the caller's own (1-200 characters): starting again with the same key returns the open instance that has it; once that ended, a new one starts.")] string? BusinessKey = null);
 
 /// <summary>Where an instance waits; in a parallel step (kind Parallel), where each of its branches waits or that it joined.</summary>
 public sealed record WaitView(WaitKind Kind, string StepId, string? Signal, Guid? TimerId, Guid? TaskId, IReadOnlyList<BranchView>? Branches)

@@ -24,7 +24,7 @@ public static class InstanceEndpoints
         var group = routes.MapGroup("/instances").WithTags("Instances");
 
         group.MapPost("/", Start).WithName("StartInstance").RequireAuthorization(Policies.RunInstances)
-            .WithSummary("Start an instance; a repeated Idempotency-Key or business key returns the existing one")
+            .WithSummary("Start an instance; a repeated Idempotency-Key, or the business key of an open instance, returns the existing one")
             .ProducesValidationProblem()
             .ProducesProblem(StatusCodes.Status404NotFound)
             .ProducesProblem(StatusCodes.Status413PayloadTooLarge);

@@ -135,7 +135,7 @@ public abstract class BusinessKeyApiTests<TBackend> : SharedServiceTest<TBackend
     }
 
     [Fact]
-    public async Task Signal_with_start_on_an_ended_instances_key_answers_409_and_starts_none()
+    public async Task Signal_with_start_on_an_ended_instances_key_starts_a_new_instance()
     {
         var (api, name) = await PublishAsync("bk-ended");
         var ended = await api.StartAsync(name, businessKey: "claim-6");
@@ -143,11 +143,37 @@ public abstract class BusinessKeyApiTests<TBackend> : SharedServiceTest<TBackend
         await api.WaitForAsync(ended.Id, InstanceStatus.Completed);
 
         using var response = await SignalWithStartAsync(api, name, "claim-6", "go", new { value = 2 });
-        var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.Conflict);
+        Assert.Equal(HttpStatusCode.Accepted, response.StatusCode);
+        var answer = (await response.Content.ReadFromJsonAsync<SignalWithStartView>(WorkflowServiceFactory.Json, Token))!;
 
-        Assert.Contains("already ended as Completed", problem["detail"]!.GetValue<string>(), StringComparison.Ordinal);
+        Assert.True(answer.Started);
+        Assert.NotEqual(ended.Id, answer.InstanceId);
+        var done = await api.WaitForAsync(answer.InstanceId, InstanceStatus.Completed);
+        Assert.Equal(2, done.Output!.Value.GetProperty("result").GetInt32());
         var listed = await api.Http.GetFromJsonAsync<PageView<InstanceSummaryView>>($"/instances?definition={name}", WorkflowServiceFactory.Json, Token);
-        Assert.Equal(ended.Id, Assert.Single(listed!.Items).Id);
+        Assert.Equal([ended.Id, answer.InstanceId], listed!.Items.Select(i => i.Id).Order());
+    }
+
+    [Fact]
+    public async Task A_key_names_the_open_instance_and_once_every_one_ended_the_newest()
+    {
+        var (api, name) = await PublishAsync("bk-reuse");
+        var first = await api.StartAsync(name, businessKey: "claim-8");
+        Assert.Equal(first.Id, (await api.StartAsync(name, businessKey: "claim-8", expected: HttpStatusCode.OK)).Id);
+        await api.SignalAsync(first.Id, "go", new { value = 1 });
+        await api.WaitForAsync(first.Id, InstanceStatus.Completed);
+
+        var second = await api.StartAsync(name, businessKey: "claim-8");
+        var open = await api.Http.GetFromJsonAsync<InstanceView>($"/definitions/{name}/instances/claim-8", WorkflowServiceFactory.Json, Token);
+        Assert.NotEqual(first.Id, second.Id);
+        Assert.Equal(second.Id, open!.Id);
+
+        await api.SignalAsync(second.Id, "go", new { value = 2 });
+        await api.WaitForAsync(second.Id, InstanceStatus.Completed);
+        var newest = await api.Http.GetFromJsonAsync<InstanceView>($"/definitions/{name}/instances/claim-8", WorkflowServiceFactory.Json, Token);
+        Assert.Equal(second.Id, newest!.Id);
+        using var late = await api.Http.PostAsJsonAsync($"/definitions/{name}/instances/claim-8/signals", new { name = "go" }, Token);
+        await ApiClient.ProblemAsync(late, HttpStatusCode.Conflict);
     }
 
     [Fact]

@@ -38,13 +38,13 @@ public sealed class MongoIndexUseTests : ServiceTest<MongoDbBackend>
     }
 
     [Fact]
-    public async Task An_instance_is_found_by_its_business_key_through_the_business_keys_index()
+    public async Task An_open_instance_is_found_by_its_business_key_through_the_open_business_keys_index()
     {
         var name = Definitions.Unique("business-index");
         await Api.PublishAsync(Definitions.SignalRoundtrip(name));
         var first = await Api.StartAsync(name, businessKey: "claim-7");
 
-        var found = await UsesAsync(MongoWorkflowStore.InstancesCollection, "tenant_definition_businessKey",
+        var found = await UsesAsync(MongoWorkflowStore.InstancesCollection, "tenant_definition_openBusinessKey",
             () => Store.FindInstanceAsync("", null, name, "claim-7", Token));
 
         Assert.Equal(first.Id, found?.Id);

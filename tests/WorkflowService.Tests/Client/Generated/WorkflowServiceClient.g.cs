@@ -572,7 +572,7 @@ namespace WorkflowService.Tests.Client.Generated
 
         /// <param name="cancellationToken">A cancellation token that can be used by other objects or threads to receive notice of cancellation.</param>
         /// <summary>
-        /// Start an instance; a repeated Idempotency-Key or business key returns the existing one
+        /// Start an instance; a repeated Idempotency-Key, or the business key of an open instance, returns the existing one
         /// </summary>
         /// <param name="idempotency_Key">A key of the caller's own (1-200 characters): repeating a request with the same key answers with what the first one created.</param>
         /// <returns>OK</returns>
@@ -7931,7 +7931,7 @@ namespace WorkflowService.Tests.Client.Generated
         public object? Input { get; set; } = default!;
 
         /// <summary>
-        /// An optional key of the caller's own (1-200 characters): starting again with the same key returns the existing instance.
+        /// An optional key of the caller's own (1-200 characters): starting again with the same key returns the open instance that has it; once that ended, a new one starts.
         /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("businessKey")]
         public string? BusinessKey { get; set; } = default!;
