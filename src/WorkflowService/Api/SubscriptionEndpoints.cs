@@ -1,5 +1,6 @@
 using System.Security.Claims;
 using Microsoft.AspNetCore.Http.HttpResults;
+using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Security;
@@ -59,8 +60,7 @@ public static class SubscriptionEndpoints
         return change switch
         {
             { Subscription: { } created } => TypedResults.Created($"/subscriptions/{created.Id}", WithSecret(created, time)),
-            { Outcome: SubscriptionChangeOutcome.TooMany } => Problems.Conflict(
-                "The tenant holds as many subscriptions as Events:MaxSubscriptionsPerTenant allows; delete one first."),
+            { Outcome: SubscriptionChangeOutcome.TooMany } => Problems.Conflict(Refusal(change, request.Name)),
             _ => Failed<Created<SubscriptionWithSecretView>>(change, request.Name),
         };
     }
@@ -177,14 +177,27 @@ public static class SubscriptionEndpoints
     {
         SubscriptionChangeOutcome.Invalid => Invalid(change),
         SubscriptionChangeOutcome.NotFound => NotFound(id ?? Guid.Empty),
-        SubscriptionChangeOutcome.DuplicateName => Problems.Conflict($"The tenant already has a subscription named '{name}'."),
-        _ => Problems.Conflict("The subscription kept changing under this request; read it again and retry."),
+        _ => Problems.Conflict(Refusal(change, name, id)),
     };
 
+    /// <summary>Why a change wrote nothing, in the words the API and the console both answer with.</summary>
+    internal static string Refusal(SubscriptionChange change, string? name, Guid? id = null) => change.Outcome switch
+    {
+        SubscriptionChangeOutcome.Invalid => string.Join("; ", change.Problems.Select(Describe)),
+        SubscriptionChangeOutcome.NotFound => NotFoundMessage(id ?? Guid.Empty),
+        SubscriptionChangeOutcome.DuplicateName => $"The tenant already has a subscription named '{name}'.",
+        SubscriptionChangeOutcome.TooMany => "The tenant holds as many subscriptions as Events:MaxSubscriptionsPerTenant allows; delete one first.",
+        _ => "The subscription kept changing under this request; read it again and retry.",
+    };
+
+    internal static string NotFoundMessage(Guid id) => $"No subscription {id} exists.";
+
+    private static string Describe(Diagnostic problem) => $"{problem.Path}: {problem.Message}";
+
     private static ValidationProblem Invalid(SubscriptionChange change) => TypedResults.ValidationProblem(
-        change.Problems.GroupBy(p => p.Path).ToDictionary(g => g.Key, g => g.Select(p => $"{p.Path}: {p.Message}").ToArray()),
-        detail: string.Join("; ", change.Problems.Select(p => $"{p.Path}: {p.Message}")),
+        change.Problems.GroupBy(p => p.Path).ToDictionary(g => g.Key, g => g.Select(Describe).ToArray()),
+        detail: Refusal(change, null),
         title: RequestProblems.Title);
 
-    private static ProblemHttpResult NotFound(Guid id) => Problems.NotFound($"No subscription {id} exists.");
+    private static ProblemHttpResult NotFound(Guid id) => Problems.NotFound(NotFoundMessage(id));
 }

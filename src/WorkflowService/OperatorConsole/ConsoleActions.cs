@@ -40,6 +40,7 @@ public static class ConsoleActions
         group.MapPost("/dead-letters/{id:guid}/replay", Replay);
         group.MapPost("/tasks/{id:guid}/confirm", ConfirmTaskAction);
         group.MapPost("/tasks/{id:guid}/{action}", TakeTaskAction);
+        group.MapSubscriptionActions();
         return routes;
     }
 
@@ -331,7 +332,7 @@ public static class ConsoleActions
 
     private static bool May(ConsoleCaller caller, string action) => action == "signal" ? caller.RunInstances : caller.Operate;
 
-    private static RedirectHttpResult Done(string back, string action) =>
+    internal static RedirectHttpResult Done(string back, string action) =>
         TypedResults.Redirect($"{back}{(back.Contains('?', StringComparison.Ordinal) ? '&' : '?')}done={action}");
 
     private static string Past(string action) => action switch

@@ -15,7 +15,8 @@ public sealed record ConsoleCaller(
     bool ReadDefinitions,
     bool ReadInstances,
     bool RunInstances,
-    bool Operate)
+    bool Operate,
+    bool ManageSubscriptions)
 {
     public static async Task<ConsoleCaller> OfAsync(HttpContext http)
     {
@@ -30,12 +31,13 @@ public sealed record ConsoleCaller(
             await May(Policies.ReadDefinitions).ConfigureAwait(false),
             await May(Policies.ReadInstances).ConfigureAwait(false),
             await May(Policies.RunInstances).ConfigureAwait(false),
-            await May(Policies.Operate).ConfigureAwait(false));
+            await May(Policies.Operate).ConfigureAwait(false),
+            await May(Policies.ManageSubscriptions).ConfigureAwait(false));
     }
 
     /// <summary>The caller's roles as the page header shows them.</summary>
     public string Describe() => !AuthenticationOn
         ? "authentication is off"
-        : string.Join(", ", new[] { (ReadInstances, "instances"), (RunInstances, "run"), (Operate, "operate"), (ReadDefinitions, "definitions") }
+        : string.Join(", ", new[] { (ReadInstances, "instances"), (RunInstances, "run"), (Operate, "operate"), (ReadDefinitions, "definitions"), (ManageSubscriptions, "subscriptions") }
             .Where(p => p.Item1).Select(p => p.Item2)) is { Length: > 0 } grants ? grants : "no roles";
 }

@@ -1,4 +1,5 @@
 using System.Globalization;
+using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
 
@@ -92,6 +93,31 @@ public sealed record DefinitionModel(
 public sealed record DeadLettersModel(ConsoleCaller Caller, Page<SignalMessage> Page, string? Notice);
 
 public sealed record TasksModel(ConsoleCaller Caller, HumanTaskStatus? Status, Page<HumanTask> Page, IReadOnlySet<Guid> Workable, string? Notice, string? Error);
+
+/// <summary>A subscription form's fields as typed: events and definitions each a list separated by commas or spaces.</summary>
+public sealed record SubscriptionForm(string? Name, string? Endpoint, string? Events, string? Definitions)
+{
+    public static readonly SubscriptionForm Empty = new(null, null, null, null);
+
+    public static SubscriptionForm Of(Subscription s) => new(s.Name, s.Endpoint, string.Join(", ", s.Events), string.Join(", ", s.Definitions));
+
+    /// <summary>What the API would be sent; an empty list stays empty, so the API's own checks say what is missing.</summary>
+    public SubscriptionSpec Spec => new(Name?.Trim(), Endpoint?.Trim(), Split(Events), Split(Definitions));
+
+    private static string[] Split(string? list) =>
+        (list ?? "").Split([',', ' ', '\n', '\r', '\t'], StringSplitOptions.RemoveEmptyEntries);
+}
+
+/// <summary>The subscription list with its create form; <paramref name="Secret"/> is the secret of the one just created, shown once.</summary>
+public sealed record SubscriptionsModel(
+    ConsoleCaller Caller, CursorList<Subscription> Subscriptions, SubscriptionForm Form, Subscription? Created, string? Secret, string? Notice,
+    string? Error);
+
+/// <summary>One subscription with its edit form and actions; <paramref name="Secret"/> is a just-rotated secret, shown once.</summary>
+public sealed record SubscriptionModel(ConsoleCaller Caller, Subscription Subscription, SubscriptionForm Form, string? Secret, string? Notice, string? Error);
+
+/// <summary>A page of a subscription's delivery log, newest first.</summary>
+public sealed record DeliveriesModel(ConsoleCaller Caller, Subscription Subscription, CursorList<EventDelivery> Deliveries, string? Notice);
 
 public sealed record MessageModel(ConsoleCaller? Caller, string Title, string Message);
 

@@ -4,6 +4,7 @@ using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.Options;
 using WorkflowService.Api;
 using WorkflowService.Diagrams;
+using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.OperatorConsole.Pages;
@@ -27,6 +28,9 @@ public static class ConsolePages
         group.MapGet("/definitions/{name}", Definition);
         group.MapGet("/dead-letters", DeadLetters);
         group.MapGet("/tasks", Tasks);
+        group.MapGet("/subscriptions", Subscriptions);
+        group.MapGet("/subscriptions/{id:guid}", Subscription);
+        group.MapGet("/subscriptions/{id:guid}/deliveries", Deliveries);
         group.MapGet("/assets/{file}", Asset).AllowAnonymous();
         return routes;
     }
@@ -270,6 +274,73 @@ public static class ConsolePages
         return Page<TasksPage>(new TasksModel(caller, filter, page, workable, Done(done), null));
     }
 
+    private static async Task<RazorComponentResult> Subscriptions(
+        HttpContext http, ISubscriptionStore store, IOptions<ConsoleOptions> options, CancellationToken cancellationToken, string? after = null,
+        string? done = null)
+    {
+        var caller = await ConsoleCaller.OfAsync(http);
+        if (!caller.ManageSubscriptions)
+        {
+            return Refused(caller, "managing subscriptions");
+        }
+
+        string? position = null;
+        if (after is not null && (position = ListCursor.DecodeName(after)) is null)
+        {
+            return NotAPageLink(caller);
+        }
+
+        var list = await SubscriptionListAsync(caller, store, position, after, options.Value.PageSize, cancellationToken);
+        return Page<SubscriptionsPage>(new SubscriptionsModel(caller, list, SubscriptionForm.Empty, null, null, Done(done), null));
+    }
+
+    /// <summary>One page of the caller's tenant's subscriptions, by name.</summary>
+    internal static async Task<CursorList<Subscription>> SubscriptionListAsync(
+        ConsoleCaller caller, ISubscriptionStore store, string? position, string? after, int size, CancellationToken cancellationToken) =>
+        Cursors(await store.ListSubscriptionsAsync(caller.Tenant, position, size, cancellationToken), after, s => ListCursor.EncodeName(s.Name));
+
+    private static async Task<RazorComponentResult> Subscription(
+        Guid id, HttpContext http, ISubscriptionStore store, CancellationToken cancellationToken, string? done = null)
+    {
+        var caller = await ConsoleCaller.OfAsync(http);
+        if (!caller.ManageSubscriptions)
+        {
+            return Refused(caller, "managing subscriptions");
+        }
+
+        return await store.GetSubscriptionAsync(caller.Tenant, id, cancellationToken) is { } subscription
+            ? Page<SubscriptionPage>(new SubscriptionModel(caller, subscription, SubscriptionForm.Of(subscription), null, Done(done), null))
+            : NoSuchSubscription(caller, id);
+    }
+
+    private static async Task<RazorComponentResult> Deliveries(
+        Guid id, HttpContext http, ISubscriptionStore store, IDeliveryQueue deliveries, IOptions<ConsoleOptions> options,
+        CancellationToken cancellationToken, string? after = null, string? done = null)
+    {
+        var caller = await ConsoleCaller.OfAsync(http);
+        if (!caller.ManageSubscriptions)
+        {
+            return Refused(caller, "managing subscriptions");
+        }
+
+        long? position = null;
+        if (after is not null && (position = ListCursor.DecodeDelivery(after)) is null)
+        {
+            return NotAPageLink(caller);
+        }
+
+        if (await store.GetSubscriptionAsync(caller.Tenant, id, cancellationToken) is not { } subscription)
+        {
+            return NoSuchSubscription(caller, id);
+        }
+
+        var page = await deliveries.ListDeliveriesAsync(caller.Tenant, id, null, position, options.Value.PageSize, cancellationToken);
+        return Page<DeliveriesPage>(new DeliveriesModel(caller, subscription, Cursors(page, after, d => ListCursor.EncodeDelivery(d.Sequence)), Done(done)));
+    }
+
+    internal static RazorComponentResult NoSuchSubscription(ConsoleCaller caller, Guid id) =>
+        Message(caller, "No such subscription", SubscriptionEndpoints.NotFoundMessage(id), StatusCodes.Status404NotFound);
+
     /// <summary>The style sheet and script, read from the assembly once, each with the tag of its content.</summary>
     private static readonly Dictionary<string, (byte[] Content, string Type, string Tag)> Assets = LoadAssets();
 
@@ -317,6 +388,11 @@ public static class ConsolePages
         "replay" => "Dead letter replayed: the signal is queued again.",
         "claim" => "Task claimed.",
         "complete" => "Task completed.",
+        "changed" => "Subscription changed.",
+        "paused" => "Subscription paused: its events are recorded and wait for a resume.",
+        "resumed" => "Subscription resumed: the events that waited go out first.",
+        "deleted" => "Subscription deleted.",
+        "redelivered" => "Delivery replayed: it is pending again.",
         _ => null,
     };
 

@@ -14,11 +14,20 @@ public static class ConsolePaths
     public const string Definitions = "/console/definitions";
     public const string Tasks = "/console/tasks";
     public const string DeadLetters = "/console/dead-letters";
+    public const string Subscriptions = "/console/subscriptions";
 
     public static string Instance(Guid id) => $"{Instances}/{id}";
 
     /// <summary>An instance's page with its history and signals each at a page of their own (the first when null).</summary>
     public static string Instance(Guid id, string? history, string? signals) => WithQuery(Instance(id), ("history", history), ("signals", signals));
+
+    /// <summary>The subscription list at the page after <paramref name="after"/> (the first when null).</summary>
+    public static string SubscriptionList(string? after) => WithQuery(Subscriptions, ("after", after));
+
+    public static string Subscription(Guid id) => $"{Subscriptions}/{id}";
+
+    /// <summary>A subscription's delivery log at the page after <paramref name="after"/> (the newest when null).</summary>
+    public static string Deliveries(Guid id, string? after = null) => WithQuery($"{Subscription(id)}/deliveries", ("after", after));
 
     public static string Definition(string name, int? version = null, int? compare = null, string? versions = null) =>
         WithQuery($"{Definitions}/{Uri.EscapeDataString(name)}", ("version", version?.ToString(CultureInfo.InvariantCulture)),
