@@ -25,7 +25,8 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
         Key = string.Concat(Enumerable.Range(0, 120).Select(_ => Guid.NewGuid().ToString("N"))),
     };
 
-    protected override Dictionary<string, string?> Settings => TestApiKey.Settings(Operator, Application, Designer, NoServiceRole, LongKey);
+    protected override Dictionary<string, string?> Settings => new(
+        TestApiKey.Settings(Operator, Application, Designer, NoServiceRole, LongKey, AcmeDesigner, GlobexDesigner).Concat(DeliverySettings));
 
     /// <summary>Each console page answers as the API endpoint it stands for would: shown to the roles that may read it, 403 to the others.</summary>
     [Theory]
@@ -35,6 +36,7 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
     [InlineData("/console/definitions/{name}", "application,designer,operator")]
     [InlineData("/console/dead-letters", "operator")]
     [InlineData("/console/tasks", "application,designer,operator,none")]
+    [InlineData("/console/subscriptions", "designer,operator")]
     public async Task Each_page_is_shown_to_the_roles_of_its_API_endpoint_and_refused_to_the_others(string page, string allowed)
     {
         var instance = await StartWaitingAsync();
