@@ -288,6 +288,31 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
     }
 
     [Fact]
+    public async Task A_subscription_is_created_from_the_console_its_secret_shown_once_and_it_is_listed()
+    {
+        var name = Definitions.Unique("crm-hooks");
+        await using var console = await browser.OpenAsync();
+        var page = console.Page;
+        await console.SignInAsync(browser.Node.ApiKey);
+
+        await page.GetByRole(AriaRole.Link, new() { Name = "Subscriptions" }).ClickAsync();
+        await page.GetByLabel("Name", new() { Exact = true }).FillAsync(name);
+        await page.GetByLabel("Endpoint (https URL)").FillAsync("https://crm.example.com/hooks/workflow");
+        await page.GetByLabel("Events (separated by commas; * for every event)").FillAsync("instance.completed, task.created");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Create subscription" }).ClickAsync();
+
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Name = $"Signing secret of '{name}'" })).ToBeVisibleAsync();
+        await Expect(page.Locator("pre[data-secret]")).ToHaveTextAsync(new Regex("^whsec_"));
+        var row = page.Locator("tr[data-subscription]", new() { HasText = name });
+        await Expect(row).ToContainTextAsync("instance.completed, task.created");
+        await Expect(row).ToContainTextAsync("active");
+        await page.GotoAsync("/console/subscriptions");
+        await Expect(page.Locator("tr[data-subscription]", new() { HasText = name })).ToHaveCountAsync(1);
+        await Expect(page.Locator("pre[data-secret]")).ToHaveCountAsync(0);
+        Assert.Empty(console.Errors);
+    }
+
+    [Fact]
     public async Task Every_page_renders_without_console_errors_or_serious_accessibility_violations()
     {
         var seed = await SeedTourAsync();
@@ -324,6 +349,15 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
         await VisitAsync(page, shots, "tasks", "Tasks");
         await page.GotoAsync("/console/dead-letters");
         await VisitAsync(page, shots, "dead-letters", "Dead letters");
+        var subscription = await SubscribeAsync(Definitions.Unique("tour-hooks"));
+        await page.GotoAsync("/console/subscriptions");
+        await VisitAsync(page, shots, "subscriptions", "Subscriptions");
+        await page.GotoAsync($"/console/subscriptions/{subscription}");
+        await VisitAsync(page, shots, "subscription", "Change");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Rotate secret…" }).ClickAsync();
+        await VisitAsync(page, shots, "confirm-rotate", "Rotate a secret");
+        await page.GotoAsync($"/console/subscriptions/{subscription}/deliveries");
+        await VisitAsync(page, shots, "deliveries", "Delivery log");
 
         Assert.Empty(console.Errors);
     }
@@ -340,6 +374,17 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
     }
 
     /// <summary>Checks the page with axe-core (serious and critical findings fail it), then saves its screenshot when asked to.</summary>
+    private static readonly string[] CompletedOnly = ["instance.completed"];
+
+    /// <summary>A subscription made through the API, to an endpoint nothing is sent to (no definition of its name runs).</summary>
+    private async Task<Guid> SubscribeAsync(string name)
+    {
+        using var response = await Api.Http.PostAsJsonAsync("/subscriptions",
+            new { name, endpoint = "https://receiver.example.com/hooks", events = CompletedOnly, definitions = new[] { name } }, WorkflowServiceFactory.Json);
+        Assert.True(response.IsSuccessStatusCode, await response.Content.ReadAsStringAsync());
+        return (await response.Content.ReadFromJsonAsync<WorkflowService.Api.SubscriptionWithSecretView>(WorkflowServiceFactory.Json))!.Subscription.Id;
+    }
+
     private static async Task VisitAsync(IPage page, string? shots, string name, string heading)
     {
         // The page is there when its heading is (a form's answer is a navigation the click does not wait for).
