@@ -42,6 +42,8 @@ public sealed partial class ConsoleHttpTests
         var createdPage = await created.Content.ReadAsStringAsync(Cancel);
         Assert.True(created.StatusCode == HttpStatusCode.Created, createdPage);
         var secret = Secret(createdPage);
+        // A page that shows a secret is kept in no cache (the antiforgery token on its forms sees to it).
+        Assert.True(created.Headers.CacheControl?.NoStore, $"Cache-Control: {created.Headers.CacheControl}");
         var subscription = Assert.Single(await api.EveryPageAsync<SubscriptionView>("/subscriptions"), s => s.Name == name);
         Assert.Equal(["instance.completed", "task.created"], subscription.Events);
         Assert.Equal(["claim"], subscription.Definitions);
