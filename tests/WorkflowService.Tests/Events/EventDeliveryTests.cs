@@ -51,14 +51,8 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
         }
         """;
 
-    private async Task<SubscriptionWithSecretView> SubscribeAsync(string route, string definition, string[]? events = null)
-    {
-        using var response = await Api.Http.PostAsJsonAsync("/subscriptions",
-            new { name = Definitions.Unique("hooks"), endpoint = new Uri(_receiver.Address, route).ToString(), events = events ?? ["*"], definitions = new[] { definition } },
-            WorkflowServiceFactory.Json, Token);
-        Assert.True(response.StatusCode == HttpStatusCode.Created, await response.Content.ReadAsStringAsync(Token));
-        return (await response.Content.ReadFromJsonAsync<SubscriptionWithSecretView>(WorkflowServiceFactory.Json, Token))!;
-    }
+    private Task<SubscriptionWithSecretView> SubscribeAsync(string route, string definition, string[]? events = null) =>
+        _receiver.SubscribeAsync(Api, route, definition, events);
 
     private async Task CompleteTaskAsync(Guid instanceId, bool approve, bool claimFirst = false)
     {

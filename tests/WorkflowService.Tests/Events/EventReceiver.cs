@@ -1,4 +1,6 @@
 using System.Collections.Concurrent;
+using System.Net;
+using System.Net.Http.Json;
 using System.Security.Cryptography;
 using System.Text;
 using System.Text.Json.Nodes;
@@ -9,6 +11,8 @@ using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
+using WorkflowService.Api;
+using WorkflowService.Tests.Infrastructure;
 
 namespace WorkflowService.Tests.Events;
 
@@ -75,6 +79,21 @@ public sealed class EventReceiver : IAsyncDisposable
         await app.StartAsync();
         receiver.Address = new Uri(app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
         return receiver;
+    }
+
+    /// <summary>
+    /// Subscribes <paramref name="route"/> of this receiver, through the API, to <paramref name="events"/> (every one when
+    /// null) of <paramref name="definition"/>.
+    /// </summary>
+    public async Task<SubscriptionWithSecretView> SubscribeAsync(ApiClient api, string route, string definition, string[]? events = null)
+    {
+        ArgumentNullException.ThrowIfNull(api);
+        var token = Xunit.TestContext.Current.CancellationToken;
+        using var response = await api.Http.PostAsJsonAsync("/subscriptions",
+            new { name = Definitions.Unique("hooks"), endpoint = new Uri(Address, route).ToString(), events = events ?? ["*"], definitions = (string[])[definition] },
+            WorkflowServiceFactory.Json, token);
+        Assert.True(response.StatusCode == HttpStatusCode.Created, await response.Content.ReadAsStringAsync(token));
+        return (await response.Content.ReadFromJsonAsync<SubscriptionWithSecretView>(WorkflowServiceFactory.Json, token))!;
     }
 
     private async Task<IResult> RecordAsync(string name, HttpRequest request, int status)

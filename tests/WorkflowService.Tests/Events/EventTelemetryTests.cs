@@ -45,9 +45,9 @@ public sealed class EventTelemetryTests : ServiceTest<SqliteBackend>
         await using var receiver = await EventReceiver.StartAsync();
         var name = Definitions.Unique("measured-events");
         await api.PublishAsync(Definitions.SignalRoundtrip(name));
-        var ok = await SubscribeAsync(api, receiver, $"/ok/{name}", name);
-        var flaky = await SubscribeAsync(api, receiver, $"/flaky/{name}-flaky/1", name);
-        var failing = await SubscribeAsync(api, receiver, $"/flaky/{name}-failing/100", name);
+        var ok = await receiver.SubscribeAsync(api, $"/ok/{name}", name);
+        var flaky = await receiver.SubscribeAsync(api, $"/flaky/{name}-flaky/1", name);
+        var failing = await receiver.SubscribeAsync(api, $"/flaky/{name}-failing/100", name);
 
         // Started in the caller's own sampled trace: the instance.started events are written by that request's commit.
         var trace = ActivityTraceId.CreateRandom();
@@ -116,15 +116,6 @@ public sealed class EventTelemetryTests : ServiceTest<SqliteBackend>
         // Ids, types and statuses only: no secret, no endpoint, no body.
         var secrets = new[] { ok.Secret, flaky.Secret, failing.Secret, receiver.Address.ToString(), "\"data\"" };
         Assert.DoesNotContain(posts.SelectMany(s => s.TagObjects), tag => secrets.Any(secret => tag.Value?.ToString()?.Contains(secret, StringComparison.Ordinal) == true));
-    }
-
-    private static async Task<SubscriptionWithSecretView> SubscribeAsync(ApiClient api, EventReceiver receiver, string route, string definition)
-    {
-        using var response = await api.Http.PostAsJsonAsync("/subscriptions",
-            new { name = Definitions.Unique("hooks"), endpoint = new Uri(receiver.Address, route).ToString(), events = (string[])["*"], definitions = (string[])[definition] },
-            WorkflowServiceFactory.Json, Token);
-        Assert.True(response.StatusCode == HttpStatusCode.Created, await response.Content.ReadAsStringAsync(Token));
-        return (await response.Content.ReadFromJsonAsync<SubscriptionWithSecretView>(WorkflowServiceFactory.Json, Token))!;
     }
 
     private static async Task<int> CountAsync(ApiClient api, SubscriptionWithSecretView subscription, DeliveryStatus status) =>

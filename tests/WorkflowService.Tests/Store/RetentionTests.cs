@@ -113,11 +113,7 @@ public abstract class RetentionTests<TBackend> : ServiceTest<TBackend> where TBa
         await using var receiver = await EventReceiver.StartAsync();
         var name = Definitions.Unique("retention-events");
         await Api.PublishAsync(Definitions.SignalRoundtrip(name));
-        using (var subscribe = await Api.Http.PostAsJsonAsync("/subscriptions",
-            new { name, endpoint = new Uri(receiver.Address, $"/ok/{name}").ToString(), events = (string[])["*"], definitions = (string[])[name] }))
-        {
-            Assert.True(subscribe.StatusCode == HttpStatusCode.Created, await subscribe.Content.ReadAsStringAsync());
-        }
+        await receiver.SubscribeAsync(Api, $"/ok/{name}", name);
 
         var ended = await CompleteRoundtripAsync(name);
         var (aged, recent, deadLettered) = ((await Api.StartAsync(name)).Id, (await Api.StartAsync(name)).Id, (await Api.StartAsync(name)).Id);
