@@ -108,6 +108,25 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
                     && shown.Contains("ix_wf_deliveries_due_at_ms_sequence", StringComparison.Ordinal), $"the plan:\n{shown}");
     }
 
+    [Fact]
+    public async Task A_delivery_is_settled_through_its_id_under_a_generic_plan_made_on_an_empty_table()
+    {
+        var dialect = Factory.Get<SqlDialect>();
+        var source = Assert.IsType<DbDataSource>(dialect.DataSource, exactMatch: false);
+        await using var connection = await source.OpenConnectionAsync(Token);
+        // Written with status = 'Pending', the settlement matched the partial index of pending deliveries, and the generic
+        // plan read that whole index for each settlement: most of the database's time once the outbox was busy.
+        await Execute(connection, "ANALYZE wf_deliveries");
+        await Execute(connection, "SET enable_seqscan = off");
+        var settle = RelationalWorkflowStore.Settle(dialect,
+            new DeliverySettlement(Guid.CreateVersion7(), 1, Engine.Events.DeliveryStatus.Delivered, null, 200, null, DateTime.UtcNow, 3));
+
+        var shown = await GenericPlanAsync(connection, "delivery_settle", settle);
+
+        Assert.True(shown.Contains("ix_wf_deliveries_id", StringComparison.Ordinal)
+                    && IndexCondition(shown).Contains("id = $", StringComparison.Ordinal), $"the plan:\n{shown}");
+    }
+
     /// <summary>
     /// The store's statement prepared on the server as the connections' auto-prepare does, its generic plan explained
     /// (PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)): the statement's text is already in PostgreSQL's positional placeholders
