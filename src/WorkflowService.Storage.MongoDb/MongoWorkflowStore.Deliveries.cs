@@ -42,9 +42,7 @@ public sealed partial class MongoWorkflowStore : IDeliveryQueue
                 break;
             }
 
-            var earlier = DeliveryFilter.Eq(d => d.SubscriptionId, candidate.SubscriptionId) & DeliveryFilter.Eq(d => d.InstanceId, candidate.InstanceId)
-                & DeliveryFilter.Eq(d => d.Status, DeliveryStatus.Pending) & DeliveryFilter.Lt(d => d.Sequence, candidate.Sequence);
-            if (await _deliveries.Find(earlier).Limit(1).AnyAsync(cancellationToken).ConfigureAwait(false))
+            if (await WaitsBehindAnEarlierAsync(candidate, cancellationToken).ConfigureAwait(false))
             {
                 continue;
             }
@@ -87,6 +85,12 @@ public sealed partial class MongoWorkflowStore : IDeliveryQueue
         return (int)result.ModifiedCount;
     }
 
+    /// <summary>Whether an earlier delivery of its instance is still pending for its subscription: then it waits for that one.</summary>
+    private Task<bool> WaitsBehindAnEarlierAsync(DeliveryDocument delivery, CancellationToken cancellationToken) =>
+        _deliveries.Find(DeliveryFilter.Eq(d => d.SubscriptionId, delivery.SubscriptionId) & DeliveryFilter.Eq(d => d.InstanceId, delivery.InstanceId)
+                & DeliveryFilter.Eq(d => d.Status, DeliveryStatus.Pending) & DeliveryFilter.Lt(d => d.Sequence, delivery.Sequence))
+            .Limit(1).AnyAsync(cancellationToken);
+
     public async Task<long?> GetNextDeliveryDueAsync(CancellationToken cancellationToken)
     {
         // The earliest due first of its instance; a later one waits behind its earlier one. When none of the first
@@ -95,9 +99,7 @@ public sealed partial class MongoWorkflowStore : IDeliveryQueue
             .Limit(CandidatesPerClaim * 10).ToListAsync(cancellationToken).ConfigureAwait(false);
         foreach (var candidate in candidates)
         {
-            var earlier = DeliveryFilter.Eq(d => d.SubscriptionId, candidate.SubscriptionId) & DeliveryFilter.Eq(d => d.InstanceId, candidate.InstanceId)
-                & DeliveryFilter.Eq(d => d.Status, DeliveryStatus.Pending) & DeliveryFilter.Lt(d => d.Sequence, candidate.Sequence);
-            if (!await _deliveries.Find(earlier).Limit(1).AnyAsync(cancellationToken).ConfigureAwait(false))
+            if (!await WaitsBehindAnEarlierAsync(candidate, cancellationToken).ConfigureAwait(false))
             {
                 return Math.Max(candidate.DueAtMs, candidate.LeaseUntilMs ?? 0);
             }
