@@ -52,6 +52,7 @@ public static class EngineServiceCollectionExtensions
         services.AddHostedService(p => p.GetRequiredService<SubscriptionDirectory>());
         services.AddSingleton<EventOutbox>();
         services.AddSingleton<DeliveryDoorbell>();
+        services.AddSingleton<DeliveryHandOver>();
         services.AddSingleton<EventDispatcher>();
         services.AddHostedService(p => p.GetRequiredService<EventDispatcher>());
         services.TryAddSingleton(TimeProvider.System);

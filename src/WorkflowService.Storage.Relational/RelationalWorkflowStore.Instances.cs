@@ -55,7 +55,8 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         }
 
         var row = statements.Count;
-        AddInstanceAndNewRows(statements, commit, nowMs);
+        var handedOver = new List<(Engine.Events.EventDelivery, int)>();
+        AddInstanceAndNewRows(statements, commit, nowMs, handedOver);
         var leased = statements.Count;
         AddLeasedSettlements(statements, commit, handledAt);
         var leasedEnd = statements.Count;
@@ -76,13 +77,15 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         }
 
         ThrowUnlessApplied(commit, affected, row, leased, leasedEnd);
+        Unlease(handedOver, affected);
     }
 
     /// <summary>
     /// The instance row (inserted, or updated only from the version the run read), then the commit's history, new signals
     /// and new tasks, each one statement whatever their number.
     /// </summary>
-    private void AddInstanceAndNewRows(List<SqlStatement> statements, WaitPointCommit commit, long nowMs)
+    private void AddInstanceAndNewRows(List<SqlStatement> statements, WaitPointCommit commit, long nowMs,
+        List<(Engine.Events.EventDelivery, int)> handedOver)
     {
         var instance = commit.Instance;
         statements.Add(commit.IsNew
@@ -108,7 +111,50 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         // The outbox: after the instance row, whose lock orders two commits of one instance, so their sequences are in commit order.
         if (commit.HasDeliveries)
         {
-            statements.Add(Rows.Insert(dialect, "wf_deliveries", Rows.DeliveryInsertColumns, commit.Deliveries, Rows.DeliveryValues));
+            AddDeliveries(statements, commit.Deliveries, handedOver);
+        }
+    }
+
+    /// <summary>
+    /// The commit's deliveries: each one the engine asks to hand over (leased to its node) first, leased when it is first of
+    /// its instance for its subscription and the subscription is enabled, else written unleased (<see cref="HandOver"/>);
+    /// the others after them, in one statement. A handed-over delivery is its subscription's first in the commit, so every
+    /// subscription's deliveries keep their order.
+    /// </summary>
+    private void AddDeliveries(List<SqlStatement> statements, List<Engine.Events.EventDelivery> deliveries, List<(Engine.Events.EventDelivery, int)> handedOver)
+    {
+        List<Engine.Events.EventDelivery>? others = null;
+        foreach (var delivery in deliveries)
+        {
+            if (delivery.LeaseOwner is null)
+            {
+                (others ??= []).Add(delivery);
+                continue;
+            }
+
+            handedOver.Add((delivery, statements.Count));
+            statements.Add(HandOver(dialect, delivery));
+            statements.Add(InsertUnlessWritten(dialect, delivery));
+        }
+
+        if (others is not null)
+        {
+            statements.Add(Rows.Insert(dialect, "wf_deliveries", Rows.DeliveryInsertColumns, others, Rows.DeliveryValues));
+        }
+    }
+
+    /// <summary>Clears the lease of each handed-over delivery its statement did not write leased: it waits for the claim.</summary>
+    private static void Unlease(List<(Engine.Events.EventDelivery Delivery, int Statement)> handedOver, int[] affected)
+    {
+        foreach (var (delivery, statement) in handedOver)
+        {
+            if (affected[statement] == 0)
+            {
+                delivery.LeaseOwner = null;
+                delivery.LeaseToken = null;
+                delivery.LeaseUntilMs = null;
+                delivery.Attempts = 0;
+            }
         }
     }
 

@@ -7,8 +7,9 @@ using WorkflowService.Engine.Runtime;
 namespace WorkflowService.Engine.Events;
 
 /// <summary>
-/// Delivers the outbox on this node: claims due deliveries with a lease, posts them concurrently, and settles the batch in
-/// one write. A commit on this node wakes it at once; the poll bounds the wait for what other nodes or time made due. A
+/// Delivers the outbox on this node. What this node's commits leased to it (<see cref="DeliveryHandOver"/>) is posted from
+/// memory; everything else is claimed with a lease. Both post concurrently and settle a batch in one write while the next
+/// is posted. A commit on this node wakes the claim at once; the poll bounds the wait for what other nodes or time made due. A
 /// failed attempt is retried after a capped, jittered exponential pause for <see cref="EventOptions.RetryPeriod"/>, then
 /// dead-lettered; a 410 pauses the subscription. Each post is a span and is counted (docs/operations.md).
 /// </summary>
@@ -18,6 +19,7 @@ public sealed partial class EventDispatcher(
     SubscriptionRegistry registry,
     IEventSender sender,
     DeliveryDoorbell doorbell,
+    DeliveryHandOver handOver,
     IStoreClock clock,
     NodeIdentity node,
     EngineMetrics metrics,
@@ -33,6 +35,16 @@ public sealed partial class EventDispatcher(
             return;
         }
 
+        await Task.WhenAll(ClaimLoopAsync(settings, stoppingToken), HandOverLoopAsync(settings, stoppingToken)).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Claims what is due (written by other nodes, unleased, retried, or left by a node that stopped), posts it, and
+    /// settles it while the next batch is claimed and posted: at most one settlement in flight.
+    /// </summary>
+    private async Task ClaimLoopAsync(EventOptions settings, CancellationToken stoppingToken)
+    {
+        var settling = Task.CompletedTask;
         while (!stoppingToken.IsCancellationRequested)
         {
             try
@@ -48,23 +60,93 @@ public sealed partial class EventDispatcher(
                 var claimed = await queue.ClaimDueDeliveriesAsync(node.Id, settings.ClaimBatch, settings.LeaseDuration, stoppingToken).ConfigureAwait(false);
                 if (claimed.Count == 0)
                 {
+                    if (!settling.IsCompleted)
+                    {
+                        // Its settlement may make the next delivery of an instance claimable: look again once it is written.
+                        await settling.ConfigureAwait(false);
+                        continue;
+                    }
+
                     await WaitAsync(settings, stoppingToken).ConfigureAwait(false);
                     continue;
                 }
 
                 var settlements = await DeliverAsync(claimed, settings, stoppingToken).ConfigureAwait(false);
-                await queue.SettleDeliveriesAsync(settlements, stoppingToken).ConfigureAwait(false);
+                await settling.ConfigureAwait(false);
+                settling = queue.SettleDeliveriesAsync(settlements, stoppingToken);
             }
             catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
             {
-                return;
+                break;
             }
             catch (Exception e) when (!stoppingToken.IsCancellationRequested)
             {
                 // The store is away: the leases run out and the deliveries are claimed again, here or on another node.
+                settling = Task.CompletedTask;
                 LogDispatchFailed(logger, e);
                 await Task.Delay(settings.PollInterval, time, stoppingToken).ConfigureAwait(false);
             }
+        }
+
+        await SettledAsync(settling).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Posts the deliveries this node's commits leased to it (<see cref="DeliveryHandOver"/>), from memory, and settles
+    /// them while the next are posted. After a settlement, the claim looks at once when deliveries were written for it
+    /// meanwhile: one of them may have waited for a delivery just settled.
+    /// </summary>
+    private async Task HandOverLoopAsync(EventOptions settings, CancellationToken stoppingToken)
+    {
+        var settling = Task.CompletedTask;
+        while (!stoppingToken.IsCancellationRequested)
+        {
+            try
+            {
+                var taken = await handOver.TakeAsync(settings.ClaimBatch, stoppingToken).ConfigureAwait(false);
+                var settlements = await DeliverAsync(taken, settings, stoppingToken).ConfigureAwait(false);
+                await settling.ConfigureAwait(false);
+                settling = SettleHandedOverAsync(settlements, stoppingToken);
+            }
+            catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
+            {
+                break;
+            }
+            catch (Exception e) when (!stoppingToken.IsCancellationRequested)
+            {
+                // As for a claim: the leases run out and the deliveries are claimed again.
+                settling = Task.CompletedTask;
+                LogDispatchFailed(logger, e);
+                await Task.Delay(settings.PollInterval, time, stoppingToken).ConfigureAwait(false);
+            }
+        }
+
+        await SettledAsync(settling).ConfigureAwait(false);
+    }
+
+    private async Task SettleHandedOverAsync(List<DeliverySettlement> settlements, CancellationToken stoppingToken)
+    {
+        await queue.SettleDeliveriesAsync(settlements, stoppingToken).ConfigureAwait(false);
+        if (handOver.TakeTailsWritten())
+        {
+            doorbell.Ring();
+        }
+    }
+
+    /// <summary>The last settlement, awaited on the way out; one that fails leaves its leases to run out.</summary>
+    private async Task SettledAsync(Task settling)
+    {
+        try
+        {
+            await settling.ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            LogDispatchFailed(logger, e);
+        }
+        catch (OperationCanceledException)
+        {
+            // Stopping: the leases are given back or run out.
         }
     }
 

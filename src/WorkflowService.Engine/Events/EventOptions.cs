@@ -37,6 +37,13 @@ public sealed class EventOptions
     [Range(1, 1_000)]
     public int ClaimBatch { get; set; } = 100;
 
+    /// <summary>
+    /// Deliveries this node's commits may hand to its dispatcher at once (default 1,024): written leased to this node and
+    /// posted from memory, without a claim. Beyond it, a commit's deliveries wait for the claim. 0 turns the hand-over off.
+    /// </summary>
+    [Range(0, 100_000)]
+    public int HandOverCapacity { get; set; } = 1_024;
+
     /// <summary>Deliveries posted at once by this node (default 32).</summary>
     [Range(1, 1_000)]
     public int MaxConcurrentDeliveries { get; set; } = 32;

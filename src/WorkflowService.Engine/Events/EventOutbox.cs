@@ -1,4 +1,6 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Text.Json;
+using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
 
@@ -7,8 +9,15 @@ namespace WorkflowService.Engine.Events;
 /// <summary>
 /// Turns what a commit records into the deliveries it writes in the same transaction: one per event and subscription
 /// that takes it. A commit of a tenant with no subscription gets none and costs one dictionary lookup.
+/// <para>
+/// Where the store can (<see cref="IDeliveryQueue.LeasesOnCommit"/>) and this node dispatches, each subscription's first
+/// delivery of a commit is handed over: the commit writes it leased to this node when it is first of its instance for its
+/// subscription and the subscription is enabled, and this node's dispatcher posts it from memory once the commit is
+/// written. No claim reads it back; its settlement is its only other write.
+/// </para>
 /// </summary>
-public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbell doorbell, EngineMetrics metrics, TimeProvider time)
+public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbell doorbell, DeliveryHandOver handOver, IDeliveryQueue queue,
+    NodeIdentity node, IOptions<EventOptions> options, EngineMetrics metrics, TimeProvider time)
 {
     /// <summary>Whether no subscription exists anywhere: nothing to collect.</summary>
     public bool IsIdle => directory.IsEmpty;
@@ -49,6 +58,48 @@ public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbel
                 Add(commit, subscriptions, EventTypes.SignalDeadLettered, entry, null, nowMs, traceParent);
             }
         }
+
+        if (commit.HasDeliveries && queue.LeasesOnCommit && options.Value.Dispatch && handOver.HasRoom)
+        {
+            LeaseFirstOfEachSubscription(commit.Deliveries, nowMs);
+        }
+    }
+
+    /// <summary>
+    /// Asks the store to write each subscription's first delivery of the commit leased to this node (the store writes it so
+    /// only when no earlier delivery of the instance is pending for the subscription, and clears the lease otherwise). A
+    /// later delivery of the same subscription waits for it, so it goes to the claim.
+    /// </summary>
+    [SuppressMessage("Security", "CA5394:Do not use insecure randomness", Justification = "A fencing value that tells this lease from a later claim, not a secret.")]
+    private void LeaseFirstOfEachSubscription(List<EventDelivery> deliveries, long nowMs)
+    {
+        var until = nowMs + (long)options.Value.LeaseDuration.TotalMilliseconds;
+        for (var i = 0; i < deliveries.Count; i++)
+        {
+            var delivery = deliveries[i];
+            if (!FirstOfItsSubscription(deliveries, i))
+            {
+                continue;
+            }
+
+            delivery.LeaseOwner = node.Id;
+            delivery.LeaseToken = Random.Shared.NextInt64(1, long.MaxValue);
+            delivery.LeaseUntilMs = until;
+            delivery.Attempts = 1;
+        }
+    }
+
+    private static bool FirstOfItsSubscription(List<EventDelivery> deliveries, int index)
+    {
+        for (var j = 0; j < index; j++)
+        {
+            if (deliveries[j].SubscriptionId == deliveries[index].SubscriptionId)
+            {
+                return false;
+            }
+        }
+
+        return true;
     }
 
     /// <summary>Whether any subscription of <paramref name="tenant"/> takes <paramref name="type"/> from <paramref name="definition"/>.</summary>
@@ -84,12 +135,32 @@ public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbel
         doorbell.Ring();
     }
 
-    /// <summary>A commit was written: its deliveries, if any, are counted, and this node's dispatcher takes them at once.</summary>
+    /// <summary>
+    /// A commit was written: its deliveries, if any, are counted; those it leased to this node go to the dispatcher's
+    /// hand-over, and the claim looks at once for the others.
+    /// </summary>
     public void Committed(WaitPointCommit commit)
     {
-        if (commit is { HasDeliveries: true })
+        if (commit is not { HasDeliveries: true })
         {
-            Written(commit.Deliveries.Count);
+            return;
+        }
+
+        var forTheClaim = 0;
+        foreach (var delivery in commit.Deliveries)
+        {
+            // One the hand-over has no room for keeps its lease until it runs out, then is claimed.
+            if (delivery.LeaseOwner is null || !handOver.TryAdd(delivery))
+            {
+                forTheClaim++;
+            }
+        }
+
+        metrics.EventsWrittenToOutbox(commit.Deliveries.Count);
+        if (forTheClaim > 0)
+        {
+            handOver.TailsWritten();
+            doorbell.Ring();
         }
     }
 

@@ -9,6 +9,14 @@ namespace WorkflowService.Engine.Persistence;
 /// </summary>
 public interface IDeliveryQueue
 {
+    /// <summary>
+    /// Whether a commit can write a delivery already leased to the committing node (its <see cref="EventDelivery.LeaseOwner"/>,
+    /// token and lease set): the store writes it so only when no earlier delivery of its instance is pending for its
+    /// subscription and the subscription is enabled, and otherwise writes it unleased and clears those fields. A store
+    /// that cannot returns false, and every delivery is claimed.
+    /// </summary>
+    bool LeasesOnCommit => false;
+
     /// <summary>Leases up to <paramref name="max"/> claimable deliveries to <paramref name="owner"/> (attempts incremented).</summary>
     [EngineOnly]
     Task<IReadOnlyList<EventDelivery>> ClaimDueDeliveriesAsync(string owner, int max, TimeSpan lease, CancellationToken cancellationToken);
