@@ -57,10 +57,24 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
     /// A variant named at-REV (REV: a commit of this repository, 7 to 40 hex digits) is the service as built from that
     /// commit, in a worktree of its own, with off's settings: the way to bisect a change in throughput between commits.
     /// </summary>
-    public static bool IsKnown(string name) => Known.ContainsKey(name) || CommitBuild.IsCommitVariant(name);
+    public static bool IsKnown(string name) => Known.ContainsKey(name) || CommitBuild.IsCommitVariant(name) || IsEventsAtCommit(name);
+
+    /// <summary>events-at-REV: the service built from commit REV, subscribed as events is (the cost of a change to events out).</summary>
+    private static bool IsEventsAtCommit(string name) =>
+        name.StartsWith(EventsPrefix, StringComparison.Ordinal) && CommitBuild.IsCommitVariant(name[EventsPrefix.Length..]);
+
+    private const string EventsPrefix = "events-";
+
+    private static bool Subscribes(string name) => name == "events" || IsEventsAtCommit(name);
+
+    /// <summary>The commit a variant is built from; null for the build under test.</summary>
+    private static string? CommitOf(string name) =>
+        CommitBuild.IsCommitVariant(name) ? name[3..] : IsEventsAtCommit(name) ? name[(EventsPrefix.Length + 3)..] : null;
 
     private static string Describe(string name) =>
-        Known.TryGetValue(name, out var description) ? description : $"the service built from commit {name[3..]}, as off";
+        Known.TryGetValue(name, out var description) ? description
+        : IsEventsAtCommit(name) ? $"the service built from commit {CommitOf(name)}, as events"
+        : $"the service built from commit {name[3..]}, as off";
 
     private const int Concurrency = 64;
     private const int SignalWorkers = 8;
@@ -70,8 +84,8 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
     /// <summary>callout-roundtrip's endpoint, one for every variant, started with the run and stopped after its variants.</summary>
     private CallOutEndpoint? _target;
 
-    /// <summary>The events variant's receiver, started with the run when a variant subscribes.</summary>
-    private WebhookReceiver? _hooks;
+    /// <summary>Each subscribing variant's receiver (its own, so its own secret), started with the run.</summary>
+    private readonly Dictionary<string, WebhookReceiver> _hooks = [];
 
     private bool CallsOut => options.InterleaveScenario == CallOutRoundtripScenario.Definition;
 
@@ -84,11 +98,14 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         await using var receiver = OtlpReceiver.Start();
         await using var target = CallsOut ? new CallOutEndpoint(TimeSpan.Zero) : null;
         _target = target;
-        await using var hooks = options.Variants.Contains("events") ? await WebhookReceiver.StartAsync(cancellationToken) : null;
-        _hooks = hooks;
         var variants = new List<Variant>();
         try
         {
+            foreach (var name in options.Variants.Where(Subscribes))
+            {
+                _hooks[name] = await WebhookReceiver.StartAsync(cancellationToken);
+            }
+
             foreach (var name in options.Variants)
             {
                 variants.Add(await StartAsync(name, receiver, work, cancellationToken));
@@ -130,6 +147,11 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             foreach (var variant in variants)
             {
                 await variant.DisposeAsync();
+            }
+
+            foreach (var hooks in _hooks.Values)
+            {
+                await hooks.DisposeAsync();
             }
         }
     }
@@ -230,9 +252,9 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             environment["Telemetry__Prometheus__Enabled"] = "true";
         }
 
-        if (name == "events")
+        if (Subscribes(name))
         {
-            foreach (var (key, value) in _hooks!.ServiceSettings)
+            foreach (var (key, value) in _hooks[name].ServiceSettings)
             {
                 environment[key] = value;
             }
@@ -276,9 +298,9 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         }
 
         var serviceDll = options.ServiceDll;
-        if (CommitBuild.IsCommitVariant(name))
+        if (CommitOf(name) is { } commit)
         {
-            serviceDll = await CommitBuild.BuildAsync(options.RepositoryRoot, name[3..], cancellationToken);
+            serviceDll = await CommitBuild.BuildAsync(options.RepositoryRoot, commit, cancellationToken);
         }
 
         ServiceProcess? service = null;
@@ -291,10 +313,11 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
                 await variant.Client.PublishAsync(await File.ReadAllTextAsync(Path.Combine(options.RepositoryRoot, file), cancellationToken), cancellationToken);
             }
 
-            if (name == "events")
+            if (Subscribes(name))
             {
-                var subscription = await variant.Client.SubscribeAsync("bench-receiver", _hooks!.Url, [options.InterleaveScenario], cancellationToken);
-                _hooks.UseSecret((string)subscription["secret"]!);
+                var hooks = _hooks[name];
+                var subscription = await variant.Client.SubscribeAsync("bench-receiver", hooks.Url, [options.InterleaveScenario], cancellationToken);
+                hooks.UseSecret((string)subscription["secret"]!);
             }
             return variant;
         }
@@ -316,7 +339,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         Directory.CreateDirectory(options.OutputDirectory);
         var stem = Path.Combine(options.OutputDirectory, FileStem(backendName, started, options.Variants, options.InterleaveScenario));
         var json = stem + ".json";
-        File.WriteAllText(json, JsonSerializer.Serialize(new { backend = backendName, scenario = options.InterleaveScenario, started, options.Variants, rounds = options.Windows, options.WindowOps, Concurrency, SignalWorkers, windows, received, spanNames, eventsReceived = _hooks?.Count },
+        File.WriteAllText(json, JsonSerializer.Serialize(new { backend = backendName, scenario = options.InterleaveScenario, started, options.Variants, rounds = options.Windows, options.WindowOps, Concurrency, SignalWorkers, windows, received, spanNames, eventsReceived = _hooks.ToDictionary(h => h.Key, h => h.Value.Count) },
             ReportJson));
 
         var text = new StringBuilder();
@@ -336,10 +359,10 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             text.AppendLine("Every operation makes exactly one http call-out, so the CPU per operation is the cost per call: a workflow whose only work is that call (its start, the call, the answer committed, the long-poll answered). The endpoint that answers runs in the runner's process: its CPU is in the machine column, not the service's.");
         }
 
-        if (_hooks is not null)
+        foreach (var (name, hooks) in _hooks)
         {
             text.AppendLine();
-            text.AppendLine(CultureInfo.InvariantCulture, $"The events variant's receiver got {_hooks.Count:N0} requests ({_hooks.DistinctCount:N0} distinct deliveries) over the run, warm-up included. It runs in the runner's process: its CPU is in the machine column, the dispatcher's in the service's.");
+            text.AppendLine(CultureInfo.InvariantCulture, $"The {name} variant's receiver got {hooks.Count:N0} requests ({hooks.DistinctCount:N0} distinct deliveries) over the run, warm-up included. It runs in the runner's process: its CPU is in the machine column, the dispatcher's in the service's.");
         }
 
         text.AppendLine();

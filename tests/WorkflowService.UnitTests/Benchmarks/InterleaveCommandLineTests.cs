@@ -22,6 +22,17 @@ public sealed class InterleaveCommandLineTests
     }
 
     [Fact]
+    public async Task A_subscribing_variant_can_be_built_from_an_earlier_commit()
+    {
+        var (code, options) = await ParseAsync("interleave", "--backend", "postgres", "--variants", "events-at-e14ea5e,events");
+        Assert.Equal(0, code);
+        Assert.Equal(["events-at-e14ea5e", "events"], options?.Variants);
+
+        var (badCode, _) = await ParseAsync("interleave", "--backend", "postgres", "--variants", "events-at-nothex,events");
+        Assert.Equal(SharedCommandOptions.UsageError, badCode);
+    }
+
+    [Fact]
     public async Task Interleave_takes_the_callout_roundtrip_load()
     {
         var (code, options) = await ParseAsync("interleave", "--backend", "sqlite", "--scenario", "callout-roundtrip");
