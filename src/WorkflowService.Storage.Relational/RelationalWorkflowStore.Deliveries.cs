@@ -37,8 +37,8 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
     internal static SqlStatement HandOver(SqlDialect dialect, EventDelivery d)
     {
         ArgumentNullException.ThrowIfNull(d);
-        var statement = new SqlStatement(dialect).Sql($"INSERT INTO wf_deliveries ({Rows.DeliveryInsertColumns}, lease_owner, lease_token, lease_until_ms) SELECT ");
-        SelectValues(statement, [.. Rows.DeliveryValues(d), d.LeaseOwner, d.LeaseToken, d.LeaseUntilMs]);
+        var statement = new SqlStatement(dialect).Sql($"INSERT INTO wf_deliveries ({Rows.DeliveryInsertColumns}) SELECT ");
+        SelectValues(statement, Rows.DeliveryValues(d));
         return statement.Sql(" WHERE EXISTS (SELECT 1 FROM wf_subscriptions s WHERE s.id = ").Param(d.SubscriptionId).Sql(" AND s.enabled)")
             .Sql(" AND NOT EXISTS (SELECT 1 FROM wf_deliveries e WHERE e.subscription_id = ").Param(d.SubscriptionId)
             .Sql(" AND e.instance_id = ").Param(d.InstanceId).Sql(" AND e.status = 'Pending')");
@@ -52,7 +52,8 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
     {
         ArgumentNullException.ThrowIfNull(d);
         var statement = new SqlStatement(dialect).Sql($"INSERT INTO wf_deliveries ({Rows.DeliveryInsertColumns}) SELECT ");
-        SelectValues(statement, [d.Id, d.SubscriptionId, d.Tenant, d.InstanceId, d.Type, d.Body, d.CreatedAt, d.DueAtMs, nameof(DeliveryStatus.Pending), 0]);
+        SelectValues(statement, [d.Id, d.SubscriptionId, d.Tenant, d.InstanceId, d.Type, d.Body, d.CreatedAt, d.DueAtMs, nameof(DeliveryStatus.Pending), 0,
+            TypedNull.Of((string?)null), TypedNull.Of((long?)null), TypedNull.Of((long?)null)]);
         return statement.Sql(" WHERE NOT EXISTS (SELECT 1 FROM wf_deliveries x WHERE x.id = ").Param(d.Id).Sql(")");
     }
 
@@ -93,21 +94,37 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
 
     /// <summary>
     /// Many deliveries delivered, in one statement: the batch's rows joined to wf_deliveries by id (a seek each), each still
-    /// only under its own lease. One statement instead of one each: under load a dispatcher settles tens at a time.
+    /// only under its own lease. One statement instead of one each: under load a dispatcher settles tens at a time. On
+    /// PostgreSQL the rows come as arrays, so the statement's text (and its prepared plan) is the same for every count.
     /// </summary>
     internal static SqlStatement SettleDelivered(SqlDialect dialect, IReadOnlyList<DeliverySettlement> delivered)
     {
+        ArgumentNullException.ThrowIfNull(dialect);
         ArgumentNullException.ThrowIfNull(delivered);
         var statement = new SqlStatement(dialect).Sql("UPDATE wf_deliveries SET status = 'Delivered', lease_owner = NULL, lease_until_ms = NULL, ")
-            .Sql("last_status = v.column3, last_error = NULL, delivered_at = v.column4, latency_ms = v.column5 FROM (VALUES ");
-        for (var i = 0; i < delivered.Count; i++)
+            .Sql("last_status = v.column3, last_error = NULL, delivered_at = v.column4, latency_ms = v.column5 FROM ");
+        if (dialect.BindsArrays)
         {
-            var s = delivered[i];
-            statement.Sql(i == 0 ? string.Empty : ", ")
-                .Values([s.Id, s.LeaseToken, TypedNull.Of(s.HttpStatus), TypedNull.Of(s.DeliveredAt), TypedNull.Of(s.LatencyMs)]);
+            statement.Sql("unnest(").Param(delivered.Select(s => s.Id).ToArray()).Sql("::uuid[], ")
+                .Param(delivered.Select(s => s.LeaseToken).ToArray()).Sql("::bigint[], ")
+                .Param(delivered.Select(s => s.HttpStatus).ToArray()).Sql("::integer[], ")
+                .Param(delivered.Select(s => s.DeliveredAt).ToArray()).Sql("::timestamptz[], ")
+                .Param(delivered.Select(s => s.LatencyMs).ToArray()).Sql("::bigint[]) AS v(column1, column2, column3, column4, column5)");
+        }
+        else
+        {
+            statement.Sql("(VALUES ");
+            for (var i = 0; i < delivered.Count; i++)
+            {
+                var s = delivered[i];
+                statement.Sql(i == 0 ? string.Empty : ", ")
+                    .Values([s.Id, s.LeaseToken, TypedNull.Of(s.HttpStatus), TypedNull.Of(s.DeliveredAt), TypedNull.Of(s.LatencyMs)]);
+            }
+
+            statement.Sql(") AS v");
         }
 
-        return statement.Sql(") AS v WHERE wf_deliveries.id = v.column1 AND wf_deliveries.lease_token = v.column2 AND wf_deliveries." + StillLeased);
+        return statement.Sql(" WHERE wf_deliveries.id = v.column1 AND wf_deliveries.lease_token = v.column2 AND wf_deliveries." + StillLeased);
     }
 
     public async Task<int> SettleDeliveriesAsync(IReadOnlyList<DeliverySettlement> settlements, CancellationToken cancellationToken)
@@ -143,6 +160,12 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
             // As the claim, without waiting for the WAL flush: a settlement lost in a crash of the database leaves the
             // delivery pending, and it is delivered again (at least once; the receiver deduplicates on webhook-id).
             await using var connection = await source.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
+            if (statements.Count == 1)
+            {
+                // One statement is its own transaction: no BEGIN and COMMIT round trips around it.
+                return (await SqlExecution.ExecuteAsync(connection, null, statements, null, cancellationToken).ConfigureAwait(false))[0];
+            }
+
             await using var batch = await connection.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
             var settled = await SqlExecution.ExecuteAsync(connection, batch, statements, null, cancellationToken).ConfigureAwait(false);
             await batch.CommitAsync(cancellationToken).ConfigureAwait(false);

@@ -111,7 +111,15 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         // The outbox: after the instance row, whose lock orders two commits of one instance, so their sequences are in commit order.
         if (commit.HasDeliveries)
         {
-            AddDeliveries(statements, commit.Deliveries, handedOver);
+            if (commit.IsNew)
+            {
+                // A new instance has no earlier delivery: each one is written as the engine asked, leased or not, in one statement.
+                statements.Add(Rows.Insert(dialect, "wf_deliveries", Rows.DeliveryInsertColumns, commit.Deliveries, Rows.DeliveryValues));
+            }
+            else
+            {
+                AddDeliveries(statements, commit.Deliveries, handedOver);
+            }
         }
     }
 

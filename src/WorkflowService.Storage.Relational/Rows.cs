@@ -30,8 +30,9 @@ internal static class Rows
         "sequence, id, subscription_id, tenant, instance_id, type, body, created_at, due_at_ms, status, attempts, lease_owner, lease_token, "
         + "lease_until_ms, last_status, last_error, delivered_at, latency_ms";
 
-    /// <summary>What a commit writes of a delivery: the database numbers its sequence.</summary>
-    public const string DeliveryInsertColumns = "id, subscription_id, tenant, instance_id, type, body, created_at, due_at_ms, status, attempts";
+    /// <summary>What a commit writes of a delivery: the database numbers its sequence. The lease is set on one handed over.</summary>
+    public const string DeliveryInsertColumns =
+        "id, subscription_id, tenant, instance_id, type, body, created_at, due_at_ms, status, attempts, lease_owner, lease_token, lease_until_ms";
 
     /// <summary>An instance from <see cref="InstanceColumns"/> starting at ordinal <paramref name="at"/>.</summary>
     public static WorkflowInstance ReadInstance(DbDataReader r, int at = 0) => new()
@@ -114,7 +115,8 @@ internal static class Rows
     ];
 
     public static object?[] DeliveryValues(EventDelivery d) =>
-        [d.Id, d.SubscriptionId, d.Tenant, d.InstanceId, d.Type, d.Body, d.CreatedAt, d.DueAtMs, d.Status.ToString(), d.Attempts];
+        [d.Id, d.SubscriptionId, d.Tenant, d.InstanceId, d.Type, d.Body, d.CreatedAt, d.DueAtMs, d.Status.ToString(), d.Attempts, S(d.LeaseOwner),
+            L(d.LeaseToken), L(d.LeaseUntilMs)];
 
     /// <summary>A delivery from <see cref="DeliveryColumns"/>.</summary>
     public static EventDelivery ReadDelivery(DbDataReader r) => new()

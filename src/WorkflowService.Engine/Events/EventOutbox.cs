@@ -61,7 +61,7 @@ public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbel
 
         if (commit.HasDeliveries && queue.LeasesOnCommit && options.Value.Dispatch && handOver.HasRoom)
         {
-            LeaseFirstOfEachSubscription(commit.Deliveries, nowMs);
+            LeaseFirstOfEachSubscription(commit.Deliveries, subscriptions, nowMs);
         }
     }
 
@@ -71,13 +71,15 @@ public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbel
     /// later delivery of the same subscription waits for it, so it goes to the claim.
     /// </summary>
     [SuppressMessage("Security", "CA5394:Do not use insecure randomness", Justification = "A fencing value that tells this lease from a later claim, not a secret.")]
-    private void LeaseFirstOfEachSubscription(List<EventDelivery> deliveries, long nowMs)
+    private void LeaseFirstOfEachSubscription(List<EventDelivery> deliveries, IReadOnlyList<Subscription> subscriptions, long nowMs)
     {
         var until = nowMs + (long)options.Value.LeaseDuration.TotalMilliseconds;
         for (var i = 0; i < deliveries.Count; i++)
         {
             var delivery = deliveries[i];
-            if (!FirstOfItsSubscription(deliveries, i))
+            // A paused subscription's deliveries wait for its resume (a new instance's are written as asked: this node's view
+            // of the subscriptions decides, as it decides which subscriptions get a delivery at all).
+            if (!FirstOfItsSubscription(deliveries, i) || !IsEnabled(subscriptions, delivery.SubscriptionId))
             {
                 continue;
             }
@@ -87,6 +89,19 @@ public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbel
             delivery.LeaseUntilMs = until;
             delivery.Attempts = 1;
         }
+    }
+
+    private static bool IsEnabled(IReadOnlyList<Subscription> subscriptions, Guid id)
+    {
+        foreach (var subscription in subscriptions)
+        {
+            if (subscription.Id == id)
+            {
+                return subscription.Enabled;
+            }
+        }
+
+        return false;
     }
 
     private static bool FirstOfItsSubscription(List<EventDelivery> deliveries, int index)

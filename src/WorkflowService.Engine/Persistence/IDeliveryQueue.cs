@@ -11,9 +11,10 @@ public interface IDeliveryQueue
 {
     /// <summary>
     /// Whether a commit can write a delivery already leased to the committing node (its <see cref="EventDelivery.LeaseOwner"/>,
-    /// token and lease set): the store writes it so only when no earlier delivery of its instance is pending for its
-    /// subscription and the subscription is enabled, and otherwise writes it unleased and clears those fields. A store
-    /// that cannot returns false, and every delivery is claimed.
+    /// token and lease set). A new instance's are written as asked (it has no earlier delivery, and the engine asks only for
+    /// enabled subscriptions). Otherwise the store writes it so only when no earlier delivery of its instance is pending for
+    /// its subscription and the subscription is enabled, and else writes it unleased and clears those fields. A store that
+    /// cannot returns false, and every delivery is claimed.
     /// </summary>
     bool LeasesOnCommit => false;
 
