@@ -92,41 +92,6 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
         return statement.Sql(" WHERE id = ").Param(s.Id).Sql(" AND lease_token = ").Param(s.LeaseToken).Sql(" AND " + StillLeased);
     }
 
-    /// <summary>
-    /// Many deliveries delivered, in one statement: the batch's rows joined to wf_deliveries by id (a seek each), each still
-    /// only under its own lease. One statement instead of one each: under load a dispatcher settles tens at a time. On
-    /// PostgreSQL the rows come as arrays, so the statement's text (and its prepared plan) is the same for every count.
-    /// </summary>
-    internal static SqlStatement SettleDelivered(SqlDialect dialect, IReadOnlyList<DeliverySettlement> delivered)
-    {
-        ArgumentNullException.ThrowIfNull(dialect);
-        ArgumentNullException.ThrowIfNull(delivered);
-        var statement = new SqlStatement(dialect).Sql("UPDATE wf_deliveries SET status = 'Delivered', lease_owner = NULL, lease_until_ms = NULL, ")
-            .Sql("last_status = v.column3, last_error = NULL, delivered_at = v.column4, latency_ms = v.column5 FROM ");
-        if (dialect.BindsArrays)
-        {
-            statement.Sql("unnest(").Param(delivered.Select(s => s.Id).ToArray()).Sql("::uuid[], ")
-                .Param(delivered.Select(s => s.LeaseToken).ToArray()).Sql("::bigint[], ")
-                .Param(delivered.Select(s => s.HttpStatus).ToArray()).Sql("::integer[], ")
-                .Param(delivered.Select(s => s.DeliveredAt).ToArray()).Sql("::timestamptz[], ")
-                .Param(delivered.Select(s => s.LatencyMs).ToArray()).Sql("::bigint[]) AS v(column1, column2, column3, column4, column5)");
-        }
-        else
-        {
-            statement.Sql("(VALUES ");
-            for (var i = 0; i < delivered.Count; i++)
-            {
-                var s = delivered[i];
-                statement.Sql(i == 0 ? string.Empty : ", ")
-                    .Values([s.Id, s.LeaseToken, TypedNull.Of(s.HttpStatus), TypedNull.Of(s.DeliveredAt), TypedNull.Of(s.LatencyMs)]);
-            }
-
-            statement.Sql(") AS v");
-        }
-
-        return statement.Sql(" WHERE wf_deliveries.id = v.column1 AND wf_deliveries.lease_token = v.column2 AND wf_deliveries." + StillLeased);
-    }
-
     public async Task<int> SettleDeliveriesAsync(IReadOnlyList<DeliverySettlement> settlements, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(settlements);
@@ -135,23 +100,12 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
             return 0;
         }
 
-        var statements = new List<SqlStatement>();
-        List<DeliverySettlement>? delivered = null;
+        // One statement each, every one a seek of the delivery's id. Not one statement joining the batch's rows: PostgreSQL
+        // kept that statement's generic plan, made while the table was empty, a hash join over a scan of the whole table.
+        var statements = new List<SqlStatement>(settlements.Count);
         foreach (var s in settlements)
         {
-            if (s.Status == DeliveryStatus.Delivered)
-            {
-                (delivered ??= []).Add(s);
-            }
-            else
-            {
-                statements.Add(Settle(dialect, s));
-            }
-        }
-
-        if (delivered is not null)
-        {
-            statements.Add(delivered.Count == 1 ? Settle(dialect, delivered[0]) : SettleDelivered(dialect, delivered));
+            statements.Add(Settle(dialect, s));
         }
 
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);

@@ -113,13 +113,6 @@ public abstract class SqlDialect
     /// <summary>The row lock a claim's inner SELECT takes on <paramref name="alias"/>, skipping rows another claim holds; empty where one writer runs at a time.</summary>
     public virtual string SkipLocked(string alias) => "";
 
-    /// <summary>
-    /// Whether a parameter may be an array the statement unnests (PostgreSQL): a statement over many rows then has one
-    /// text whatever their number, so its prepared plan is kept instead of one text per count taking the connection's
-    /// prepared statements' places.
-    /// </summary>
-    public virtual bool BindsArrays => false;
-
     /// <summary>The column type the EF Core model gives a (UTC) DateTime.</summary>
     public abstract string TimestampColumn { get; }
 
