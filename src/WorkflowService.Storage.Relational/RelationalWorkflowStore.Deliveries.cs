@@ -113,17 +113,10 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
         {
             // As the claim, without waiting for the WAL flush: a settlement lost in a crash of the database leaves the
             // delivery pending, and it is delivered again (at least once; the receiver deduplicates on webhook-id).
+            // One round trip: the statements go as one batch, which PostgreSQL runs as one implicit transaction (no BEGIN
+            // and COMMIT round trips around it).
             await using var connection = await source.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
-            if (statements.Count == 1)
-            {
-                // One statement is its own transaction: no BEGIN and COMMIT round trips around it.
-                return (await SqlExecution.ExecuteAsync(connection, null, statements, null, cancellationToken).ConfigureAwait(false))[0];
-            }
-
-            await using var batch = await connection.BeginTransactionAsync(cancellationToken).ConfigureAwait(false);
-            var settled = await SqlExecution.ExecuteAsync(connection, batch, statements, null, cancellationToken).ConfigureAwait(false);
-            await batch.CommitAsync(cancellationToken).ConfigureAwait(false);
-            return settled.Sum();
+            return (await SqlExecution.ExecuteAsync(connection, null, statements, null, cancellationToken).ConfigureAwait(false)).Sum();
         }
 
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);

@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.Threading.Channels;
 using Microsoft.Extensions.Options;
 
@@ -13,6 +14,7 @@ public sealed class DeliveryHandOver
 {
     private readonly Channel<EventDelivery> _queue;
     private readonly int _capacity;
+    private readonly ConcurrentDictionary<(Guid Subscription, Guid Instance), byte> _inFlight = new();
     private int _tailsWritten;
 
     public DeliveryHandOver(IOptions<EventOptions> options)
@@ -30,7 +32,36 @@ public sealed class DeliveryHandOver
     public bool HasRoom => _queue.Reader.Count < _capacity;
 
     /// <summary>Queues a delivery its commit leased to this node; false when the queue is full (its lease runs out, then it is claimed).</summary>
-    public bool TryAdd(EventDelivery delivery) => _queue.Writer.TryWrite(delivery);
+    public bool TryAdd(EventDelivery delivery)
+    {
+        ArgumentNullException.ThrowIfNull(delivery);
+        // At most one per instance and subscription: the commit leases one only when none of them is pending.
+        _inFlight[(delivery.SubscriptionId, delivery.InstanceId)] = 0;
+        if (_queue.Writer.TryWrite(delivery))
+        {
+            return true;
+        }
+
+        _inFlight.TryRemove((delivery.SubscriptionId, delivery.InstanceId), out _);
+        return false;
+    }
+
+    /// <summary>
+    /// Whether a delivery of this instance to this subscription is handed over and not yet settled: a later one waits for it,
+    /// and the claim is told to look once it is settled rather than now.
+    /// </summary>
+    public bool IsInFlight(EventDelivery delivery) =>
+        delivery is not null && _inFlight.ContainsKey((delivery.SubscriptionId, delivery.InstanceId));
+
+    /// <summary>The handed-over deliveries were settled (or given up, their leases left to run out).</summary>
+    public void Settled(IEnumerable<EventDelivery> deliveries)
+    {
+        ArgumentNullException.ThrowIfNull(deliveries);
+        foreach (var delivery in deliveries)
+        {
+            _inFlight.TryRemove((delivery.SubscriptionId, delivery.InstanceId), out _);
+        }
+    }
 
     /// <summary>
     /// A commit wrote deliveries that wait for the claim, some perhaps behind one handed over: after the next hand-over

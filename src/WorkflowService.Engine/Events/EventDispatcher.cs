@@ -106,7 +106,7 @@ public sealed partial class EventDispatcher(
                 var taken = await handOver.TakeAsync(settings.ClaimBatch, stoppingToken).ConfigureAwait(false);
                 var settlements = await DeliverAsync(taken, settings, stoppingToken).ConfigureAwait(false);
                 await settling.ConfigureAwait(false);
-                settling = SettleHandedOverAsync(settlements, stoppingToken);
+                settling = SettleHandedOverAsync(taken, settlements, stoppingToken);
             }
             catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
             {
@@ -124,12 +124,20 @@ public sealed partial class EventDispatcher(
         await SettledAsync(settling).ConfigureAwait(false);
     }
 
-    private async Task SettleHandedOverAsync(List<DeliverySettlement> settlements, CancellationToken stoppingToken)
+    private async Task SettleHandedOverAsync(List<EventDelivery> taken, List<DeliverySettlement> settlements, CancellationToken stoppingToken)
     {
-        await queue.SettleDeliveriesAsync(settlements, stoppingToken).ConfigureAwait(false);
-        if (handOver.TakeTailsWritten())
+        try
         {
-            doorbell.Ring();
+            await queue.SettleDeliveriesAsync(settlements, stoppingToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            // Settled, or left to their leases: either way what waited behind them is the claim's now.
+            handOver.Settled(taken);
+            if (handOver.TakeTailsWritten())
+            {
+                doorbell.Ring();
+            }
         }
     }
 

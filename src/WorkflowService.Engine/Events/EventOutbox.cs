@@ -161,20 +161,27 @@ public sealed class EventOutbox(SubscriptionDirectory directory, DeliveryDoorbel
             return;
         }
 
-        var forTheClaim = 0;
+        var forTheClaim = false;
+        var claimableNow = false;
         foreach (var delivery in commit.Deliveries)
         {
             // One the hand-over has no room for keeps its lease until it runs out, then is claimed.
             if (delivery.LeaseOwner is null || !handOver.TryAdd(delivery))
             {
-                forTheClaim++;
+                forTheClaim = true;
+                // Behind one this node is posting, it becomes claimable when that one is settled, which tells the claim then.
+                claimableNow |= !handOver.IsInFlight(delivery);
             }
         }
 
         metrics.EventsWrittenToOutbox(commit.Deliveries.Count);
-        if (forTheClaim > 0)
+        if (forTheClaim)
         {
             handOver.TailsWritten();
+        }
+
+        if (claimableNow)
+        {
             doorbell.Ring();
         }
     }
