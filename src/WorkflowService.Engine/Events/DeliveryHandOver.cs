@@ -72,21 +72,41 @@ public sealed class DeliveryHandOver
     /// <summary>Whether deliveries for the claim were written since the last call.</summary>
     public bool TakeTailsWritten() => Interlocked.Exchange(ref _tailsWritten, 0) == 1;
 
-    /// <summary>Up to <paramref name="max"/> handed-over deliveries: waits for the first, then takes what is there.</summary>
-    public async ValueTask<List<EventDelivery>> TakeAsync(int max, CancellationToken cancellationToken)
+    /// <summary>
+    /// Up to <paramref name="max"/> handed-over deliveries: waits for the first (at most <paramref name="wait"/>, or without
+    /// end when infinite), then takes what is there. Empty when the wait ran out.
+    /// </summary>
+    public async ValueTask<List<EventDelivery>> TakeAsync(int max, TimeSpan wait, TimeProvider time, CancellationToken cancellationToken)
     {
+        ArgumentNullException.ThrowIfNull(time);
         var taken = new List<EventDelivery>();
-        while (taken.Count == 0)
+        if (!_queue.Reader.TryPeek(out _))
         {
-            if (!await _queue.Reader.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
+            if (wait == Timeout.InfiniteTimeSpan)
             {
-                return taken;
+                if (!await _queue.Reader.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
+                {
+                    return taken;
+                }
             }
+            else
+            {
+                using var timeout = new CancellationTokenSource(wait, time);
+                using var either = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token, cancellationToken);
+                try
+                {
+                    await _queue.Reader.WaitToReadAsync(either.Token).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException) when (timeout.IsCancellationRequested && !cancellationToken.IsCancellationRequested)
+                {
+                    return taken;
+                }
+            }
+        }
 
-            while (taken.Count < max && _queue.Reader.TryRead(out var delivery))
-            {
-                taken.Add(delivery);
-            }
+        while (taken.Count < max && _queue.Reader.TryRead(out var delivery))
+        {
+            taken.Add(delivery);
         }
 
         return taken;

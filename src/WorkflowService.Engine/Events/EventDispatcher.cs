@@ -92,21 +92,45 @@ public sealed partial class EventDispatcher(
     }
 
     /// <summary>
-    /// Posts the deliveries this node's commits leased to it (<see cref="DeliveryHandOver"/>), from memory, and settles
-    /// them while the next are posted. After a settlement, the claim looks at once when deliveries were written for it
-    /// meanwhile: one of them may have waited for a delivery just settled.
+    /// Posts the deliveries this node's commits leased to it (<see cref="DeliveryHandOver"/>), from memory, as they come.
+    /// Their settlements are gathered for up to <see cref="EventOptions.SettleWindow"/> (or <see cref="EventOptions.ClaimBatch"/>
+    /// of them) and written in one round trip while the next are posted: commits hand over one or two at a time, and a
+    /// round trip each cost more than the claim they spare. After a settlement, the claim looks at once when deliveries
+    /// were written for it meanwhile: one of them may have waited for a delivery just settled.
     /// </summary>
     private async Task HandOverLoopAsync(EventOptions settings, CancellationToken stoppingToken)
     {
         var settling = Task.CompletedTask;
+        var gathered = new List<EventDelivery>();
+        var settlements = new List<DeliverySettlement>();
+        var gatheringSince = 0L;
         while (!stoppingToken.IsCancellationRequested)
         {
             try
             {
-                var taken = await handOver.TakeAsync(settings.ClaimBatch, stoppingToken).ConfigureAwait(false);
-                var settlements = await DeliverAsync(taken, settings, stoppingToken).ConfigureAwait(false);
-                await settling.ConfigureAwait(false);
-                settling = SettleHandedOverAsync(taken, settlements, stoppingToken);
+                var window = settlements.Count == 0 ? Timeout.InfiniteTimeSpan
+                    : settings.SettleWindow - time.GetElapsedTime(gatheringSince);
+                var taken = window == Timeout.InfiniteTimeSpan || window > TimeSpan.Zero
+                    ? await handOver.TakeAsync(settings.ClaimBatch, window, time, stoppingToken).ConfigureAwait(false)
+                    : [];
+                if (taken.Count > 0)
+                {
+                    if (settlements.Count == 0)
+                    {
+                        gatheringSince = time.GetTimestamp();
+                    }
+
+                    gathered.AddRange(taken);
+                    settlements.AddRange(await DeliverAsync(taken, settings, stoppingToken).ConfigureAwait(false));
+                }
+
+                if (settlements.Count > 0 && (settlements.Count >= settings.ClaimBatch || time.GetElapsedTime(gatheringSince) >= settings.SettleWindow))
+                {
+                    await settling.ConfigureAwait(false);
+                    settling = SettleHandedOverAsync([.. gathered], [.. settlements], stoppingToken);
+                    gathered.Clear();
+                    settlements.Clear();
+                }
             }
             catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
             {
@@ -115,6 +139,9 @@ public sealed partial class EventDispatcher(
             catch (Exception e) when (!stoppingToken.IsCancellationRequested)
             {
                 // As for a claim: the leases run out and the deliveries are claimed again.
+                handOver.Settled(gathered);
+                gathered.Clear();
+                settlements.Clear();
                 settling = Task.CompletedTask;
                 LogDispatchFailed(logger, e);
                 await Task.Delay(settings.PollInterval, time, stoppingToken).ConfigureAwait(false);

@@ -35,6 +35,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ["image-runtime"] = "the runtime settings the image sets (the Dockerfile's ENV DOTNET_ lines, such as the GC's gen0 budget) on the Release build",
         ["pgo-off"] = "tiered PGO off (DOTNET_TieredPGO=0): the cold-start lever, warm",
         ["events"] = "one subscription to every event of the load's definition (events out), delivered to a webhook receiver in the runner's process that answers 200 at once",
+        ["events-claimed"] = "as events, with the hand-over off (Events:HandOverCapacity=0): every delivery claimed",
         ["pgo-off-no-delay"] = "tiered PGO off and no call-counting delay (DOTNET_TieredPGO=0, DOTNET_TC_CallCountingDelayMs=0)",
     };
 
@@ -65,7 +66,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private const string EventsPrefix = "events-";
 
-    private static bool Subscribes(string name) => name == "events" || IsEventsAtCommit(name);
+    private static bool Subscribes(string name) => name is "events" or "events-claimed" || IsEventsAtCommit(name);
 
     /// <summary>The commit a variant is built from; null for the build under test.</summary>
     private static string? CommitOf(string name) =>
@@ -257,6 +258,11 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             foreach (var (key, value) in _hooks[name].ServiceSettings)
             {
                 environment[key] = value;
+            }
+
+            if (name == "events-claimed")
+            {
+                environment["Events__HandOverCapacity"] = "0";
             }
         }
 
