@@ -23,7 +23,8 @@ public sealed class DeliveryHandOver
         _capacity = options.Value.HandOverCapacity;
         _queue = Channel.CreateBounded<EventDelivery>(new BoundedChannelOptions(Math.Max(1, _capacity))
         {
-            SingleReader = true,
+            // The hand-over loop may wait for the next delivery while another wait of its own is still pending.
+            SingleReader = false,
             FullMode = BoundedChannelFullMode.Wait,
         });
     }
@@ -72,38 +73,22 @@ public sealed class DeliveryHandOver
     /// <summary>Whether deliveries for the claim were written since the last call.</summary>
     public bool TakeTailsWritten() => Interlocked.Exchange(ref _tailsWritten, 0) == 1;
 
-    /// <summary>
-    /// Up to <paramref name="max"/> handed-over deliveries: waits for the first (at most <paramref name="wait"/>, or without
-    /// end when infinite), then takes what is there. Empty when the wait ran out.
-    /// </summary>
-    public async ValueTask<List<EventDelivery>> TakeAsync(int max, TimeSpan wait, TimeProvider time, CancellationToken cancellationToken)
+    /// <summary>Up to <paramref name="max"/> handed-over deliveries: waits for the first, then takes what is there.</summary>
+    public async ValueTask<List<EventDelivery>> TakeAsync(int max, CancellationToken cancellationToken)
     {
-        ArgumentNullException.ThrowIfNull(time);
         var taken = new List<EventDelivery>();
-        if (!_queue.Reader.TryPeek(out _))
+        while (taken.Count == 0 && await _queue.Reader.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
         {
-            if (wait == Timeout.InfiniteTimeSpan)
-            {
-                if (!await _queue.Reader.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
-                {
-                    return taken;
-                }
-            }
-            else
-            {
-                using var timeout = new CancellationTokenSource(wait, time);
-                using var either = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token, cancellationToken);
-                try
-                {
-                    await _queue.Reader.WaitToReadAsync(either.Token).ConfigureAwait(false);
-                }
-                catch (OperationCanceledException) when (timeout.IsCancellationRequested && !cancellationToken.IsCancellationRequested)
-                {
-                    return taken;
-                }
-            }
+            taken = TakeNow(max);
         }
 
+        return taken;
+    }
+
+    /// <summary>Up to <paramref name="max"/> handed-over deliveries that are there now; none when there are none.</summary>
+    public List<EventDelivery> TakeNow(int max)
+    {
+        var taken = new List<EventDelivery>();
         while (taken.Count < max && _queue.Reader.TryRead(out var delivery))
         {
             taken.Add(delivery);
@@ -111,4 +96,7 @@ public sealed class DeliveryHandOver
 
         return taken;
     }
+
+    /// <summary>Completes when a delivery is there to take.</summary>
+    public Task WaitToReadAsync(CancellationToken cancellationToken) => _queue.Reader.WaitToReadAsync(cancellationToken).AsTask();
 }

@@ -93,38 +93,46 @@ public sealed partial class EventDispatcher(
 
     /// <summary>
     /// Posts the deliveries this node's commits leased to it (<see cref="DeliveryHandOver"/>), from memory, as they come.
-    /// Their settlements are gathered for up to <see cref="EventOptions.SettleWindow"/> (or <see cref="EventOptions.ClaimBatch"/>
-    /// of them) and written in one round trip while the next are posted: commits hand over one or two at a time, and a
-    /// round trip each cost more than the claim they spare. After a settlement, the claim looks at once when deliveries
-    /// were written for it meanwhile: one of them may have waited for a delivery just settled.
+    /// Their settlements are written as soon as no other is being written; while one is, the next are gathered and written
+    /// together after it (commits hand over one or two at a time, and a round trip each cost more than the claim they
+    /// spare). After a settlement, the claim looks at once when deliveries were written for it meanwhile: one of them may
+    /// have waited for a delivery just settled.
     /// </summary>
     private async Task HandOverLoopAsync(EventOptions settings, CancellationToken stoppingToken)
     {
         var settling = Task.CompletedTask;
+        Task? arrival = null;
         var gathered = new List<EventDelivery>();
         var settlements = new List<DeliverySettlement>();
-        var gatheringSince = 0L;
         while (!stoppingToken.IsCancellationRequested)
         {
             try
             {
-                var window = settlements.Count == 0 ? Timeout.InfiniteTimeSpan
-                    : settings.SettleWindow - time.GetElapsedTime(gatheringSince);
-                var taken = window == Timeout.InfiniteTimeSpan || window > TimeSpan.Zero
-                    ? await handOver.TakeAsync(settings.ClaimBatch, window, time, stoppingToken).ConfigureAwait(false)
-                    : [];
-                if (taken.Count > 0)
+                List<EventDelivery> taken;
+                if (settlements.Count == 0)
                 {
-                    if (settlements.Count == 0)
+                    taken = await handOver.TakeAsync(settings.ClaimBatch, stoppingToken).ConfigureAwait(false);
+                }
+                else
+                {
+                    if (!settling.IsCompleted)
                     {
-                        gatheringSince = time.GetTimestamp();
+                        // Gather until the settlement being written is done, posting what arrives meanwhile.
+                        arrival ??= handOver.WaitToReadAsync(stoppingToken);
+                        await Task.WhenAny(settling, arrival).ConfigureAwait(false);
+                        arrival = arrival.IsCompleted ? null : arrival;
                     }
 
+                    taken = handOver.TakeNow(settings.ClaimBatch);
+                }
+
+                if (taken.Count > 0)
+                {
                     gathered.AddRange(taken);
                     settlements.AddRange(await DeliverAsync(taken, settings, stoppingToken).ConfigureAwait(false));
                 }
 
-                if (settlements.Count > 0 && (settlements.Count >= settings.ClaimBatch || time.GetElapsedTime(gatheringSince) >= settings.SettleWindow))
+                if (settlements.Count > 0 && (settling.IsCompleted || settlements.Count >= settings.ClaimBatch))
                 {
                     await settling.ConfigureAwait(false);
                     settling = SettleHandedOverAsync([.. gathered], [.. settlements], stoppingToken);

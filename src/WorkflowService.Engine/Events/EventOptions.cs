@@ -44,13 +44,6 @@ public sealed class EventOptions
     [Range(0, 100_000)]
     public int HandOverCapacity { get; set; } = 1_024;
 
-    /// <summary>
-    /// How long the settlements of handed-over deliveries are gathered before they are written in one round trip (default
-    /// 5 ms). The receiver has them already; a later event of the same instance waits for its settlement.
-    /// </summary>
-    [Range(typeof(TimeSpan), "00:00:00", "00:00:01")]
-    public TimeSpan SettleWindow { get; set; } = TimeSpan.FromMilliseconds(5);
-
     /// <summary>Deliveries posted at once by this node (default 32).</summary>
     [Range(1, 1_000)]
     public int MaxConcurrentDeliveries { get; set; } = 32;
