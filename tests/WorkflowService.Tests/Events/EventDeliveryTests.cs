@@ -19,8 +19,12 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
 
     private EventReceiver _receiver = null!;
 
+    /// <summary>The service's settings for the suite; a subclass may hand deliveries over (Events:HandOverCapacity).</summary>
+    protected virtual int HandOverCapacity => 0;
+
     protected override Dictionary<string, string?> Settings => new()
     {
+        ["Events:HandOverCapacity"] = HandOverCapacity.ToString(System.Globalization.CultureInfo.InvariantCulture),
         ["Events:FirstRetryDelay"] = "00:00:00.020",
         ["Events:MaxRetryDelay"] = "00:00:00.100",
         ["Events:AttemptTimeout"] = "00:00:02",
@@ -328,5 +332,17 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
 public sealed class SqliteEventDeliveryTests : EventDeliveryTests<SqliteBackend>;
 
 public sealed class PostgresEventDeliveryTests : EventDeliveryTests<PostgresBackend>;
+
+/// <summary>The same suite with the hand-over on: each commit's first delivery per subscription leased to its node and posted from memory.</summary>
+public sealed class SqliteHandOverEventDeliveryTests : EventDeliveryTests<SqliteBackend>
+{
+    protected override int HandOverCapacity => 1_024;
+}
+
+/// <summary>As <see cref="SqliteHandOverEventDeliveryTests"/>, on PostgreSQL.</summary>
+public sealed class PostgresHandOverEventDeliveryTests : EventDeliveryTests<PostgresBackend>
+{
+    protected override int HandOverCapacity => 1_024;
+}
 
 public sealed class MongoDbEventDeliveryTests : EventDeliveryTests<MongoDbBackend>;
