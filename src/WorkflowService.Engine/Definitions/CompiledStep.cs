@@ -68,8 +68,14 @@ public sealed record CompiledParallelBranch(string Name, IReadOnlyList<CompiledS
     public string Entry => Steps[0].Id;
 }
 
-/// <summary>Where a step lives: the branch <paramref name="Branch"/> of the parallel step <paramref name="ParallelStepId"/>.</summary>
-public sealed record ParallelScope(string ParallelStepId, string Branch)
+/// <summary>
+/// Where a step lives: the branch <paramref name="Branch"/> of the parallel step <paramref name="ParallelStepId"/>, or
+/// the body of a forEach step of that id (<paramref name="ForEach"/>).
+/// </summary>
+public sealed record ParallelScope(string ParallelStepId, string Branch, bool ForEach = false)
 {
-    public override string ToString() => $"branch '{Branch}' of parallel step '{ParallelStepId}'";
+    /// <summary>The scope of a forEach step's body (a branch that runs once per item).</summary>
+    public static ParallelScope BodyOf(string forEachStepId) => new(forEachStepId, "body", ForEach: true);
+
+    public override string ToString() => ForEach ? $"the body of forEach step '{ParallelStepId}'" : $"branch '{Branch}' of parallel step '{ParallelStepId}'";
 }

@@ -191,9 +191,14 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             Description = document.Description,
             StartStepId = steps[0].Id!,
             InitialVariablesJson = document.Variables?.ToJsonString() ?? "{}",
-            // In the order of the document: each parallel step followed by the steps of its branches.
+            // In the order of the document: each parallel step followed by the steps of its branches, each forEach by its body.
             Steps = steps.Select(st => compiled[st.Id!])
-                .SelectMany(st => st is ParallelStep parallel ? parallel.ParallelBranches.SelectMany(b => b.Steps).Prepend(st) : [st])
+                .SelectMany(st => st switch
+                {
+                    ParallelStep parallel => parallel.ParallelBranches.SelectMany(b => b.Steps).Prepend(st),
+                    ForEachStep forEach => forEach.Body.Prepend(st),
+                    _ => [st],
+                })
                 .ToDictionary(st => st.Id, StringComparer.Ordinal),
             StepOrder = steps.Select(st => compiled[st.Id!]).ToList(),
             OnCancel = document.OnCancel,
@@ -205,7 +210,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
     /// <summary>Where a step id is declared (its JSON path) and the parallel branch it belongs to (null: the definition's own list).</summary>
     internal sealed record StepDeclaration(string Path, ParallelScope? Within);
 
-    /// <summary>Collects the ids of a list of steps and, recursively, of the branches of its parallel steps.</summary>
+    /// <summary>Collects the ids of a list of steps and, recursively, of the branches of its parallel steps and the bodies of its forEach steps.</summary>
     [SuppressMessage("Performance", "CA1859:Use concrete types when possible for improved performance", Justification = "The nullable view is the point: JSON can put nulls into the lists the document declares non-null, and List<T> is invariant, so only the interface can be read as IReadOnlyList<StepDocument?>.")]
     private static void DeclareIds(IReadOnlyList<StepDocument?> steps, string path, ParallelScope? within,
         Dictionary<string, StepDeclaration> ids, List<Diagnostic> diagnostics)
@@ -236,6 +241,10 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
                         DeclareIds(inner, $"{path}[{i}].branches[{b}].steps", new ParallelScope(id, branch.Name ?? $"#{b}"), ids, diagnostics);
                     }
                 }
+            }
+            else if (step is { Type: StepKindNames.ForEach } && IsValidName(id) && ForEachStep.BodyOf(step) is { } body)
+            {
+                DeclareIds(body, $"{path}[{i}].{(step.Steps is null ? "definition" : "steps")}", ParallelScope.BodyOf(id), ids, diagnostics);
             }
         }
     }
@@ -300,6 +309,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
         [StepKindNames.Http] = HttpStep.Type,
         [StepKindNames.SubWorkflow] = SubWorkflowStep.Type,
         [StepKindNames.Parallel] = ParallelStep.Type,
+        [StepKindNames.ForEach] = ForEachStep.Type,
     };
 
     private CompiledStep? CompileStep(StepDocument step, string path, string? following, ParallelScope? within,

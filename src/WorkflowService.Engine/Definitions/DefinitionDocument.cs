@@ -69,6 +69,15 @@ public sealed class StepDocument
     [JsonPropertyName("version")] public int? Version { get; set; }
     [JsonPropertyName("input")] public string? Input { get; set; }
 
+    // forEach: the array to work over, its body (or a child per item: definition, version, input), how items run and
+    // when the step is done; each item's result (`result`) lands in `output`, in item order
+    [JsonPropertyName("items")] public string? Items { get; set; }
+    [JsonPropertyName("steps")] public List<StepDocument>? Steps { get; set; }
+    [JsonPropertyName("mode")] public string? Mode { get; set; }
+    [JsonPropertyName("maxConcurrency")] public int? MaxConcurrency { get; set; }
+    [JsonPropertyName("completion")] public CompletionDocument? Completion { get; set; }
+    [JsonPropertyName("toleratedFailures")] public int? ToleratedFailures { get; set; }
+
     // steps that evaluate expressions: where to continue when one throws, and the variable that receives the error
     [JsonPropertyName("onError")] public string? OnError { get; set; }
     [JsonPropertyName("errorOutput")] public string? ErrorOutput { get; set; }
@@ -84,4 +93,15 @@ public sealed class BranchDocument
     [JsonPropertyName("name")] public string? Name { get; set; }
     /// <summary>A parallel branch's steps: it starts at the first and joins when it runs off the end of the list.</summary>
     [JsonPropertyName("steps")] public List<StepDocument>? Steps { get; set; }
+}
+
+/// <summary>A forEach step's completion rule: one of its fields; none (the field left out) waits for every item.</summary>
+public sealed class CompletionDocument
+{
+    /// <summary>Done when this many items have succeeded.</summary>
+    [JsonPropertyName("atLeast")] public int? AtLeast { get; set; }
+    /// <summary>Done when this fraction of the items (rounded up) has succeeded.</summary>
+    [JsonPropertyName("fraction")] public double? Fraction { get; set; }
+    /// <summary>Done when the first item succeeds.</summary>
+    [JsonPropertyName("firstSuccess")] public bool? FirstSuccess { get; set; }
 }

@@ -35,6 +35,12 @@ internal enum StepField
     Result = 1 << 22,
     Reason = 1 << 23,
     Event = 1 << 24,
+    Items = 1 << 25,
+    Steps = 1 << 26,
+    Mode = 1 << 27,
+    MaxConcurrency = 1 << 28,
+    Completion = 1 << 29,
+    ToleratedFailures = 1 << 30,
 }
 
 /// <summary>How the compiler handles one step type: the fields it accepts and how it compiles the rest.</summary>
@@ -83,6 +89,12 @@ internal sealed class StepCompilation(
         (StepField.Result, "result", d => d.Result),
         (StepField.Reason, "reason", d => d.Reason),
         (StepField.Event, "event", d => d.Event),
+        (StepField.Items, "items", d => d.Items),
+        (StepField.Steps, "steps", d => d.Steps),
+        (StepField.Mode, "mode", d => d.Mode),
+        (StepField.MaxConcurrency, "maxConcurrency", d => d.MaxConcurrency),
+        (StepField.Completion, "completion", d => d.Completion),
+        (StepField.ToleratedFailures, "toleratedFailures", d => d.ToleratedFailures),
     ];
 
     /// <summary>The fields a step of <paramref name="type"/> takes, as a document writes them.</summary>

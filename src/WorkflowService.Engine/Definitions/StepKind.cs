@@ -15,6 +15,8 @@ public enum StepKind
     Parallel,
     /// <summary>Sends a custom event to the subscriptions that take it, with the commit of the wait point it reaches.</summary>
     Emit,
+    /// <summary>Runs its body (or a child instance) once per item of an array and continues when its completion rule is met.</summary>
+    ForEach,
 }
 
 /// <summary>The names of the step types as a definition document writes them.</summary>
@@ -31,5 +33,6 @@ public static class StepKindNames
     public const string SubWorkflow = "subWorkflow";
     public const string Parallel = "parallel";
     public const string Emit = "emit";
+    public const string ForEach = "forEach";
 
 }

@@ -52,6 +52,13 @@ public sealed class EngineOptions
     [Range(0, 1_000_000)]
     public int RecentInstances { get; set; } = 1_024;
 
+    /// <summary>
+    /// Items a forEach step may work over (default 1,000): its items and their state are kept with the instance and
+    /// rewritten by every commit of it, so a longer array fails the run with a message that names this setting.
+    /// </summary>
+    [Range(0, 100_000)]
+    public int MaxForEachItems { get; set; } = 1_000;
+
     public TimeSpan BackoffFor(int attempt)
     {
         var factor = Math.Pow(2, Math.Max(0, attempt - 1));

@@ -21,6 +21,8 @@ internal sealed class RunState(CompiledDefinition definition, WaitPointCommit co
     public int Executed { get; set; }
     /// <summary>The <see cref="TimeProvider"/> timestamp past which the run fails (<c>Engine:MaxRunTime</c>).</summary>
     public long BudgetEnds { get; init; }
+    /// <summary>The index of the forEach item whose body runs now; null outside a forEach body.</summary>
+    public int? Item { get; set; }
 
     public void Append(string type, string? stepId, object? data) => WorkflowExecutor.Append(Commit, Now, type, stepId, data);
 
@@ -39,8 +41,14 @@ internal sealed class RunState(CompiledDefinition definition, WaitPointCommit co
         return ThreadResult.Ended;
     }
 
-    /// <summary>Handles a parked signal of this name that arrived before its wait, if there is one not consumed yet.</summary>
-    public SignalMessage? TakeParked(string name)
+    /// <summary>
+    /// Handles a parked signal of this name that arrived before its wait, if there is one not consumed yet; in a forEach
+    /// body one sent to this item (<c>name#index</c>) comes first.
+    /// </summary>
+    public SignalMessage? TakeParked(string name) =>
+        (Item is { } index ? TakeParkedNamed(ForEachItems.SignalName(name, index)) : null) ?? TakeParkedNamed(name);
+
+    private SignalMessage? TakeParkedNamed(string name)
     {
         foreach (var signal in Parked)
         {
@@ -74,6 +82,8 @@ internal sealed record WaitPoint(WaitKind Kind, string StepId)
     public Guid? ChildStartId { get; init; }
     /// <summary>The human task awaited.</summary>
     public Guid? TaskId { get; init; }
+    /// <summary>The forEach item whose wait this is: a signal sent to it (<c>name#index</c>) ends it too.</summary>
+    public int? Item { get; init; }
 
     /// <summary>The engine's own signal of this wait, whichever it is: how the wait is stored.</summary>
     public Guid? SignalId => TimerId ?? CallOutId ?? ChildStartId;
@@ -98,10 +108,14 @@ internal sealed record WaitPoint(WaitKind Kind, string StepId)
     }
 }
 
-/// <summary>How a step or a thread of a run (the instance's own, or a parallel branch) stopped.</summary>
-internal enum ThreadEnd { Continues, Waits, Ended, Joined, Forks }
+/// <summary>
+/// How a step or a thread of a run (the instance's own, a parallel branch or a forEach item) stopped; ItemFailed: a
+/// fail step ended the forEach item whose body it is in (its reason in <see cref="ThreadResult.Next"/>).
+/// </summary>
+internal enum ThreadEnd { Continues, Waits, Ended, Joined, Forks, ItemFailed }
 
-internal readonly record struct ThreadResult(ThreadEnd End, string? Next = null, WaitPoint? Wait = null, ParallelStep? Parallel = null)
+internal readonly record struct ThreadResult(ThreadEnd End, string? Next = null, WaitPoint? Wait = null, ParallelStep? Parallel = null,
+    ForEachStep? ForEach = null)
 {
     public static readonly ThreadResult Ended = new(ThreadEnd.Ended);
 

@@ -12,7 +12,7 @@ namespace WorkflowService.Engine.Execution;
 /// Runs an instance in memory from a trigger (its start, or a signal) to its next wait point or its end, and describes
 /// the result as one <see cref="WaitPointCommit"/>. It touches no store: persisting is the caller's single write.
 /// </summary>
-public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<EngineOptions> options, TimeProvider time)
+public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOptions<EngineOptions> options, TimeProvider time)
 {
     private readonly EngineOptions _options = options.Value;
     private readonly long _runBudget = (long)(options.Value.MaxRunTime.TotalSeconds * time.TimestampFrequency);
@@ -272,7 +272,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         var branches = ParallelBranch.Parse(state.BranchesJson);
         for (var i = 0; i < branches.Count; i++)
         {
-            if (WaitPoint.Of(branches[i]) is { } wait && match(wait))
+            if (WaitPoint.Of(branches[i]) is { } open && open with { Item = branches[i].Index } is var wait && match(wait))
             {
                 return (wait, new BranchResume(state.WaitStepId!, branches, i));
             }
@@ -292,7 +292,8 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         // A step at the end of a parallel branch has no next: the branch joins when it resumes.
         return wait.Kind switch
         {
-            WaitKind.Signal when signal.Name == wait.Signal => (ResumeKind.Signal, step.Next),
+            WaitKind.Signal when signal.Name == wait.Signal || (wait.Item is { } item && signal.Name == ForEachItems.SignalName(wait.Signal!, item))
+                => (ResumeKind.Signal, step.Next),
             WaitKind.Signal when signal.Name == SignalMessage.TimeoutSignal && signal.Id == wait.TimerId
                 && step is WaitForSignalStep { Timeout: { } timeout } => (ResumeKind.Timeout, timeout.Next),
             WaitKind.Timer when signal.Id == wait.TimerId => (ResumeKind.Timer, step.Next),
@@ -303,7 +304,7 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
         };
     }
 
-    /// <summary>A branch of the parallel step <see cref="ParallelStepId"/> that a run continues.</summary>
+    /// <summary>A branch of the parallel step (or an item of the forEach step) <see cref="ParallelStepId"/> that a run continues.</summary>
     private sealed record BranchResume(string ParallelStepId, List<ParallelBranch> Branches, int Index);
 
     /// <summary>Continues after a wait ended: the instance's own thread, or the branch whose wait it was.</summary>
@@ -360,6 +361,14 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
             if (branch is null)
             {
                 RunFrom(run, startAt!);
+            }
+            else if (definition.Step(branch.ParallelStepId) is ForEachStep forEach)
+            {
+                if (ContinueItem(run, forEach, branch.Branches, branch.Index, startAt, received?.Payload) != ForkEnd.Ended
+                    && AdvanceForEach(run, forEach, branch.Branches) == ForkEnd.Done)
+                {
+                    RunFrom(run, forEach.Next);
+                }
             }
             else
             {
@@ -427,6 +436,14 @@ public sealed class WorkflowExecutor(ExpressionRuntime expressions, IOptions<Eng
                     }
 
                     stepId = parallel.Next;
+                    continue;
+                case { End: ThreadEnd.Forks, ForEach: { } forEach }:
+                    if (StartForEach(run, forEach) != ForkEnd.Done)
+                    {
+                        return;
+                    }
+
+                    stepId = forEach.Next;
                     continue;
                 default:
                     throw new InvalidOperationException($"the definition's own steps cannot join (at '{stepId}')");

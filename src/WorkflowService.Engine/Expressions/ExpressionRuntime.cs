@@ -88,7 +88,7 @@ public sealed class ExpressionSyntaxException(string message) : Exception(messag
 
 /// <summary>
 /// The JavaScript globals one run sees: <c>vars</c> (mutable instance variables), <c>input</c>, <c>signal</c> (payload
-/// of the signal that resumed the run) and <c>instance</c>. The engine is built and the variables parsed on first use,
+/// of the signal that resumed the run), <c>instance</c>, and in a forEach body <c>item</c> and <c>itemIndex</c>. The engine is built and the variables parsed on first use,
 /// once per run; the variables are serialised once at the run's end, and only when the run opened them.
 /// </summary>
 public sealed class ExpressionScope
@@ -98,6 +98,8 @@ public sealed class ExpressionScope
     private readonly string? _inputJson;
     private readonly Func<string> _instanceJson;
     private string? _signalJson;
+    private string? _itemJson;
+    private int? _itemIndex;
     private Open? _open;
     private long _runEnds = long.MaxValue;
     private string? _secretNonce;
@@ -141,6 +143,7 @@ public sealed class ExpressionScope
             engine.SetValue("input", _inputJson is null ? JsValue.Null : JsonValues.Parse(engine, _inputJson));
             engine.SetValue("signal", _signalJson is null ? JsValue.Null : JsonValues.Parse(engine, _signalJson));
             engine.SetValue("instance", JsonValues.Parse(engine, _instanceJson()));
+            SetItemGlobals(engine);
         }
         catch (Exception e) when (e is not OutOfMemoryException)
         {
@@ -159,6 +162,31 @@ public sealed class ExpressionScope
         {
             open.Engine.SetValue("signal", payloadJson is null ? JsValue.Null : JsonValues.Parse(open.Engine, payloadJson));
         }
+    }
+
+    /// <summary>
+    /// Sets the <c>item</c> and <c>itemIndex</c> globals to the forEach item whose body runs next (null and null
+    /// outside a body).
+    /// </summary>
+    public void SetItem(string? itemJson, int? index)
+    {
+        if (_itemJson == itemJson && _itemIndex == index)
+        {
+            return;
+        }
+
+        _itemJson = itemJson;
+        _itemIndex = index;
+        if (_open is { } open)
+        {
+            SetItemGlobals(open.Engine);
+        }
+    }
+
+    private void SetItemGlobals(JsEngine engine)
+    {
+        engine.SetValue("item", _itemJson is null ? JsValue.Null : JsonValues.Parse(engine, _itemJson));
+        engine.SetValue("itemIndex", _itemIndex is { } index ? JsNumber.Create(index) : JsValue.Null);
     }
 
     public JsValue Evaluate(CompiledExpression expression)

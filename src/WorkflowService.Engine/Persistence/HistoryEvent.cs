@@ -45,6 +45,14 @@ public static class HistoryEventTypes
     public const string ParallelStarted = "ParallelStarted";
     public const string BranchJoined = "BranchJoined";
     public const string ParallelJoined = "ParallelJoined";
+    /// <summary>A forEach step evaluated its items (their count, mode and how many may be open at once).</summary>
+    public const string ForEachStarted = "ForEachStarted";
+    /// <summary>An item of a forEach step started (its index).</summary>
+    public const string ItemStarted = "ItemStarted";
+    /// <summary>An item of a forEach step ended: succeeded, failed (with its error) or cancelled.</summary>
+    public const string ItemEnded = "ItemEnded";
+    /// <summary>A forEach step ended: its rule was met (the run goes on) or it failed (the instance fails).</summary>
+    public const string ForEachEnded = "ForEachEnded";
     /// <summary>An emit step sent a custom event: its type and data, sent to subscriptions with the commit.</summary>
     public const string EventEmitted = "EventEmitted";
 }

@@ -26,6 +26,19 @@ internal sealed class ParallelBranch : IWaitState
     [JsonPropertyName("waitTimerId")] public Guid? WaitSignalId { get; set; }
     [JsonPropertyName("waitTaskId")] public Guid? WaitTaskId { get; set; }
 
+    // A forEach item: its index and value; whether it started, and how it ended (Joined: it ended).
+    [JsonPropertyName("index")] public int? Index { get; set; }
+    [JsonPropertyName("item")] public JsonElement? Item { get; set; }
+    [JsonPropertyName("started")] public bool Started { get; set; }
+    [JsonPropertyName("failed")] public bool Failed { get; set; }
+    /// <summary>Closed before it ended: the step's completion rule was met, or it failed, while the item was open.</summary>
+    [JsonPropertyName("cancelled")] public bool Cancelled { get; set; }
+    [JsonPropertyName("error")] public string? Error { get; set; }
+    [JsonPropertyName("result")] public JsonElement? Result { get; set; }
+
+    /// <summary>A forEach item that started and has not ended: it waits.</summary>
+    public bool IsOpen => Started && !Joined;
+
     public void ClearWait()
     {
         IWaitState.Clear(this);
@@ -34,7 +47,17 @@ internal sealed class ParallelBranch : IWaitState
     public static List<ParallelBranch> Parse(string? json) =>
         json is null ? [] : JsonSerializer.Deserialize<List<ParallelBranch>>(json, Json) ?? [];
 
-    public BranchWait ToReadModel() => new(Name, Joined, WaitKind, WaitStepId, WaitSignal, WaitSignalId, WaitTaskId);
+    public BranchWait ToReadModel() => new(Name, Joined, WaitKind, WaitStepId, WaitSignal, WaitSignalId, WaitTaskId)
+    {
+        Index = Index,
+        Outcome = Index is null ? null
+            : Cancelled ? ItemOutcome.Cancelled
+            : Failed ? ItemOutcome.Failed
+            : Joined ? ItemOutcome.Succeeded
+            : Started ? ItemOutcome.Open
+            : ItemOutcome.Pending,
+        Error = Error,
+    };
 
     public static string Serialize(IReadOnlyList<ParallelBranch> branches) => JsonSerializer.Serialize(branches, Json);
 }

@@ -4,7 +4,7 @@ using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.Engine.Definitions;
 
-/// <summary>Ends the instance as failed, with a reason (on a cancel path: as cancelled).</summary>
+/// <summary>Ends the instance as failed, with a reason (on a cancel path: as cancelled; in a forEach body it fails the item).</summary>
 public sealed record FailStep : CompiledStep, IErrorHandlingStep
 {
     internal static readonly StepType Type = new(StepField.Reason | StepField.OnError, Compile);
@@ -40,6 +40,12 @@ public sealed record FailStep : CompiledStep, IErrorHandlingStep
         }
 
         var reason = run.Scope.EvaluateToString(Reason) ?? "failed";
+        if (run.Item is not null)
+        {
+            // In a forEach body a fail ends the item; the step's tolerated failures decide the instance.
+            return new ThreadResult(ThreadEnd.ItemFailed, reason);
+        }
+
         run.End(InstanceStatus.Failed, reason);
         run.Append(HistoryEventTypes.InstanceFailed, Id, new { reason });
         return ThreadResult.Ended;
