@@ -136,7 +136,12 @@ internal sealed class DiagramGraph
             var node = new DiagramNode(nodes.Count, DiagramNodeRole.Step, step.Id, step.Kind, step.Id, Subtitle(step));
             nodes.Add(node);
             byId[step.Id] = node;
-            if (step.Within is { } scope && definition.Step(scope.ParallelStepId) is ParallelStep parallel && parallel.ParallelBranches[^1].Steps[^1] == step)
+            if (step.Within is { } scope && definition.Step(scope.ParallelStepId) switch
+                {
+                    ParallelStep parallel => parallel.ParallelBranches[^1].Steps[^1] == step,
+                    ForEachStep forEach => forEach.Body[^1] == step,
+                    _ => false,
+                })
             {
                 joins[scope.ParallelStepId] = AddJoin(scope.ParallelStepId);
             }
@@ -146,7 +151,8 @@ internal sealed class DiagramGraph
         {
             var join = new DiagramNode(nodes.Count, DiagramNodeRole.Join, parallelStepId, null, "join", "")
             {
-                BranchCount = ((ParallelStep)definition.Step(parallelStepId)).ParallelBranches.Count,
+                // A forEach's body is one branch, drawn once for all its items.
+                BranchCount = definition.Step(parallelStepId) is ParallelStep parallel ? parallel.ParallelBranches.Count : 1,
             };
             nodes.Add(join);
             return join;
@@ -185,6 +191,11 @@ internal sealed class DiagramGraph
 
                 // The step continues after its join.
                 Add(joins[step.Id], parallel.Next, DiagramEdgeKind.Next);
+            }
+            else if (step is ForEachStep forEach)
+            {
+                Add(node, forEach.Entry, DiagramEdgeKind.Fork, "each item");
+                Add(joins[step.Id], forEach.Next, DiagramEdgeKind.Next);
             }
             else if (step.Within is { } scope && step is IContinuingStep { Next: null })
             {
@@ -241,6 +252,7 @@ internal sealed class DiagramGraph
         StepKind.SubWorkflow => StepKindNames.SubWorkflow,
         StepKind.Parallel => StepKindNames.Parallel,
         StepKind.Emit => StepKindNames.Emit,
+        StepKind.ForEach => StepKindNames.ForEach,
         _ => kind.ToString(),
     };
 
@@ -272,6 +284,21 @@ internal sealed class DiagramGraph
                 break;
             case ParallelStep parallel:
                 details.Add($"{parallel.ParallelBranches.Count} branches");
+                break;
+            case ForEachStep forEach:
+                details.Add(forEach.Sequential ? "sequential" : forEach.MaxConcurrency is { } limit ? $"max {limit}" : "parallel");
+                if (forEach.Child is { } child)
+                {
+                    details.Add(child.Definition);
+                }
+
+                details.Add(forEach.Completion.Rule switch
+                {
+                    CompletionRule.AtLeast => $"at least {forEach.Completion.Value}",
+                    CompletionRule.Fraction => $"{forEach.Completion.Value:P0}",
+                    CompletionRule.FirstSuccess => "first success",
+                    _ => "",
+                });
                 break;
         }
 

@@ -36,6 +36,7 @@ public sealed partial class InstanceOverlay
         HistoryEventTypes.TaskCompleted,
         HistoryEventTypes.InstanceCompleted,
         HistoryEventTypes.ParallelJoined,
+        HistoryEventTypes.ForEachEnded,
         HistoryEventTypes.CallOutCompleted,
         HistoryEventTypes.SubWorkflowEnded,
         // With a step: the end of the cancel path (a complete or fail step there ends the instance cancelled).
@@ -193,7 +194,7 @@ public sealed partial class InstanceOverlay
 
             switch (entry.Type)
             {
-                case var type when NextEvents.Contains(type) && step is IContinuingStep continuing and not ParallelStep:
+                case var type when NextEvents.Contains(type) && step is IContinuingStep continuing and not ParallelStep and not ForEachStep:
                     if (continuing.Next is not null)
                     {
                         taken.Add(new TakenEdge(DiagramEdgeKind.Next, stepId));
@@ -229,6 +230,13 @@ public sealed partial class InstanceOverlay
                     taken.Add(new TakenEdge(DiagramEdgeKind.Fork, stepId));
                     break;
                 case HistoryEventTypes.ParallelJoined:
+                    taken.Add(new TakenEdge(DiagramEdgeKind.Next, DiagramNode.JoinName(stepId)));
+                    break;
+                case HistoryEventTypes.ForEachStarted:
+                    taken.Add(new TakenEdge(DiagramEdgeKind.Fork, stepId));
+                    break;
+                // A forEach that failed says why in its error, and the instance fails there: it continues nowhere.
+                case HistoryEventTypes.ForEachEnded when step is ForEachStep && entry.DataJson?.Contains("\"error\"", StringComparison.Ordinal) != true:
                     taken.Add(new TakenEdge(DiagramEdgeKind.Next, DiagramNode.JoinName(stepId)));
                     break;
             }

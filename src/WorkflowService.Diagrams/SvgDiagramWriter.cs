@@ -37,6 +37,7 @@ internal static class SvgDiagramWriter
         [StepKind.Emit] = new("#eef3fb", "#3b6ea8", "#10233d", 1.4),
         [StepKind.SubWorkflow] = new("#f3f3f3", "#6b6b6b", "#1f1f1f", 1.4),
         [StepKind.Parallel] = new("#e9f1fa", "#2f5f8f", "#10253d", 1.6),
+        [StepKind.ForEach] = new("#e9f1fa", "#2f5f8f", "#10253d", 1.6),
         [StepKind.Complete] = new("#eef7ee", "#4a8a4a", "#173317", 2.2),
         [StepKind.Fail] = new("#fbeeee", "#b05454", "#401818", 2.2),
     };
@@ -398,7 +399,14 @@ internal static class SvgDiagramWriter
             case StepKind.WaitForSignal:
                 Rect(box, 10);
                 break;
-            case StepKind.Parallel:
+            case StepKind.Parallel or StepKind.ForEach:
+                if (kind == StepKind.ForEach)
+                {
+                    // A stack of boxes: the body runs once per item.
+                    Rect(new DiagramBox(box.X + 6, box.Y - 6, box.Width, box.Height), 3);
+                    Rect(new DiagramBox(box.X + 3, box.Y - 3, box.Width, box.Height), 3);
+                }
+
                 Rect(box, 3);
                 // The fork bar along the bottom: the branches leave from it.
                 xml.WriteStartElement("rect");

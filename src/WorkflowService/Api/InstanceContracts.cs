@@ -11,19 +11,41 @@ public sealed record StartInstanceRequest(
     [property: Description("Any JSON value; the instance's expressions read it as input.")] JsonElement? Input = null,
     [property: Description("An optional key of the caller's own (1-200 characters): starting again with the same key returns the open instance that has it; once that ended, a new one starts.")] string? BusinessKey = null);
 
-/// <summary>Where an instance waits; in a parallel step (kind Parallel), where each of its branches waits or that it joined.</summary>
-public sealed record WaitView(WaitKind Kind, string StepId, string? Signal, Guid? TimerId, Guid? TaskId, IReadOnlyList<BranchView>? Branches)
+/// <summary>
+/// Where an instance waits; in a parallel step (kind Parallel), where each of its branches waits or that it joined; in
+/// a forEach step (kind Parallel too), one branch per item, named by its index, and <c>items</c>: how far they are.
+/// </summary>
+public sealed record WaitView(WaitKind Kind, string StepId, string? Signal, Guid? TimerId, Guid? TaskId, IReadOnlyList<BranchView>? Branches,
+    ItemsView? Items = null)
 {
-    public static WaitView? From(WorkflowInstance i) => i.WaitKind is { } kind
-        ? new WaitView(kind, i.WaitStepId!, i.WaitSignal, i.WaitSignalId, i.WaitTaskId,
-            kind == WaitKind.Parallel ? i.ParallelBranches().Select(BranchView.From).ToList() : null)
-        : null;
+    public static WaitView? From(WorkflowInstance i)
+    {
+        if (i.WaitKind is not { } kind)
+        {
+            return null;
+        }
+
+        var branches = kind == WaitKind.Parallel ? i.ParallelBranches() : null;
+        return new WaitView(kind, i.WaitStepId!, i.WaitSignal, i.WaitSignalId, i.WaitTaskId, branches?.Select(BranchView.From).ToList(),
+            branches is null ? null : ItemsView.From(ForEachItems.Progress(branches)));
+    }
 }
 
-/// <summary>One branch of the parallel step an instance is in: its wait, or joined (it waits for the other branches).</summary>
-public sealed record BranchView(string Name, bool Joined, WaitKind? Kind, string? StepId, string? Signal, Guid? TimerId, Guid? TaskId)
+/// <summary>
+/// One branch of the parallel step an instance is in: its wait, or joined (it waits for the other branches). For an
+/// item of a forEach step, also its <c>index</c>, its <c>outcome</c> and, once failed, its <c>error</c>.
+/// </summary>
+public sealed record BranchView(string Name, bool Joined, WaitKind? Kind, string? StepId, string? Signal, Guid? TimerId, Guid? TaskId,
+    int? Index = null, ItemOutcome? Outcome = null, string? Error = null)
 {
-    public static BranchView From(BranchWait b) => new(b.Name, b.Joined, b.Kind, b.StepId, b.Signal, b.SignalId, b.TaskId);
+    public static BranchView From(BranchWait b) => new(b.Name, b.Joined, b.Kind, b.StepId, b.Signal, b.SignalId, b.TaskId, b.Index, b.Outcome, b.Error);
+}
+
+/// <summary>How far the items of a forEach step are: <c>summary</c> reads "3 of 12 done" (done: succeeded or failed).</summary>
+public sealed record ItemsView(int Total, int Done, int Succeeded, int Failed, int Open, int Pending, string Summary)
+{
+    public static ItemsView? From(ForEachProgress? p) =>
+        p is null ? null : new(p.Total, p.Done, p.Succeeded, p.Failed, p.Open, p.Pending, p.ToString());
 }
 
 /// <summary>

@@ -122,10 +122,13 @@ public static class InstanceEndpoints
     internal static ValidationProblem? InvalidVersion(int? version) =>
         version is <= 0 ? Problems.Invalid("version", "version must be a positive number") : null;
 
-    /// <summary>A signal name the caller may not send, or a bad Idempotency-Key; null when both are valid.</summary>
+    /// <summary>
+    /// A signal name the caller may not send, or a bad Idempotency-Key; null when both are valid. A name may end in
+    /// <c>#index</c>: the signal then reaches that item of a forEach step only.
+    /// </summary>
     internal static ValidationProblem? InvalidSignal(string? name, string? idempotencyKey) =>
-        !DefinitionCompiler.IsValidName(name)
-            ? Problems.Invalid("name", "name is required: 1-100 letters, digits, '.', '_' or '-' (names starting with '$' are reserved for the engine)")
+        !DefinitionCompiler.IsValidName(name is not null && ForEachItems.TrySplit(name, out var signal, out _) ? signal : name) || name!.Length > 100
+            ? Problems.Invalid("name", "name is required: 1-100 letters, digits, '.', '_' or '-', optionally ending in '#' and a forEach item's index (names starting with '$' are reserved for the engine)")
             : InvalidIdempotencyKey(idempotencyKey);
 
     private static async Task<Results<Ok<PageView<InstanceSummaryView>>, ValidationProblem>> List(
