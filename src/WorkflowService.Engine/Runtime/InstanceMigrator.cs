@@ -136,6 +136,11 @@ public sealed class InstanceMigrator(
     /// </summary>
     private static string? CheckParallel(WorkflowInstance instance, CompiledDefinition target, MigrationPlan plan, CompiledStep step)
     {
+        if (step is ForEachStep || instance.ParallelBranches() is [{ Index: not null }, ..])
+        {
+            return $"it is inside the forEach step '{instance.WaitStepId}': an instance does not move to another version while its items run";
+        }
+
         if (step is not ParallelStep parallel)
         {
             return $"it is inside the parallel step '{instance.WaitStepId}', but '{step.Id}' in version {target.Version} is a {step.Kind} step";

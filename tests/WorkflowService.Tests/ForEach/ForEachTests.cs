@@ -261,6 +261,21 @@ public abstract class ForEachTests<TBackend> : SharedServiceTest<TBackend> where
         var problem = await ApiClient.ProblemAsync(response, HttpStatusCode.BadRequest);
         Assert.Contains("'#' and a forEach item's index", problem.ToJsonString(), StringComparison.Ordinal);
     }
+
+    [Fact]
+    public async Task An_instance_inside_a_forEach_is_not_migrated_and_the_refusal_says_why()
+    {
+        var name = Definitions.Unique("foreach-migrate");
+        await Api.PublishAsync(Waiting(name));
+        var instance = await Api.StartAsync(name, new { items = new List<int> { 1, 2 } });
+        await Api.PublishAsync(Waiting(name, "\"mode\": \"sequential\","));
+
+        using var response = await Api.Http.PostAsJsonAsync($"/instances/{instance.Id}/migrate", new { toVersion = 2, dryRun = true }, Token);
+
+        var body = await response.Content.ReadAsStringAsync(Token);
+        Assert.Contains("it is inside the forEach step 'each': an instance does not move to another version while its items run", body, StringComparison.Ordinal);
+        Assert.Equal(1, (await Api.GetAsync(instance.Id)).Version);
+    }
 }
 
 public sealed class SqliteForEachTests : ForEachTests<SqliteBackend>;
