@@ -6176,7 +6176,8 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     /// <summary>
-    /// One branch of the parallel step an instance is in: its wait, or joined (it waits for the other branches).
+    /// One branch of the parallel step an instance is in: its wait, or joined (it waits for the other branches). For an
+    /// <br/>item of a forEach step, also its `index`, its `outcome` and, once failed, its `error`.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class BranchView
@@ -6203,6 +6204,15 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("taskId")]
         public System.Guid? TaskId { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("index")]
+        public int? Index { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("outcome")]
+        public Outcome? Outcome { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("error")]
+        public string? Error { get; set; } = default!;
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
@@ -6596,9 +6606,25 @@ namespace WorkflowService.Tests.Client.Generated
         [System.Runtime.Serialization.EnumMember(Value = @"ParallelJoined")]
         ParallelJoined = 27,
 
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"ForEachStarted")]
+        [System.Runtime.Serialization.EnumMember(Value = @"ForEachStarted")]
+        ForEachStarted = 28,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"ItemStarted")]
+        [System.Runtime.Serialization.EnumMember(Value = @"ItemStarted")]
+        ItemStarted = 29,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"ItemEnded")]
+        [System.Runtime.Serialization.EnumMember(Value = @"ItemEnded")]
+        ItemEnded = 30,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"ForEachEnded")]
+        [System.Runtime.Serialization.EnumMember(Value = @"ForEachEnded")]
+        ForEachEnded = 31,
+
         [System.Text.Json.Serialization.JsonStringEnumMemberName(@"EventEmitted")]
         [System.Runtime.Serialization.EnumMember(Value = @"EventEmitted")]
-        EventEmitted = 28,
+        EventEmitted = 32,
 
     }
 
@@ -6857,6 +6883,71 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("revision")]
         public int Revision { get; set; } = default!;
+
+        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
+
+        [System.Text.Json.Serialization.JsonExtensionData]
+        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
+        {
+            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
+            set { _additionalProperties = value; }
+        }
+
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public enum ItemOutcome
+    {
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Pending")]
+        [System.Runtime.Serialization.EnumMember(Value = @"Pending")]
+        Pending = 0,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Open")]
+        [System.Runtime.Serialization.EnumMember(Value = @"Open")]
+        Open = 1,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Succeeded")]
+        [System.Runtime.Serialization.EnumMember(Value = @"Succeeded")]
+        Succeeded = 2,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Failed")]
+        [System.Runtime.Serialization.EnumMember(Value = @"Failed")]
+        Failed = 3,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"Cancelled")]
+        [System.Runtime.Serialization.EnumMember(Value = @"Cancelled")]
+        Cancelled = 4,
+
+    }
+
+    /// <summary>
+    /// How far the items of a forEach step are: `summary` reads "3 of 12 done" (done: succeeded or failed).
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class ItemsView
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("total")]
+        public int Total { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("done")]
+        public int Done { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("succeeded")]
+        public int Succeeded { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("failed")]
+        public int Failed { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("open")]
+        public int Open { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("pending")]
+        public int Pending { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("summary")]
+        public string Summary { get; set; } = default!;
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
@@ -8168,7 +8259,8 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     /// <summary>
-    /// Where an instance waits; in a parallel step (kind Parallel), where each of its branches waits or that it joined.
+    /// Where an instance waits; in a parallel step (kind Parallel), where each of its branches waits or that it joined; in
+    /// <br/>a forEach step (kind Parallel too), one branch per item, named by its index, and `items`: how far they are.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class WaitView
@@ -8192,6 +8284,9 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("branches")]
         public System.Collections.Generic.ICollection<BranchView>? Branches { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("items")]
+        public ItemsView? Items { get; set; } = default!;
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
@@ -8427,6 +8522,91 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     /// <summary>
+    /// Runs its body once per item of an array (or starts a child instance of definition per item), side by side up to maxConcurrency or one at a time, and continues at next when its completion rule is met. In the body, item is the item and itemIndex its index. A fail step in the body fails the item; more failed items than toleratedFailures fail the instance. See docs/foreach.md.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class WorkflowDefinitionForEachStep : WorkflowDefinitionStep
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("description")]
+        public string? Description { get; set; } = default!;
+
+        /// <summary>
+        /// The step to run once the completion rule is met; defaults to the following step.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("next")]
+        public string? Next { get; set; } = default!;
+
+        /// <summary>
+        /// The array to work over; at most Engine:MaxForEachItems items (1,000 by default).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("items")]
+        public string Items { get; set; } = default!;
+
+        /// <summary>
+        /// The body, run once per item from its first step; a continuing step without next at the end of the list ends the item. Not with definition.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("steps")]
+        public System.Collections.Generic.ICollection<WorkflowDefinitionStep>? Steps { get; set; } = default!;
+
+        /// <summary>
+        /// A child definition to start per item, instead of steps; the item succeeds when its child completes.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("definition")]
+        public string? Definition { get; set; } = default!;
+
+        /// <summary>
+        /// The child definition's version (with definition); its latest when left out.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("version")]
+        public int? Version { get; set; } = default!;
+
+        /// <summary>
+        /// The child's input (with definition); the item when left out.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("input")]
+        public string? Input { get; set; } = default!;
+
+        /// <summary>
+        /// parallel (the default) or sequential (one item at a time, in order).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("mode")]
+        [System.Text.Json.Serialization.JsonConverter(typeof(System.Text.Json.Serialization.JsonStringEnumConverter<WorkflowDefinitionForEachStepMode>))]
+        public WorkflowDefinitionForEachStepMode? Mode { get; set; } = default!;
+
+        /// <summary>
+        /// How many items may be open at once in mode parallel; every item when left out.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("maxConcurrency")]
+        public int? MaxConcurrency { get; set; } = default!;
+
+        /// <summary>
+        /// When the step is done: one of atLeast, fraction or firstSuccess. Left out: when every item has ended. Once met, the items still open are cancelled.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("completion")]
+        public Completion? Completion { get; set; } = default!;
+
+        /// <summary>
+        /// How many items may fail before the step fails the instance (default 0).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("toleratedFailures")]
+        public int? ToleratedFailures { get; set; } = default!;
+
+        /// <summary>
+        /// An item's result, evaluated when its body ends; left out: the payload that last resumed the item (a child's output).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("result")]
+        public string? Result { get; set; } = default!;
+
+        /// <summary>
+        /// The variable that receives the results in item order (null for an item that failed or was cancelled).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("output")]
+        public string? Output { get; set; } = default!;
+
+    }
+
+    /// <summary>
     /// Calls an HTTP service; the response lands in output.
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
@@ -8562,6 +8742,7 @@ namespace WorkflowService.Tests.Client.Generated
     [JsonInheritanceAttribute("http", typeof(WorkflowDefinitionHttpStep))]
     [JsonInheritanceAttribute("subWorkflow", typeof(WorkflowDefinitionSubWorkflowStep))]
     [JsonInheritanceAttribute("parallel", typeof(WorkflowDefinitionParallelStep))]
+    [JsonInheritanceAttribute("forEach", typeof(WorkflowDefinitionForEachStep))]
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class WorkflowDefinitionStep
     {
@@ -8638,6 +8819,21 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class Outcome
+    {
+
+        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
+
+        [System.Text.Json.Serialization.JsonExtensionData]
+        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
+        {
+            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
+            set { _additionalProperties = value; }
+        }
+
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class Branches
     {
 
@@ -8649,6 +8845,44 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("next")]
         public string Next { get; set; } = default!;
+
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public enum WorkflowDefinitionForEachStepMode
+    {
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"parallel")]
+        [System.Runtime.Serialization.EnumMember(Value = @"parallel")]
+        Parallel = 0,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"sequential")]
+        [System.Runtime.Serialization.EnumMember(Value = @"sequential")]
+        Sequential = 1,
+
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class Completion
+    {
+
+        /// <summary>
+        /// Done when this many items have succeeded.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("atLeast")]
+        public int? AtLeast { get; set; } = default!;
+
+        /// <summary>
+        /// Done when this fraction of the items (rounded up) has succeeded.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("fraction")]
+        public double? Fraction { get; set; } = default!;
+
+        /// <summary>
+        /// Done when the first item succeeds.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("firstSuccess")]
+        public bool? FirstSuccess { get; set; } = default!;
 
     }
 
