@@ -7,7 +7,7 @@ namespace WorkflowService.UnitTests.Compilation;
 public sealed class DiagnosticTests
 {
     private const string Done = """{ "id": "done", "type": "complete" }""";
-    private const string TypeList = "type must be one of: assign, waitForSignal, delay, decision, humanTask, complete, fail, emit, http, subWorkflow, parallel";
+    private const string TypeList = "type must be one of: assign, waitForSignal, delay, decision, humanTask, complete, fail, emit, http, subWorkflow, parallel, forEach";
     private const string NotADuration = "is not an ISO 8601 duration from PT0S to P36500D, such as PT30S";
 
     // Assigning __proto__ on the JavaScript object that holds the variables would replace its prototype, not store a value.
@@ -39,10 +39,10 @@ public sealed class DiagnosticTests
     }
 
     private const string AStep = "a step: a JSON object with an id, a type (one of: assign, waitForSignal, delay, decision, humanTask, complete, "
-        + "fail, emit, http, subWorkflow, parallel) and the fields of that type";
+        + "fail, emit, http, subWorkflow, parallel, forEach) and the fields of that type";
 
     private const string StepFields = "id, type, description, next, set, signal, timeout, onTimeout, output, duration, branches, otherwise, "
-        + "title, assignee, role, data, result, reason, event, method, url, body, headers, retries, definition, version, input, onError, errorOutput";
+        + "title, assignee, role, data, result, reason, event, method, url, body, headers, retries, definition, version, input, items, steps, mode, maxConcurrency, completion, toleratedFailures, onError, errorOutput";
 
     [Theory]
     [InlineData("""[ 1 ]""", "$", "expected a JSON object with the fields name, description, variables, steps, onCancel")]
