@@ -188,8 +188,11 @@ public sealed class DefinitionSchemaTests : SharedServiceTest<SqliteBackend>
         {
             _ when field.Type == typeof(int?) => 1,
             _ when field.Type == typeof(Dictionary<string, string>) => new JsonObject { ["k"] = "1" },
-            _ when field.Type == typeof(List<BranchDocument>) => new JsonArray(),
+            _ when field.Type == typeof(List<BranchDocument>) || field.Type == typeof(List<StepDocument>) => new JsonArray(),
             _ when field.Type == typeof(string) => "x",
+            _ when field.Type == typeof(bool?) => true,
+            _ when field.Type == typeof(double?) => 0.5,
+            _ when field.Type == typeof(CompletionDocument) => new JsonObject { ["atLeast"] = 1 },
             _ => throw new InvalidOperationException($"no sample value for {field.Name} ({field.Type})"),
         };
         var step = new JsonObject { ["id"] = "a", ["type"] = type, [field.Name] = value };

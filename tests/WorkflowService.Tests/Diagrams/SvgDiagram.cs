@@ -281,12 +281,14 @@ public sealed class SvgDiagram
             }
         }
 
-        // Every transition that carries a label has it drawn: timeouts, branches, otherwise, error paths, parallel branches.
+        // Every transition that carries a label has it drawn: timeouts, branches, otherwise, error paths, parallel branches,
+        // and a forEach's "each item" into its body.
         var expected = definition.Steps.Values.Sum(s =>
             (s is WaitForSignalStep { Timeout: not null } ? 1 : 0)
             + (s is DecisionStep decision ? decision.Branches.Count + (decision.Otherwise is null ? 0 : 1) : 0)
             + (s is IErrorHandlingStep { OnError: not null } ? 1 : 0)
-            + (s is ParallelStep parallel ? parallel.ParallelBranches.Count : 0));
+            + (s is ParallelStep parallel ? parallel.ParallelBranches.Count : 0)
+            + (s is ForEachStep ? 1 : 0));
         if (Labels.Count != expected)
         {
             faults.Add($"{Labels.Count} edge labels drawn, {expected} expected");
