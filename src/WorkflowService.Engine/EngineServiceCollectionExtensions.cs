@@ -8,6 +8,7 @@ using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Expressions;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Engine.Schedules;
 
 namespace WorkflowService.Engine;
 
@@ -19,7 +20,7 @@ public static class EngineServiceCollectionExtensions
     /// </summary>
     public static IServiceCollection AddWorkflowStoreFacets<TStore>(this IServiceCollection services)
         where TStore : class, IStoreClock, IStoreSchema, IDefinitionStore, IInstanceStore, ISignalQueue, ITaskStore, IOperatorQueries,
-        IStoreFailures, IRetentionStore, IRevocationList, ISubscriptionStore, IDeliveryQueue
+        IStoreFailures, IRetentionStore, IRevocationList, ISubscriptionStore, IDeliveryQueue, IScheduleStore
     {
         services.AddSingleton<TStore>();
         services.AddSingleton<IStoreClock>(p => p.GetRequiredService<TStore>());
@@ -34,6 +35,7 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<IRevocationList>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<ISubscriptionStore>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<IDeliveryQueue>(p => p.GetRequiredService<TStore>());
+        services.AddSingleton<IScheduleStore>(p => p.GetRequiredService<TStore>());
         return services;
     }
 
@@ -80,6 +82,12 @@ public static class EngineServiceCollectionExtensions
         services.AddHostedService<StoreCountGauges>();
         services.AddSingleton<RetentionPurge>();
         services.AddHostedService<RetentionJob>();
+        services.AddSettings<ScheduleOptions>(configuration.GetSection(ScheduleOptions.Section));
+        services.AddSingleton<ScheduleDoorbell>();
+        services.AddSingleton<OccurrenceStarter>();
+        services.AddSingleton<ScheduleRegistry>();
+        services.AddSingleton<ScheduleRunner>();
+        services.AddHostedService(p => p.GetRequiredService<ScheduleRunner>());
         return services;
     }
 }

@@ -28,6 +28,7 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
         new(4, "Event deliveries: the outbox's claim, order and log indexes", 1, null),
         new(5, "Delivery retention indexes: by instance, and delivered ones by time", 1, null),
         new(6, "Business keys unique among open instances only", 1, null),
+        new(7, "Schedules: a tenant's names unique, claimed by due time", 1, null),
     ];
 
     /// <summary>The named lease a migrating node holds, so that one node at a time applies steps.</summary>
@@ -296,6 +297,7 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
             new(deliveryKeys.Ascending(d => d.InstanceId), new CreateIndexOptions { Name = "instanceId" }),
             new(deliveryKeys.Ascending(d => d.Status).Ascending(d => d.DeliveredAt), new CreateIndexOptions { Name = "status_deliveredAt" }),
         ], cancellationToken).ConfigureAwait(false);
+        await CreateScheduleIndexesAsync(cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Refuses a node whose release does not fit the database's schema, in the relational stores' words.</summary>

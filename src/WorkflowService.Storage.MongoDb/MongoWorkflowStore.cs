@@ -31,7 +31,8 @@ public sealed partial class MongoWorkflowStore : IAsyncDisposable
 
     /// <summary>Every collection the store uses: created explicitly at start-up, never implicitly inside a transaction.</summary>
     internal static readonly string[] Collections =
-        [InstancesCollection, SignalsCollection, HistoryCollection, TasksCollection, DefinitionsCollection, LeasesCollection, SchemaCollection];
+        [InstancesCollection, SignalsCollection, HistoryCollection, TasksCollection, DefinitionsCollection, LeasesCollection, SchemaCollection,
+            SchedulesCollection];
 
     private readonly IMongoClient _client;
     private readonly IMongoDatabase _database;

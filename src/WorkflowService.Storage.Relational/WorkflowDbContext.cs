@@ -7,6 +7,7 @@ using Microsoft.EntityFrameworkCore.Storage.ValueConversion;
 using WorkflowService.Engine;
 using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Schedules;
 
 namespace WorkflowService.Storage.Relational;
 
@@ -22,6 +23,7 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
     public DbSet<JobLease> Leases => Set<JobLease>();
     public DbSet<Subscription> Subscriptions => Set<Subscription>();
     public DbSet<EventDelivery> Deliveries => Set<EventDelivery>();
+    public DbSet<Schedule> Schedules => Set<Schedule>();
 
     /// <summary>A list of strings as one JSON array column (the same text on every database), compared by its items.</summary>
     private static readonly ValueConverter<IReadOnlyList<string>, string> JsonList = new(
@@ -31,6 +33,16 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
     private static readonly ValueComparer<IReadOnlyList<string>> ListComparer = new(
         (a, b) => a != null && b != null && a.SequenceEqual(b),
         v => v.Aggregate(0, (hash, item) => HashCode.Combine(hash, item.GetHashCode(StringComparison.Ordinal))),
+        v => v.ToList());
+
+    /// <summary>A schedule's recent actions as one JSON array column.</summary>
+    private static readonly ValueConverter<IReadOnlyList<ScheduleAction>, string> ActionList = new(
+        v => JsonSerializer.Serialize(v, EngineJson.Options),
+        v => JsonSerializer.Deserialize<List<ScheduleAction>>(v, EngineJson.Options) ?? new List<ScheduleAction>());
+
+    private static readonly ValueComparer<IReadOnlyList<ScheduleAction>> ActionComparer = new(
+        (a, b) => a != null && b != null && a.SequenceEqual(b),
+        v => v.Aggregate(0, (hash, item) => HashCode.Combine(hash, item.GetHashCode())),
         v => v.ToList());
 
     protected override void OnModelCreating(ModelBuilder modelBuilder)
@@ -182,6 +194,31 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             // Retention (schema 11, 12): an instance's deliveries go with it; delivered ones go after Retention:DeliveredEvents.
             e.HasIndex(d => d.InstanceId);
             e.HasIndex(d => d.DeliveredAt).HasFilter("status = 'Delivered'");
+        });
+
+        modelBuilder.Entity<Schedule>(e =>
+        {
+            e.ToTable("wf_schedules");
+            e.HasKey(s => s.Id);
+            e.Property(s => s.Id).ValueGeneratedNever();
+            e.Property(s => s.Tenant).HasMaxLength(100);
+            e.Property(s => s.Name).HasMaxLength(ScheduleSpec.MaxNameLength);
+            e.Property(s => s.DefinitionName).HasMaxLength(100);
+            e.Property(s => s.Cron).HasMaxLength(200);
+            e.Property(s => s.TimeZone).HasMaxLength(100);
+            e.Property(s => s.BusinessKeyTemplate).HasMaxLength(400);
+            e.Property(s => s.Overlap).HasConversion<string>().HasMaxLength(16);
+            e.Property(s => s.CatchUp).HasConversion<string>().HasMaxLength(16);
+            e.Property(s => s.PausedReason).HasMaxLength(400);
+            e.Property(s => s.Recent).HasColumnName("recent_json").HasConversion(ActionList, ActionComparer);
+            e.Property(s => s.LeaseOwner).HasMaxLength(200);
+            // A write checks both: a caller's change and a node's fire never overwrite one another, and a node whose lease
+            // was taken over writes nothing.
+            e.Property(s => s.Version).IsConcurrencyToken();
+            e.Property(s => s.LeaseToken).IsConcurrencyToken();
+            e.HasIndex(s => new { s.Tenant, s.Name }).IsUnique();
+            // The claim (schema 14): due schedules in due order (paused and ended ones have no due time).
+            e.HasIndex(s => s.DueAtMs);
         });
 
         // Every timestamp is UTC; SQLite keeps no kind, so say so on the way back.

@@ -22,6 +22,7 @@ internal sealed class ApiDocumentDescription(IOptions<ApiDocumentOptions> option
         ["Definitions"] = "Workflow definitions (the WorkflowDefinition schema, docs/definition-format.md): publish a new version, read the versions, and draw one as an SVG diagram.",
         ["Instances"] = "Running workflows: start one, read it or wait for a status, read its history and signals, send it signals, and cancel, terminate, suspend or resume it.",
         ["Tasks"] = "The inbox of human tasks that humanTask steps create: listed by assignee, role and status, claimed and completed by the assignee or a member of the role.",
+        ["Schedules"] = "Starts on a calendar: a cron expression in a time zone or a fixed interval, each occurrence started once, with overlap and catch-up policies, pause, trigger and backfill.",
         ["Subscriptions"] = "Events out: endpoints that hear of their instances (started, completed, tasks, custom events...), signed with a secret of their own, with pause, resume and secret rotation.",
         ["Migrations"] = "Moving waiting instances to another version of their definition, one or all of them, with a dry run that only reports where each wait lands.",
         ["Lifecycle"] = "The database's lifecycle: its schema and the range of releases it supports, migrating it, and purging ended instances whose retention period is over (with a dry run).",

@@ -101,6 +101,7 @@ public static class ServiceDefaults
         api.MapDeadLetterEndpoints();
         api.MapDiagramEndpoints();
         api.MapSubscriptionEndpoints();
+        api.MapScheduleEndpoints();
         app.MapOperatorConsole();
         return app;
     }

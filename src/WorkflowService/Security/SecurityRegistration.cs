@@ -61,6 +61,7 @@ public static class SecurityRegistration
             .AddPolicy(Policies.Operate, Require(Policies.Operate))
             .AddPolicy(Policies.Administer, Require(Policies.Administer))
             .AddPolicy(Policies.ManageSubscriptions, Require(Policies.ManageSubscriptions))
+            .AddPolicy(Policies.ManageSchedules, Require(Policies.ManageSchedules))
             .AddPolicy(Policies.Tasks, p => p.AddRequirements(new ServiceRoleRequirement([])))
             .AddPolicy(Policies.Console, p => p.AddRequirements(new ServiceRoleRequirement([])));
         services.AddHealthChecks().AddCheck<AuthenticationHealthCheck>("authentication", tags: ["ready"]);

@@ -33,6 +33,9 @@ public static class Policies
     /// <summary>Creating, changing and deleting event subscriptions, and reading their deliveries.</summary>
     public const string ManageSubscriptions = "subscriptions.manage";
 
+    /// <summary>Creating, changing, pausing, triggering, backfilling and deleting schedules.</summary>
+    public const string ManageSchedules = "schedules.manage";
+
     /// <summary>Any authenticated caller; each task then checks assignee and candidate role.</summary>
     public const string Tasks = "tasks";
 
@@ -49,5 +52,6 @@ public static class Policies
         [Operate] = [ServiceRoles.Operator, ServiceRoles.Admin],
         [Administer] = [ServiceRoles.Admin],
         [ManageSubscriptions] = [ServiceRoles.Designer, ServiceRoles.Admin],
+        [ManageSchedules] = [ServiceRoles.Designer, ServiceRoles.Admin],
     };
 }
