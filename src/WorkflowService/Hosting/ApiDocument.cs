@@ -36,9 +36,12 @@ public static class ApiDocument
             // "type": "string" (dotnet/aspnetcore#61303), so generators would take the enum for integers.
             o.AddSchemaTransformer((schema, context, _) =>
             {
-                if (context.JsonTypeInfo.Type.IsEnum && schema.Enum is { Count: > 0 } && schema.Type is null)
+                // A nullable enum's component lists null among the names: the property says whether it may be null.
+                var type = Nullable.GetUnderlyingType(context.JsonTypeInfo.Type) ?? context.JsonTypeInfo.Type;
+                if (type.IsEnum && schema.Enum is { Count: > 0 } && schema.Type is null)
                 {
                     schema.Type = JsonSchemaType.String;
+                    schema.Enum = [.. schema.Enum.Where(value => value is not null)];
                 }
 
                 return Task.CompletedTask;

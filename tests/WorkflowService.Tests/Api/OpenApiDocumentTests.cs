@@ -168,7 +168,7 @@ public sealed class OpenApiDocumentTests : SharedServiceTest<SqliteBackend>
         var schemas = _document["components"]!["schemas"]!;
         foreach (var (union, types) in new[]
                  {
-                     ("WorkflowDefinitionStep", 11),
+                     ("WorkflowDefinitionStep", 12), // forEach (#40) added
                      ("WorkflowDefinitionBranchStep", 9), // neither complete nor parallel in a parallel branch
                  })
         {

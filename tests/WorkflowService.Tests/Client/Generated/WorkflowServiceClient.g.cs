@@ -7474,7 +7474,8 @@ namespace WorkflowService.Tests.Client.Generated
         public int? Index { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("outcome")]
-        public Outcome? Outcome { get; set; } = default!;
+        [System.Text.Json.Serialization.JsonConverter(typeof(System.Text.Json.Serialization.JsonStringEnumConverter<ItemOutcome>))]
+        public ItemOutcome? Outcome { get; set; } = default!;
 
         [System.Text.Json.Serialization.JsonPropertyName("error")]
         public string? Error { get; set; } = default!;
@@ -10458,21 +10459,6 @@ namespace WorkflowService.Tests.Client.Generated
         /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("output")]
         public string? Output { get; set; } = default!;
-
-    }
-
-    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
-    public partial class Outcome
-    {
-
-        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
-
-        [System.Text.Json.Serialization.JsonExtensionData]
-        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
-        {
-            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
-            set { _additionalProperties = value; }
-        }
 
     }
 
