@@ -37,9 +37,8 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
     internal static SqlStatement HandOver(SqlDialect dialect, EventDelivery d)
     {
         ArgumentNullException.ThrowIfNull(d);
-        var statement = new SqlStatement(dialect).Sql($"INSERT INTO wf_deliveries ({Rows.DeliveryInsertColumns}) SELECT ");
-        SelectValues(statement, Rows.DeliveryValues(d));
-        return statement.Sql(" WHERE EXISTS (SELECT 1 FROM wf_subscriptions s WHERE s.id = ").Param(d.SubscriptionId).Sql(" AND s.enabled)")
+        return new SqlStatement(dialect).Sql($"INSERT INTO wf_deliveries ({Rows.DeliveryInsertColumns}) SELECT ").List(Rows.DeliveryValues(d))
+            .Sql(" WHERE EXISTS (SELECT 1 FROM wf_subscriptions s WHERE s.id = ").Param(d.SubscriptionId).Sql(" AND s.enabled)")
             .Sql(" AND NOT EXISTS (SELECT 1 FROM wf_deliveries e WHERE e.subscription_id = ").Param(d.SubscriptionId)
             .Sql(" AND e.instance_id = ").Param(d.InstanceId).Sql(" AND e.status = 'Pending')");
     }
@@ -51,18 +50,10 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
     internal static SqlStatement InsertUnlessWritten(SqlDialect dialect, EventDelivery d)
     {
         ArgumentNullException.ThrowIfNull(d);
-        var statement = new SqlStatement(dialect).Sql($"INSERT INTO wf_deliveries ({Rows.DeliveryInsertColumns}) SELECT ");
-        SelectValues(statement, [d.Id, d.SubscriptionId, d.Tenant, d.InstanceId, d.Type, d.Body, d.CreatedAt, d.DueAtMs, nameof(DeliveryStatus.Pending), 0,
-            TypedNull.Of((string?)null), TypedNull.Of((long?)null), TypedNull.Of((long?)null)]);
-        return statement.Sql(" WHERE NOT EXISTS (SELECT 1 FROM wf_deliveries x WHERE x.id = ").Param(d.Id).Sql(")");
-    }
-
-    private static void SelectValues(SqlStatement statement, object?[] values)
-    {
-        for (var i = 0; i < values.Length; i++)
-        {
-            statement.Sql(i == 0 ? string.Empty : ", ").Param(values[i]);
-        }
+        return new SqlStatement(dialect).Sql($"INSERT INTO wf_deliveries ({Rows.DeliveryInsertColumns}) SELECT ")
+            .List([d.Id, d.SubscriptionId, d.Tenant, d.InstanceId, d.Type, d.Body, d.CreatedAt, d.DueAtMs, nameof(DeliveryStatus.Pending), 0,
+                TypedNull.Of((string?)null), TypedNull.Of((long?)null), TypedNull.Of((long?)null)])
+            .Sql(" WHERE NOT EXISTS (SELECT 1 FROM wf_deliveries x WHERE x.id = ").Param(d.Id).Sql(")");
     }
 
     /// <summary>

@@ -55,8 +55,7 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         }
 
         var row = statements.Count;
-        var handedOver = new List<(Engine.Events.EventDelivery, int)>();
-        AddInstanceAndNewRows(statements, commit, nowMs, handedOver);
+        var handedOver = AddInstanceAndNewRows(statements, commit, nowMs);
         var leased = statements.Count;
         AddLeasedSettlements(statements, commit, handledAt);
         var leasedEnd = statements.Count;
@@ -77,15 +76,18 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         }
 
         ThrowUnlessApplied(commit, affected, row, leased, leasedEnd);
-        Unlease(handedOver, affected);
+        if (handedOver is not null)
+        {
+            Unlease(handedOver, affected);
+        }
     }
 
     /// <summary>
     /// The instance row (inserted, or updated only from the version the run read), then the commit's history, new signals
-    /// and new tasks, each one statement whatever their number.
+    /// and new tasks, each one statement whatever their number. Returns the deliveries asked to be handed over, with the
+    /// statement that leases each (null when there are none).
     /// </summary>
-    private void AddInstanceAndNewRows(List<SqlStatement> statements, WaitPointCommit commit, long nowMs,
-        List<(Engine.Events.EventDelivery, int)> handedOver)
+    private List<(Engine.Events.EventDelivery, int)>? AddInstanceAndNewRows(List<SqlStatement> statements, WaitPointCommit commit, long nowMs)
     {
         var instance = commit.Instance;
         statements.Add(commit.IsNew
@@ -109,18 +111,19 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         }
 
         // The outbox: after the instance row, whose lock orders two commits of one instance, so their sequences are in commit order.
-        if (commit.HasDeliveries)
+        if (!commit.HasDeliveries)
         {
-            if (commit.IsNew)
-            {
-                // A new instance has no earlier delivery: each one is written as the engine asked, leased or not, in one statement.
-                statements.Add(Rows.Insert(dialect, "wf_deliveries", Rows.DeliveryInsertColumns, commit.Deliveries, Rows.DeliveryValues));
-            }
-            else
-            {
-                AddDeliveries(statements, commit.Deliveries, handedOver);
-            }
+            return null;
         }
+
+        if (commit.IsNew)
+        {
+            // A new instance has no earlier delivery: each one is written as the engine asked, leased or not, in one statement.
+            statements.Add(Rows.Insert(dialect, "wf_deliveries", Rows.DeliveryInsertColumns, commit.Deliveries, Rows.DeliveryValues));
+            return null;
+        }
+
+        return AddDeliveries(statements, commit.Deliveries);
     }
 
     /// <summary>
@@ -129,8 +132,9 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
     /// the others after them, in one statement. A handed-over delivery is its subscription's first in the commit, so every
     /// subscription's deliveries keep their order.
     /// </summary>
-    private void AddDeliveries(List<SqlStatement> statements, List<Engine.Events.EventDelivery> deliveries, List<(Engine.Events.EventDelivery, int)> handedOver)
+    private List<(Engine.Events.EventDelivery, int)>? AddDeliveries(List<SqlStatement> statements, List<Engine.Events.EventDelivery> deliveries)
     {
+        List<(Engine.Events.EventDelivery, int)>? handedOver = null;
         List<Engine.Events.EventDelivery>? others = null;
         foreach (var delivery in deliveries)
         {
@@ -140,7 +144,7 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
                 continue;
             }
 
-            handedOver.Add((delivery, statements.Count));
+            (handedOver ??= []).Add((delivery, statements.Count));
             statements.Add(HandOver(dialect, delivery));
             statements.Add(InsertUnlessWritten(dialect, delivery));
         }
@@ -149,6 +153,8 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         {
             statements.Add(Rows.Insert(dialect, "wf_deliveries", Rows.DeliveryInsertColumns, others, Rows.DeliveryValues));
         }
+
+        return handedOver;
     }
 
     /// <summary>Clears the lease of each handed-over delivery its statement did not write leased: it waits for the claim.</summary>

@@ -208,12 +208,7 @@ internal static class Rows
     /// </summary>
     public static SqlStatement InsertSignalIfOpen(SqlDialect dialect, SignalMessage signal, string? tenant = null)
     {
-        var statement = new SqlStatement(dialect).Sql($"INSERT INTO wf_signals ({SignalColumns}) SELECT ");
-        var values = SignalValues(signal);
-        for (var i = 0; i < values.Length; i++)
-        {
-            statement.Sql(i == 0 ? string.Empty : ", ").Param(values[i]);
-        }
+        var statement = new SqlStatement(dialect).Sql($"INSERT INTO wf_signals ({SignalColumns}) SELECT ").List(SignalValues(signal));
 
         // The instance is read by its key alone (LIMIT 1 keeps the tenant and status tests out of that read), and they are
         // applied to the row found. With them beside the key, PostgreSQL may plan the read, prepared while the table is

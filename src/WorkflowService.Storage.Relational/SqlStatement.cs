@@ -45,6 +45,14 @@ internal sealed class SqlStatement(SqlDialect dialect)
     public void Values(object?[] values)
     {
         _text.Append('(');
+        List(values);
+        _text.Append(')');
+    }
+
+    /// <summary>Appends "pN, pN+1, …" in the dialect's placeholders (an INSERT … SELECT's select list).</summary>
+    public SqlStatement List(object?[] values)
+    {
+        ArgumentNullException.ThrowIfNull(values);
         for (var i = 0; i < values.Length; i++)
         {
             if (i > 0)
@@ -55,7 +63,7 @@ internal sealed class SqlStatement(SqlDialect dialect)
             Param(values[i]);
         }
 
-        _text.Append(')');
+        return this;
     }
 
     /// <summary>Sets this statement's text and parameters on a command.</summary>
