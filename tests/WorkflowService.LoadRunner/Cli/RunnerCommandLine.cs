@@ -146,9 +146,13 @@ internal static class RunnerCommandLine
             Description = "interleave: the load of every window: signal-roundtrip (start, signal, completion) or callout-roundtrip (start, one http call-out to an endpoint in the runner, completion; reports get a -callout-roundtrip suffix).",
             DefaultValueFactory = _ => SignalRoundtripScenario.Definition,
         }.AcceptOnlyFromAmong([.. InterleavedRun.Loads.Keys]);
+        var syncStandby = new Option<string?>("--sync-standby-postgres")
+        {
+            Description = "interleave: the admin connection string of a PostgreSQL primary with a synchronous standby; the sync-standby variant makes its database there.",
+        };
         var interleave = new Command("interleave", "Service variants (telemetry settings) side by side, each its own process on its own database of the same server, loaded in turns (A B, B A, …) with signal-roundtrip (or --scenario) at concurrency 64; writes <output>/interleaved-<backend>-<date>-<variants>[-<scenario>].md/.json.")
         {
-            backend, postgres, output, noBuild, variants, windows, windowOps, load,
+            backend, postgres, output, noBuild, variants, windows, windowOps, load, syncStandby,
         };
         var latencyWorkflows = new Option<int>("--latency-workflows") { Description = "events: workflows per latency run (two events each).", DefaultValueFactory = _ => 10_000 };
         latencyWorkflows.Validators.Add(result =>
@@ -215,12 +219,20 @@ internal static class RunnerCommandLine
                 return SharedCommandOptions.UsageError;
             }
 
+            if (SharedCommandOptions.Names(parse.GetValue(variants))!.Contains("sync-standby")
+                && (BackendName(parse.GetValue(backend)) != "postgres" || parse.GetValue(syncStandby) is null))
+            {
+                await Console.Error.WriteLineAsync("the sync-standby variant runs with --backend postgres and --sync-standby-postgres");
+                return SharedCommandOptions.UsageError;
+            }
+
             return await execute(Options(parse, "interleave", [BackendName(parse.GetValue(backend))]) with
         {
             Variants = SharedCommandOptions.Names(parse.GetValue(variants))!,
             Windows = parse.GetValue(windows),
             WindowOps = parse.GetValue(windowOps),
             InterleaveScenario = parse.GetValue(load)!,
+            SyncStandbyPostgresAdmin = parse.GetValue(syncStandby),
         });
         });
 

@@ -17,6 +17,12 @@ internal sealed record RunnerOptions
     public int TableGrowthSeed { get; init; } = FullTableGrowthSeed;
     public required string PostgresAdmin { get; init; }
 
+    /// <summary>
+    /// interleave's sync-standby variant: the admin connection string of a PostgreSQL primary whose commits wait for a
+    /// synchronous standby (--sync-standby-postgres); null when the run names no such server.
+    /// </summary>
+    public string? SyncStandbyPostgresAdmin { get; init; }
+
     /// <summary>The MongoDB replica set (--mongodb, else $WORKFLOW_TESTS_MONGODB); null where neither names one.</summary>
     public string? MongoDb { get; init; }
     public required string RepositoryRoot { get; init; }

@@ -36,6 +36,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ["pgo-off"] = "tiered PGO off (DOTNET_TieredPGO=0): the cold-start lever, warm",
         ["events"] = "one subscription to every event of the load's definition (events out), delivered to a webhook receiver in the runner's process that answers 200 at once",
         ["events-claimed"] = "as events, with the hand-over off (Events:HandOverCapacity=0): every delivery claimed",
+        ["sync-standby"] = "as off, on the PostgreSQL primary named by --sync-standby-postgres, whose commits wait for a synchronous standby (what durability on a second server costs)",
         ["pgo-off-no-delay"] = "tiered PGO off and no call-counting delay (DOTNET_TieredPGO=0, DOTNET_TC_CallCountingDelayMs=0)",
     };
 
@@ -206,7 +207,10 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private async Task<Variant> StartAsync(string name, OtlpReceiver receiver, string work, CancellationToken cancellationToken)
     {
-        var backend = options.CreateBackend(backendName);
+        var backend = name == "sync-standby"
+            ? new PostgresBackend(options.SyncStandbyPostgresAdmin
+                ?? throw new InvalidOperationException("the sync-standby variant needs --sync-standby-postgres"), options.KeepDatabase)
+            : options.CreateBackend(backendName);
         await backend.ProvisionAsync(Path.Combine(work, name), cancellationToken);
         var environment = new Dictionary<string, string>(backend.ServiceEnvironment)
         {
