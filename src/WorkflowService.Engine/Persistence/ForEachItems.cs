@@ -22,6 +22,17 @@ public static class ForEachItems
             && int.TryParse(name.AsSpan(at + 1), NumberStyles.None, CultureInfo.InvariantCulture, out index);
     }
 
+    /// <summary>What a caller may say about a signal name it sends, for the API's and the console's refusals alike.</summary>
+    public const string SendableNameRule =
+        "1-100 letters, digits, '.', '_' or '-', optionally ending in '#' and a forEach item's index (names starting with '$' are reserved for the engine)";
+
+    /// <summary>
+    /// Whether a caller may send a signal of this name: a definition's signal name, or one with <c>#index</c> for one item of
+    /// a forEach step; at most 100 characters in all.
+    /// </summary>
+    public static bool IsSendable(string? name) =>
+        name is { Length: <= 100 } && Definitions.DefinitionCompiler.IsValidName(TrySplit(name, out var signal, out _) ? signal : name);
+
     /// <summary>How far the items of a forEach step have come (null when <paramref name="items"/> are not forEach items).</summary>
     public static ForEachProgress? Progress(IReadOnlyList<BranchWait> items)
     {

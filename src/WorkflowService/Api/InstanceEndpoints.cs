@@ -127,8 +127,8 @@ public static class InstanceEndpoints
     /// <c>#index</c>: the signal then reaches that item of a forEach step only.
     /// </summary>
     internal static ValidationProblem? InvalidSignal(string? name, string? idempotencyKey) =>
-        !DefinitionCompiler.IsValidName(name is not null && ForEachItems.TrySplit(name, out var signal, out _) ? signal : name) || name!.Length > 100
-            ? Problems.Invalid("name", "name is required: 1-100 letters, digits, '.', '_' or '-', optionally ending in '#' and a forEach item's index (names starting with '$' are reserved for the engine)")
+        !ForEachItems.IsSendable(name)
+            ? Problems.Invalid("name", "name is required: " + ForEachItems.SendableNameRule)
             : InvalidIdempotencyKey(idempotencyKey);
 
     private static async Task<Results<Ok<PageView<InstanceSummaryView>>, ValidationProblem>> List(

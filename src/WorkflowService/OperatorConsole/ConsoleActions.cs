@@ -346,9 +346,9 @@ public static class ConsoleActions
     private static string? SignalError(string? name, string? payload, out string? formatted)
     {
         formatted = string.IsNullOrWhiteSpace(payload) ? null : ConsoleFormat.Json(payload);
-        if (!DefinitionCompiler.IsValidName(name))
+        if (!ForEachItems.IsSendable(name))
         {
-            return "The signal name is required: 1-100 letters, digits, '.', '_' or '-' (names starting with '$' are reserved for the engine).";
+            return "The signal name is required: " + ForEachItems.SendableNameRule + ".";
         }
 
         return JsonError(payload, "The payload");

@@ -201,6 +201,30 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
     }
 
     [Fact]
+    public async Task A_signal_to_one_forEach_item_is_accepted_by_the_form_as_the_api_accepts_it()
+    {
+        var instance = await StartWaitingAsync();
+        using var browser = Browser();
+        await SignInAsync(browser, Operator.Key);
+        var page = await browser.GetStringAsync($"/console/instances/{instance}");
+
+        using var confirm = await browser.PostAsync($"/console/instances/{instance}/confirm", new FormUrlEncodedContent(
+            [new("__antiforgery", Token(page)), new("action", "signal"), new("signalName", "approve#3"), new("payload", "")]));
+        var confirmation = await confirm.Content.ReadAsStringAsync();
+        Assert.Equal(HttpStatusCode.OK, confirm.StatusCode);
+        using var sent = await browser.PostAsync($"/console/instances/{instance}/signal", new FormUrlEncodedContent(
+            [new("__antiforgery", Token(confirmation)), new("signalName", "approve#3"), new("payload", ""),
+                new("idempotencyKey", IdempotencyField().Match(confirmation).Groups[1].Value)]));
+
+        Assert.Equal(HttpStatusCode.Redirect, sent.StatusCode);
+        Assert.Single(await OperatorApi().SignalsAsync(instance), s => s.Name == "approve#3");
+        using var refused = await browser.PostAsync($"/console/instances/{instance}/confirm", new FormUrlEncodedContent(
+            [new("__antiforgery", Token(page)), new("action", "signal"), new("signalName", "approve#x"), new("payload", "")]));
+        Assert.Equal(HttpStatusCode.BadRequest, refused.StatusCode);
+        Assert.Contains("optionally ending in &#x27;#&#x27; and a forEach item", await refused.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task A_confirmation_sent_twice_sends_its_signal_once()
     {
         var instance = await StartWaitingAsync();
