@@ -214,6 +214,15 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
         return found.ConvertAll(i => i.ToModel());
     }
 
+    public async Task<Guid?> FindNewestInstanceIdAsync(string tenant, string definitionName, string businessKey, CancellationToken cancellationToken)
+    {
+        // The tenant_definition_businessKeys index holds every instance with a key; the few with this one are sorted here.
+        var newest = await _instances.Find(InstanceFilter.Eq(i => i.Tenant, tenant) & InstanceFilter.Eq(i => i.DefinitionName, definitionName)
+                & InstanceFilter.Eq(i => i.BusinessKey, businessKey) & InstanceFilter.Type(i => i.BusinessKey, BsonType.String))
+            .SortByDescending(i => i.CreatedAt).Limit(1).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+        return newest?.Id;
+    }
+
     public async Task<WorkflowInstance?> FindInstanceAsync(string tenant, string? idempotencyKey, string definitionName, string? businessKey,
         CancellationToken cancellationToken)
     {

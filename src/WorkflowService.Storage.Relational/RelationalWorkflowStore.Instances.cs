@@ -307,6 +307,15 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         return null;
     }
 
+    public async Task<Guid?> FindNewestInstanceIdAsync(string tenant, string definitionName, string businessKey, CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        // The key's index ends in created_at: the newest is the last entry of the key, whatever plan the server keeps.
+        return await db.Instances.AsNoTracking()
+            .Where(i => i.Tenant == tenant && i.DefinitionName == definitionName && i.BusinessKey == businessKey)
+            .OrderByDescending(i => i.CreatedAt).Select(i => (Guid?)i.Id).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+    }
+
     public async Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(WorkflowInstance instance, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(instance);

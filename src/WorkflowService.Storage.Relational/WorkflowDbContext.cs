@@ -74,8 +74,9 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(i => i.Version).IsConcurrencyToken();
             // Keys are unique per tenant: two tenants may use the same idempotency or business key.
             e.HasIndex(i => new { i.Tenant, i.IdempotencyKey }).IsUnique().HasFilter("idempotency_key IS NOT NULL");
-            // A business key names one open instance of a definition; ended instances' keys may repeat (schema 13).
-            e.HasIndex(i => new { i.Tenant, i.DefinitionName, i.BusinessKey }).HasFilter("business_key IS NOT NULL");
+            // A business key names one open instance of a definition; ended instances' keys may repeat (schema 13), and the
+            // newest with a key is read from the end of its entries (schema 15).
+            e.HasIndex(i => new { i.Tenant, i.DefinitionName, i.BusinessKey, i.CreatedAt }).HasFilter("business_key IS NOT NULL");
             e.HasIndex(i => new { i.Tenant, i.DefinitionName, i.BusinessKey }, "OpenBusinessKey").HasDatabaseName("ix_wf_instances_open_business_key").IsUnique()
                 .HasFilter("business_key IS NOT NULL AND completed_at IS NULL");
             e.HasIndex(i => new { i.Tenant, i.Status, i.CreatedAt });

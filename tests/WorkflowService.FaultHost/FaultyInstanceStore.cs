@@ -23,6 +23,9 @@ internal sealed class FaultyInstanceStore(IInstanceStore inner, StoreFaultInject
     public Task<WorkflowInstance?> FindInstanceAsync(string tenant, string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken) =>
         inner.FindInstanceAsync(tenant, idempotencyKey, definitionName, businessKey, cancellationToken);
 
+    public Task<Guid?> FindNewestInstanceIdAsync(string tenant, string definitionName, string businessKey, CancellationToken cancellationToken) =>
+        inner.FindNewestInstanceIdAsync(tenant, definitionName, businessKey, cancellationToken);
+
     public Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(WorkflowInstance instance, CancellationToken cancellationToken) =>
         inner.GetHistoryAsync(instance, cancellationToken);
 

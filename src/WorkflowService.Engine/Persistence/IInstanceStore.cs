@@ -28,6 +28,11 @@ public interface IInstanceStore
     /// and business key (a key is unique among open instances; ended ones may share it).
     /// </summary>
     Task<WorkflowInstance?> FindInstanceAsync(string tenant, string? idempotencyKey, string definitionName, string? businessKey, CancellationToken cancellationToken);
+    /// <summary>
+    /// The id of the newest instance of <paramref name="tenant"/>'s definition with this business key, open or ended (an
+    /// ended one's key may repeat: the newest is the one a caller means); null when none has it. Read on the primary.
+    /// </summary>
+    Task<Guid?> FindNewestInstanceIdAsync(string tenant, string definitionName, string businessKey, CancellationToken cancellationToken);
     /// <summary>The whole history of an instance read in its tenant, oldest first (a diagram, a replay's check); callers page with the overload.</summary>
     Task<IReadOnlyList<HistoryEvent>> GetHistoryAsync(WorkflowInstance instance, CancellationToken cancellationToken);
     /// <summary>

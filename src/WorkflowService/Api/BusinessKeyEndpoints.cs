@@ -46,7 +46,6 @@ public static class BusinessKeyEndpoints
         string businessKey,
         WorkflowRuntime runtime,
         IInstanceStore store,
-        IOperatorQueries queries,
         LongPollGate gate,
         IOptions<RateLimitingOptions> rateLimits,
         HttpContext http,
@@ -61,7 +60,7 @@ public static class BusinessKeyEndpoints
             return invalid;
         }
 
-        return await FindIdAsync(store, queries, user, name, businessKey, cancellationToken) is { } id
+        return await FindIdAsync(store, user, name, businessKey, cancellationToken) is { } id
             ? await InstanceEndpoints.Get(id, runtime, store, gate, rateLimits, http, user, cancellationToken, waitFor, afterRevision, timeout)
             : NotFound(name, businessKey);
     }
@@ -73,7 +72,6 @@ public static class BusinessKeyEndpoints
         [FromHeader(Name = InstanceEndpoints.IdempotencyHeader)] string? idempotencyKey,
         WorkflowRuntime runtime,
         IInstanceStore store,
-        IOperatorQueries queries,
         ClaimsPrincipal user,
         CancellationToken cancellationToken)
     {
@@ -82,7 +80,7 @@ public static class BusinessKeyEndpoints
             return invalid;
         }
 
-        return await FindIdAsync(store, queries, user, name, businessKey, cancellationToken) is { } id
+        return await FindIdAsync(store, user, name, businessKey, cancellationToken) is { } id
             ? await InstanceEndpoints.Signal(id, request, idempotencyKey, runtime, user, cancellationToken)
             : NotFound(name, businessKey);
     }
@@ -153,7 +151,7 @@ public static class BusinessKeyEndpoints
     /// The id of the open instance with this key in the caller's tenant, else of the newest ended one (so that a long-poll
     /// for its end still finds it); another tenant's is not found.
     /// </summary>
-    private static async Task<Guid?> FindIdAsync(IInstanceStore store, IOperatorQueries queries, ClaimsPrincipal user, string name, string businessKey,
+    private static async Task<Guid?> FindIdAsync(IInstanceStore store, ClaimsPrincipal user, string name, string businessKey,
         CancellationToken cancellationToken)
     {
         var tenant = user.Tenant();
@@ -162,8 +160,7 @@ public static class BusinessKeyEndpoints
             return open.Id;
         }
 
-        var newest = await queries.QueryInstancesAsync(new InstanceQuery(name, BusinessKey: businessKey, Limit: 1, Tenant: tenant), cancellationToken);
-        return newest.Items.Count > 0 ? newest.Items[0].Id : null;
+        return await store.FindNewestInstanceIdAsync(tenant, name, businessKey, cancellationToken).ConfigureAwait(false);
     }
 
     private static ValidationProblem? InvalidAddress(string name, string businessKey) =>

@@ -250,6 +250,8 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         Assert.Equal(instance.Id, (await instances.FindInstanceAsync(instance.Tenant, instance.IdempotencyKey, instance.DefinitionName, null, Token))!.Id);
         // It has ended (completedAt is set), so its business key names no open instance: a start with it would make a new one.
         Assert.Null(await instances.FindInstanceAsync(instance.Tenant, null, instance.DefinitionName, instance.BusinessKey, Token));
+        // Read by its key, an ended instance is still found: the newest with the key.
+        Assert.Equal(instance.Id, await instances.FindNewestInstanceIdAsync(instance.Tenant, instance.DefinitionName, instance.BusinessKey!, Token));
 
         // The default tenant (and any other) neither reads it by its id, lists it nor finds it by its keys.
         Assert.Null(await instances.GetInstanceAsync("", instance.Id, Token));
@@ -258,6 +260,7 @@ public abstract class StoreContractTests<TBackend> : ServiceTest<TBackend> where
         Assert.Empty((await queries.QueryInstancesAsync(new InstanceQuery(DefinitionName: instance.DefinitionName, Tenant: "other"), Token)).Items);
         Assert.Null(await instances.FindInstanceAsync("", instance.IdempotencyKey, instance.DefinitionName, null, Token));
         Assert.Null(await instances.FindInstanceAsync("", null, instance.DefinitionName, instance.BusinessKey, Token));
+        Assert.Null(await instances.FindNewestInstanceIdAsync("other", instance.DefinitionName, instance.BusinessKey!, Token));
     }
 
     [Fact]
