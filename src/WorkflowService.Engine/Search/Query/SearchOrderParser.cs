@@ -16,7 +16,7 @@ internal static class SearchOrderParser
             var token = reader.Peek;
             if (order.Count == limits.MaxOrderFields)
             {
-                return reader.Error($"orderBy has more than {limits.MaxOrderFields} fields", token);
+                return reader.Error($"the order has more than {limits.MaxOrderFields} fields", token);
             }
 
             if (reader.TakeField(fields, "a field name", out var field) is { } error)
