@@ -42,6 +42,7 @@ public sealed class SearchFilterParsingTests
     [InlineData("2026-11-01T00:00:00Z", "2026-11-01T00:00:00+00:00")]
     [InlineData("2026-11-01T01:30:00+01:30", "2026-11-01T00:00:00+00:00")]
     [InlineData("2026-11-01T00:00Z", "2026-11-01T00:00:00+00:00")]
+    [InlineData("2026-11-01T01:00+01:00", "2026-11-01T00:00:00+00:00")]
     [InlineData("2026-10-31T19:00:00.1234567-05:00", "2026-11-01T00:00:00.1234567+00:00")]
     public void Datetimes_are_iso_8601_strings_with_an_offset(string written, string instant)
     {
