@@ -60,7 +60,15 @@ public abstract partial class RelationalStoreOptions
         {
             yield return $"{section}:MaxPoolSize must be between 2 and 1000 (it is {MaxPoolSize}).";
         }
+
+        foreach (var problem in BackendProblems(section))
+        {
+            yield return problem;
+        }
     }
+
+    /// <summary>What only this backend checks, each naming its key under <paramref name="section"/>; nothing by default.</summary>
+    protected virtual IEnumerable<string> BackendProblems(string section) => [];
 
     /// <summary>
     /// Why the driver refuses the connection string (an unknown keyword, a value of the wrong kind, malformed text), or

@@ -78,7 +78,22 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
 
     public override string ClaimWithInstancesSql => ClaimWithInstances;
 
-    public override bool IsTransient(Exception exception) => AnyInChain(exception, e => e is NpgsqlException { IsTransient: true });
+    /// <summary>
+    /// Transient by Npgsql's word, or because the server is gone or no longer the primary (<see cref="PostgresFailover"/>):
+    /// then both pools are emptied first, so that the attempt this answer allows (a retry, or the client's after its 503)
+    /// selects the primary again.
+    /// </summary>
+    public override bool IsTransient(Exception exception)
+    {
+        if (PostgresFailover.MeansServerLost(exception))
+        {
+            PostgresFailover.Forget(dataSource);
+            PostgresFailover.Forget(claims.Source);
+            return true;
+        }
+
+        return AnyInChain(exception, e => e is NpgsqlException { IsTransient: true });
+    }
 
     public override bool IsUniqueViolation(Exception exception) =>
         exception.GetBaseException() is PostgresException { SqlState: PostgresErrorCodes.UniqueViolation };

@@ -7,4 +7,32 @@ namespace WorkflowService.Storage.Relational.PostgreSql;
 public sealed class PostgreSqlStoreOptions : RelationalStoreOptions
 {
     protected override DbConnectionStringBuilder CreateConnectionStringBuilder() => new NpgsqlConnectionStringBuilder();
+
+    protected override IEnumerable<string> BackendProblems(string section)
+    {
+        if (WritesMayLandOnStandby(ConnectionString))
+        {
+            yield return $"{section}:ConnectionString names several hosts but not which one takes writes; add \"Target Session Attributes=primary\" (or read-write).";
+        }
+    }
+
+    /// <summary>
+    /// Whether <paramref name="connectionString"/> lists several hosts and lets Npgsql pick any of them: the store and its
+    /// LISTEN connection would then land on a standby whenever it is listed first.
+    /// </summary>
+    internal static bool WritesMayLandOnStandby(string connectionString)
+    {
+        NpgsqlConnectionStringBuilder builder;
+        try
+        {
+            builder = new NpgsqlConnectionStringBuilder(connectionString);
+        }
+        catch (ArgumentException)
+        {
+            return false; // reported as unreadable already
+        }
+
+        return builder.Host?.Contains(',', StringComparison.Ordinal) == true
+               && builder.TargetSessionAttributes?.Trim().ToUpperInvariant() is not ("PRIMARY" or "READ-WRITE");
+    }
 }

@@ -20,6 +20,20 @@ public sealed class PostgresNotifyBus(NpgsqlDataSource dataSource) : IWakeUpBus
 
     public async Task ListenAsync(Action<string> received, Action<string> listening, CancellationToken stopping)
     {
+        try
+        {
+            await ListenOnPrimaryAsync(received, listening, stopping).ConfigureAwait(false);
+        }
+        catch (Exception e) when (PostgresFailover.MeansServerLost(e))
+        {
+            // The primary went away: the next pass (ReconnectingListener's, with its backoff) selects the new one.
+            PostgresFailover.Forget(dataSource);
+            throw;
+        }
+    }
+
+    private async Task ListenOnPrimaryAsync(Action<string> received, Action<string> listening, CancellationToken stopping)
+    {
         await using var connection = await dataSource.OpenConnectionAsync(stopping).ConfigureAwait(false);
         connection.Notification += (_, e) => received(e.Payload);
         await using (var listen = new NpgsqlCommand($"LISTEN {ChannelName}", connection))
