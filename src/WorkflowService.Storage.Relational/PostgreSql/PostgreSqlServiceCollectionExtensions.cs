@@ -8,6 +8,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Npgsql;
+using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.Engine.WakeUp;
 using WorkflowService.Providers.WakeUp;
@@ -40,6 +41,7 @@ public static class PostgreSqlServiceCollectionExtensions
                 // The claim's own span (workflow.claim) covers its one statement.
                 .ConfigureTracing(tracing => tracing.ConfigureCommandFilter(_ => false).ConfigureBatchFilter(_ => false))
                 .Build()));
+        services.AddSingleton<IStoreReplication>(p => new PostgresReplication(p.GetRequiredService<NpgsqlDataSource>(), p.GetRequiredService<ILogger<PostgresReplication>>()));
         services.AddHostedService(WatchCancelRequestThreads);
         services.AddPooledDbContextFactory<WorkflowDbContext>((provider, o) => o
             .UseNpgsql(provider.GetRequiredService<NpgsqlDataSource>(), npgsql => npgsql
