@@ -30,6 +30,8 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<ISignalQueue>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<ITaskStore>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<IOperatorQueries>(p => p.GetRequiredService<TStore>());
+        // Reads that may be stale go to the store too, unless the backend registers a read-only server for them.
+        services.TryAddKeyedSingleton<IOperatorQueries>(OperatorReads.MayBeStale, (p, _) => p.GetRequiredService<TStore>());
         services.AddSingleton<IStoreFailures>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<IRetentionStore>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<IRevocationList>(p => p.GetRequiredService<TStore>());

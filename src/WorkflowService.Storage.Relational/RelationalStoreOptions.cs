@@ -41,7 +41,7 @@ public abstract partial class RelationalStoreOptions
         {
             yield return $"{section}:ConnectionString is empty; set it for the {store} store.";
         }
-        else if (ConnectionStringProblem() is { } problem)
+        else if (ConnectionStringProblem(ConnectionString) is { } problem)
         {
             yield return $"{section}:ConnectionString cannot be read by the {store} driver: {problem}";
         }
@@ -71,19 +71,19 @@ public abstract partial class RelationalStoreOptions
     protected virtual IEnumerable<string> BackendProblems(string section) => [];
 
     /// <summary>
-    /// Why the driver refuses the connection string (an unknown keyword, a value of the wrong kind, malformed text), or
-    /// null. The driver's reason names the keyword; it is left out when it would repeat the password.
+    /// Why the driver refuses <paramref name="connectionString"/> (an unknown keyword, a value of the wrong kind, malformed
+    /// text), or null. The driver's reason names the keyword; it is left out when it would repeat the password.
     /// </summary>
-    private string? ConnectionStringProblem()
+    protected string? ConnectionStringProblem(string connectionString)
     {
         try
         {
-            CreateConnectionStringBuilder().ConnectionString = ConnectionString;
+            CreateConnectionStringBuilder().ConnectionString = connectionString;
             return null;
         }
         catch (Exception e) when (e is ArgumentException or FormatException or InvalidOperationException or KeyNotFoundException)
         {
-            var password = PasswordValue().Match(ConnectionString);
+            var password = PasswordValue().Match(connectionString);
             return password.Success && password.Groups["value"].Value.Trim() is { Length: > 0 } secret && e.Message.Contains(secret, StringComparison.Ordinal)
                 ? "a value is not valid (not repeated here: it may be secret)."
                 : e.Message.ReplaceLineEndings(" ");

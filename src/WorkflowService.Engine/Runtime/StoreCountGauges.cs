@@ -1,3 +1,4 @@
+using Microsoft.Extensions.DependencyInjection;
 using System.Diagnostics.CodeAnalysis;
 using System.Diagnostics.Metrics;
 using Microsoft.Extensions.Hosting;
@@ -16,7 +17,7 @@ namespace WorkflowService.Engine.Runtime;
 /// nothing rather than an old figure.
 /// </summary>
 public sealed partial class StoreCountGauges(
-    IOperatorQueries queries,
+    [FromKeyedServices(OperatorReads.MayBeStale)] IOperatorQueries queries,
     IDeliveryQueue deliveries,
     Events.SubscriptionDirectory subscriptions,
     EngineMetrics metrics,

@@ -42,6 +42,10 @@ public static class PostgreSqlServiceCollectionExtensions
                 .ConfigureTracing(tracing => tracing.ConfigureCommandFilter(_ => false).ConfigureBatchFilter(_ => false))
                 .Build()));
         services.AddSingleton<IStoreReplication>(p => new PostgresReplication(p.GetRequiredService<NpgsqlDataSource>(), p.GetRequiredService<ILogger<PostgresReplication>>()));
+        services.AddSingleton(p => new PostgresReadServer(ReadConnection(p)!, p.GetServices<IInterceptor>()));
+        services.AddKeyedSingleton<IOperatorQueries>(OperatorReads.MayBeStale, (p, _) => ReadConnection(p) is null
+            ? p.GetRequiredService<RelationalWorkflowStore>()
+            : p.GetRequiredService<PostgresReadServer>().Queries);
         services.AddHostedService(WatchCancelRequestThreads);
         services.AddPooledDbContextFactory<WorkflowDbContext>((provider, o) => o
             .UseNpgsql(provider.GetRequiredService<NpgsqlDataSource>(), npgsql => npgsql
@@ -64,14 +68,23 @@ public static class PostgreSqlServiceCollectionExtensions
 
     /// <summary>
     /// The connections the node may cancel a command on (<see cref="CancelRequestThreads"/>): the store's pool, the claims'
-    /// pool and the wake-up listener.
+    /// pool, the wake-up listener and the read-only server's pool.
     /// </summary>
     private static CancelRequestThreads WatchCancelRequestThreads(IServiceProvider provider)
     {
         var connection = Connection(provider);
         return new CancelRequestThreads(
-            connection.MaxPoolSize + PostgresClaimDataSource.PoolSize(connection) + 1,
+            connection.MaxPoolSize + PostgresClaimDataSource.PoolSize(connection) + 1 + (ReadConnection(provider)?.MaxPoolSize ?? 0),
             provider.GetRequiredService<ILogger<CancelRequestThreads>>());
+    }
+
+    /// <summary>Store:ReadConnectionString tuned like the store's (pool size, timeouts), or null when reads stay on the store.</summary>
+    private static NpgsqlConnectionStringBuilder? ReadConnection(IServiceProvider provider)
+    {
+        var store = provider.GetRequiredService<IOptions<PostgreSqlStoreOptions>>().Value;
+        return string.IsNullOrWhiteSpace(store.ReadConnectionString)
+            ? null
+            : PostgreSqlConnectionTuning.Apply(new NpgsqlConnectionStringBuilder(store.ReadConnectionString), store);
     }
 
     /// <summary>The store's connection string, tuned for the store.</summary>

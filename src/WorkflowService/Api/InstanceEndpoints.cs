@@ -132,7 +132,7 @@ public static class InstanceEndpoints
             : InvalidIdempotencyKey(idempotencyKey);
 
     private static async Task<Results<Ok<PageView<InstanceSummaryView>>, ValidationProblem>> List(
-        IOperatorQueries store,
+        [FromKeyedServices(OperatorReads.MayBeStale)] IOperatorQueries store,
         ClaimsPrincipal user,
         CancellationToken cancellationToken,
         string? definition = null,

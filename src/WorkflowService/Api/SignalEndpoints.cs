@@ -20,7 +20,7 @@ public static class SignalEndpoints
     }
 
     private static async Task<Results<Ok<PageView<SignalView>>, ValidationProblem>> List(
-        IOperatorQueries store,
+        [FromKeyedServices(OperatorReads.MayBeStale)] IOperatorQueries store,
         ClaimsPrincipal user,
         CancellationToken cancellationToken,
         SignalStatus? status = null,

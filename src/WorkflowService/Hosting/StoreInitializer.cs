@@ -45,11 +45,12 @@ public sealed partial class StoreInitializer(IStoreSchema store, IStoreFailures 
         bounded.CancelAfter(health.Value.StoreTimeout);
         try
         {
-            LogReplication(logger, await server.DescribeAsync(bounded.Token).WaitAsync(bounded.Token).ConfigureAwait(false));
+            var replication = await server.DescribeAsync(bounded.Token).WaitAsync(bounded.Token).ConfigureAwait(false);
+            LogReplication(logger, replication);
         }
         catch (Exception e) when (!cancellationToken.IsCancellationRequested)
         {
-            LogReplicationUnknown(logger, e.GetBaseException().Message.ReplaceLineEndings(" "));
+            LogReplicationUnknown(logger, e);
         }
     }
 
@@ -58,8 +59,8 @@ public sealed partial class StoreInitializer(IStoreSchema store, IStoreFailures 
     [LoggerMessage(Level = LogLevel.Information, Message = "Workflow store replication: {Replication}")]
     private static partial void LogReplication(ILogger logger, string replication);
 
-    [LoggerMessage(Level = LogLevel.Warning, Message = "Workflow store replication could not be read at start-up ({Reason}); /health/ready asks again")]
-    private static partial void LogReplicationUnknown(ILogger logger, string reason);
+    [LoggerMessage(Level = LogLevel.Warning, Message = "Workflow store replication could not be read at start-up; /health/ready asks again")]
+    private static partial void LogReplicationUnknown(ILogger logger, Exception exception);
 
     [LoggerMessage(Level = LogLevel.Information, Message = "Workflow store {Provider} is ready")]
     private static partial void LogReady(ILogger logger, StoreProvider provider);

@@ -56,7 +56,7 @@ public static class ConsolePages
     }
 
     private static async Task<RazorComponentResult> Instances(
-        HttpContext http, IOperatorQueries queries, IDefinitionStore definitions, IOptions<ConsoleOptions> options, CancellationToken cancellationToken,
+        HttpContext http, [FromKeyedServices(OperatorReads.MayBeStale)] IOperatorQueries queries, IDefinitionStore definitions, IOptions<ConsoleOptions> options, CancellationToken cancellationToken,
         string? definition = null, string? status = null, string? businessKey = null, string? createdFrom = null, string? createdTo = null,
         string? after = null)
     {
