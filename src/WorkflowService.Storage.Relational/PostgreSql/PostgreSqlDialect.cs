@@ -80,19 +80,18 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
 
     /// <summary>
     /// Transient by Npgsql's word, or because the server is gone or no longer the primary (<see cref="PostgresFailover"/>):
-    /// then both pools are emptied first, so that the attempt this answer allows (a retry, or the client's after its 503)
-    /// selects the primary again.
+    /// the attempt this answer allows (a retry, or the client's after its 503) may find the new primary. A write refused
+    /// as read-only first empties both pools and the hosts' roles, which Npgsql would otherwise keep.
     /// </summary>
     public override bool IsTransient(Exception exception)
     {
-        if (PostgresFailover.MeansServerLost(exception))
+        if (PostgresFailover.LandedOnAStandby(exception))
         {
             PostgresFailover.Forget(dataSource);
             PostgresFailover.Forget(claims.Source);
-            return true;
         }
 
-        return AnyInChain(exception, e => e is NpgsqlException { IsTransient: true });
+        return PostgresFailover.MeansServerLost(exception) || AnyInChain(exception, e => e is NpgsqlException { IsTransient: true });
     }
 
     public override bool IsUniqueViolation(Exception exception) =>

@@ -4,12 +4,28 @@ using Npgsql;
 namespace WorkflowService.Storage.Relational.PostgreSql;
 
 /// <summary>
-/// Follows the primary across a failover. A failure that says the server is gone or is no longer the primary empties the
-/// pool and makes Npgsql forget what it knew of each host (primary, standby, offline), so that the next attempt selects
-/// the host again from the connection string's list (Target Session Attributes) instead of reusing a stale choice.
+/// Follows the primary across a failover. Npgsql already marks a host that broke its connections (refused, reset, shut
+/// down) as offline and empties its pool; what it cannot tell is a host it still believes primary that now answers as a
+/// standby (a demoted primary that kept its sessions, a role cached for Host Recheck Seconds). That answer empties the
+/// pool and makes Npgsql forget each host's role, so that the next attempt selects the primary again from the connection
+/// string's list (Target Session Attributes).
 /// </summary>
 internal static class PostgresFailover
 {
+    /// <summary>Whether <paramref name="exception"/> (or one inside it) is a write refused by a server that is now a standby (25006).</summary>
+    public static bool LandedOnAStandby(Exception exception)
+    {
+        for (var e = exception; e is not null; e = e.InnerException)
+        {
+            if (e is PostgresException { SqlState: PostgresErrorCodes.ReadOnlySqlTransaction })
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
     /// <summary>
     /// Whether <paramref name="exception"/> (or one inside it) means the server the connection went to cannot serve the
     /// store's writes now: by SQLSTATE a read-only transaction (a standby, or a primary being demoted), a shutdown or a

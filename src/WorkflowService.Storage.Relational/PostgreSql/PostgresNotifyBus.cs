@@ -24,9 +24,10 @@ public sealed class PostgresNotifyBus(NpgsqlDataSource dataSource) : IWakeUpBus
         {
             await ListenOnPrimaryAsync(received, listening, stopping).ConfigureAwait(false);
         }
-        catch (Exception e) when (PostgresFailover.MeansServerLost(e))
+        catch (Exception e) when (PostgresFailover.LandedOnAStandby(e))
         {
-            // The primary went away: the next pass (ReconnectingListener's, with its backoff) selects the new one.
+            // Listening on a server that is a standby now: the next pass (ReconnectingListener's, with its backoff)
+            // selects the primary again. A server that went away Npgsql marks offline itself.
             PostgresFailover.Forget(dataSource);
             throw;
         }

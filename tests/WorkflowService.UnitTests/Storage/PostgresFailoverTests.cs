@@ -15,7 +15,7 @@ public sealed class PostgresFailoverTests
     [InlineData("57P02")] // crash_shutdown
     [InlineData("57P03")] // cannot_connect_now: a standby still starting, or being promoted
     [InlineData("08006")] // connection_failure
-    public void A_server_gone_or_no_longer_primary_clears_the_pools(string sqlState) =>
+    public void A_server_gone_or_no_longer_primary_is_worth_another_attempt(string sqlState) =>
         Assert.True(PostgresFailover.MeansServerLost(Server(sqlState)));
 
     [Theory]
@@ -23,16 +23,16 @@ public sealed class PostgresFailoverTests
     [InlineData("40001")] // serialization_failure: retried, but the server is fine
     [InlineData("53300")] // too_many_connections: saturated, not gone
     [InlineData("42P01")] // undefined_table
-    public void A_failure_of_the_statement_on_a_healthy_primary_keeps_the_pools(string sqlState) =>
+    public void A_failure_of_the_statement_on_a_healthy_primary_is_not_a_lost_server(string sqlState) =>
         Assert.False(PostgresFailover.MeansServerLost(Server(sqlState)));
 
     [Fact]
-    public void A_refused_connection_clears_the_pools() =>
+    public void A_refused_connection_is_a_lost_server() =>
         Assert.True(PostgresFailover.MeansServerLost(
             new NpgsqlException("Failed to connect", new SocketException((int)SocketError.ConnectionRefused))));
 
     [Fact]
-    public void No_suitable_host_among_several_clears_the_pools_so_the_hosts_are_probed_again() =>
+    public void No_suitable_host_among_several_is_a_lost_server() =>
         Assert.True(PostgresFailover.MeansServerLost(new NpgsqlException("No suitable host was found.")));
 
     [Fact]
@@ -42,6 +42,14 @@ public sealed class PostgresFailoverTests
     [Fact]
     public void A_pool_exhausted_waiting_is_not_a_lost_server() =>
         Assert.False(PostgresFailover.MeansServerLost(new NpgsqlException("pool exhausted", new TimeoutException())));
+
+    [Fact]
+    public void Only_a_write_refused_as_read_only_makes_the_node_forget_the_hosts_roles()
+    {
+        Assert.True(PostgresFailover.LandedOnAStandby(new DbUpdateException("save failed", Server("25006"))));
+        Assert.False(PostgresFailover.LandedOnAStandby(Server("57P01")));
+        Assert.False(PostgresFailover.LandedOnAStandby(new NpgsqlException("No suitable host was found.")));
+    }
 
     [Theory]
     [InlineData("Host=a:5432,b:5433;Username=u", true)]
