@@ -87,16 +87,18 @@ public sealed class PostgresFailoverTests(PostgresFailoverTests.NodesThroughAFai
     /// The cluster (short monitor timeouts: the failover takes seconds), a worker node that polls every ten minutes and an
     /// API-only front node, work done and work acknowledged, then the primary's machine killed and a new primary promoted.
     /// </summary>
-    public sealed class NodesThroughAFailover : IAsyncLifetime
+    public sealed class NodesThroughAFailover() : AutoFailoverClusterFixture(new AutoFailoverOptions
+    {
+        NodeUnhealthyAfter = TimeSpan.FromSeconds(5),
+        PrimaryDemoteTimeout = TimeSpan.FromSeconds(5),
+    })
     {
         private const int Each = 5;
-        private string? _missing;
-        private OwnedAutoFailoverCluster? _cluster;
+        private readonly List<Guid> _completedBefore = [];
+        private readonly List<Guid> _acknowledgedBefore = [];
         private WorkflowServiceFactory? _worker;
         private WorkflowServiceFactory? _front;
         private ApiClient? _api;
-        private readonly List<Guid> _completedBefore = [];
-        private readonly List<Guid> _acknowledgedBefore = [];
 
         public string Definition { get; } = Definitions.Unique("failover");
 
@@ -121,32 +123,16 @@ public sealed class PostgresFailoverTests(PostgresFailoverTests.NodesThroughAFai
         /// <summary>The front node's client; skips (or fails, where required) when the machine cannot own a cluster.</summary>
         public ApiClient Ready()
         {
-            if (_missing is not null)
-            {
-                ExternalTools.Unavailable(OwnedAutoFailoverCluster.Tool, _missing);
-            }
-
+            SkipUnlessOwned();
             return _api!;
         }
 
-        public async ValueTask InitializeAsync()
+        private protected override async Task StartedAsync(OwnedAutoFailoverCluster cluster, CancellationToken ct)
         {
-            _missing = OwnedAutoFailoverCluster.Unavailable();
-            if (_missing is not null)
-            {
-                return;
-            }
-
-            var ct = TestContext.Current.CancellationToken;
-            _cluster = await OwnedAutoFailoverCluster.StartAsync(new AutoFailoverOptions
-            {
-                NodeUnhealthyAfter = TimeSpan.FromSeconds(5),
-                PrimaryDemoteTimeout = TimeSpan.FromSeconds(5),
-            }, ct);
             var store = new Dictionary<string, string?>
             {
                 ["Store:Provider"] = "PostgreSql",
-                ["Store:ConnectionString"] = _cluster.MultiHostConnectionString,
+                ["Store:ConnectionString"] = cluster.MultiHostConnectionString,
             };
             _worker = new WorkflowServiceFactory(new(store) { ["Workers:NodeId"] = "worker", ["Workers:PollInterval"] = "00:10:00" });
             _front = new WorkflowServiceFactory(new(store)
@@ -175,8 +161,8 @@ public sealed class PostgresFailoverTests(PostgresFailoverTests.NodesThroughAFai
             }
 
             SubscriptionsBefore = worker.Subscriptions;
-            var killed = await _cluster.KillPrimaryPostmasterAsync(ct);
-            var promotion = _cluster.WaitForPrimaryChangeAsync(killed, TimeSpan.FromSeconds(120), ct);
+            var killed = await cluster.KillPrimaryPostmasterAsync(ct);
+            var promotion = cluster.WaitForPrimaryChangeAsync(killed, TimeSpan.FromSeconds(120), ct);
             // Clients keep calling through the failover: each call selects a host again, and finds none until the promotion.
             while (!promotion.IsCompleted)
             {
@@ -190,7 +176,7 @@ public sealed class PostgresFailoverTests(PostgresFailoverTests.NodesThroughAFai
             await promotion;
         }
 
-        public async ValueTask DisposeAsync()
+        protected override async ValueTask StopAsync()
         {
             if (_front is not null)
             {
@@ -200,11 +186,6 @@ public sealed class PostgresFailoverTests(PostgresFailoverTests.NodesThroughAFai
             if (_worker is not null)
             {
                 await _worker.DisposeAsync();
-            }
-
-            if (_cluster is not null)
-            {
-                await _cluster.DisposeAsync();
             }
         }
     }

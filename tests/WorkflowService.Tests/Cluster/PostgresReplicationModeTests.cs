@@ -81,38 +81,12 @@ public sealed class PostgresReplicationModeTests(PostgresReplicationModeTests.As
     }
 
     /// <summary>A cluster whose secondary is out of the write quorum, for the class; nothing is killed.</summary>
-    public sealed class AsynchronousCluster : IAsyncLifetime
+    public sealed class AsynchronousCluster() : AutoFailoverClusterFixture(new AutoFailoverOptions { Replication = AutoFailoverReplication.Asynchronous })
     {
-        private string? _missing;
-        private OwnedAutoFailoverCluster? _cluster;
-
-        /// <summary>The cluster; skips (or fails, where required) when the machine cannot own one.</summary>
         internal OwnedAutoFailoverCluster Ready()
         {
-            if (_missing is not null)
-            {
-                ExternalTools.Unavailable(OwnedAutoFailoverCluster.Tool, _missing);
-            }
-
-            return _cluster!;
-        }
-
-        public async ValueTask InitializeAsync()
-        {
-            _missing = OwnedAutoFailoverCluster.Unavailable();
-            if (_missing is null)
-            {
-                _cluster = await OwnedAutoFailoverCluster.StartAsync(new AutoFailoverOptions { Replication = AutoFailoverReplication.Asynchronous },
-                    TestContext.Current.CancellationToken);
-            }
-        }
-
-        public async ValueTask DisposeAsync()
-        {
-            if (_cluster is not null)
-            {
-                await _cluster.DisposeAsync();
-            }
+            SkipUnlessOwned();
+            return Cluster;
         }
     }
 }
