@@ -1,8 +1,10 @@
+using System.Net.Http.Json;
 using Npgsql;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Storage.Relational.PostgreSql;
 using WorkflowService.Tests.Backends;
 using WorkflowService.Tests.Infrastructure;
+using WorkflowService.Api;
 
 namespace WorkflowService.Tests.Cluster;
 
@@ -36,6 +38,45 @@ public sealed class PostgresConnectionLossTests : ServiceTest<PostgresBackend>
         await api.SignalAsync(second.Id, "go", new { value = 2 });
         var done = await api.WaitForAsync(second.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60));
         Assert.Equal(2, done.Output!.Value.GetProperty("result").GetInt32());
+    }
+
+    [Fact]
+    public async Task A_server_that_turned_read_only_is_answered_503_with_retry_after_and_writes_resume_once_it_takes_them()
+    {
+        var database = await CreateDatabaseAsync();
+        var (_, api) = await StartServiceAsync([], database: database);
+        var name = Definitions.Unique("read-only");
+        await api.PublishAsync(Definitions.SignalRoundtrip(name));
+
+        // What a demoted primary answers a write (25006): its sessions are new ones on a read-only server.
+        await ReadOnlyAsync(database, true);
+        using var refused = await api.Http.PostAsJsonAsync("/instances", new { definition = name }, WorkflowServiceFactory.Json, TestContext.Current.CancellationToken);
+        Assert.Equal(System.Net.HttpStatusCode.ServiceUnavailable, refused.StatusCode);
+        Assert.NotNull(refused.Headers.RetryAfter);
+
+        await ReadOnlyAsync(database, false);
+        var started = await api.StartAsync(name);
+        await api.SignalAsync(started.Id, "go", new { value = 4 });
+        Assert.Equal(4, (await api.WaitForAsync(started.Id, InstanceStatus.Completed, TimeSpan.FromSeconds(60))).Output!.Value.GetProperty("result").GetInt32());
+    }
+
+    /// <summary>Makes the test's database refuse (or take) writes in every session, and ends the sessions it has.</summary>
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Security", "CA2100:Review SQL queries for security vulnerabilities", Justification = "The test's own database name, made by the test.")]
+    private static async Task ReadOnlyAsync(BackendDatabase database, bool readOnly)
+    {
+        var connection = new NpgsqlConnectionStringBuilder(database.Settings["Store:ConnectionString"]);
+        var name = connection.Database!;
+        connection.Database = "postgres";
+        await using var admin = new NpgsqlConnection(connection.ConnectionString);
+        await admin.OpenAsync(TestContext.Current.CancellationToken);
+        await using (var alter = new NpgsqlCommand($"ALTER DATABASE {name} SET default_transaction_read_only = {(readOnly ? "on" : "off")}", admin))
+        {
+            await alter.ExecuteNonQueryAsync(TestContext.Current.CancellationToken);
+        }
+
+        await using var terminate = new NpgsqlCommand("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = @name", admin);
+        terminate.Parameters.AddWithValue("name", name);
+        await terminate.ExecuteScalarAsync(TestContext.Current.CancellationToken);
     }
 
     [Fact]
