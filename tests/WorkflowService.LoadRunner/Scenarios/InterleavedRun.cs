@@ -127,16 +127,11 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             }
 
             var windows = new List<Window>();
-            for (var round = 0; round < options.Windows; round++)
+            foreach (var (round, variant) in AlternatingWindows.Turns(variants, options.Windows))
             {
-                // A B, then B A: neither variant always follows the other.
-                var order = round % 2 == 0 ? variants : Enumerable.Reverse(variants).ToList();
-                foreach (var variant in order)
-                {
-                    var window = await MeasureAsync(variant, round + 1, cancellationToken);
-                    windows.Add(window);
-                    Console.WriteLine($"  round {window.Round} {window.Variant}: {window.OpsPerSecond:N0} ops/s, p50 {window.Latency.P50:N1} p99 {window.Latency.P99:N1} ms, service {window.ServiceCpuMsPerOp:N3} ms/op, database {window.DatabaseCpuMsPerOp:N3} ms/op, failures {window.Failures}");
-                }
+                var window = await MeasureAsync(variant, round, cancellationToken);
+                windows.Add(window);
+                Console.WriteLine($"  round {window.Round} {window.Variant}: {window.OpsPerSecond:N0} ops/s, p50 {window.Latency.P50:N1} p99 {window.Latency.P99:N1} ms, service {window.ServiceCpuMsPerOp:N3} ms/op, database {window.DatabaseCpuMsPerOp:N3} ms/op, failures {window.Failures}");
             }
 
             var totals = receiver.Totals;
@@ -421,11 +416,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         return (markdown, json);
     }
 
-    private static double Median(IEnumerable<double> values)
-    {
-        var sorted = values.Order().ToArray();
-        return sorted.Length == 0 ? double.NaN : sorted.Length % 2 == 1 ? sorted[sorted.Length / 2] : (sorted[(sorted.Length / 2) - 1] + sorted[sorted.Length / 2]) / 2;
-    }
+    private static double Median(IEnumerable<double> values) => AlternatingWindows.Median(values);
 
     private sealed record Variant(string Name, Backend Backend, ServiceProcess Service, WorkflowClient Client) : IAsyncDisposable
     {
