@@ -82,6 +82,22 @@ internal sealed class MongoStoreSnapshotReader(IMongoDatabase database) : StoreS
         return [.. signals.SelectMany(s => fired[Id(s["instanceId"])].Select(at => (s["dueAtMs"].ToInt64(), at)))];
     }
 
+    public override async Task<IReadOnlyList<ScheduledStart>> ReadScheduledStartsAsync(CancellationToken cancellationToken) =>
+        (await _instances.Find(Filter.Regex("idempotencyKey", new BsonRegularExpression("^" + ScheduledStart.KeyPrefix)))
+            .Project(new BsonDocument { { "idempotencyKey", 1 }, { "createdAt", 1 } }).ToListAsync(cancellationToken))
+        .ConvertAll(i => ScheduledStart.Parse(Id(i["_id"]), i["idempotencyKey"].AsString, i["createdAt"].ToUniversalTime()));
+
+    public override async Task<IReadOnlyList<(Guid InstanceId, string Name, DateTime CreatedAt)>> ReadSignalArrivalsAsync(string namePrefix,
+        CancellationToken cancellationToken) =>
+        (await _signals.Find(Filter.Regex("name", new BsonRegularExpression("^" + System.Text.RegularExpressions.Regex.Escape(namePrefix))))
+            .Project(new BsonDocument { { "instanceId", 1 }, { "name", 1 }, { "createdAt", 1 } }).ToListAsync(cancellationToken))
+        .ConvertAll(s => (Id(s["instanceId"]), s["name"].AsString, s["createdAt"].ToUniversalTime()));
+
+    public override async Task<IReadOnlyList<(Guid InstanceId, DateTime At, string? DataJson)>> ReadEventsAsync(string eventType,
+        CancellationToken cancellationToken) =>
+        (await _history.Find(Filter.Eq("type", eventType)).ToListAsync(cancellationToken))
+        .ConvertAll(h => (Id(h["instanceId"]), h["at"].ToUniversalTime(), Text(h, "data")));
+
     public override ValueTask DisposeAsync() => ValueTask.CompletedTask;
 
     private static StoredSignal ReadSignal(BsonDocument s) =>

@@ -68,6 +68,20 @@ internal sealed class SqlStoreSnapshotReader(DbConnection connection) : StoreSna
         return [.. due.SelectMany(s => fired[s.InstanceId].Select(e => (s.DueAtMs, e.At)))];
     }
 
+    public override async Task<IReadOnlyList<ScheduledStart>> ReadScheduledStartsAsync(CancellationToken cancellationToken) =>
+        await ReadAllAsync($"SELECT id, idempotency_key, created_at FROM wf_instances WHERE idempotency_key LIKE '{ScheduledStart.KeyPrefix}%'", [],
+            r => ScheduledStart.Parse(r.GetGuid(0), r.GetString(1), Utc(r, 2)), cancellationToken);
+
+    public override async Task<IReadOnlyList<(Guid InstanceId, string Name, DateTime CreatedAt)>> ReadSignalArrivalsAsync(string namePrefix,
+        CancellationToken cancellationToken) =>
+        await ReadAllAsync("SELECT instance_id, name, created_at FROM wf_signals WHERE name LIKE @p0", [namePrefix + "%"],
+            r => (r.GetGuid(0), r.GetString(1), Utc(r, 2)), cancellationToken);
+
+    public override async Task<IReadOnlyList<(Guid InstanceId, DateTime At, string? DataJson)>> ReadEventsAsync(string eventType,
+        CancellationToken cancellationToken) =>
+        // Every row is expanded: an event after the first of its commit is only in more_json.
+        [.. (await ReadHistoryAsync(string.Empty, [], cancellationToken)).Where(e => e.Type == eventType).Select(e => (e.InstanceId, e.At, e.DataJson))];
+
     /// <summary>
     /// The history events of the wf_history rows <paramref name="filter"/> selects, each row expanded into its events the
     /// way the store reads them (<see cref="HistoryRows"/>: one row per commit since schema 7).
@@ -121,6 +135,8 @@ internal sealed class SqlStoreSnapshotReader(DbConnection connection) : StoreSna
 
     /// <summary>A count(*) column: Int64 on both databases' drivers, read without assuming which.</summary>
     private static int Count(DbDataReader r, int column) => Convert.ToInt32(r.GetValue(column), CultureInfo.InvariantCulture);
+
+    private static DateTime Utc(DbDataReader r, int i) => DateTime.SpecifyKind(r.GetDateTime(i), DateTimeKind.Utc);
 
     private static string? Text(DbDataReader r, int i) => r.IsDBNull(i) ? null : r.GetString(i);
 }

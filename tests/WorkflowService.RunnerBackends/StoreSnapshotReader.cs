@@ -38,6 +38,16 @@ internal abstract class StoreSnapshotReader : IAsyncDisposable
     public abstract Task<IReadOnlyList<(long DueAtMs, DateTime At)>> ReadDueAndFiredAsync(string signalName, string eventType, string? stepId,
         CancellationToken cancellationToken);
 
+    /// <summary>Every instance a schedule started (its idempotency key begins <c>schedule:</c>), with when the store created it.</summary>
+    public abstract Task<IReadOnlyList<ScheduledStart>> ReadScheduledStartsAsync(CancellationToken cancellationToken);
+
+    /// <summary>Every signal whose name begins <paramref name="namePrefix"/>: its instance, name and when the store accepted it.</summary>
+    public abstract Task<IReadOnlyList<(Guid InstanceId, string Name, DateTime CreatedAt)>> ReadSignalArrivalsAsync(string namePrefix,
+        CancellationToken cancellationToken);
+
+    /// <summary>Every history event of <paramref name="eventType"/>: its instance, time and data (JSON).</summary>
+    public abstract Task<IReadOnlyList<(Guid InstanceId, DateTime At, string? DataJson)>> ReadEventsAsync(string eventType, CancellationToken cancellationToken);
+
     public abstract ValueTask DisposeAsync();
 
     /// <summary>The signal id a history event's data names (a received, parked, replayed or faulting signal's), if any.</summary>

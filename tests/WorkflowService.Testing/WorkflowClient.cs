@@ -66,6 +66,27 @@ internal sealed class WorkflowClient : IDisposable
         return await ExpectAsync(response, $"POST /instances/{{id}}/signals ({name})", cancellationToken, HttpStatusCode.Accepted);
     }
 
+    /// <summary>Signals the open instance of <paramref name="definition"/> with <paramref name="businessKey"/>, addressed by the key.</summary>
+    public async Task<JsonObject> SignalByKeyAsync(string definition, string businessKey, string name, object? payload, CancellationToken cancellationToken)
+    {
+        using var response = await _http.PostAsJsonAsync(ByKey(definition, businessKey) + "/signals", new { name, payload }, cancellationToken);
+        return await ExpectAsync(response, $"POST /definitions/{{name}}/instances/{{businessKey}}/signals ({name})", cancellationToken, HttpStatusCode.Accepted);
+    }
+
+    /// <summary>As <see cref="WaitForCompletionAsync"/>, the instance addressed by its definition and business key.</summary>
+    public async Task<JsonObject> WaitForCompletionByKeyAsync(string definition, string businessKey, CancellationToken cancellationToken)
+    {
+        using var response = await _http.GetAsync($"{ByKey(definition, businessKey)}?waitFor=Completed&timeout={LongPollSeconds}", cancellationToken);
+        return await ExpectAsync(response, "GET /definitions/{name}/instances/{businessKey}?waitFor=Completed", cancellationToken, HttpStatusCode.OK);
+    }
+
+    /// <summary>Creates a schedule (POST /schedules, docs/schedules.md); the answer is its view.</summary>
+    public async Task<JsonObject> CreateScheduleAsync(object schedule, CancellationToken cancellationToken)
+    {
+        using var response = await _http.PostAsJsonAsync("/schedules", schedule, cancellationToken);
+        return await ExpectAsync(response, "POST /schedules", cancellationToken, HttpStatusCode.Created);
+    }
+
     /// <summary>Long-polls until the instance is Completed (or can no longer change by itself), at most <see cref="LongPollSeconds"/>.</summary>
     public async Task<JsonObject> WaitForCompletionAsync(Guid instanceId, CancellationToken cancellationToken)
     {
@@ -179,6 +200,9 @@ internal sealed class WorkflowClient : IDisposable
     }
 
     public void Dispose() => _http.Dispose();
+
+    private static string ByKey(string definition, string businessKey) =>
+        $"/definitions/{Uri.EscapeDataString(definition)}/instances/{Uri.EscapeDataString(businessKey)}";
 
     private static string AddQuery(string path, string query) => path + (path.Contains('?', StringComparison.Ordinal) ? "&" : "?") + query;
 
