@@ -30,6 +30,16 @@ internal static class LoadRuns
             return await new EventsBenchmark(options, options.Backends[0]).RunAsync(cancellationToken) ? 0 : 1;
         }
 
+        if (options.Command == "schedules")
+        {
+            return await new SchedulesBenchmark(options, options.Backends[0]).RunAsync(cancellationToken) ? 0 : 1;
+        }
+
+        if (options.Command == "foreach")
+        {
+            return await new ForEachBenchmark(options, options.Backends[0]).RunAsync(cancellationToken) ? 0 : 1;
+        }
+
         var correct = true;
         foreach (var backend in options.Backends)
         {

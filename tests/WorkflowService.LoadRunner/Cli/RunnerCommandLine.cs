@@ -174,35 +174,57 @@ internal static class RunnerCommandLine
         {
             backend, postgres, output, noBuild, latencyWorkflows, backlog,
         };
+        var scheduleCount = Bounded("--schedules", "schedules: how many schedules fire every minute.", 1000, 1, 100_000, "schedules");
+        var minutes = Bounded("--minutes", "schedules: the measured minutes of each spread (after one to warm up).", 3, 1, 60, "minutes");
+        var spread = new Option<string>("--spread")
+        {
+            Description = $"schedules: {SchedulesBenchmark.OnTheMinute} (every schedule due at once: the hard case), {SchedulesBenchmark.Staggered} (spread over the minute's seconds) or both, each on a fresh node.",
+            DefaultValueFactory = _ => "both",
+        }.AcceptOnlyFromAmong(SchedulesBenchmark.OnTheMinute, SchedulesBenchmark.Staggered, "both");
+        var schedules = new Command("schedules", "Schedules firing every minute on one node (fire delay p50/p99 from the store, occurrences/s), then the signal round trip addressed by business key against by id in alternating windows; writes <output>/schedules-<backend>-<date>.md/.json.")
+        {
+            backend, postgres, output, noBuild, scheduleCount, minutes, spread, windows, windowOps,
+        };
+        var forEachInstances = Bounded("--instances", "foreach: instances started, each with a forEach over --items items.", 20, 1, 10_000, "instances");
+        var forEachItems = Bounded("--items", "foreach: items per instance, each waiting for its own signal (at most the service's Engine:MaxForEachItems).", 100, 1, 1000, "items");
+        var forEachConcurrency = Bounded("--signal-concurrency", "foreach: signals in flight at once.", 32, 1, 1024, "signals");
+        var forEach = new Command("foreach", "A forEach whose items each wait for one signal: every item signalled, items/s, per-item latency p99 and commits per item from the store; writes <output>/foreach-<backend>-<date>.md/.json.")
+        {
+            backend, postgres, output, noBuild, forEachInstances, forEachItems, forEachConcurrency,
+        };
         var readme = new Command("readme", "Only regenerates comparison.md in the output directory from its latest reports.") { output };
         run.Subcommands.Add(compare);
         run.Subcommands.Add(readme);
         run.Subcommands.Add(interleave);
         run.Subcommands.Add(events);
+        run.Subcommands.Add(schedules);
+        run.Subcommands.Add(forEach);
 
         RunnerOptions Options(ParseResult parse, string command, IReadOnlyList<string> backends)
         {
             var root = RepositoryRoot.Find();
+            // The commands that measure one thing take the run's defaults for every setting they have no option for.
+            var single = command is "readme" or "interleave" or "events" or "schedules" or "foreach";
             return new RunnerOptions
             {
                 Command = command,
                 Backends = backends,
                 Tier = command == "run" ? Enum.Parse<Tier>(parse.GetValue(tier)!, ignoreCase: true) : Tier.All,
-                Only = command is "readme" or "interleave" or "events" ? null : SharedCommandOptions.Names(parse.GetValue(only))?.ToHashSet(),
-                TableGrowthSeed = command is "readme" or "interleave" or "events" ? RunnerOptions.FullTableGrowthSeed : parse.GetValue(seed),
+                Only = single ? null : SharedCommandOptions.Names(parse.GetValue(only))?.ToHashSet(),
+                TableGrowthSeed = single ? RunnerOptions.FullTableGrowthSeed : parse.GetValue(seed),
                 PostgresAdmin = shared.PostgresAdmin(parse),
                 MongoDb = shared.MongoDbServer(parse),
                 RepositoryRoot = root,
                 OutputDirectory = Path.GetFullPath(parse.GetValue(output) ?? Path.Combine(root, "docs", "benchmarks")),
                 Build = shared.Build(parse),
                 KeepDatabase = parse.GetValue(keepDatabase),
-                Auth = command is not ("readme" or "interleave" or "events") && parse.GetValue(auth) == "none" ? AuthMode.None : AuthMode.ApiKey,
-                RequestLog = command is not ("readme" or "interleave" or "events") && parse.GetValue(requestLog),
-                Transport = command is "readme" or "interleave" or "events" ? "auto" : parse.GetValue(transport)!,
+                Auth = !single && parse.GetValue(auth) == "none" ? AuthMode.None : AuthMode.ApiKey,
+                RequestLog = !single && parse.GetValue(requestLog),
+                Transport = single ? "auto" : parse.GetValue(transport)!,
                 Redis = parse.GetValue(redis) ?? Environment.GetEnvironmentVariable("WORKFLOW_BENCH_REDIS"),
-                Telemetry = command is "readme" or "interleave" or "events" ? "off" : parse.GetValue(telemetry)!,
-                Service = command is "readme" or "interleave" or "events" ? "built" : parse.GetValue(service)!,
-                SqliteSynchronous = command is "readme" or "interleave" or "events" ? SqliteBackend.DefaultSynchronous : parse.GetValue(sqliteSynchronous)!.ToUpperInvariant(),
+                Telemetry = single ? "off" : parse.GetValue(telemetry)!,
+                Service = single ? "built" : parse.GetValue(service)!,
+                SqliteSynchronous = single ? SqliteBackend.DefaultSynchronous : parse.GetValue(sqliteSynchronous)!.ToUpperInvariant(),
             };
         }
 
@@ -251,7 +273,56 @@ internal static class RunnerCommandLine
             });
         });
 
+        schedules.SetAction(async parse =>
+        {
+            if (BackendName(parse.GetValue(backend)) == "mongodb")
+            {
+                await Console.Error.WriteLineAsync("schedules runs on sqlite or postgres");
+                return SharedCommandOptions.UsageError;
+            }
+
+            var spreads = parse.GetValue(spread) is "both" ? new[] { SchedulesBenchmark.OnTheMinute, SchedulesBenchmark.Staggered } : [parse.GetValue(spread)!];
+            return await execute(Options(parse, "schedules", [BackendName(parse.GetValue(backend))]) with
+            {
+                ScheduleCount = parse.GetValue(scheduleCount),
+                ScheduleMinutes = parse.GetValue(minutes),
+                ScheduleSpreads = spreads,
+                Windows = parse.GetValue(windows),
+                WindowOps = parse.GetValue(windowOps),
+            });
+        });
+
+        forEach.SetAction(async parse =>
+        {
+            if (BackendName(parse.GetValue(backend)) == "mongodb")
+            {
+                await Console.Error.WriteLineAsync("foreach runs on sqlite or postgres");
+                return SharedCommandOptions.UsageError;
+            }
+
+            return await execute(Options(parse, "foreach", [BackendName(parse.GetValue(backend))]) with
+            {
+                ForEachInstances = parse.GetValue(forEachInstances),
+                ForEachItems = parse.GetValue(forEachItems),
+                ForEachConcurrency = parse.GetValue(forEachConcurrency),
+            });
+        });
+
         return run;
+    }
+
+    /// <summary>A whole-number option from <paramref name="min"/> to <paramref name="max"/>; a value outside says the range.</summary>
+    private static Option<int> Bounded(string name, string description, int defaultValue, int min, int max, string unit)
+    {
+        var option = new Option<int>(name) { Description = description, DefaultValueFactory = _ => defaultValue };
+        option.Validators.Add(result =>
+        {
+            if (result.GetValueOrDefault<int>() < min || result.GetValueOrDefault<int>() > max)
+            {
+                result.AddError(string.Create(CultureInfo.InvariantCulture, $"{name}: {min:N0} to {max:N0} {unit}"));
+            }
+        });
+        return option;
     }
 
     /// <summary>The backend's name as the runner uses it (postgresql is postgres).</summary>

@@ -65,6 +65,16 @@ internal sealed record RunnerOptions
 
     public string InterleaveScenario { get; init; } = SignalRoundtripScenario.Definition;
 
+    /// <summary>schedules: how many schedules fire every minute, for how many measured minutes, and the spreads run.</summary>
+    public int ScheduleCount { get; init; } = 1000;
+    public int ScheduleMinutes { get; init; } = 3;
+    public IReadOnlyList<string> ScheduleSpreads { get; init; } = [SchedulesBenchmark.OnTheMinute, SchedulesBenchmark.Staggered];
+
+    /// <summary>foreach: instances, items per instance, and signals in flight.</summary>
+    public int ForEachInstances { get; init; } = 20;
+    public int ForEachItems { get; init; } = 100;
+    public int ForEachConcurrency { get; init; } = 32;
+
     /// <summary>The embedded store's synchronous mode (--sqlite-synchronous): FULL, as the service ships, unless asked.</summary>
     public string SqliteSynchronous { get; init; } = SqliteBackend.DefaultSynchronous;
 
