@@ -127,7 +127,7 @@ internal sealed class SchedulesBenchmark(RunnerOptions options, string backendNa
         var context = new ScenarioContext
         {
             Backend = node.Backend, Options = options, Cancellation = cancellationToken, Client = node.Client,
-            Progress = new ProgressMeter($"{backendName}-key-vs-id", options.WindowOps, node.Service!.Pid),
+            Progress = new ProgressMeter($"{backendName}-key-vs-id", options.WindowOps * options.Windows * 2, node.Service!.Pid),
         };
         await using var progress = context.Progress;
         var run = Guid.NewGuid().ToString("N")[..8];
@@ -143,10 +143,11 @@ internal sealed class SchedulesBenchmark(RunnerOptions options, string backendNa
             var clock = Stopwatch.StartNew();
             var samples = await ClosedLoopScenario.RunLoopAsync(context, options.WindowOps, RoundtripConcurrency, i => i, record: true,
                 i => RoundtripAsync(node.Client, variant, $"{run}-{round}-{variant}-{i}", i, cancellationToken));
-            var window = new KeyWindow(round, variant, samples.Length, Math.Round(samples.Length / clock.Elapsed.TotalSeconds, 1),
-                LatencySummary.From(samples.Select(s => s.EndToEndMs))!,
-                LatencySummary.From(samples.Select(s => s.Phases.GetValueOrDefault(Phases.SignalPublish, double.NaN) + s.Phases.GetValueOrDefault(Phases.SignalToCompletion, double.NaN)))!,
-                samples.Count(s => !s.Ok), samples.FirstOrDefault(s => !s.Ok)?.Error);
+            LatencySummary Phase(Func<OperationSample, double> of) => LatencySummary.From(samples.Select(of))!;
+            double Of(OperationSample s, string phase) => s.Phases.GetValueOrDefault(phase, double.NaN);
+            var window = new KeyWindow(round, variant, samples.Length, Math.Round(samples.Length / clock.Elapsed.TotalSeconds, 1), Phase(s => s.EndToEndMs),
+                Phase(s => Of(s, Phases.SignalPublish) + Of(s, Phases.SignalToCompletion)), Phase(s => Of(s, Phases.SignalPublish)),
+                Phase(s => Of(s, Phases.SignalToCompletion)), samples.Count(s => !s.Ok), samples.FirstOrDefault(s => !s.Ok)?.Error);
             windows.Add(window);
             Console.WriteLine($"  round {round} {variant}: {window.OpsPerSecond:N0} ops/s, signal to completion p50 {window.SignalToCompletion.P50:N1} p99 {window.SignalToCompletion.P99:N1} ms, failures {window.Failures}");
         }
@@ -190,14 +191,14 @@ internal sealed class SchedulesBenchmark(RunnerOptions options, string backendNa
         md.AppendLine();
         md.AppendLine(CultureInfo.InvariantCulture, $"One node with the service's Schedules defaults (poll 1 s, claim batch 16), on a fresh database per spread. Each schedule fires every minute and starts `{Definition}`, which completes in its first run. *{OnTheMinute}*: every schedule's cron is `* * * * *`, so all are due at once. *{Staggered}*: schedule i fires at second i×60/count of each minute (a six-field cron). The first whole minute after the schedules exist warms the node and is not measured.");
         md.AppendLine();
-        md.AppendLine("Fire delay is the instance's creation time (the store's clock) minus its occurrence's time (from its idempotency key `schedule:{id}:{fire ms}`), both read from the store. Occurrences/s is the measured occurrences over the measured minutes; a burst's rate is a minute's occurrences over the time from that minute to its last start (the median over the minutes). Service CPU is the node's, over the measured minutes, per occurrence.");
+        md.AppendLine("Fire delay is the instance's creation time (the store's clock) minus its occurrence's time (from its idempotency key `schedule:{id}:{fire ms}`), both read from the store. Occurrences/s is the measured occurrences over the measured minutes; a burst's rate is a minute's occurrences over the time from that minute to its last start (the median over the minutes; on the minute only, as staggered occurrences are no burst). Service CPU is the node's, over the measured minutes, per occurrence.");
         md.AppendLine();
         md.AppendLine("| spread | schedules | minutes | expected | started | missing | twice | occurrences/s | burst/s | delay p50 ms | p99 ms | max ms | service CPU ms/occurrence |");
         md.AppendLine("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         foreach (var f in firings)
         {
             md.AppendLine(CultureInfo.InvariantCulture,
-                $"| {f.Spread} | {f.Schedules:N0} | {f.Minutes} | {f.Expected:N0} | {f.Started:N0} | {f.Missing:N0} | {f.Duplicated:N0} | {f.PerSecond:N1} | {f.BurstPerSecond:N1} | {f.Delay.P50:N0} | {f.Delay.P99:N0} | {f.Delay.Max:N0} | {f.ServiceCpuMsPerOccurrence:N3} |");
+                $"| {f.Spread} | {f.Schedules:N0} | {f.Minutes} | {f.Expected:N0} | {f.Started:N0} | {f.Missing:N0} | {f.Duplicated:N0} | {f.PerSecond:N1} | {(f.Spread == Staggered ? "—" : f.BurstPerSecond.ToString("N1", CultureInfo.InvariantCulture))} | {f.Delay.P50:N0} | {f.Delay.P99:N0} | {f.Delay.Max:N0} | {f.ServiceCpuMsPerOccurrence:N3} |");
         }
 
         md.AppendLine();
@@ -211,17 +212,17 @@ internal sealed class SchedulesBenchmark(RunnerOptions options, string backendNa
         md.AppendLine();
         md.AppendLine("## Addressing by business key against by id");
         md.AppendLine();
-        md.AppendLine(CultureInfo.InvariantCulture, $"One node, one process. Each operation starts `signal-roundtrip` with a business key, signals `go` and long-polls until it completed. *{ById}*: the signal (`POST /instances/{{id}}/signals`) and the long-poll (`GET /instances/{{id}}`) by instance id. *{ByKey}*: both by definition and key (`/definitions/signal-roundtrip/instances/{{key}}`). Windows of {options.WindowOps:N0} operations at concurrency {RoundtripConcurrency}, taken in turns (A B, then B A) for {options.Windows} rounds after {WarmUpOps} unmeasured operations each. Signal to completion is the signal's request plus the long-poll.");
+        md.AppendLine(CultureInfo.InvariantCulture, $"One node, one process. Each operation starts `signal-roundtrip` with a business key, signals `go` and long-polls until it completed. *{ById}*: the signal (`POST /instances/{{id}}/signals`) and the long-poll (`GET /instances/{{id}}`) by instance id. *{ByKey}*: both by definition and key (`/definitions/signal-roundtrip/instances/{{key}}`). Windows of {options.WindowOps:N0} operations at concurrency {RoundtripConcurrency}, taken in turns (A B, then B A) for {options.Windows} rounds after {WarmUpOps} unmeasured operations each. Signal to completion is the signal's request plus the long-poll; each is shown apart (medians over the windows).");
         md.AppendLine();
-        md.AppendLine("| variant | ops/s (median) | vs by-id | signal to completion p50 ms | p99 ms | operation p50 ms | p99 ms | failures |");
-        md.AppendLine("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        md.AppendLine("| variant | ops/s (median) | vs by-id | signal to completion p50 ms | p99 ms | signal p50 ms | p99 ms | long-poll p50 ms | p99 ms | operation p50 ms | p99 ms | failures |");
+        md.AppendLine("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         var baseOps = AlternatingWindows.Median(windows.Where(w => w.Variant == ById).Select(w => w.OpsPerSecond));
         foreach (var variant in new[] { ById, ByKey })
         {
             var mine = windows.Where(w => w.Variant == variant).ToList();
             var ops = AlternatingWindows.Median(mine.Select(w => w.OpsPerSecond));
             md.AppendLine(CultureInfo.InvariantCulture,
-                $"| {variant} | {ops:N0} | {ops / baseOps:P1} | {AlternatingWindows.Median(mine.Select(w => w.SignalToCompletion.P50)):N1} | {AlternatingWindows.Median(mine.Select(w => w.SignalToCompletion.P99)):N1} | {AlternatingWindows.Median(mine.Select(w => w.Operation.P50)):N1} | {AlternatingWindows.Median(mine.Select(w => w.Operation.P99)):N1} | {mine.Sum(w => w.Failures)} |");
+                $"| {variant} | {ops:N0} | {ops / baseOps:P1} | {AlternatingWindows.Median(mine.Select(w => w.SignalToCompletion.P50)):N1} | {AlternatingWindows.Median(mine.Select(w => w.SignalToCompletion.P99)):N1} | {AlternatingWindows.Median(mine.Select(w => w.Signal.P50)):N1} | {AlternatingWindows.Median(mine.Select(w => w.Signal.P99)):N1} | {AlternatingWindows.Median(mine.Select(w => w.LongPoll.P50)):N1} | {AlternatingWindows.Median(mine.Select(w => w.LongPoll.P99)):N1} | {AlternatingWindows.Median(mine.Select(w => w.Operation.P50)):N1} | {AlternatingWindows.Median(mine.Select(w => w.Operation.P99)):N1} | {mine.Sum(w => w.Failures)} |");
         }
 
         md.AppendLine();
@@ -253,5 +254,5 @@ internal sealed class SchedulesBenchmark(RunnerOptions options, string backendNa
         double PerSecond, double BurstPerSecond, LatencySummary Delay, double ServiceCpuMsPerOccurrence, IReadOnlyList<MinuteFigures> PerMinute);
 
     private sealed record KeyWindow(int Round, string Variant, int Ops, double OpsPerSecond, LatencySummary Operation, LatencySummary SignalToCompletion,
-        int Failures, string? FirstError);
+        LatencySummary Signal, LatencySummary LongPoll, int Failures, string? FirstError);
 }
