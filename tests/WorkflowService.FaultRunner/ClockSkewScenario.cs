@@ -18,7 +18,7 @@ internal sealed class ClockSkewScenario : FaultScenario
     private static readonly TimeSpan Skew = TimeSpan.FromMinutes(5);
 
     /// <summary>How early an event may look: two nodes' measured offsets to the database's clock differ by a few milliseconds.</summary>
-    private static readonly TimeSpan Tolerance = TimeSpan.FromMilliseconds(100);
+    internal static readonly TimeSpan Tolerance = TimeSpan.FromMilliseconds(100);
 
     /// <summary>
     /// How far a node's clock, read from its Date header, may be from the skew it was given: the header has whole seconds
@@ -33,29 +33,36 @@ internal sealed class ClockSkewScenario : FaultScenario
         ? "the embedded store runs one node and its clock is that node's: there is no second clock to disagree with"
         : null;
 
-    public override async Task<FaultOutcome> RunAsync(FaultContext context)
+    /// <summary>A node's settings that run its process clock <paramref name="skew"/> off (libfaketime); fails where it is not installed.</summary>
+    internal static IReadOnlyDictionary<string, string> SkewedClock(TimeSpan skew)
     {
-        var ct = context.Cancellation;
         if (!File.Exists(FakeTime))
         {
             throw new InvalidOperationException($"libfaketime is not installed ({FakeTime}; apt-get install faketime)");
         }
 
+        return new Dictionary<string, string>
+        {
+            ["LD_PRELOAD"] = FakeTime,
+            // The monotonic clock moves by the same constant, which nothing can see: the process only ever subtracts two
+            // of its readings. Not FAKETIME_DONT_FAKE_MONOTONIC: with it, libfaketime 0.9.10 shifts the deadline of every
+            // monotonic timed wait by the wall clock's offset, so each one (Thread.Sleep, Monitor.Wait, a synchronous
+            // socket read's timeout) returns at once, and a node migrating the schema failed at start-up with
+            // "Timeout during reading attempt" on its first read (a fault of the harness, which no real host has).
+            // A relative offset in seconds.
+            ["FAKETIME"] = string.Create(CultureInfo.InvariantCulture, $"{(skew < TimeSpan.Zero ? "-" : "+")}{skew.Duration().TotalSeconds:0}"),
+        };
+    }
+
+    public override async Task<FaultOutcome> RunAsync(FaultContext context)
+    {
+        var ct = context.Cancellation;
+
         var workflows = context.Short ? 200 : 1000;
         await using var nodes = context.CreateNodes();
         foreach (var (node, skew) in Clocks.Where(c => c.Skew != TimeSpan.Zero))
         {
-            nodes.Configure(node, new Dictionary<string, string>
-            {
-                ["LD_PRELOAD"] = FakeTime,
-                // The monotonic clock moves by the same constant, which nothing can see: the process only ever subtracts two
-                // of its readings. Not FAKETIME_DONT_FAKE_MONOTONIC: with it, libfaketime 0.9.10 shifts the deadline of every
-                // monotonic timed wait by the wall clock's offset, so each one (Thread.Sleep, Monitor.Wait, a synchronous
-                // socket read's timeout) returns at once, and a node migrating the schema failed at start-up with
-                // "Timeout during reading attempt" on its first read (a fault of the harness, which no real host has).
-                // A relative offset in seconds.
-                ["FAKETIME"] = string.Create(CultureInfo.InvariantCulture, $"{(skew < TimeSpan.Zero ? "-" : "+")}{skew.Duration().TotalSeconds:0}"),
-            });
+            nodes.Configure(node, SkewedClock(skew));
         }
 
         await nodes.StartAsync(Clocks.Length, ct);
@@ -138,12 +145,12 @@ internal sealed class ClockSkewScenario : FaultScenario
     }
 
     /// <summary>Whether a clock read <paramref name="read"/> off is the <paramref name="skew"/> it was given.</summary>
-    private static bool Took(TimeSpan skew, TimeSpan read) => (read - skew).Duration() <= ClockReading;
+    internal static bool Took(TimeSpan skew, TimeSpan read) => (read - skew).Duration() <= ClockReading;
 
-    private static string Seconds(TimeSpan offset) => string.Create(CultureInfo.InvariantCulture, $"{offset.TotalSeconds:+0;-0;0} s");
+    internal static string Seconds(TimeSpan offset) => string.Create(CultureInfo.InvariantCulture, $"{offset.TotalSeconds:+0;-0;0} s");
 
     /// <summary>Each node's clock against this machine's: its Date header against the middle of the request, the median of five.</summary>
-    private static async Task<Dictionary<string, TimeSpan>> ReadClocksAsync(ServiceNodes nodes, CancellationToken cancellationToken)
+    internal static async Task<Dictionary<string, TimeSpan>> ReadClocksAsync(ServiceNodes nodes, CancellationToken cancellationToken)
     {
         var clocks = new Dictionary<string, TimeSpan>();
         foreach (var node in nodes.All)

@@ -21,6 +21,7 @@ internal static class FaultCatalog
         new EventsScenario { Number = 12, Name = "events-receiver-down", Fault = EventFault.ReceiverDown, Title = "events out: the webhook receiver down (connections refused) for a minute under load, then back" },
         new EventsScenario { Number = 12, Name = "events-dispatcher-kill", Fault = EventFault.DispatcherKill, Title = "events out: a node SIGKILLed while it holds delivery leases, its requests at a slow receiver under way" },
         new EventsScenario { Number = 12, Name = "events-database-stop", Fault = EventFault.DatabaseStop, Title = "events out: the database stopped under load, then started again" },
+        new ScheduleFaultScenario { Number = 14, Name = "schedules", Title = "schedules firing every second on three nodes under load: nodes SIGKILLed, one paused for twice the lease, one's clock five minutes ahead" },
     ];
 
     /// <summary>The backends a fault can run on (faults --backend), in the table's order.</summary>
