@@ -258,55 +258,31 @@ internal static class RunnerCommandLine
         });
         });
 
-        events.SetAction(async parse =>
+        // Each of these measures the relational stores alone: on mongodb it stops before any run.
+        Task<int> OnRelational(ParseResult parse, string command, Func<RunnerOptions, RunnerOptions> with) =>
+            BackendName(parse.GetValue(backend)) == "mongodb"
+                ? Console.Error.WriteLineAsync($"{command} runs on sqlite or postgres").ContinueWith(_ => SharedCommandOptions.UsageError, TaskScheduler.Default)
+                : execute(with(Options(parse, command, [BackendName(parse.GetValue(backend))])));
+
+        events.SetAction(parse => OnRelational(parse, "events", o => o with
         {
-            if (BackendName(parse.GetValue(backend)) == "mongodb")
-            {
-                await Console.Error.WriteLineAsync("events runs on sqlite or postgres");
-                return SharedCommandOptions.UsageError;
-            }
-
-            return await execute(Options(parse, "events", [BackendName(parse.GetValue(backend))]) with
-            {
-                EventLatencyWorkflows = parse.GetValue(latencyWorkflows),
-                EventBacklog = parse.GetValue(backlog),
-            });
-        });
-
-        schedules.SetAction(async parse =>
+            EventLatencyWorkflows = parse.GetValue(latencyWorkflows),
+            EventBacklog = parse.GetValue(backlog),
+        }));
+        schedules.SetAction(parse => OnRelational(parse, "schedules", o => o with
         {
-            if (BackendName(parse.GetValue(backend)) == "mongodb")
-            {
-                await Console.Error.WriteLineAsync("schedules runs on sqlite or postgres");
-                return SharedCommandOptions.UsageError;
-            }
-
-            var spreads = parse.GetValue(spread) is "both" ? new[] { SchedulesBenchmark.OnTheMinute, SchedulesBenchmark.Staggered } : [parse.GetValue(spread)!];
-            return await execute(Options(parse, "schedules", [BackendName(parse.GetValue(backend))]) with
-            {
-                ScheduleCount = parse.GetValue(scheduleCount),
-                ScheduleMinutes = parse.GetValue(minutes),
-                ScheduleSpreads = spreads,
-                Windows = parse.GetValue(windows),
-                WindowOps = parse.GetValue(windowOps),
-            });
-        });
-
-        forEach.SetAction(async parse =>
+            ScheduleCount = parse.GetValue(scheduleCount),
+            ScheduleMinutes = parse.GetValue(minutes),
+            ScheduleSpreads = parse.GetValue(spread) is "both" ? [SchedulesBenchmark.OnTheMinute, SchedulesBenchmark.Staggered] : [parse.GetValue(spread)!],
+            Windows = parse.GetValue(windows),
+            WindowOps = parse.GetValue(windowOps),
+        }));
+        forEach.SetAction(parse => OnRelational(parse, "foreach", o => o with
         {
-            if (BackendName(parse.GetValue(backend)) == "mongodb")
-            {
-                await Console.Error.WriteLineAsync("foreach runs on sqlite or postgres");
-                return SharedCommandOptions.UsageError;
-            }
-
-            return await execute(Options(parse, "foreach", [BackendName(parse.GetValue(backend))]) with
-            {
-                ForEachInstances = parse.GetValue(forEachInstances),
-                ForEachItems = parse.GetValue(forEachItems),
-                ForEachConcurrency = parse.GetValue(forEachConcurrency),
-            });
-        });
+            ForEachInstances = parse.GetValue(forEachInstances),
+            ForEachItems = parse.GetValue(forEachItems),
+            ForEachConcurrency = parse.GetValue(forEachConcurrency),
+        }));
 
         return run;
     }

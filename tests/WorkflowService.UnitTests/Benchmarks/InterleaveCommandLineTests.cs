@@ -60,7 +60,8 @@ public sealed class InterleaveCommandLineTests
             InterleavedRun.FileStem("postgres", Started, ["off", "off-again"], "callout-roundtrip"));
     }
 
-    private static async Task<(int Code, RunnerOptions? Options)> ParseAsync(params string[] args)
+    /// <summary>Parses a runner command line as the program does; the options it would run with, or null where it stopped.</summary>
+    internal static async Task<(int Code, RunnerOptions? Options)> ParseAsync(params string[] args)
     {
         RunnerOptions? parsed = null;
         var code = await SharedCommandOptions.InvokeAsync(RunnerCommandLine.Create(new SharedCommandOptions(), options =>

@@ -54,14 +54,5 @@ public sealed class ScheduleAndForEachCommandLineTests
         Assert.Null(options);
     }
 
-    private static async Task<(int Code, RunnerOptions? Options)> ParseAsync(params string[] args)
-    {
-        RunnerOptions? parsed = null;
-        var code = await SharedCommandOptions.InvokeAsync(RunnerCommandLine.Create(new SharedCommandOptions(), options =>
-        {
-            parsed = options;
-            return Task.FromResult(0);
-        }), args);
-        return (code, parsed);
-    }
+    private static Task<(int Code, RunnerOptions? Options)> ParseAsync(params string[] args) => InterleaveCommandLineTests.ParseAsync(args);
 }
