@@ -41,6 +41,7 @@ public static class ConsoleActions
         group.MapPost("/tasks/{id:guid}/confirm", ConfirmTaskAction);
         group.MapPost("/tasks/{id:guid}/{action}", TakeTaskAction);
         group.MapSubscriptionActions();
+        group.MapScheduleActions();
         return routes;
     }
 

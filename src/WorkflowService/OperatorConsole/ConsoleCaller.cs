@@ -16,7 +16,8 @@ public sealed record ConsoleCaller(
     bool ReadInstances,
     bool RunInstances,
     bool Operate,
-    bool ManageSubscriptions)
+    bool ManageSubscriptions,
+    bool ManageSchedules)
 {
     public static async Task<ConsoleCaller> OfAsync(HttpContext http)
     {
@@ -32,12 +33,13 @@ public sealed record ConsoleCaller(
             await May(Policies.ReadInstances).ConfigureAwait(false),
             await May(Policies.RunInstances).ConfigureAwait(false),
             await May(Policies.Operate).ConfigureAwait(false),
-            await May(Policies.ManageSubscriptions).ConfigureAwait(false));
+            await May(Policies.ManageSubscriptions).ConfigureAwait(false),
+            await May(Policies.ManageSchedules).ConfigureAwait(false));
     }
 
     /// <summary>The caller's roles as the page header shows them.</summary>
     public string Describe() => !AuthenticationOn
         ? "authentication is off"
-        : string.Join(", ", new[] { (ReadInstances, "instances"), (RunInstances, "run"), (Operate, "operate"), (ReadDefinitions, "definitions"), (ManageSubscriptions, "subscriptions") }
+        : string.Join(", ", new[] { (ReadInstances, "instances"), (RunInstances, "run"), (Operate, "operate"), (ReadDefinitions, "definitions"), (ManageSubscriptions, "subscriptions"), (ManageSchedules, "schedules") }
             .Where(p => p.Item1).Select(p => p.Item2)) is { Length: > 0 } grants ? grants : "no roles";
 }

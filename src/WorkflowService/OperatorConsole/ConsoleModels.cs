@@ -1,4 +1,6 @@
 using System.Globalization;
+using WorkflowService.Api;
+using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
@@ -118,6 +120,18 @@ public sealed record SubscriptionModel(ConsoleCaller Caller, Subscription Subscr
 
 /// <summary>A page of a subscription's delivery log, newest first.</summary>
 public sealed record DeliveriesModel(ConsoleCaller Caller, Subscription Subscription, CursorList<EventDelivery> Deliveries, string? Notice);
+
+/// <summary>
+/// The schedule list with its create form. <paramref name="Problems"/> are what the API (or the form's own reading)
+/// found wrong with the form, each at its field's JSON path; <paramref name="Error"/> says them all in one line.
+/// </summary>
+public sealed record SchedulesModel(
+    ConsoleCaller Caller, CursorList<ScheduleView> Schedules, ScheduleForm Form, IReadOnlyList<Diagnostic> Problems, string? Notice, string? Error);
+
+/// <summary>One schedule with its edit form, its actions and its backfill range as typed.</summary>
+public sealed record ScheduleModel(
+    ConsoleCaller Caller, ScheduleView Schedule, ScheduleForm Form, IReadOnlyList<Diagnostic> Problems, string? Notice, string? Error,
+    string? BackfillFrom = null, string? BackfillTo = null);
 
 public sealed record MessageModel(ConsoleCaller? Caller, string Title, string Message);
 

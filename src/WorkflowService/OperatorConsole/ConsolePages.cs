@@ -31,6 +31,7 @@ public static class ConsolePages
         group.MapGet("/subscriptions", Subscriptions);
         group.MapGet("/subscriptions/{id:guid}", Subscription);
         group.MapGet("/subscriptions/{id:guid}/deliveries", Deliveries);
+        group.MapSchedulePages();
         group.MapGet("/assets/{file}", Asset).AllowAnonymous();
         return routes;
     }
@@ -155,10 +156,10 @@ public static class ConsolePages
     }
 
     /// <summary>A page read by position, with the cursor it was read after and its next page's.</summary>
-    private static CursorList<T> Cursors<T>(KeysetPage<T> page, string? after, Func<T, string> cursor, string? last = null) =>
+    internal static CursorList<T> Cursors<T>(KeysetPage<T> page, string? after, Func<T, string> cursor, string? last = null) =>
         new(page.Items, page.Total, after, page.More ? cursor(page.Items[^1]) : null, last);
 
-    private static RazorComponentResult NotAPageLink(ConsoleCaller caller) =>
+    internal static RazorComponentResult NotAPageLink(ConsoleCaller caller) =>
         Message(caller, "Not a page link", "That page link is not one this console made; start again from the first page.", StatusCodes.Status400BadRequest);
 
     /// <summary>The versions a migration may target: a definition's versions are numbered 1 to its latest (one row read, not every version's JSON).</summary>
@@ -377,7 +378,7 @@ public static class ConsolePages
     }
 
     /// <summary>What the last action did, said on the page it returned to.</summary>
-    private static string? Done(string? done) => done switch
+    internal static string? Done(string? done) => done switch
     {
         "signal" => "Signal sent.",
         "cancel" => "Cancel requested: the definition's cancel path runs.",
@@ -393,6 +394,13 @@ public static class ConsolePages
         "resumed" => "Subscription resumed: the events that waited go out first.",
         "deleted" => "Subscription deleted.",
         "redelivered" => "Delivery replayed: it is pending again.",
+        "schedule-created" => "Schedule created.",
+        "schedule-changed" => "Schedule changed: its calendar starts again from now.",
+        "schedule-paused" => "Schedule paused: no occurrence starts until it is resumed.",
+        "schedule-resumed" => "Schedule resumed from now: what fell due while it was paused does not run.",
+        "schedule-deleted" => "Schedule deleted; the instances it started stay.",
+        "triggered" => "Occurrence triggered: the recent actions say what it did.",
+        "backfilled" => "Range backfilled: the recent actions say what each occurrence did.",
         _ => null,
     };
 

@@ -15,6 +15,7 @@ public static class ConsolePaths
     public const string Tasks = "/console/tasks";
     public const string DeadLetters = "/console/dead-letters";
     public const string Subscriptions = "/console/subscriptions";
+    public const string Schedules = "/console/schedules";
 
     public static string Instance(Guid id) => $"{Instances}/{id}";
 
@@ -25,6 +26,11 @@ public static class ConsolePaths
     public static string SubscriptionList(string? after) => WithQuery(Subscriptions, ("after", after));
 
     public static string Subscription(Guid id) => $"{Subscriptions}/{id}";
+
+    /// <summary>The schedule list at the page after <paramref name="after"/> (the first when null).</summary>
+    public static string ScheduleList(string? after) => WithQuery(Schedules, ("after", after));
+
+    public static string Schedule(Guid id) => $"{Schedules}/{id}";
 
     /// <summary>A subscription's delivery log at the page after <paramref name="after"/> (the newest when null).</summary>
     public static string Deliveries(Guid id, string? after = null) => WithQuery($"{Subscription(id)}/deliveries", ("after", after));

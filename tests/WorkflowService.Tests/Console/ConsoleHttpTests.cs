@@ -37,6 +37,7 @@ public sealed partial class ConsoleHttpTests : SharedServiceTest<SqliteBackend>
     [InlineData("/console/dead-letters", "operator")]
     [InlineData("/console/tasks", "application,designer,operator,none")]
     [InlineData("/console/subscriptions", "designer,operator")]
+    [InlineData("/console/schedules", "designer,operator")]
     public async Task Each_page_is_shown_to_the_roles_of_its_API_endpoint_and_refused_to_the_others(string page, string allowed)
     {
         var instance = await StartWaitingAsync();
