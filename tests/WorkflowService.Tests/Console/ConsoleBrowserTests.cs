@@ -313,6 +313,43 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
     }
 
     [Fact]
+    public async Task A_schedule_is_created_from_the_console_triggered_and_its_started_instance_opened()
+    {
+        var definition = Definitions.Unique("nightly-report");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(definition));
+        var name = Definitions.Unique("nightly");
+        await using var console = await browser.OpenAsync();
+        var page = console.Page;
+        await console.SignInAsync(browser.Node.ApiKey);
+
+        await page.GetByRole(AriaRole.Link, new() { Name = "Schedules" }).ClickAsync();
+        await page.GetByLabel("Name", new() { Exact = true }).FillAsync(name);
+        await page.GetByLabel("Definition", new() { Exact = true }).FillAsync(definition);
+        await page.GetByLabel("Cron expression").FillAsync("30 2 * * *");
+        await page.GetByLabel("Time zone (IANA, default UTC)").FillAsync("Europe/Berlin");
+        await page.GetByLabel("Business key template (default {scheduleName}-{fireTime})").FillAsync("report-{fireTime:yyyyMMddHHmmss}");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Create schedule" }).ClickAsync();
+
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Level = 1 })).ToContainTextAsync(name);
+        await Expect(page.GetByRole(AriaRole.Status)).ToContainTextAsync("Schedule created.");
+        await Expect(page.Locator("ol[data-next-fire-times] li")).ToHaveCountAsync(5);
+        await page.GetByRole(AriaRole.Button, new() { Name = "Trigger now…" }).ClickAsync();
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Name = "Trigger a schedule" })).ToBeVisibleAsync();
+        await page.GetByRole(AriaRole.Button, new() { Name = "Trigger now", Exact = true }).ClickAsync();
+
+        await Expect(page.GetByRole(AriaRole.Status)).ToContainTextAsync("Occurrence triggered");
+        var started = page.Locator("tr[data-schedule-action='started']");
+        await Expect(started).ToHaveCountAsync(1);
+        await Expect(started).ToContainTextAsync("report-");
+        await started.GetByRole(AriaRole.Link).ClickAsync();
+        await Expect(page.GetByRole(AriaRole.Heading, new() { Level = 1 })).ToContainTextAsync("Waiting");
+        await Expect(page.Locator("dl.facts")).ToContainTextAsync("report-");
+        var instances = await Api.EveryPageAsync<WorkflowService.Api.InstanceSummaryView>($"/instances?definition={definition}");
+        Assert.Contains(Assert.Single(instances).Id.ToString(), page.Url, StringComparison.Ordinal);
+        Assert.Empty(console.Errors);
+    }
+
+    [Fact]
     public async Task Every_page_renders_without_console_errors_or_serious_accessibility_violations()
     {
         var seed = await SeedTourAsync();
@@ -358,6 +395,13 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
         await VisitAsync(page, shots, "confirm-rotate", "Rotate a secret");
         await page.GotoAsync($"/console/subscriptions/{subscription}/deliveries");
         await VisitAsync(page, shots, "deliveries", "Delivery log");
+        var schedule = await ScheduleAsync(Definitions.Unique("tour-nightly"));
+        await page.GotoAsync("/console/schedules");
+        await VisitAsync(page, shots, "schedules", "Schedules");
+        await page.GotoAsync($"/console/schedules/{schedule}");
+        await VisitAsync(page, shots, "schedule", "Recent actions");
+        await page.GetByRole(AriaRole.Button, new() { Name = "Trigger now…" }).ClickAsync();
+        await VisitAsync(page, shots, "confirm-trigger", "Trigger a schedule");
 
         Assert.Empty(console.Errors);
     }
@@ -383,6 +427,15 @@ public sealed class ConsoleBrowserTests(ConsoleBrowser browser) : IClassFixture<
             new { name, endpoint = "https://receiver.example.com/hooks", events = CompletedOnly, definitions = new[] { name } }, WorkflowServiceFactory.Json);
         Assert.True(response.IsSuccessStatusCode, await response.Content.ReadAsStringAsync());
         return (await response.Content.ReadFromJsonAsync<WorkflowService.Api.SubscriptionWithSecretView>(WorkflowServiceFactory.Json))!.Subscription.Id;
+    }
+
+    /// <summary>A schedule of the claim definition made through the API, at 02:30 in Berlin (it does not fire within a test).</summary>
+    private async Task<Guid> ScheduleAsync(string name)
+    {
+        using var response = await Api.Http.PostAsJsonAsync("/schedules",
+            new { name, definition = Claim, cron = "30 2 * * *", timeZone = "Europe/Berlin", input = new { amount = 100 } }, WorkflowServiceFactory.Json);
+        Assert.True(response.IsSuccessStatusCode, await response.Content.ReadAsStringAsync());
+        return (await response.Content.ReadFromJsonAsync<WorkflowService.Api.ScheduleView>(WorkflowServiceFactory.Json))!.Id;
     }
 
     private static async Task VisitAsync(IPage page, string? shots, string name, string heading)
