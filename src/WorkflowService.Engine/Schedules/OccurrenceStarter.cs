@@ -8,7 +8,7 @@ namespace WorkflowService.Engine.Schedules;
 /// Starts one occurrence of a schedule through the idempotent start: its Idempotency-Key is the schedule's id and the
 /// occurrence's time, so however many nodes, retries and backfills reach it, it starts one instance.
 /// </summary>
-public sealed class OccurrenceStarter(InstanceStarter starter)
+public sealed class OccurrenceStarter(InstanceStarter starter, IInstanceStore instances)
 {
     /// <summary>The idempotency key of the occurrence at <paramref name="fireMs"/>.</summary>
     public static string KeyOf(Guid scheduleId, long fireMs) => string.Create(CultureInfo.InvariantCulture, $"schedule:{scheduleId:N}:{fireMs}");
@@ -18,6 +18,15 @@ public sealed class OccurrenceStarter(InstanceStarter starter)
     {
         ArgumentNullException.ThrowIfNull(schedule);
         return $"schedule:{schedule.Name}";
+    }
+
+    /// <summary>The occurrence's instance if it was started already (found by its idempotency key), as the schedule records it; else null.</summary>
+    public async Task<ScheduleAction?> FindAsync(Schedule schedule, long fireMs, DateTime now, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(schedule);
+        var found = await instances.FindInstanceAsync(schedule.Tenant, KeyOf(schedule.Id, fireMs), schedule.DefinitionName, null, cancellationToken)
+            .ConfigureAwait(false);
+        return found is null ? null : new(ScheduleCalendar.Utc(fireMs), ScheduleAction.AlreadyStarted, found.Id, found.BusinessKey, now);
     }
 
     /// <summary>Starts (or finds) the occurrence's instance and says what happened, as the schedule records it.</summary>

@@ -25,8 +25,10 @@ public sealed record ScheduleFiring(ScheduleChange Change, IReadOnlyList<Schedul
 /// </summary>
 public sealed class ScheduleRegistry(
     IScheduleStore store,
+    IInstanceStore instances,
     DefinitionRegistry definitions,
     OccurrenceStarter occurrences,
+    WorkflowRuntime runtime,
     ScheduleDoorbell doorbell,
     IStoreClock clock,
     IOptions<ScheduleOptions> options)
@@ -117,24 +119,27 @@ public sealed class ScheduleRegistry(
     public async Task<bool> DeleteAsync(string tenant, Guid id, CancellationToken cancellationToken) =>
         await store.DeleteScheduleAsync(tenant, id, cancellationToken).ConfigureAwait(false);
 
-    /// <summary>Starts an occurrence at the store's now, whatever the calendar, the pause and the overlap policy say.</summary>
-    public async Task<ScheduleFiring> TriggerAsync(string tenant, Guid id, CancellationToken cancellationToken)
+    /// <summary>
+    /// Starts an occurrence at the store's now, whatever the calendar and the pause say, as <paramref name="overlap"/>
+    /// (or else the schedule's overlap policy) decides.
+    /// </summary>
+    public async Task<ScheduleFiring> TriggerAsync(string tenant, Guid id, ScheduleOverlap? overlap, CancellationToken cancellationToken)
     {
         if (await store.GetScheduleAsync(tenant, id, cancellationToken).ConfigureAwait(false) is not { } schedule)
         {
             return new(ScheduleChange.Failed(ScheduleChangeOutcome.NotFound), []);
         }
 
-        var now = clock.Now();
-        var action = await occurrences.StartAsync(schedule, now.UnixMs, now.UtcDateTime, cancellationToken).ConfigureAwait(false);
-        return new(await RecordAsync(tenant, id, [action], cancellationToken).ConfigureAwait(false), [action]);
+        return await FireAsync(schedule, [clock.Now().UnixMs], overlap ?? schedule.Overlap, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>
     /// Starts every occurrence of the calendar from <paramref name="from"/> through <paramref name="to"/>, oldest first,
-    /// whatever the pause and the overlap policy say; an occurrence that already ran is found, not started again.
+    /// whatever the pause says, as <paramref name="overlap"/> (or else the schedule's overlap policy) decides; an
+    /// occurrence that already ran is found, not started again.
     /// </summary>
-    public async Task<ScheduleFiring> BackfillAsync(string tenant, Guid id, DateTime from, DateTime to, CancellationToken cancellationToken)
+    public async Task<ScheduleFiring> BackfillAsync(
+        string tenant, Guid id, DateTime from, DateTime to, ScheduleOverlap? overlap, CancellationToken cancellationToken)
     {
         if (to < from)
         {
@@ -155,13 +160,60 @@ public sealed class ScheduleRegistry(
                 $"the range holds more than {max} occurrences (Schedules:MaxBackfillOccurrences); backfill a shorter range")), []);
         }
 
+        return await FireAsync(schedule, fires, overlap ?? schedule.Overlap, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// A trigger's or a backfill's occurrences: those started already are found (so asking again answers the same), the
+    /// overlap policy decides the others, as Temporal's manual actions are decided; the pause does not apply.
+    /// </summary>
+    private async Task<ScheduleFiring> FireAsync(Schedule schedule, List<long> fires, ScheduleOverlap overlap, CancellationToken cancellationToken)
+    {
+        var at = clock.Now().UtcDateTime;
         var actions = new List<ScheduleAction>(fires.Count);
+        var fresh = new List<long>(fires.Count);
         foreach (var fire in fires)
         {
-            actions.Add(await occurrences.StartAsync(schedule, fire, clock.Now().UtcDateTime, cancellationToken).ConfigureAwait(false));
+            if (await occurrences.FindAsync(schedule, fire, at, cancellationToken).ConfigureAwait(false) is { } found)
+            {
+                actions.Add(found);
+            }
+            else
+            {
+                fresh.Add(fire);
+            }
         }
 
-        return new(await RecordAsync(tenant, id, actions, cancellationToken).ConfigureAwait(false), actions);
+        var previousOpen = overlap != ScheduleOverlap.AllowAll && fresh.Count > 0 && schedule.LastInstanceId is { } last
+            && await instances.GetInstanceAsync(schedule.Tenant, last, cancellationToken).ConfigureAwait(false) is { } previous
+            && !previous.Status.IsTerminal();
+        var decision = OverlapDecision.For(overlap, previousOpen, null, fresh);
+        // One occurrence waits in the buffer at a time: the runner's, or this one's if the buffer is empty.
+        var buffered = decision.Buffered is { } held && schedule.BufferedFireMs is null ? held : (long?)null;
+        var skipped = decision.Buffered is { } overflow && buffered is null ? [.. decision.Skipped, overflow] : decision.Skipped;
+        actions.AddRange(skipped.Select(f => new ScheduleAction(ScheduleCalendar.Utc(f), ScheduleAction.Skipped, null,
+            $"an instance it started is still open (overlap {overlap})", at)));
+        if (buffered is { } waiting)
+        {
+            actions.Add(new(ScheduleCalendar.Utc(waiting), ScheduleAction.Buffered, null, "waits for the open instance to end (overlap BufferOne)", at));
+        }
+
+        if (decision.CancelPrevious && schedule.LastInstanceId is { } open)
+        {
+            await runtime.CancelAsync(schedule.Tenant, open, $"a newer occurrence of schedule '{schedule.Name}' starts (overlap CancelPrevious)",
+                OccurrenceStarter.ActorOf(schedule), cancellationToken).ConfigureAwait(false);
+        }
+
+        var started = new List<ScheduleAction>(decision.Start.Count);
+        foreach (var fire in decision.Start)
+        {
+            started.Add(await occurrences.StartAsync(schedule, fire, at, cancellationToken).ConfigureAwait(false));
+        }
+
+        actions.AddRange(started);
+        actions.Sort((a, b) => a.FireTime.CompareTo(b.FireTime));
+        return new(await RecordAsync(schedule.Tenant, schedule.Id, actions, started.LastOrDefault(a => a.InstanceId is not null)?.InstanceId, buffered,
+            cancellationToken).ConfigureAwait(false), actions);
     }
 
     /// <summary>What is wrong with <paramref name="spec"/>, an unknown definition included; empty when it may be written.</summary>
@@ -179,12 +231,22 @@ public sealed class ScheduleRegistry(
         return problems;
     }
 
-    /// <summary>Keeps the actions of a trigger or backfill in the schedule's recent list, the last started one as the one overlap looks at.</summary>
-    private Task<ScheduleChange> RecordAsync(string tenant, Guid id, IReadOnlyList<ScheduleAction> actions, CancellationToken cancellationToken) =>
-        ChangeAsync(tenant, id, (s, _) =>
+    /// <summary>
+    /// Keeps the actions of a trigger or backfill in the schedule's recent list, the instance it started last as the one
+    /// overlap looks at, and the occurrence it buffered (unless another took the buffer meanwhile).
+    /// </summary>
+    private Task<ScheduleChange> RecordAsync(string tenant, Guid id, IReadOnlyList<ScheduleAction> actions, Guid? lastStarted, long? buffered,
+        CancellationToken cancellationToken) =>
+        ChangeAsync(tenant, id, (s, nowMs) =>
         {
             s.Recent = OccurrenceStarter.Remember(s.Recent, actions, options.Value.RecentActions);
-            s.LastInstanceId = actions.LastOrDefault(a => a.InstanceId is not null)?.InstanceId ?? s.LastInstanceId;
+            s.LastInstanceId = lastStarted ?? s.LastInstanceId;
+            if (buffered is not null && s.BufferedFireMs is null)
+            {
+                s.BufferedFireMs = buffered;
+                s.SetDue(nowMs + (long)options.Value.PollInterval.TotalMilliseconds);
+            }
+
             return true;
         }, cancellationToken);
 

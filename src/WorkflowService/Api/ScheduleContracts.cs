@@ -98,7 +98,15 @@ public sealed record ScheduleActionView(
 public sealed record PauseScheduleRequest([property: Description("Why, kept with the schedule.")] string? Reason = null);
 
 /// <summary>The range of a backfill: every occurrence of the calendar from through to, both included.</summary>
-public sealed record BackfillRequest(DateTime From, DateTime To);
+public sealed record BackfillRequest(
+    DateTime From,
+    DateTime To,
+    [property: Description("How the occurrences overlap the open instance and each other; absent for the schedule's overlapPolicy.")]
+    ScheduleOverlap? OverlapPolicy = null);
+
+/// <summary>The optional body of a trigger.</summary>
+public sealed record TriggerScheduleRequest(
+    [property: Description("How the occurrence overlaps the open instance; absent for the schedule's overlapPolicy.")] ScheduleOverlap? OverlapPolicy = null);
 
 /// <summary>What a trigger or a backfill started, one action per occurrence, and the schedule after it.</summary>
 public sealed record ScheduleFiringView(IReadOnlyList<ScheduleActionView> Actions, ScheduleView Schedule);

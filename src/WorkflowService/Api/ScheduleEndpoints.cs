@@ -38,10 +38,11 @@ public static class ScheduleEndpoints
             .WithSummary("Resume a schedule from now; what fell due while it was paused does not run")
             .ProducesProblem(StatusCodes.Status404NotFound).ProducesProblem(StatusCodes.Status409Conflict);
         group.MapPost("/{id:guid}/trigger", Trigger).WithName("TriggerSchedule")
-            .WithSummary("Start an occurrence now, whatever its calendar, pause and overlap policy say")
-            .ProducesProblem(StatusCodes.Status404NotFound).ProducesProblem(StatusCodes.Status409Conflict);
+            .WithSummary("Start an occurrence now, whatever its calendar and pause say, as the overlap policy decides")
+            .ProducesValidationProblem().ProducesProblem(StatusCodes.Status404NotFound).ProducesProblem(StatusCodes.Status409Conflict)
+            .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
         group.MapPost("/{id:guid}/backfill", Backfill).WithName("BackfillSchedule")
-            .WithSummary("Start every occurrence of a past (or future) range; one that already ran is found, not started again")
+            .WithSummary("Start every occurrence of a past (or future) range as the overlap policy decides; one that already ran is found, not started again")
             .ProducesValidationProblem().ProducesProblem(StatusCodes.Status404NotFound).ProducesProblem(StatusCodes.Status409Conflict)
             .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
         group.MapDelete("/{id:guid}", Delete).WithName("DeleteSchedule").WithSummary("Delete a schedule; the instances it started stay")
@@ -112,13 +113,14 @@ public static class ScheduleEndpoints
         Answer(await registry.ResumeAsync(user.Tenant(), id, cancellationToken), id, null, options.Value);
 
     private static async Task<Results<Ok<ScheduleFiringView>, ValidationProblem, ProblemHttpResult>> Trigger(
-        Guid id, ScheduleRegistry registry, IOptions<ScheduleOptions> options, ClaimsPrincipal user, CancellationToken cancellationToken) =>
-        Fired(await registry.TriggerAsync(user.Tenant(), id, cancellationToken), id, options.Value);
+        Guid id, TriggerScheduleRequest? request, ScheduleRegistry registry, IOptions<ScheduleOptions> options, ClaimsPrincipal user,
+        CancellationToken cancellationToken) =>
+        Fired(await registry.TriggerAsync(user.Tenant(), id, request?.OverlapPolicy, cancellationToken), id, options.Value);
 
     private static async Task<Results<Ok<ScheduleFiringView>, ValidationProblem, ProblemHttpResult>> Backfill(
         Guid id, BackfillRequest request, ScheduleRegistry registry, IOptions<ScheduleOptions> options, ClaimsPrincipal user,
         CancellationToken cancellationToken) =>
-        Fired(await registry.BackfillAsync(user.Tenant(), id, request.From, request.To, cancellationToken), id, options.Value);
+        Fired(await registry.BackfillAsync(user.Tenant(), id, request.From, request.To, request.OverlapPolicy, cancellationToken), id, options.Value);
 
     private static async Task<Results<NoContent, ProblemHttpResult>> Delete(
         Guid id, ScheduleRegistry registry, ClaimsPrincipal user, CancellationToken cancellationToken) =>

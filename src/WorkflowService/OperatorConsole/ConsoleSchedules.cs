@@ -114,8 +114,8 @@ public static class ConsoleSchedules
     }
 
     private static async Task<IResult> Confirm(
-        Guid id, [FromForm] string? action, [FromForm] string? from, [FromForm] string? to, HttpContext http, IScheduleStore store,
-        IOptions<ScheduleOptions> schedules, CancellationToken cancellationToken)
+        Guid id, [FromForm] string? action, [FromForm] string? from, [FromForm] string? to, [FromForm] ScheduleOverlap? overlapPolicy, HttpContext http,
+        IScheduleStore store, IOptions<ScheduleOptions> schedules, CancellationToken cancellationToken)
     {
         var caller = await ConsoleCaller.OfAsync(http);
         if (!caller.ManageSchedules)
@@ -150,15 +150,20 @@ public static class ConsoleSchedules
 
             details.Add(new("From (UTC)", ConsoleFormat.Iso(range.From)));
             details.Add(new("To (UTC)", ConsoleFormat.Iso(range.To)));
+            details.Add(new("Overlap policy", overlapPolicy?.ToString() ?? $"the schedule's ({schedule.OverlapPolicy})"));
             fields = [new("from", from!.Trim()), new("to", to!.Trim())];
+            if (overlapPolicy is { } chosen)
+            {
+                fields.Add(new("overlapPolicy", chosen.ToString()));
+            }
         }
 
         var (title, question, label, dangerous) = action switch
         {
             "pause" => ("Pause a schedule", "Pause this schedule? No occurrence starts until it is resumed.", "Pause", false),
             "resume" => ("Resume a schedule", "Resume this schedule from now? What fell due while it was paused does not run.", "Resume", false),
-            "trigger" => ("Trigger a schedule", "Start an occurrence of this schedule now, whatever its calendar says?", "Trigger now", false),
-            "backfill" => ("Backfill a range", "Start every occurrence of the calendar in this range, oldest first? One that already ran is found, not started again.",
+            "trigger" => ("Trigger a schedule", $"Start an occurrence of this schedule now, whatever its calendar says? Its overlap policy ({schedule.OverlapPolicy}) decides it.", "Trigger now", false),
+            "backfill" => ("Backfill a range", "Start every occurrence of the calendar in this range, oldest first, as the overlap policy decides? One that already ran is found, not started again.",
                 "Backfill", false),
             _ => ("Delete a schedule", "Delete this schedule? The instances it started stay. This cannot be undone.", "Delete", true),
         };
@@ -167,8 +172,8 @@ public static class ConsoleSchedules
     }
 
     private static async Task<IResult> Take(
-        Guid id, string action, [FromForm] string? from, [FromForm] string? to, HttpContext http, ScheduleRegistry registry, IScheduleStore store,
-        IOptions<ScheduleOptions> schedules, CancellationToken cancellationToken)
+        Guid id, string action, [FromForm] string? from, [FromForm] string? to, [FromForm] ScheduleOverlap? overlapPolicy, HttpContext http,
+        ScheduleRegistry registry, IScheduleStore store, IOptions<ScheduleOptions> schedules, CancellationToken cancellationToken)
     {
         var caller = await ConsoleCaller.OfAsync(http);
         if (!caller.ManageSchedules)
@@ -200,8 +205,9 @@ public static class ConsoleSchedules
             // As the API words a pause without a reason: who paused it.
             "pause" => await registry.PauseAsync(caller.Tenant, id, caller.Name is { } by ? $"paused by {by}" : "paused", cancellationToken),
             "resume" => await registry.ResumeAsync(caller.Tenant, id, cancellationToken),
-            "trigger" => (await registry.TriggerAsync(caller.Tenant, id, cancellationToken)).Change,
-            _ => (await registry.BackfillAsync(caller.Tenant, id, Range(from, to)!.Value.From, Range(from, to)!.Value.To, cancellationToken)).Change,
+            "trigger" => (await registry.TriggerAsync(caller.Tenant, id, null, cancellationToken)).Change,
+            _ => (await registry.BackfillAsync(caller.Tenant, id, Range(from, to)!.Value.From, Range(from, to)!.Value.To, overlapPolicy, cancellationToken))
+                .Change,
         };
         if (change.Schedule is not null)
         {

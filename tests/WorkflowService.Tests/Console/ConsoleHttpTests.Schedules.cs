@@ -60,9 +60,9 @@ public sealed partial class ConsoleHttpTests
         Assert.Equal("started", triggered.Outcome);
         Assert.Contains($"href=\"/console/instances/{triggered.InstanceId}\"", await browser.GetStringAsync(page, Cancel), StringComparison.Ordinal);
 
-        // 02:30 in Berlin on two January days: 01:30 UTC each.
+        // 02:30 in Berlin on two January days: 01:30 UTC each, both started while the triggered one is open (AllowAll).
         await TakeScheduleActionAsync(browser, schedule.Id, "backfill", "Backfill", "backfilled",
-            [new("from", "2026-01-05T00:00"), new("to", "2026-01-06T23:59:59")]);
+            [new("from", "2026-01-05T00:00"), new("to", "2026-01-06T23:59:59"), new("overlapPolicy", "AllowAll")]);
         var backfilled = (await GetScheduleAsync(api, schedule.Id)).Recent.Where(a => a.FireTime.Year == 2026 && a.FireTime.Month == 1).ToList();
         Assert.Equal([new DateTime(2026, 1, 6, 1, 30, 0), new DateTime(2026, 1, 5, 1, 30, 0)], backfilled.Select(a => a.FireTime));
         Assert.All(backfilled, a => Assert.Equal("started", a.Outcome));

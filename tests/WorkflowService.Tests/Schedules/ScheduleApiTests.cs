@@ -8,7 +8,7 @@ namespace WorkflowService.Tests.Schedules;
 
 /// <summary>
 /// Schedules through the real pipeline and authentication handlers: designers manage them, in their tenant only; bad
-/// requests are told in the JSON the client sent and write nothing; trigger and backfill start each occurrence once.
+/// requests are told in the JSON the client sent and write nothing; trigger and backfill start each occurrence once, as the overlap policy decides.
 /// </summary>
 public abstract class ScheduleApiTests<TBackend> : SharedServiceTest<TBackend> where TBackend : StoreBackend, new()
 {
@@ -161,7 +161,7 @@ public abstract class ScheduleApiTests<TBackend> : SharedServiceTest<TBackend> w
         var schedule = await ReadAsync<ScheduleView>(await http.Http.PostAsJsonAsync("/schedules",
             Request(name, definition, cron: null, timeZone: null, intervalSeconds: 3600, startAt: start, businessKey: "{scheduleName}:{fireTime:yyyyMMddHH}"),
             WorkflowServiceFactory.Json, Token), HttpStatusCode.Created);
-        var range = new { from = start.AddHours(1), to = start.AddHours(4) };
+        var range = new { from = start.AddHours(1), to = start.AddHours(4), overlapPolicy = "AllowAll" };
 
         var first = await ReadAsync<ScheduleFiringView>(await http.Http.PostAsJsonAsync($"/schedules/{schedule.Id}/backfill", range, WorkflowServiceFactory.Json, Token));
         Assert.Equal([start.AddHours(1), start.AddHours(2), start.AddHours(3), start.AddHours(4)], first.Actions.Select(a => a.FireTime));
@@ -175,6 +175,35 @@ public abstract class ScheduleApiTests<TBackend> : SharedServiceTest<TBackend> w
         using var backwards = await http.Http.PostAsJsonAsync($"/schedules/{schedule.Id}/backfill", new { from = range.to, to = range.from },
             WorkflowServiceFactory.Json, Token);
         Assert.Contains("must not be before from", (await ApiClient.ProblemAsync(backwards, HttpStatusCode.BadRequest)).ToJsonString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Trigger_and_backfill_follow_the_overlap_policy_and_find_what_they_started_when_asked_again()
+    {
+        var (http, definition, _) = await CreateAsync();
+        var start = new DateTime(2026, 1, 1, 0, 0, 0, DateTimeKind.Utc);
+        var schedule = await ReadAsync<ScheduleView>(await http.Http.PostAsJsonAsync("/schedules",
+            Request(Definitions.Unique("skipping"), definition, cron: null, timeZone: null, intervalSeconds: 3600, startAt: start),
+            WorkflowServiceFactory.Json, Token), HttpStatusCode.Created);
+        var range = new { from = start.AddHours(1), to = start.AddHours(3) };
+
+        // Skip (the schedule's): the first starts and stays open, so the others are skipped.
+        var first = await ReadAsync<ScheduleFiringView>(await http.Http.PostAsJsonAsync($"/schedules/{schedule.Id}/backfill", range, WorkflowServiceFactory.Json, Token));
+        Assert.Equal(["started", "skipped", "skipped"], first.Actions.Select(a => a.Outcome));
+        var again = await ReadAsync<ScheduleFiringView>(await http.Http.PostAsJsonAsync($"/schedules/{schedule.Id}/backfill", range, WorkflowServiceFactory.Json, Token));
+        Assert.Equal(["alreadyStarted", "skipped", "skipped"], again.Actions.Select(a => a.Outcome));
+        Assert.Equal(first.Actions[0].InstanceId, again.Actions[0].InstanceId);
+        var triggered = await ReadAsync<ScheduleFiringView>(await http.Http.PostAsync($"/schedules/{schedule.Id}/trigger", null, Token));
+        Assert.Equal("skipped", Assert.Single(triggered.Actions).Outcome);
+
+        // A request may name another policy.
+        var allowed = await ReadAsync<ScheduleFiringView>(await http.Http.PostAsJsonAsync($"/schedules/{schedule.Id}/backfill",
+            new { range.from, range.to, overlapPolicy = "AllowAll" }, WorkflowServiceFactory.Json, Token));
+        Assert.Equal(["alreadyStarted", "started", "started"], allowed.Actions.Select(a => a.Outcome));
+        var forced = await ReadAsync<ScheduleFiringView>(await http.Http.PostAsJsonAsync($"/schedules/{schedule.Id}/trigger",
+            new { overlapPolicy = "AllowAll" }, WorkflowServiceFactory.Json, Token));
+        Assert.Equal("started", Assert.Single(forced.Actions).Outcome);
+        Assert.Equal(forced.Actions[0].InstanceId, forced.Schedule.LastInstanceId);
     }
 }
 
