@@ -14,6 +14,8 @@ public sealed record CompiledDefinition
     public required IReadOnlyList<CompiledStep> StepOrder { get; init; }
     /// <summary>The start of the cancel path, if the definition has one.</summary>
     public string? OnCancel { get; init; }
+    /// <summary>The search attributes every commit of an instance writes, in declaration order; empty for most definitions.</summary>
+    public IReadOnlyList<Search.SearchAttribute> SearchAttributes { get; init; } = [];
     /// <summary>The canonical JSON of the definition (what the decompiler writes; stored and returned by the API).</summary>
     public required string Json { get; init; }
 

@@ -145,6 +145,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
             }
         }
 
+        var searchAttributes = SearchAttributeCompilation.Compile(document.SearchAttributes, expressions, diagnostics);
         var steps = document.Steps ?? [];
         if (steps.Count == 0)
         {
@@ -202,6 +203,7 @@ public sealed partial class DefinitionCompiler(ExpressionRuntime expressions)
                 .ToDictionary(st => st.Id, StringComparer.Ordinal),
             StepOrder = steps.Select(st => compiled[st.Id!]).ToList(),
             OnCancel = document.OnCancel,
+            SearchAttributes = searchAttributes,
             Json = string.Empty,
         };
         return definition.WithJson(DefinitionDecompiler.ToJson(definition));

@@ -19,6 +19,7 @@ public static class DefinitionDecompiler
             Variables = JsonNode.Parse(definition.InitialVariablesJson) is JsonObject { Count: > 0 } variables ? variables : null,
             OnCancel = definition.OnCancel,
             Steps = DecompileList(definition.StepOrder),
+            SearchAttributes = SearchAttributeCompilation.Decompile(definition.SearchAttributes),
         };
         return document;
     }

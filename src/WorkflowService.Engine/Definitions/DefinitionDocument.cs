@@ -13,6 +13,8 @@ public sealed class DefinitionDocument
     [JsonPropertyName("steps")] public List<StepDocument>? Steps { get; set; }
     /// <summary>The cancel path: where a cooperative cancel continues; it must end without waiting.</summary>
     [JsonPropertyName("onCancel")] public string? OnCancel { get; set; }
+    /// <summary>Typed values by name, each set by an expression at every commit, that GET /instances filters on (docs/search.md).</summary>
+    [JsonPropertyName("searchAttributes")] public Dictionary<string, SearchAttributeDocument?>? SearchAttributes { get; set; }
 }
 
 /// <summary>One step of a definition; which fields apply depends on <see cref="Type"/>.</summary>
