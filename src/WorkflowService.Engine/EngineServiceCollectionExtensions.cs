@@ -20,7 +20,7 @@ public static class EngineServiceCollectionExtensions
     /// </summary>
     public static IServiceCollection AddWorkflowStoreFacets<TStore>(this IServiceCollection services)
         where TStore : class, IStoreClock, IStoreSchema, IDefinitionStore, IInstanceStore, ISignalQueue, ITaskStore, IOperatorQueries,
-        IStoreFailures, IRetentionStore, IRevocationList, ISubscriptionStore, IDeliveryQueue, IScheduleStore
+        IStoreFailures, IRetentionStore, IRevocationList, ISubscriptionStore, IDeliveryQueue, IScheduleStore, ISearchAttributeStore
     {
         services.AddSingleton<TStore>();
         services.AddSingleton<IStoreClock>(p => p.GetRequiredService<TStore>());
@@ -38,6 +38,7 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<ISubscriptionStore>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<IDeliveryQueue>(p => p.GetRequiredService<TStore>());
         services.AddSingleton<IScheduleStore>(p => p.GetRequiredService<TStore>());
+        services.AddSingleton<ISearchAttributeStore>(p => p.GetRequiredService<TStore>());
         return services;
     }
 
@@ -51,6 +52,8 @@ public static class EngineServiceCollectionExtensions
         services.AddSettings<TelemetryOptions>(configuration.GetSection(TelemetryOptions.Section));
         services.AddSettings<RetentionOptions>(configuration.GetSection(RetentionOptions.Section));
         services.AddSettings<EventOptions>(configuration.GetSection(EventOptions.Section));
+        services.AddSettings<Search.SearchOptions>(configuration.GetSection(Search.SearchOptions.Section));
+        services.AddSettings<Search.Query.SearchQueryOptions>(configuration.GetSection($"{Search.SearchOptions.Section}:Query"));
         services.AddSingleton<SubscriptionRegistry>();
         services.AddSingleton<SubscriptionDirectory>();
         services.AddHostedService(p => p.GetRequiredService<SubscriptionDirectory>());
@@ -65,6 +68,7 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<DefinitionCompiler>();
         services.AddSingleton<WorkflowExecutor>();
         services.AddSingleton<DefinitionRegistry>();
+        services.AddSingleton<Search.InstanceSearchValues>();
         services.AddSingleton<InstanceChangeFeed>();
         services.AddSingleton<EngineMetrics>();
         services.AddSingleton<NodeIdentity>();

@@ -44,9 +44,12 @@ internal sealed class InstanceDocument
     [BsonElement("createdAt")] public DateTime CreatedAt { get; set; }
     [BsonElement("updatedAt")] public DateTime UpdatedAt { get; set; }
     [BsonElement("completedAt")] public DateTime? CompletedAt { get; set; }
+    /// <summary>Search attribute values by slot (search.kw01, …), each slot indexed where present (step 8); absent without any.</summary>
+    [BsonElement("search")] [BsonIgnoreIfNull] public BsonDocument? Search { get; set; }
 
     public static InstanceDocument From(WorkflowInstance i) => new()
     {
+        Search = i.StoreSearchValues as BsonDocument,
         Id = i.Id, Tenant = i.Tenant, DefinitionName = i.DefinitionName, DefinitionVersion = i.DefinitionVersion, Status = i.Status.ToString(),
         BusinessKey = i.BusinessKey, OpenBusinessKey = i.CompletedAt is null ? i.BusinessKey : null, StartedBy = i.StartedBy, IdempotencyKey = i.IdempotencyKey, InputJson = i.InputJson,
         VariablesJson = i.VariablesJson, OutputJson = i.OutputJson, Error = i.Error, WaitKind = i.WaitKind?.ToString(),
@@ -63,6 +66,7 @@ internal sealed class InstanceDocument
         WaitSignal = WaitSignal, WaitSignalId = WaitSignalId, WaitTaskId = WaitTaskId, ParentInstanceId = ParentInstanceId,
         ParentWaitId = ParentWaitId, BranchesJson = BranchesJson, ParkedSignals = ParkedSignals, Version = Version,
         HistoryLength = HistoryLength, CreatedAt = Utc(CreatedAt), UpdatedAt = Utc(UpdatedAt), CompletedAt = CompletedAt is { } c ? Utc(c) : null,
+        StoreSearchValues = Search,
     };
 
     internal static DateTime Utc(DateTime value) => value.Kind == DateTimeKind.Utc ? value : DateTime.SpecifyKind(value, DateTimeKind.Utc);

@@ -32,7 +32,16 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
     public Task CommitAsync(WaitPointCommit commit, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(commit);
-        return _group.CommitAsync(commit, cancellationToken);
+        return commit.Instance.SearchAttributes is null ? _group.CommitAsync(commit, cancellationToken) : CommitWithSearchAsync(commit, cancellationToken);
+    }
+
+    /// <summary>A commit that writes search attribute values: the document's search fields are made first (their slots cached per tenant).</summary>
+    private async Task CommitWithSearchAsync(WaitPointCommit commit, CancellationToken cancellationToken)
+    {
+        var instance = commit.Instance;
+        var declared = await SearchSlotsAsync(instance.Tenant, instance.SearchAttributes!.Select(v => v.Name), cancellationToken).ConfigureAwait(false);
+        instance.StoreSearchValues = SearchFields.Document(instance.SearchAttributes!, declared);
+        await _group.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
     }
 
     // Transaction boundary: one wait point. The instance (checked against the version read before the run), its history,

@@ -13,6 +13,11 @@ public sealed partial class MongoWorkflowStore : IOperatorQueries
     public async Task<Page<WorkflowInstance>> QueryInstancesAsync(InstanceQuery query, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(query);
+        if (query.Searches)
+        {
+            return await SearchInstancesAsync(query, cancellationToken).ConfigureAwait(false);
+        }
+
         var filter = Filter(query);
         if (query.Status is { } status) filter &= InstanceFilter.Eq(i => i.Status, status.ToString());
         var total = await _instances.CountDocumentsAsync(filter, cancellationToken: cancellationToken).ConfigureAwait(false);

@@ -29,6 +29,7 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
         new(5, "Delivery retention indexes: by instance, and delivered ones by time", 1, null),
         new(6, "Business keys unique among open instances only", 1, null),
         new(7, "Schedules: a tenant's names unique, claimed by due time", 1, null),
+        new(8, "Search attributes: typed slot fields of instances, each indexed where present; names per tenant", 1, null),
     ];
 
     /// <summary>The named lease a migrating node holds, so that one node at a time applies steps.</summary>
@@ -240,6 +241,7 @@ public sealed partial class MongoWorkflowStore : IStoreSchema
             }),
         ], cancellationToken).ConfigureAwait(false);
 
+        await CreateSearchIndexesAsync(cancellationToken).ConfigureAwait(false);
         var signalKeys = Builders<SignalDocument>.IndexKeys;
         await _signals.Indexes.CreateManyAsync(
         [

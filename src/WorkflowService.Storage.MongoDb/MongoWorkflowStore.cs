@@ -32,7 +32,7 @@ public sealed partial class MongoWorkflowStore : IAsyncDisposable
     /// <summary>Every collection the store uses: created explicitly at start-up, never implicitly inside a transaction.</summary>
     internal static readonly string[] Collections =
         [InstancesCollection, SignalsCollection, HistoryCollection, TasksCollection, DefinitionsCollection, LeasesCollection, SchemaCollection,
-            SchedulesCollection];
+            SchedulesCollection, SearchAttributesCollection];
 
     private readonly IMongoClient _client;
     private readonly IMongoDatabase _database;

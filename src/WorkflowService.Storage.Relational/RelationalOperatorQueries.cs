@@ -5,12 +5,19 @@ namespace WorkflowService.Storage.Relational;
 
 /// <summary>
 /// Operators' lists and queries (<see cref="IOperatorQueries"/>) on the contexts given: the store's own, or those of a
-/// read-only server (a standby) where the backend is configured with one for reads that may be stale.
+/// read-only server (a standby) where the backend is configured with one for reads that may be stale. A list filtered or
+/// sorted by search attributes goes to <paramref name="searches"/> (the primary's store, which knows the tenant's slots).
 /// </summary>
-internal sealed class RelationalOperatorQueries(IDbContextFactory<WorkflowDbContext> contexts) : IOperatorQueries
+internal sealed class RelationalOperatorQueries(IDbContextFactory<WorkflowDbContext> contexts, IOperatorQueries? searches = null) : IOperatorQueries
 {
     public async Task<Page<WorkflowInstance>> QueryInstancesAsync(InstanceQuery query, CancellationToken cancellationToken)
     {
+        ArgumentNullException.ThrowIfNull(query);
+        if (query.Searches && searches is not null)
+        {
+            return await searches.QueryInstancesAsync(query, cancellationToken).ConfigureAwait(false);
+        }
+
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         var q = Filter(db.Instances.AsNoTracking(), query);
         if (query.Status is { } status) q = q.Where(i => i.Status == status);

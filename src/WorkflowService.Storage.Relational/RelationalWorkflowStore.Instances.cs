@@ -27,9 +27,20 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
     public bool GuardsDueSignals => true;
 
     private Task<bool> WriteAsync(WaitPointCommit commit, CancellationToken cancellationToken) =>
+        commit.Instance.SearchAttributes is null ? WriteAsync(commit, null, cancellationToken) : WriteWithSearchAsync(commit, cancellationToken);
+
+    /// <summary>A commit that writes search attribute values: their slots are looked up first (cached; read once per tenant and name).</summary>
+    private async Task<bool> WriteWithSearchAsync(WaitPointCommit commit, CancellationToken cancellationToken)
+    {
+        var values = commit.Instance.SearchAttributes!;
+        var declared = await SearchSlotsAsync(commit.Instance.Tenant, values.Select(v => v.Name), cancellationToken).ConfigureAwait(false);
+        return await WriteAsync(commit, SearchColumn.Of(values, declared), cancellationToken).ConfigureAwait(false);
+    }
+
+    private Task<bool> WriteAsync(WaitPointCommit commit, List<SearchColumn>? search, CancellationToken cancellationToken) =>
         _writer.WriteAsync(async (db, commands, transaction, savepoint, ct) =>
         {
-            await WriteOnceAsync(db, commands, transaction, savepoint, commit, ct).ConfigureAwait(false);
+            await WriteOnceAsync(db, commands, transaction, savepoint, commit, search, ct).ConfigureAwait(false);
             return true;
         }, cancellationToken);
 
@@ -40,7 +51,7 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
     /// the signals the run consumed.
     /// </summary>
     private async Task WriteOnceAsync(WorkflowDbContext db, SqlCommandCache? commands, DbTransaction transaction, SqlStatement? savepoint,
-        WaitPointCommit commit, CancellationToken cancellationToken)
+        WaitPointCommit commit, List<SearchColumn>? search, CancellationToken cancellationToken)
     {
         var instance = commit.Instance;
         instance.Version = commit.IsNew ? 1 : commit.ExpectedVersion + 1;
@@ -55,7 +66,7 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         }
 
         var row = statements.Count;
-        var handedOver = AddInstanceAndNewRows(statements, commit, nowMs);
+        var handedOver = AddInstanceAndNewRows(statements, commit, nowMs, search);
         var leased = statements.Count;
         AddLeasedSettlements(statements, commit, handledAt);
         var leasedEnd = statements.Count;
@@ -87,12 +98,16 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
     /// and new tasks, each one statement whatever their number. Returns the deliveries asked to be handed over, with the
     /// statement that leases each (null when there are none).
     /// </summary>
-    private List<(Engine.Events.EventDelivery, int)>? AddInstanceAndNewRows(List<SqlStatement> statements, WaitPointCommit commit, long nowMs)
+    private List<(Engine.Events.EventDelivery, int)>? AddInstanceAndNewRows(List<SqlStatement> statements, WaitPointCommit commit, long nowMs,
+        List<SearchColumn>? search)
     {
         var instance = commit.Instance;
-        statements.Add(commit.IsNew
-            ? Rows.Insert(dialect, "wf_instances", Rows.InstanceColumns, [instance], Rows.InstanceValues)
-            : Rows.UpdateInstance(dialect, instance, commit.ExpectedVersion, commit.RequireNoDueSignals ? nowMs : null));
+        statements.Add((commit.IsNew, search) switch
+        {
+            (true, null) => Rows.Insert(dialect, "wf_instances", Rows.InstanceColumns, [instance], Rows.InstanceValues),
+            (true, _) => Rows.InsertInstance(dialect, instance, search),
+            _ => Rows.UpdateInstance(dialect, instance, commit.ExpectedVersion, commit.RequireNoDueSignals ? nowMs : null, search),
+        });
         if (commit.History.Count > 0)
         {
             // One row for the commit's events (schema 7), whatever their number: one row to write and index per wait point,

@@ -8,8 +8,11 @@ public sealed partial class RelationalWorkflowStore : IOperatorQueries
 {
     private RelationalOperatorQueries Queries => field ??= new RelationalOperatorQueries(contexts);
 
-    public Task<Page<WorkflowInstance>> QueryInstancesAsync(InstanceQuery query, CancellationToken cancellationToken) =>
-        Queries.QueryInstancesAsync(query, cancellationToken);
+    public Task<Page<WorkflowInstance>> QueryInstancesAsync(InstanceQuery query, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(query);
+        return query.Searches ? SearchInstancesAsync(query, cancellationToken) : Queries.QueryInstancesAsync(query, cancellationToken);
+    }
 
     public Task<IReadOnlyDictionary<InstanceStatus, long>> CountInstancesByStatusAsync(CancellationToken cancellationToken) =>
         Queries.CountInstancesByStatusAsync(cancellationToken);

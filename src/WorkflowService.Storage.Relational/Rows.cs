@@ -169,11 +169,34 @@ internal static class Rows
     }
 
     /// <summary>
+    /// A new instance's row, with its search attribute values in their slot columns (<paramref name="search"/>; an instance
+    /// of a definition without attributes is written by <see cref="Insert{T}"/> with <see cref="InstanceColumns"/>).
+    /// </summary>
+    public static SqlStatement InsertInstance(SqlDialect dialect, WorkflowInstance instance, IReadOnlyList<SearchColumn> search)
+    {
+        var statement = new SqlStatement(dialect).Sql($"INSERT INTO wf_instances ({InstanceColumns}");
+        foreach (var column in search)
+        {
+            statement.Sql(", ").Sql(column.Slot);
+        }
+
+        statement.Sql(") VALUES (").List(InstanceValues(instance));
+        foreach (var column in search)
+        {
+            statement.Sql(", ").Param(column.Value);
+        }
+
+        return statement.Sql(")");
+    }
+
+    /// <summary>
     /// The instance's row written over, only from the version read before the run; with <paramref name="noSignalDueAtMs"/>,
     /// also only while none of the instance's signals is pending and due by then (a signal applied on arrival must not
-    /// overtake one queued before it, nor one a worker holds). No row is affected otherwise.
+    /// overtake one queued before it, nor one a worker holds). No row is affected otherwise. With <paramref name="search"/>,
+    /// the instance's search attribute values are set in the same statement.
     /// </summary>
-    public static SqlStatement UpdateInstance(SqlDialect dialect, WorkflowInstance instance, int expectedVersion, long? noSignalDueAtMs = null)
+    public static SqlStatement UpdateInstance(SqlDialect dialect, WorkflowInstance instance, int expectedVersion, long? noSignalDueAtMs = null,
+        IReadOnlyList<SearchColumn>? search = null)
     {
         var statement = new SqlStatement(dialect).Sql("UPDATE wf_instances SET ");
         var values = InstanceValues(instance);
@@ -188,6 +211,11 @@ internal static class Rows
 
             statement.Sql(first ? string.Empty : ", ").Sql(InstanceColumnNames[i]).Sql(" = ").Param(values[i]);
             first = false;
+        }
+
+        foreach (var column in search ?? [])
+        {
+            statement.Sql(", ").Sql(column.Slot).Sql(" = ").Param(column.Value);
         }
 
         statement.Sql(" WHERE id = ").Param(instance.Id).Sql(" AND version = ").Param(expectedVersion);

@@ -101,6 +101,9 @@ public abstract class SqlDialect
     /// <summary>The column type the EF Core model gives an int.</summary>
     public abstract string Int32Column { get; }
 
+    /// <summary>The column type the EF Core model gives a double.</summary>
+    public abstract string DoubleColumn { get; }
+
     /// <summary>The column type the EF Core model gives a bool.</summary>
     public abstract string BooleanColumn { get; }
 

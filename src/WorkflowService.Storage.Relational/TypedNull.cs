@@ -18,6 +18,8 @@ internal sealed class TypedNull
     public static readonly TypedNull String = new(DbType.String);
     public static readonly TypedNull Guid = new(DbType.Guid);
     public static readonly TypedNull Int64 = new(DbType.Int64);
+    public static readonly TypedNull Double = new(DbType.Double);
+    public static readonly TypedNull Boolean = new(DbType.Boolean);
 
     /// <summary>A UTC time's: Npgsql sends UTC <see cref="System.DateTime"/> values as timestamp with time zone.</summary>
     public static readonly TypedNull Utc = new(DbType.DateTimeOffset);

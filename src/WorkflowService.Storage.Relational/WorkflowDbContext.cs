@@ -8,6 +8,8 @@ using WorkflowService.Engine;
 using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Schedules;
+using WorkflowService.Engine.Search;
+using WorkflowService.Engine.Search.Query;
 
 namespace WorkflowService.Storage.Relational;
 
@@ -24,6 +26,7 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
     public DbSet<Subscription> Subscriptions => Set<Subscription>();
     public DbSet<EventDelivery> Deliveries => Set<EventDelivery>();
     public DbSet<Schedule> Schedules => Set<Schedule>();
+    public DbSet<SearchAttributeRow> SearchAttributes => Set<SearchAttributeRow>();
 
     /// <summary>A list of strings as one JSON array column (the same text on every database), compared by its items.</summary>
     private static readonly ValueConverter<IReadOnlyList<string>, string> JsonList = new(
@@ -84,6 +87,35 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             // The retention job's: ended instances by when they ended (open ones have no entry).
             e.HasIndex(i => i.CompletedAt).HasFilter("completed_at IS NOT NULL");
             e.HasIndex(i => i.ParentInstanceId).HasFilter("parent_instance_id IS NOT NULL");
+            // Search attributes (schema 16): written by the hand-written SQL only, typed slot columns with a partial index each.
+            e.Ignore(i => i.SearchAttributes);
+            foreach (var (type, slot) in SearchSlots.All)
+            {
+                Microsoft.EntityFrameworkCore.Metadata.Builders.PropertyBuilder property = type switch
+                {
+                    SearchValueType.Keyword or SearchValueType.Text => e.Property<string>(slot),
+                    SearchValueType.Number => e.Property<double?>(slot),
+                    SearchValueType.DateTime => e.Property<DateTime?>(slot),
+                    _ => e.Property<bool?>(slot),
+                };
+                if (type is SearchValueType.Keyword or SearchValueType.Text)
+                {
+                    property.HasMaxLength(type == SearchValueType.Keyword ? SearchSlots.MaxKeywordLength : SearchSlots.MaxTextLength).IsRequired(false);
+                }
+
+                e.HasIndex(nameof(WorkflowInstance.Tenant), slot, nameof(WorkflowInstance.Id)).HasFilter($"{slot} IS NOT NULL");
+            }
+        });
+
+        modelBuilder.Entity<SearchAttributeRow>(e =>
+        {
+            e.ToTable("wf_search_attributes");
+            e.HasKey(a => new { a.Tenant, a.Name });
+            e.Property(a => a.Tenant).HasMaxLength(100);
+            e.Property(a => a.Name).HasMaxLength(64);
+            e.Property(a => a.Type).HasMaxLength(16);
+            e.Property(a => a.Slot).HasMaxLength(16);
+            e.HasIndex(a => new { a.Tenant, a.Slot }).IsUnique();
         });
 
         modelBuilder.Entity<SignalMessage>(e =>

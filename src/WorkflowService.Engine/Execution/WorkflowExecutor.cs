@@ -396,7 +396,7 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
             return RunResult.Failure(startAt, $"could not load the instance variables: {e.Message}");
         }
 
-        return Finish(commit, scope);
+        return Finish(definition, commit, scope);
     }
 
     /// <summary>
@@ -639,9 +639,16 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
         return commit;
     }
 
-    private static RunResult Finish(WaitPointCommit commit, ExpressionScope scope)
+    private static RunResult Finish(CompiledDefinition definition, WaitPointCommit commit, ExpressionScope scope)
     {
         commit.Instance.VariablesJson = scope.SerializeVariables();
+        // Only a definition that declares search attributes evaluates them (after the variables are taken, so that an
+        // expression's side effect stores nothing): the others' commits carry none (null) and write the row as before.
+        if (definition.SearchAttributes.Count > 0)
+        {
+            commit.Instance.SearchAttributes = Search.SearchAttributeEvaluation.Evaluate(definition.SearchAttributes, scope);
+        }
+
         return RunResult.Success(commit);
     }
 

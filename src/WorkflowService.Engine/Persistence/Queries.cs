@@ -28,7 +28,10 @@ public static class KeysetPage
 /// <summary>
 /// Instances newest first (by creation time, then id). With <see cref="After"/> the page starts after that position
 /// (keyset paging): an instance that leaves the filter meanwhile (resumed, suspended, ended) shifts nothing, so a client
-/// that changes what it lists while it pages skips none of it, as an offset would.
+/// that changes what it lists while it pages skips none of it, as an offset would. <see cref="Filter"/> (over the
+/// instance's own fields and the tenant's search attributes) narrows the list further; <see cref="Order"/> sorts it by
+/// creation time or by a search attribute instead (then id, in the same direction), and only instances with a value of
+/// that attribute are listed. With either, <see cref="Page{T}.Total"/> counts no further than <see cref="MaxCounted"/>.
 /// </summary>
 public sealed record InstanceQuery(
     string? DefinitionName = null,
@@ -41,10 +44,20 @@ public sealed record InstanceQuery(
     int? DefinitionVersion = null,
     string Tenant = "",
     InstancePosition? After = null,
-    Guid? ParentId = null);
+    Guid? ParentId = null,
+    Search.Query.SearchFilter? Filter = null,
+    Search.Query.SearchOrder? Order = null,
+    int MaxCounted = int.MaxValue)
+{
+    /// <summary>Whether the query needs the search path (a filter, or an order other than the default).</summary>
+    public bool Searches => Filter is not null || Order is not null;
+}
 
-/// <summary>An instance's place in the list's order: its creation time and id (the tie-break).</summary>
-public sealed record InstancePosition(DateTime CreatedAt, Guid Id)
+/// <summary>
+/// An instance's place in the list's order: its creation time and id (the tie-break); in a list sorted by a search
+/// attribute, that attribute's value (<see cref="SortValue"/>) and id.
+/// </summary>
+public sealed record InstancePosition(DateTime CreatedAt, Guid Id, object? SortValue = null)
 {
     public static InstancePosition Of(WorkflowInstance instance) => new(instance.CreatedAt, instance.Id);
 }

@@ -43,6 +43,19 @@ public sealed class WorkflowInstance : IWaitState
     /// <summary>Signals that arrived before a matching wait, kept for later (saves a query when zero).</summary>
     public int ParkedSignals { get; set; }
 
+    /// <summary>
+    /// The search attribute values this commit writes with the row (a run of a definition that declares some); null when
+    /// the commit leaves the stored values as they are, as every commit of a definition without attributes does. A list
+    /// read by the search path carries the tenant's values here too.
+    /// </summary>
+    public IReadOnlyList<Search.SearchAttributeValue>? SearchAttributes { get; set; }
+
+    /// <summary>
+    /// The values in a store's own form as it last read or wrote them (a document store that replaces whole documents
+    /// writes them back on a commit that carries no <see cref="SearchAttributes"/>); the engine never reads it.
+    /// </summary>
+    public object? StoreSearchValues { get; set; }
+
     /// <summary>Optimistic-concurrency version; every commit increments it.</summary>
     public int Version { get; set; }
     /// <summary>How many history events the instance has (the next event's sequence number).</summary>

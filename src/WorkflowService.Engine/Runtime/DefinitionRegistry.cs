@@ -11,7 +11,8 @@ namespace WorkflowService.Engine.Runtime;
 /// tenant ("" is the default tenant): every lookup and the cache are keyed by tenant, name and version.
 /// </summary>
 public sealed class DefinitionRegistry(
-    IDefinitionStore store, IStoreClock clock, DefinitionCompiler compiler, TimeProvider time, IOptions<EngineOptions> options)
+    IDefinitionStore store, ISearchAttributeStore search, IStoreClock clock, DefinitionCompiler compiler, TimeProvider time,
+    IOptions<EngineOptions> options)
 {
     private readonly ConcurrentDictionary<(string Tenant, string Name, int Version), CompiledDefinition> _compiled = new();
     private readonly ConcurrentDictionary<(string Tenant, string Name), (int Version, long ExpiresAt)> _latest = new();
@@ -23,6 +24,16 @@ public sealed class DefinitionRegistry(
         var probe = compiler.Compile(document, 0, diagnostics);
         if (probe is null)
         {
+            return new PublishResult(null, null, diagnostics);
+        }
+
+        // An attribute has one type across the tenant's definitions, so that a filter over them is typed: declared (each
+        // given its slot) before the version is stored, which then never meets a name it cannot write.
+        if (probe.SearchAttributes.Count > 0
+            && await search.DeclareSearchAttributesAsync(tenant, probe.SearchAttributes.Select(a => (a.Name, a.Type)).ToList(), cancellationToken)
+                .ConfigureAwait(false) is { } problem)
+        {
+            diagnostics.Add(new Diagnostic($"$.searchAttributes.{problem.Name}.type", problem.Message));
             return new PublishResult(null, null, diagnostics);
         }
 

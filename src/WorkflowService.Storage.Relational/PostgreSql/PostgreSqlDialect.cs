@@ -111,6 +111,8 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
 
     public override string BooleanColumn => "boolean";
 
+    public override string DoubleColumn => "double precision";
+
     public override string GuidColumn => "uuid";
 
     public override string SkipLocked(string alias) => $" FOR UPDATE OF {alias} SKIP LOCKED";

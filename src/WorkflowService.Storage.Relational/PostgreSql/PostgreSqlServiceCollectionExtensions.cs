@@ -42,7 +42,7 @@ public static class PostgreSqlServiceCollectionExtensions
                 .ConfigureTracing(tracing => tracing.ConfigureCommandFilter(_ => false).ConfigureBatchFilter(_ => false))
                 .Build()));
         services.AddSingleton<IStoreReplication>(p => new PostgresReplication(p.GetRequiredService<NpgsqlDataSource>(), p.GetRequiredService<ILogger<PostgresReplication>>()));
-        services.AddSingleton(p => new PostgresReadServer(ReadConnection(p)!, p.GetServices<IInterceptor>()));
+        services.AddSingleton(p => new PostgresReadServer(ReadConnection(p)!, p.GetServices<IInterceptor>(), p.GetRequiredService<RelationalWorkflowStore>()));
         services.AddKeyedSingleton<IOperatorQueries>(OperatorReads.MayBeStale, (p, _) => ReadConnection(p) is null
             ? p.GetRequiredService<RelationalWorkflowStore>()
             : p.GetRequiredService<PostgresReadServer>().Queries);

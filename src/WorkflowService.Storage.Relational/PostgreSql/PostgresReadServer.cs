@@ -15,7 +15,7 @@ internal sealed class PostgresReadServer : IAsyncDisposable
     /// <summary>The application name of its connections unless the string sets one: what pg_stat_activity shows on the standby.</summary>
     public const string ApplicationName = "workflow-reads";
 
-    public PostgresReadServer(NpgsqlConnectionStringBuilder connection, IEnumerable<IInterceptor> interceptors)
+    public PostgresReadServer(NpgsqlConnectionStringBuilder connection, IEnumerable<IInterceptor> interceptors, IOperatorQueries primary)
     {
         ArgumentNullException.ThrowIfNull(connection);
         if (string.IsNullOrEmpty(connection.ApplicationName))
@@ -29,7 +29,8 @@ internal sealed class PostgresReadServer : IAsyncDisposable
             .AddInterceptors(interceptors)
             .ConfigureWarnings(RelationalStoreServices.QuietExpectedFailures)
             .Options;
-        Queries = new RelationalOperatorQueries(new PooledDbContextFactory<WorkflowDbContext>(options));
+        // Searches stay on the primary, whose store knows the tenant's attribute slots (docs/high-availability.md).
+        Queries = new RelationalOperatorQueries(new PooledDbContextFactory<WorkflowDbContext>(options), primary);
     }
 
     public NpgsqlDataSource Source { get; }

@@ -92,6 +92,8 @@ public sealed class SqliteDialect : SqlDialect
 
     public override string BooleanColumn => "INTEGER";
 
+    public override string DoubleColumn => "REAL";
+
     public override string GuidColumn => "TEXT";
 
     // AUTOINCREMENT: a number is never given twice, even after the newest row is deleted (a delivery's order must not repeat).

@@ -5,6 +5,7 @@ using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Engine.Search;
 using WorkflowService.Security;
 
 namespace WorkflowService.Api;
@@ -46,6 +47,7 @@ public static class BusinessKeyEndpoints
         string businessKey,
         WorkflowRuntime runtime,
         IInstanceStore store,
+        InstanceSearchValues searchValues,
         LongPollGate gate,
         IOptions<RateLimitingOptions> rateLimits,
         HttpContext http,
@@ -61,7 +63,7 @@ public static class BusinessKeyEndpoints
         }
 
         return await FindIdAsync(store, user, name, businessKey, cancellationToken) is { } id
-            ? await InstanceEndpoints.Get(id, runtime, store, gate, rateLimits, http, user, cancellationToken, waitFor, afterRevision, timeout)
+            ? await InstanceEndpoints.Get(id, runtime, store, searchValues, gate, rateLimits, http, user, cancellationToken, waitFor, afterRevision, timeout)
             : NotFound(name, businessKey);
     }
 

@@ -70,22 +70,27 @@ public sealed record InstanceView(
     DateTime UpdatedAt,
     DateTime? CompletedAt,
     string? StartedBy,
-    int Revision)
+    int Revision,
+    [property: Description("The instance's search attribute values (docs/search.md), as its last commit wrote them; left out when it has none.")]
+    IReadOnlyDictionary<string, JsonElement>? SearchAttributes = null)
 {
     public static InstanceView From(WorkflowInstance i) => new(
         i.Id, i.DefinitionName, i.DefinitionVersion, i.Status, i.BusinessKey,
         Json.Element(i.InputJson), Json.Element(i.VariablesJson), Json.Element(i.OutputJson), i.Error,
         WaitView.From(i),
-        i.ParkedSignals, i.CreatedAt, i.UpdatedAt, i.CompletedAt, i.StartedBy, i.Version);
+        i.ParkedSignals, i.CreatedAt, i.UpdatedAt, i.CompletedAt, i.StartedBy, i.Version, InstanceSearch.View(i.SearchAttributes));
 }
 
 /// <summary>An instance in a list: its status and the step it waits at, without its data.</summary>
 public sealed record InstanceSummaryView(
     Guid Id, string Definition, int Version, InstanceStatus Status, string? BusinessKey, string? WaitStepId,
-    DateTime CreatedAt, DateTime UpdatedAt, DateTime? CompletedAt)
+    DateTime CreatedAt, DateTime UpdatedAt, DateTime? CompletedAt,
+    [property: Description("Its search attribute values, in a list read with filter or orderBy; left out otherwise.")]
+    IReadOnlyDictionary<string, JsonElement>? SearchAttributes = null)
 {
     public static InstanceSummaryView From(WorkflowInstance i) =>
-        new(i.Id, i.DefinitionName, i.DefinitionVersion, i.Status, i.BusinessKey, i.WaitStepId, i.CreatedAt, i.UpdatedAt, i.CompletedAt);
+        new(i.Id, i.DefinitionName, i.DefinitionVersion, i.Status, i.BusinessKey, i.WaitStepId, i.CreatedAt, i.UpdatedAt, i.CompletedAt,
+            InstanceSearch.View(i.SearchAttributes));
 }
 
 /// <summary>
@@ -116,3 +121,17 @@ public sealed record PageView<T>(
     internal static PageView<T> Of<TItem>(KeysetPage<TItem> page, int limit, Func<TItem, T> view, Func<TItem, string> cursor) =>
         new(page.Items.Select(view).ToList(), page.Total, 0, limit, page.More ? cursor(page.Items[^1]) : null);
 }
+
+/// <summary>Counts by value of one field: each value with how many instances have it, most first.</summary>
+public sealed record SearchCountsView(
+    string By,
+    IReadOnlyList<SearchValueCountView> Values,
+    [property: System.ComponentModel.Description("False when counting stopped at Search:MaxCounted instances: the counts are of the first ones found.")]
+    bool Complete)
+{
+    internal static SearchCountsView From(string by, Engine.Persistence.SearchValueCounts counts) =>
+        new(by, counts.Values.Select(v => new SearchValueCountView(JsonSerializer.SerializeToElement(v.Value), v.Count)).ToList(), counts.Complete);
+}
+
+/// <summary>A value (a string, number or bool) and how many instances have it.</summary>
+public sealed record SearchValueCountView(JsonElement Value, long Count);

@@ -7,6 +7,8 @@ using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
+using WorkflowService.Engine.Search;
+using WorkflowService.Engine.Search.Query;
 using WorkflowService.Security;
 
 namespace WorkflowService.Api;
@@ -29,6 +31,9 @@ public static class InstanceEndpoints
             .ProducesProblem(StatusCodes.Status404NotFound)
             .ProducesProblem(StatusCodes.Status413PayloadTooLarge);
         group.MapGet("/", List).WithName("ListInstances").RequireAuthorization(Policies.ReadInstances).WithSummary("List instances by definition, status, business key and creation time")
+            .ProducesValidationProblem();
+        group.MapGet("/counts", Counts).WithName("CountInstancesByValue").RequireAuthorization(Policies.ReadInstances)
+            .WithSummary("How many instances have each value of a search attribute (or status, definition, business key), most first; with filter, of the matching ones")
             .ProducesValidationProblem();
         group.MapGet("/{id:guid}", Get).WithName("GetInstance").RequireAuthorization(Policies.ReadInstances)
             .WithRequestTimeout(StoreUnavailable.LongPollPolicy)
@@ -133,6 +138,9 @@ public static class InstanceEndpoints
 
     private static async Task<Results<Ok<PageView<InstanceSummaryView>>, ValidationProblem>> List(
         [FromKeyedServices(OperatorReads.MayBeStale)] IOperatorQueries store,
+        ISearchAttributeStore search,
+        IOptions<SearchOptions> searchOptions,
+        IOptions<SearchQueryOptions> queryLimits,
         ClaimsPrincipal user,
         CancellationToken cancellationToken,
         string? definition = null,
@@ -143,11 +151,22 @@ public static class InstanceEndpoints
         int offset = 0,
         int limit = 50,
         [Description("The next of the page before (keyset paging: instances that leave the filter meanwhile shift nothing, so none is skipped); not with offset.")]
-        string? after = null)
+        string? after = null,
+        [Description("Instances matching this filter over search attributes and the instance's own fields (docs/search-language.md), with the parameters above; the total then counts up to Search:MaxCounted.")]
+        string? filter = null,
+        [Description("One field to sort by: createdAt or a search attribute, asc or desc (default: createdAt desc); sorted by an attribute, only instances with a value of it are listed.")]
+        string? orderBy = null)
     {
         if (Problems.InvalidPage(offset, limit) is { } invalid)
         {
             return invalid;
+        }
+
+        var tenant = user.Tenant();
+        var (searched, refused) = await InstanceSearch.ReadAsync(search, queryLimits.Value, tenant, filter, orderBy, cancellationToken);
+        if (refused is not null)
+        {
+            return refused;
         }
 
         InstancePosition? position = null;
@@ -158,7 +177,7 @@ public static class InstanceEndpoints
                 return Problems.Invalid("after", "after and offset cannot be combined: page with after (the next of the page before) alone");
             }
 
-            position = ListCursor.Decode(after);
+            position = InstanceSearch.Position(after, searched!.Order);
             if (position is null)
             {
                 return Problems.InvalidAfter();
@@ -166,17 +185,58 @@ public static class InstanceEndpoints
         }
 
         var page = await store.QueryInstancesAsync(
-            new InstanceQuery(definition, status, businessKey, createdFrom?.UtcDateTime, createdTo?.UtcDateTime, offset, limit, Tenant: user.Tenant(),
-                After: position),
+            new InstanceQuery(definition, status, businessKey, createdFrom?.UtcDateTime, createdTo?.UtcDateTime, offset, limit, Tenant: tenant,
+                After: position, Filter: searched!.Filter, Order: searched.Order, MaxCounted: searchOptions.Value.MaxCounted),
             cancellationToken);
-        var next = page.Items.Count == limit ? ListCursor.Encode(InstancePosition.Of(page.Items[^1])) : null;
+        var next = page.Items.Count == limit ? InstanceSearch.Cursor(page.Items[^1], searched.Order) : null;
         return TypedResults.Ok(new PageView<InstanceSummaryView>(page.Items.Select(InstanceSummaryView.From).ToList(), page.Total, page.Offset, page.Limit, next));
+    }
+
+    private static async Task<Results<Ok<SearchCountsView>, ValidationProblem>> Counts(
+        ISearchAttributeStore search,
+        IOptions<SearchOptions> searchOptions,
+        IOptions<SearchQueryOptions> queryLimits,
+        ClaimsPrincipal user,
+        CancellationToken cancellationToken,
+        [Description("The field to count by: a keyword, number or bool search attribute, or status, definition or businessKey.")]
+        string? by = null,
+        [Description("Count only the instances matching this filter (as the list's).")]
+        string? filter = null,
+        [Description("Values to return at most, most frequent first (default and most: Search:MaxCountValues).")]
+        int? top = null)
+    {
+        var limits = searchOptions.Value;
+        if (top is < 1 || top > limits.MaxCountValues)
+        {
+            return Problems.Invalid("top", $"top must be from 1 to {limits.MaxCountValues}");
+        }
+
+        var tenant = user.Tenant();
+        var fields = Engine.Search.TenantSearchFields.Of(await search.GetSearchAttributesAsync(tenant, cancellationToken));
+        if (by is null || !fields.TryGet(by, out var field) || field.Type is SearchValueType.Text or SearchValueType.DateTime
+            || (field.BuiltIn && field.Type != SearchValueType.Keyword))
+        {
+            return Problems.Invalid("by", by is not null && !fields.TryGet(by, out _)
+                ? $"'{by}' is not a search attribute of this tenant nor an instance field"
+                : "by is required: a keyword, number or bool search attribute, or status, definition or businessKey");
+        }
+
+        var (searched, refused) = await InstanceSearch.ReadAsync(search, queryLimits.Value, tenant, filter, null, cancellationToken);
+        if (refused is not null)
+        {
+            return refused;
+        }
+
+        var counts = await search.CountBySearchValueAsync(new InstanceQuery(Tenant: tenant, Filter: searched!.Filter), field,
+            top ?? limits.MaxCountValues, limits.MaxCounted, cancellationToken);
+        return TypedResults.Ok(SearchCountsView.From(by, counts));
     }
 
     internal static async Task<Results<Ok<InstanceView>, ValidationProblem, ProblemHttpResult>> Get(
         Guid id,
         WorkflowRuntime runtime,
         IInstanceStore store,
+        InstanceSearchValues searchValues,
         LongPollGate gate,
         IOptions<RateLimitingOptions> rateLimits,
         HttpContext http,
@@ -189,7 +249,7 @@ public static class InstanceEndpoints
         var tenant = user.Tenant();
         if ((waitFor is null or { Length: 0 }) && afterRevision is null)
         {
-            return Found(id, await store.GetInstanceAsync(tenant, id, cancellationToken));
+            return Found(id, await searchValues.ReadAsync(await store.GetInstanceAsync(tenant, id, cancellationToken), cancellationToken));
         }
 
         if (!LongPoll.TryParse(waitFor, afterRevision, timeout, out var poll, out var invalid))
@@ -206,7 +266,7 @@ public static class InstanceEndpoints
         var instance = poll.Statuses is { } statuses
             ? await runtime.WaitForStatusAsync(tenant, id, statuses, poll.Timeout, cancellationToken)
             : await runtime.WaitForChangeAsync(tenant, id, poll.AfterRevision, poll.Timeout, cancellationToken);
-        return Found(id, instance);
+        return Found(id, await searchValues.ReadAsync(instance, cancellationToken));
     }
 
     private static Results<Ok<InstanceView>, ValidationProblem, ProblemHttpResult> Found(Guid id, WorkflowInstance? instance) =>

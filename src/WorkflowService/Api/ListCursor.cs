@@ -58,6 +58,52 @@ internal static class ListCursor
         return plain.StartsWith("n:", StringComparison.Ordinal) ? plain[2..] : null;
     }
 
+    /// <summary>
+    /// The cursor after an instance in a list sorted by <paramref name="order"/>: the field and direction (so that another
+    /// order refuses it), the instance's value of the field, and its id.
+    /// </summary>
+    public static string EncodeSorted(Engine.Search.Query.SearchOrder order, object? value, Guid id) =>
+        Base64Url.EncodeToString(Encoding.UTF8.GetBytes($"o:{order.Field.Name}:{(order.Descending ? "d" : "a")}:{id:N}:{SortValue(value)}"));
+
+    public static InstancePosition? DecodeSorted(string text, Engine.Search.Query.SearchOrder order)
+    {
+        if (text.Length is 0 or > 1000 || !Base64Url.IsValid(text))
+        {
+            return null;
+        }
+
+        var parts = Encoding.UTF8.GetString(Base64Url.DecodeFromChars(text)).Split(':', 5);
+        if (parts is not ["o", var field, var direction, var idText, var valueText] || field != order.Field.Name
+            || direction != (order.Descending ? "d" : "a") || !Guid.TryParseExact(idText, "N", out var id))
+        {
+            return null;
+        }
+
+        object? value = order.Field.Type switch
+        {
+            Engine.Search.Query.SearchValueType.Number => decimal.TryParse(valueText, NumberStyles.Float, CultureInfo.InvariantCulture, out var number) ? number : null,
+            Engine.Search.Query.SearchValueType.DateTime => long.TryParse(valueText, NumberStyles.None, CultureInfo.InvariantCulture, out var ticks)
+                && ticks <= DateTime.MaxValue.Ticks ? new DateTime(ticks, DateTimeKind.Utc) : null,
+            Engine.Search.Query.SearchValueType.Bool => valueText switch { "true" => true, "false" => false, _ => null },
+            _ => valueText,
+        };
+        return value switch
+        {
+            null => null,
+            DateTime at when order.Field.BuiltIn => new InstancePosition(at, id),
+            _ => new InstancePosition(default, id, value),
+        };
+    }
+
+    private static string SortValue(object? value) => value switch
+    {
+        decimal number => number.ToString(CultureInfo.InvariantCulture),
+        DateTime at => at.Ticks.ToString(CultureInfo.InvariantCulture),
+        bool flag => flag ? "true" : "false",
+        string text => text,
+        _ => "",
+    };
+
     private static string Wrap(string plain) => Base64Url.EncodeToString(Encoding.ASCII.GetBytes(plain));
 
     private static string? Unwrap(string text) =>
