@@ -1,0 +1,46 @@
+using WorkflowService.Engine.Search;
+using WorkflowService.Engine.Search.Query;
+
+namespace WorkflowService.UnitTests.Search;
+
+/// <summary>What an attribute's expression gives, as the value its type stores: a value of another type leaves it empty.</summary>
+public sealed class SearchAttributeEvaluationTests
+{
+    public static TheoryData<SearchValueType, string, object?> Values => new()
+    {
+        { SearchValueType.Keyword, "\"EU\"", "EU" },
+        { SearchValueType.Keyword, "42", "42" },
+        { SearchValueType.Keyword, "true", null },
+        { SearchValueType.Keyword, "{\"a\":1}", null },
+        { SearchValueType.Text, "\"a long note\"", "a long note" },
+        { SearchValueType.Text, "3", null },
+        { SearchValueType.Number, "12000.5", 12000.5m },
+        { SearchValueType.Number, "\"12000\"", null },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:00+01:00\"", new DateTime(2026, 11, 1, 9, 0, 0, DateTimeKind.Utc) },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:00Z\"", new DateTime(2026, 11, 1, 10, 0, 0, DateTimeKind.Utc) },
+        { SearchValueType.DateTime, "\"soon\"", null },
+        { SearchValueType.Bool, "false", false },
+        { SearchValueType.Bool, "\"true\"", null },
+        { SearchValueType.Number, "null", null },
+    };
+
+    [Theory]
+    [MemberData(nameof(Values))]
+    public void A_json_value_becomes_a_value_of_the_type_or_nothing(SearchValueType type, string json, object? expected)
+    {
+        var value = SearchAttributeEvaluation.FromJson(type, json);
+
+        Assert.Equal(expected, value);
+        if (value is DateTime at)
+        {
+            Assert.Equal(DateTimeKind.Utc, at.Kind);
+        }
+    }
+
+    [Fact]
+    public void Keywords_and_texts_longer_than_their_columns_are_cut()
+    {
+        Assert.Equal(SearchSlots.MaxKeywordLength, ((string)SearchAttributeEvaluation.FromJson(SearchValueType.Keyword, $"\"{new string('k', 500)}\"")!).Length);
+        Assert.Equal(SearchSlots.MaxTextLength, ((string)SearchAttributeEvaluation.FromJson(SearchValueType.Text, $"\"{new string('t', 5000)}\"")!).Length);
+    }
+}
