@@ -89,6 +89,7 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.HasIndex(i => i.ParentInstanceId).HasFilter("parent_instance_id IS NOT NULL");
             // Search attributes (schema 16): written by the hand-written SQL only, typed slot columns with a partial index each.
             e.Ignore(i => i.SearchAttributes);
+            e.Ignore(i => i.StoreSearchValues);
             foreach (var (type, slot) in SearchSlots.All)
             {
                 Microsoft.EntityFrameworkCore.Metadata.Builders.PropertyBuilder property = type switch
