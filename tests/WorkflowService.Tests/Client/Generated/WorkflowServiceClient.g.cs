@@ -735,9 +735,11 @@ namespace WorkflowService.Tests.Client.Generated
         /// <param name="offset">How many items of the list to skip (default 0).</param>
         /// <param name="limit">How many items to return at most (default 50, at most 500).</param>
         /// <param name="after">The next of the page before (keyset paging: instances that leave the filter meanwhile shift nothing, so none is skipped); not with offset.</param>
+        /// <param name="filter">Instances matching this filter over search attributes and the instance's own fields (docs/search-language.md), with the parameters above; the total then counts up to Search:MaxCounted.</param>
+        /// <param name="orderBy">One field to sort by: createdAt or a search attribute, asc or desc (default: createdAt desc); sorted by an attribute, only instances with a value of it are listed.</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
-        public virtual async System.Threading.Tasks.Task<PageViewOfInstanceSummaryView> ListInstancesAsync(string? definition = null, InstanceStatus? status = null, string? businessKey = null, System.DateTimeOffset? createdFrom = null, System.DateTimeOffset? createdTo = null, int? offset = null, int? limit = null, string? after = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
+        public virtual async System.Threading.Tasks.Task<PageViewOfInstanceSummaryView> ListInstancesAsync(string? definition = null, InstanceStatus? status = null, string? businessKey = null, System.DateTimeOffset? createdFrom = null, System.DateTimeOffset? createdTo = null, int? offset = null, int? limit = null, string? after = null, string? filter = null, string? orderBy = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
         {
             var client_ = _httpClient;
             var disposeClient_ = false;
@@ -785,6 +787,14 @@ namespace WorkflowService.Tests.Client.Generated
                     {
                         urlBuilder_.Append(System.Uri.EscapeDataString("after")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(after, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
                     }
+                    if (filter != null)
+                    {
+                        urlBuilder_.Append(System.Uri.EscapeDataString("filter")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(filter, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
+                    }
+                    if (orderBy != null)
+                    {
+                        urlBuilder_.Append(System.Uri.EscapeDataString("orderBy")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(orderBy, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
+                    }
                     urlBuilder_.Length--;
 
                     PrepareRequest(client_, request_, urlBuilder_);
@@ -813,6 +823,137 @@ namespace WorkflowService.Tests.Client.Generated
                         if (status_ == 200)
                         {
                             var objectResponse_ = await ReadObjectResponseAsync<PageViewOfInstanceSummaryView>(response_, headers_, cancellationToken).ConfigureAwait(false);
+                            if (objectResponse_.Object == null)
+                            {
+                                throw new ApiException("Response was null which was not expected.", status_, objectResponse_.Text, headers_, null);
+                            }
+                            return objectResponse_.Object;
+                        }
+                        else
+                        if (status_ == 400)
+                        {
+                            var objectResponse_ = await ReadObjectResponseAsync<HttpValidationProblemDetails>(response_, headers_, cancellationToken).ConfigureAwait(false);
+                            if (objectResponse_.Object == null)
+                            {
+                                throw new ApiException("Response was null which was not expected.", status_, objectResponse_.Text, headers_, null);
+                            }
+                            throw new ApiException<HttpValidationProblemDetails>("Bad Request", status_, objectResponse_.Text, headers_, objectResponse_.Object, null);
+                        }
+                        else
+                        if (status_ == 401)
+                        {
+                            var objectResponse_ = await ReadObjectResponseAsync<ProblemDetails>(response_, headers_, cancellationToken).ConfigureAwait(false);
+                            if (objectResponse_.Object == null)
+                            {
+                                throw new ApiException("Response was null which was not expected.", status_, objectResponse_.Text, headers_, null);
+                            }
+                            throw new ApiException<ProblemDetails>("No credentials, or credentials that are not valid", status_, objectResponse_.Text, headers_, objectResponse_.Object, null);
+                        }
+                        else
+                        if (status_ == 403)
+                        {
+                            var objectResponse_ = await ReadObjectResponseAsync<ProblemDetails>(response_, headers_, cancellationToken).ConfigureAwait(false);
+                            if (objectResponse_.Object == null)
+                            {
+                                throw new ApiException("Response was null which was not expected.", status_, objectResponse_.Text, headers_, null);
+                            }
+                            throw new ApiException<ProblemDetails>("The caller\'s roles do not allow this operation", status_, objectResponse_.Text, headers_, objectResponse_.Object, null);
+                        }
+                        else
+                        if (status_ == 429)
+                        {
+                            var objectResponse_ = await ReadObjectResponseAsync<ProblemDetails>(response_, headers_, cancellationToken).ConfigureAwait(false);
+                            if (objectResponse_.Object == null)
+                            {
+                                throw new ApiException("Response was null which was not expected.", status_, objectResponse_.Text, headers_, null);
+                            }
+                            throw new ApiException<ProblemDetails>("The caller sent too many requests; Retry-After says when to try again", status_, objectResponse_.Text, headers_, objectResponse_.Object, null);
+                        }
+                        else
+                        {
+                            var responseData_ = response_.Content == null ? null : await ReadAsStringAsync(response_.Content, cancellationToken).ConfigureAwait(false);
+                            throw new ApiException("The HTTP status code of the response was not expected (" + status_ + ").", status_, responseData_, headers_, null);
+                        }
+                    }
+                    finally
+                    {
+                        if (disposeResponse_)
+                            response_.Dispose();
+                    }
+                }
+            }
+            finally
+            {
+                if (disposeClient_)
+                    client_.Dispose();
+            }
+        }
+
+        /// <param name="cancellationToken">A cancellation token that can be used by other objects or threads to receive notice of cancellation.</param>
+        /// <summary>
+        /// How many instances have each value of a search attribute (or status, definition, business key), most first; with filter, of the matching ones
+        /// </summary>
+        /// <param name="by">The field to count by: a keyword, number or bool search attribute, or status, definition or businessKey.</param>
+        /// <param name="filter">Count only the instances matching this filter (as the list's).</param>
+        /// <param name="top">Values to return at most, most frequent first (default and most: Search:MaxCountValues).</param>
+        /// <returns>OK</returns>
+        /// <exception cref="ApiException">A server side error occurred.</exception>
+        public virtual async System.Threading.Tasks.Task<SearchCountsView> CountInstancesByValueAsync(string? by = null, string? filter = null, int? top = null, System.Threading.CancellationToken cancellationToken = default(System.Threading.CancellationToken))
+        {
+            var client_ = _httpClient;
+            var disposeClient_ = false;
+            try
+            {
+                using (var request_ = new System.Net.Http.HttpRequestMessage())
+                {
+                    request_.Method = new System.Net.Http.HttpMethod("GET");
+                    request_.Headers.Accept.Add(System.Net.Http.Headers.MediaTypeWithQualityHeaderValue.Parse("application/json"));
+
+                    var urlBuilder_ = new System.Text.StringBuilder();
+                
+                    // Operation Path: "instances/counts"
+                    urlBuilder_.Append("instances/counts");
+                    urlBuilder_.Append('?');
+                    if (by != null)
+                    {
+                        urlBuilder_.Append(System.Uri.EscapeDataString("by")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(by, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
+                    }
+                    if (filter != null)
+                    {
+                        urlBuilder_.Append(System.Uri.EscapeDataString("filter")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(filter, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
+                    }
+                    if (top != null)
+                    {
+                        urlBuilder_.Append(System.Uri.EscapeDataString("top")).Append('=').Append(System.Uri.EscapeDataString(ConvertToString(top, System.Globalization.CultureInfo.InvariantCulture))).Append('&');
+                    }
+                    urlBuilder_.Length--;
+
+                    PrepareRequest(client_, request_, urlBuilder_);
+
+                    var url_ = urlBuilder_.ToString();
+                    request_.RequestUri = new System.Uri(url_, System.UriKind.RelativeOrAbsolute);
+
+                    PrepareRequest(client_, request_, url_);
+
+                    var response_ = await client_.SendAsync(request_, System.Net.Http.HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false);
+                    var disposeResponse_ = true;
+                    try
+                    {
+                        var headers_ = new System.Collections.Generic.Dictionary<string, System.Collections.Generic.IEnumerable<string>>();
+                        foreach (var item_ in response_.Headers)
+                            headers_[item_.Key] = item_.Value;
+                        if (response_.Content != null && response_.Content.Headers != null)
+                        {
+                            foreach (var item_ in response_.Content.Headers)
+                                headers_[item_.Key] = item_.Value;
+                        }
+
+                        ProcessResponse(client_, response_);
+
+                        var status_ = (int)response_.StatusCode;
+                        if (status_ == 200)
+                        {
+                            var objectResponse_ = await ReadObjectResponseAsync<SearchCountsView>(response_, headers_, cancellationToken).ConfigureAwait(false);
                             if (objectResponse_.Object == null)
                             {
                                 throw new ApiException("Response was null which was not expected.", status_, objectResponse_.Text, headers_, null);
@@ -8097,6 +8238,12 @@ namespace WorkflowService.Tests.Client.Generated
         [System.Text.Json.Serialization.JsonPropertyName("completedAt")]
         public System.DateTimeOffset? CompletedAt { get; set; } = default!;
 
+        /// <summary>
+        /// Its search attribute values, in a list read with filter or orderBy; left out otherwise.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("searchAttributes")]
+        public object? SearchAttributes { get; set; } = default!;
+
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
         [System.Text.Json.Serialization.JsonExtensionData]
@@ -8166,6 +8313,12 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("revision")]
         public int Revision { get; set; } = default!;
+
+        /// <summary>
+        /// The instance's search attribute values (docs/search.md), as its last commit wrote them; left out when it has none.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("searchAttributes")]
+        public object? SearchAttributes { get; set; } = default!;
 
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
@@ -9480,6 +9633,60 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     /// <summary>
+    /// Counts by value of one field: each value with how many instances have it, most first.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class SearchCountsView
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("by")]
+        public string By { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("values")]
+        public System.Collections.Generic.ICollection<SearchValueCountView> Values { get; set; } = new System.Collections.ObjectModel.Collection<SearchValueCountView>();
+
+        /// <summary>
+        /// False when counting stopped at Search:MaxCounted instances: the counts are of the first ones found.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("complete")]
+        public bool Complete { get; set; } = default!;
+
+        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
+
+        [System.Text.Json.Serialization.JsonExtensionData]
+        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
+        {
+            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
+            set { _additionalProperties = value; }
+        }
+
+    }
+
+    /// <summary>
+    /// A value (a string, number or bool) and how many instances have it.
+    /// </summary>
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class SearchValueCountView
+    {
+
+        [System.Text.Json.Serialization.JsonPropertyName("value")]
+        public object Value { get; set; } = default!;
+
+        [System.Text.Json.Serialization.JsonPropertyName("count")]
+        public long Count { get; set; } = default!;
+
+        private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
+
+        [System.Text.Json.Serialization.JsonExtensionData]
+        public System.Collections.Generic.IDictionary<string, object> AdditionalProperties
+        {
+            get { return _additionalProperties ?? (_additionalProperties = new System.Collections.Generic.Dictionary<string, object>()); }
+            set { _additionalProperties = value; }
+        }
+
+    }
+
+    /// <summary>
     /// A signal to an instance; `dueAt` delays it (a timer).
     /// </summary>
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
@@ -10019,6 +10226,12 @@ namespace WorkflowService.Tests.Client.Generated
         [System.Text.Json.Serialization.JsonPropertyName("onCancel")]
         public string? OnCancel { get; set; } = default!;
 
+        /// <summary>
+        /// Typed values by name that GET /instances can filter, sort and count on (docs/search.md); each commit evaluates every expression and writes the values with the instance. A name has one type across a tenant's definitions.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("searchAttributes")]
+        public System.Collections.Generic.IDictionary<string, Anonymous>? SearchAttributes { get; set; } = default!;
+
     }
 
     /// <summary>
@@ -10502,6 +10715,24 @@ namespace WorkflowService.Tests.Client.Generated
     }
 
     [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public partial class Anonymous
+    {
+
+        /// <summary>
+        /// keyword: an exact value (at most 200 characters); text: prose matched by its words (at most 1,000 characters); number; datetime: an ISO 8601 string; bool.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("type")]
+        public Type Type { get; set; } = default!;
+
+        /// <summary>
+        /// The expression that sets the attribute; a result of another type, null or a failure leaves it empty.
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("value")]
+        public string Value { get; set; } = default!;
+
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
     public partial class Branches
     {
 
@@ -10595,6 +10826,32 @@ namespace WorkflowService.Tests.Client.Generated
         /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("steps")]
         public System.Collections.Generic.ICollection<WorkflowDefinitionStep> Steps { get; set; } = new System.Collections.ObjectModel.Collection<WorkflowDefinitionStep>();
+
+    }
+
+    [System.CodeDom.Compiler.GeneratedCode("NJsonSchema", "14.7.1.0 (NJsonSchema v11.6.1.0 (Newtonsoft.Json v13.0.0.0))")]
+    public enum Type
+    {
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"keyword")]
+        [System.Runtime.Serialization.EnumMember(Value = @"keyword")]
+        Keyword = 0,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"text")]
+        [System.Runtime.Serialization.EnumMember(Value = @"text")]
+        Text = 1,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"number")]
+        [System.Runtime.Serialization.EnumMember(Value = @"number")]
+        Number = 2,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"datetime")]
+        [System.Runtime.Serialization.EnumMember(Value = @"datetime")]
+        Datetime = 3,
+
+        [System.Text.Json.Serialization.JsonStringEnumMemberName(@"bool")]
+        [System.Runtime.Serialization.EnumMember(Value = @"bool")]
+        Bool = 4,
 
     }
 
