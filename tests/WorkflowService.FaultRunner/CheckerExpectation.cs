@@ -14,4 +14,10 @@ internal sealed record CheckerExpectation
 
     /// <summary>Instances the scenario faults on purpose (a poison signal dead-lettered): waiting for a replay is not stuck.</summary>
     public IReadOnlySet<Guid> MayStayFaulted { get; init; } = new HashSet<Guid>();
+
+    /// <summary>
+    /// Why the row may lose acknowledged operations (asynchronous replication, whose lesson that is), naming what prevents
+    /// it; null where losing one fails the row. Where it is set, a run that lost some, and broke nothing else, is reported.
+    /// </summary>
+    public string? LossReportedBecause { get; init; }
 }

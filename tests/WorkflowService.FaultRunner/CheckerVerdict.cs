@@ -22,6 +22,12 @@ internal sealed record CheckerVerdict
     /// <summary>Zero lost, duplicated, stuck and violated, and the expected work done (at least one instance).</summary>
     public bool Passed => Lost == 0 && Duplicated == 0 && Stuck == 0 && Violations == 0 && ExpectedCompleted > 0 && Completed >= ExpectedCompleted;
 
+    /// <summary>
+    /// Acknowledged operations lost, and nothing broken that losing them does not explain (an instance left waiting for a
+    /// lost signal, a lost start not completed): nothing applied twice, no invariant broken. For a row that reports loss.
+    /// </summary>
+    public bool LostOnly => Lost > 0 && Duplicated == 0 && Violations == 0 && ExpectedCompleted > 0;
+
     /// <summary>What failed, one phrase each; empty when <see cref="Passed"/>.</summary>
     public IReadOnlyList<string> Problems => [.. new[]
             {

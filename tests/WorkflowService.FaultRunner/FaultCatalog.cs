@@ -1,3 +1,5 @@
+using WorkflowService.Testing;
+
 namespace WorkflowService.FaultRunner;
 
 /// <summary>The fault table's rows, in the order; the rows not built yet are listed in docs/reliability.md as such.</summary>
@@ -21,6 +23,9 @@ internal static class FaultCatalog
         new EventsScenario { Number = 12, Name = "events-receiver-down", Fault = EventFault.ReceiverDown, Title = "events out: the webhook receiver down (connections refused) for a minute under load, then back" },
         new EventsScenario { Number = 12, Name = "events-dispatcher-kill", Fault = EventFault.DispatcherKill, Title = "events out: a node SIGKILLed while it holds delivery leases, its requests at a slow receiver under way" },
         new EventsScenario { Number = 12, Name = "events-database-stop", Fault = EventFault.DatabaseStop, Title = "events out: the database stopped under load, then started again" },
+        new FailoverScenario { Number = 13, Name = "failover", Fault = FailoverFault.PrimaryKilled, Title = "the PostgreSQL primary's machine dies under load (keeper and postmaster SIGKILLed); pg_auto_failover promotes the synchronous standby" },
+        new FailoverScenario { Number = 13, Name = "switchover", Fault = FailoverFault.Switchover, Title = "a planned pg_auto_failover switchover under load: the standby promoted, the primary follows it" },
+        new FailoverScenario { Number = 13, Name = "failover-async", Fault = FailoverFault.PrimaryKilled, Replication = AutoFailoverReplication.Asynchronous, Title = "the primary's machine dies under load with asynchronous replication (the standby out of the write quorum); what was lost is reported" },
         new ScheduleFaultScenario { Number = 14, Name = "schedules", Title = "schedules firing every second on three nodes under load: nodes SIGKILLed, one paused for twice the lease, one's clock five minutes ahead" },
     ];
 

@@ -22,6 +22,9 @@ internal sealed class FaultContext
     /// <summary>The PostgreSQL server the row owns, for a scenario that stops or pauses it (<see cref="FaultScenario.OwnsDatabaseServer"/>); null on any other backend.</summary>
     public OwnedPostgresServer? Server { get; init; }
 
+    /// <summary>The pg_auto_failover cluster the row runs on (<see cref="FaultScenario.FailoverCluster"/>); null for any other row.</summary>
+    public OwnedAutoFailoverCluster? Cluster { get; init; }
+
     /// <summary>The small filesystem holding the row's embedded store (<see cref="FaultScenario.FillsItsDisk"/>).</summary>
     public SmallDisk? Disk { get; init; }
 

@@ -134,7 +134,9 @@ internal static class FaultReport
         text.AppendLine("The verdict does not depend on them except where the issue sets a bound, shown beside the figure (≤).");
         text.AppendLine("*Recovery* runs from the end of the last fault: until every acknowledged workflow had completed where a node failed");
         text.AppendLine("(node-kill, partition, paused-node; a graceful restart ends when its node is ready again), until every node was ready again (database-outage) or writes were served again");
-        text.AppendLine("(disk-full; read-only-file: from the node's start on the repaired filesystem) where the store failed.");
+        text.AppendLine("(disk-full; read-only-file: from the node's start on the repaired filesystem) where the store failed; from the dead");
+        text.AppendLine("primary or the switchover's start until a start was served again and every node was ready again (failover rows).");
+        text.AppendLine("A row whose lesson is loss (failover-async) is *reported*, not failed, when it lost acknowledged operations and broke nothing else.");
         text.AppendLine("Latency is a verdict in one row alone (resource-abuse: the normal load's p95 beside the abusers against its p95 alone).");
         text.AppendLine("*Faults* counts what the row injected as it measured it (kills, pauses, failed writes; for clock-skew, the nodes whose");
         text.AppendLine("clock the runner saw off by the skew it set).");
@@ -159,6 +161,8 @@ internal static class FaultReport
     private static string? Needs(FaultScenario scenario) =>
         scenario.TurnsItsDiskReadOnly
             ? $"needs root and a loop device (ext4 on an image file; `{ReadOnlyDisk.Tool}` in `{RequiredLists.Tools}` makes their absence a failure, else the row is reported not run)"
+            : scenario.FailoverCluster is not null
+                ? $"on postgres needs pg_auto_failover to own a cluster of three servers (apt-get install pg-auto-failover-cli postgresql-15-auto-failover; `{OwnedAutoFailoverCluster.Tool}` in `{RequiredLists.Tools}` makes its absence a failure, else the row is reported not run)"
             : scenario.FillsItsDisk ? "needs root (it mounts a small tmpfs to fill; without it the row fails)"
             : scenario.OwnsDatabaseServer("postgres") ? "on postgres needs PostgreSQL's server binaries, to start a server of its own (without them the row fails)"
             : null;
@@ -182,8 +186,9 @@ internal static class FaultReport
         text.AppendLine();
         var failed = rows.Count(r => !r.Passed && r.NotRun is null);
         var notRun = rows.Count(r => r.NotRun is not null);
+        var reported = rows.Count(r => r.Verdict.StartsWith("reported", StringComparison.Ordinal));
         text.AppendLine(CultureInfo.InvariantCulture,
-            $"{rows.Count} rows: {rows.Count(r => r.Passed)} passed, {failed} failed, {notRun} not run; run {Span(rows.Select(r => r.Date))}, at {Span(rows.Select(r => r.Commit ?? "an unrecorded commit"))}, on {Span(rows.Select(r => r.Machine ?? "an unrecorded machine"))}; tier {Span(rows.Select(r => r.Tier))}.");
+            $"{rows.Count} rows: {rows.Count(r => r.Passed)} passed{(reported > 0 ? $" ({reported} reporting loss)" : "")}, {failed} failed, {notRun} not run; run {Span(rows.Select(r => r.Date))}, at {Span(rows.Select(r => r.Commit ?? "an unrecorded commit"))}, on {Span(rows.Select(r => r.Machine ?? "an unrecorded machine"))}; tier {Span(rows.Select(r => r.Tier))}.");
         text.AppendLine();
         var table = new MarkdownTable(">#", "fault", "backend", "tier", ">nodes", ">faults", ">acknowledged", ">lost", ">duplicated", ">stuck",
             ">completed", ">early signals", ">retried", ">ops/s", ">recovery", ">max connections", "verdict");
@@ -200,7 +205,7 @@ internal static class FaultReport
                 row.Throughput.ToString("N0", CultureInfo.InvariantCulture),
                 row.RecoverySeconds is { } r ? string.Create(CultureInfo.InvariantCulture, $"{r:0.0} s") + (row.RecoveryBoundSeconds is { } b ? string.Create(CultureInfo.InvariantCulture, $" (≤ {b:0} s)") : "") : "",
                 row.MaxConnections is { } c ? $"{c} (≤ {row.ConnectionBound})" : "n/a",
-                row.Passed ? "**pass**" : $"**{row.Verdict}**");
+                $"**{row.Verdict}**");
         }
 
         text.Append(table);

@@ -51,6 +51,12 @@ internal sealed class FaultRunner(FaultOptions options)
         return rows.All(r => r.Passed || r.NotApplicable is not null || r.NotRun is not null);
     }
 
+    /// <summary>The tool a row needs that this machine lacks (its name in the required list, and why), or null.</summary>
+    private static (string Tool, string Missing)? MissingTool(FaultScenario scenario) =>
+        scenario.TurnsItsDiskReadOnly && ReadOnlyDisk.Unavailable() is { } noLoop ? (ReadOnlyDisk.Tool, noLoop)
+        : scenario.FailoverCluster is not null && OwnedAutoFailoverCluster.Unavailable() is { } noCluster ? (OwnedAutoFailoverCluster.Tool, noCluster)
+        : null;
+
     private async Task<FaultRow> RunRowAsync(FaultScenario scenario, string backendName, CancellationToken cancellationToken)
     {
         var tier = options.Tier.ToString().ToLowerInvariant();
@@ -77,18 +83,19 @@ internal sealed class FaultRunner(FaultOptions options)
             return row with { NotRun = $"not in the short tier: {shortTier}", Verdict = "not run" };
         }
 
-        // A machine without loop devices (a container without /dev/loop*) cannot make a filesystem fail under a process:
-        // the row says so, loudly, as not run; where CI lists loop-device in WORKFLOW_TESTS_REQUIRE_TOOLS it fails.
-        if (scenario.TurnsItsDiskReadOnly && ReadOnlyDisk.Unavailable() is { } noLoop)
+        // A machine without loop devices (a container without /dev/loop*) cannot make a filesystem fail under a process, one
+        // without pg_auto_failover cannot fail a primary over: the row says so, loudly, as not run; where CI lists the tool
+        // in WORKFLOW_TESTS_REQUIRE_TOOLS it fails.
+        if (MissingTool(scenario) is var (tool, missingTool))
         {
-            if (RequiredLists.Requires(RequiredLists.Tools, ReadOnlyDisk.Tool))
+            if (RequiredLists.Requires(RequiredLists.Tools, tool))
             {
-                var required = $"not run: {noLoop}, and {ReadOnlyDisk.Tool} is required here ({RequiredLists.Tools})";
+                var required = $"not run: {missingTool}, and {tool} is required here ({RequiredLists.Tools})";
                 return row with { Verdict = "FAIL: " + required, Failures = [required] };
             }
 
-            Console.WriteLine($"   NOT RUN on this machine: {noLoop}");
-            return row with { NotRun = $"not run on this machine: {noLoop}", Verdict = "not run" };
+            Console.WriteLine($"   NOT RUN on this machine: {missingTool}");
+            return row with { NotRun = $"not run on this machine: {missingTool}", Verdict = "not run" };
         }
 
         if ((scenario.OwnsDatabaseServer(backendName) ? OwnedPostgresServer.Unavailable() : scenario.FillsItsDisk ? SmallDisk.Unavailable() : null) is { } missing)
@@ -103,18 +110,23 @@ internal sealed class FaultRunner(FaultOptions options)
         await using var server = scenario.OwnsDatabaseServer(backendName) ? await OwnedPostgresServer.StartAsync(cancellationToken) : null;
         await using var disk = scenario.FillsItsDisk ? await SmallDisk.MountAsync(64, cancellationToken) : null;
         await using var readOnlyDisk = scenario.TurnsItsDiskReadOnly ? await ReadOnlyDisk.MountAsync(64, cancellationToken) : null;
+        // A row that fails its primary over runs on a cluster of its own; the nodes and the checker reach whichever node is
+        // primary through the multi-host connection string.
+        await using var cluster = scenario.FailoverCluster is { } clusterOptions
+            ? await OwnedAutoFailoverCluster.StartAsync(clusterOptions with { LogDirectory = work }, cancellationToken)
+            : null;
         await using Backend backend = backendName switch
         {
             "sqlite" => new SqliteBackend(keep: false),
             "mongodb" => new MongoDbBackend(MongoDbBackend.RequireServer(options.MongoDb), keep: false),
-            _ => new PostgresBackend(server?.AdminConnectionString ?? options.PostgresAdmin, keep: false),
+            _ => new PostgresBackend(cluster?.MultiHostConnectionString ?? server?.AdminConnectionString ?? options.PostgresAdmin, keep: false),
         };
         await backend.ProvisionAsync(disk?.Path ?? readOnlyDisk?.Path ?? work, cancellationToken);
         // Bounded: a scenario that hangs fails its row, never the whole run.
         using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         deadline.CancelAfter(options.Tier == FaultTier.Short ? TimeSpan.FromMinutes(5) : TimeSpan.FromMinutes(20));
         var context = new FaultContext { Backend = backend, Options = options, WorkDirectory = work, ApiKey = BenchApiKey.Create(), Cancellation = deadline.Token, Server = server, Disk = disk,
-            ReadOnlyDisk = readOnlyDisk };
+            ReadOnlyDisk = readOnlyDisk, Cluster = cluster };
 
         FaultOutcome outcome;
         int? maxConnections;
@@ -152,7 +164,9 @@ internal sealed class FaultRunner(FaultOptions options)
             failures.Add($"{maxConnections} connections to the database, over {bound} (pool size × nodes)");
         }
 
-        var passed = verdict.Passed && failures.Count == 0;
+        // A row whose lesson is loss (asynchronous replication) reports what was lost instead of failing on it.
+        var reported = outcome.Expectation.LossReportedBecause is not null && verdict.LostOnly && failures.Count == 0;
+        var passed = (verdict.Passed && failures.Count == 0) || reported;
         return row with
         {
             Nodes = outcome.Nodes,
@@ -172,7 +186,8 @@ internal sealed class FaultRunner(FaultOptions options)
             MaxConnections = maxConnections,
             ConnectionBound = bound,
             Passed = passed,
-            Verdict = passed ? "pass" : "FAIL: " + string.Join("; ", verdict.Problems.Concat(failures)),
+            Verdict = reported ? $"reported: {string.Join("; ", verdict.Problems)} ({outcome.Expectation.LossReportedBecause})"
+                : passed ? "pass" : "FAIL: " + string.Join("; ", verdict.Problems.Concat(failures)),
             Failures = failures,
             Samples = verdict.Samples,
             Notes = outcome.Notes,

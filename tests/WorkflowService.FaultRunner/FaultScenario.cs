@@ -1,3 +1,5 @@
+using WorkflowService.Testing;
+
 namespace WorkflowService.FaultRunner;
 
 /// <summary>One row of the fault table: a way things fail, injected under load on a fresh database, then checked.</summary>
@@ -14,6 +16,12 @@ internal abstract class FaultScenario
 
     /// <summary>Whether the row needs a PostgreSQL server of its own (<see cref="OwnedPostgresServer"/>) on <paramref name="backend"/>, to stop or pause.</summary>
     public virtual bool OwnsDatabaseServer(string backend) => false;
+
+    /// <summary>
+    /// The pg_auto_failover cluster (monitor, primary, secondary) the row runs on, for a row that fails its primary over
+    /// (<see cref="OwnedAutoFailoverCluster"/>); null for a row on one server.
+    /// </summary>
+    public virtual AutoFailoverOptions? FailoverCluster => null;
 
     /// <summary>Whether the row's embedded store lives on a small filesystem of its own (<see cref="SmallDisk"/>), to fill.</summary>
     public virtual bool FillsItsDisk => false;

@@ -1,7 +1,7 @@
 namespace WorkflowService.Testing;
 
 /// <summary>How an <see cref="OwnedAutoFailoverCluster"/> is set up; the timeouts are the monitor's, in pg_auto_failover's terms.</summary>
-internal sealed class AutoFailoverOptions
+internal sealed record AutoFailoverOptions
 {
     public AutoFailoverReplication Replication { get; init; } = AutoFailoverReplication.Synchronous;
 

@@ -59,6 +59,44 @@ public sealed class HistoryCheckerTests
     }
 
     [Fact]
+    public void A_lost_signal_and_the_instance_it_leaves_waiting_are_loss_only()
+    {
+        // What asynchronous replication loses in a failover: the row reports it rather than fail on it.
+        var run = new TwoWaitsRun(instances: 2);
+        run.Signals.RemoveAll(s => s.Id == run.SignalB(1));
+
+        var verdict = run.Check();
+
+        Assert.True(verdict.LostOnly);
+        Assert.False(verdict.Passed);
+    }
+
+    [Fact]
+    public void A_loss_beside_a_signal_received_twice_is_not_loss_only()
+    {
+        var run = new TwoWaitsRun(instances: 2);
+        run.Signals.RemoveAll(s => s.Id == run.SignalB(1));
+        var id = run.Instance(0);
+        run.History.Insert(run.History.FindIndex(e => e.InstanceId == id && e.Type == "InstanceCompleted"),
+            new StoredEvent(id, 0, TwoWaitsRun.T0, "SignalReceived", run.SignalB(0)));
+        run.Renumber(id);
+
+        var verdict = run.Check();
+
+        Assert.Equal(1, verdict.Lost);
+        Assert.False(verdict.LostOnly);
+    }
+
+    [Fact]
+    public void A_run_that_lost_nothing_is_not_loss_only()
+    {
+        var verdict = new TwoWaitsRun(instances: 2).Check();
+
+        Assert.False(verdict.LostOnly);
+        Assert.True(verdict.Passed);
+    }
+
+    [Fact]
     public void A_signal_received_twice_is_a_duplicate()
     {
         var run = new TwoWaitsRun(instances: 2);
