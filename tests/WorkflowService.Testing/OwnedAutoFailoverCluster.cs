@@ -216,13 +216,7 @@ internal sealed class OwnedAutoFailoverCluster : IAsyncDisposable
 
     private static string Text(int number) => number.ToString(CultureInfo.InvariantCulture);
 
-    private static string? FindBin() => Directory.Exists("/usr/lib/postgresql")
-        ? Directory.EnumerateDirectories("/usr/lib/postgresql")
-            .Select(d => Path.Combine(d, "bin"))
-            .Where(d => File.Exists(Path.Combine(d, "pg_ctl")))
-            .OrderByDescending(d => int.TryParse(Path.GetFileName(Path.GetDirectoryName(d)), out var v) ? v : 0)
-            .FirstOrDefault()
-        : null;
+    private static string? FindBin() => OwnedPostgresServer.FindBin();
 
     /// <summary>The postmaster's process id from its pid file, or null when none runs there.</summary>
     private static int? Postmaster(string data)
@@ -281,30 +275,8 @@ internal sealed class OwnedAutoFailoverCluster : IAsyncDisposable
     }
 
     /// <summary>Runs a short pg_autoctl command (bounded) and returns its standard output; throws with its errors when it fails.</summary>
-    private async Task<string> AutoctlAsync(IReadOnlyList<string> arguments, TimeSpan deadline, CancellationToken cancellationToken)
-    {
-        var start = Command(arguments);
-        start.RedirectStandardOutput = true;
-        start.RedirectStandardError = true;
-        using var process = Process.Start(start) ?? throw new InvalidOperationException("pg_autoctl did not start");
-        var output = process.StandardOutput.ReadToEndAsync(cancellationToken);
-        var errors = process.StandardError.ReadToEndAsync(cancellationToken);
-        using var bounded = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        bounded.CancelAfter(deadline);
-        try
-        {
-            await process.WaitForExitAsync(bounded.Token);
-        }
-        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
-        {
-            process.Kill(entireProcessTree: true);
-            throw new TimeoutException($"pg_autoctl {string.Join(' ', arguments)} did not finish within {deadline.TotalSeconds:0} s");
-        }
-
-        return process.ExitCode == 0
-            ? await output
-            : throw new InvalidOperationException($"pg_autoctl {string.Join(' ', arguments)} exited with {process.ExitCode}: {await errors}");
-    }
+    private Task<string> AutoctlAsync(IReadOnlyList<string> arguments, TimeSpan deadline, CancellationToken cancellationToken) =>
+        SystemTool.RunAsync(Command(arguments), $"pg_autoctl {string.Join(' ', arguments)}", deadline, cancellationToken);
 
     /// <summary>
     /// Polls the monitor until <paramref name="condition"/> holds for its state (an unanswered poll counts as not yet);

@@ -119,7 +119,8 @@ internal sealed class OwnedPostgresServer : IAsyncDisposable
 
     private static bool IsRoot => Environment.UserName == "root";
 
-    private static string? FindBin() => Directory.Exists("/usr/lib/postgresql")
+    /// <summary>The newest PostgreSQL server binaries under /usr/lib/postgresql (Debian's layout), or null.</summary>
+    internal static string? FindBin() => Directory.Exists("/usr/lib/postgresql")
         ? Directory.EnumerateDirectories("/usr/lib/postgresql")
             .Select(d => Path.Combine(d, "bin"))
             .Where(d => File.Exists(Path.Combine(d, "pg_ctl")))
@@ -163,27 +164,7 @@ internal sealed class OwnedPostgresServer : IAsyncDisposable
     {
         var path = Path.Combine(_bin, tool);
         var start = IsRoot ? new ProcessStartInfo("/usr/sbin/runuser", ["-u", "postgres", "--", path, .. arguments]) : new ProcessStartInfo(path, arguments);
-        start.RedirectStandardOutput = true;
-        start.RedirectStandardError = true;
         start.WorkingDirectory = Path.GetTempPath();
-        using var process = Process.Start(start) ?? throw new InvalidOperationException($"{tool} did not start");
-        var output = process.StandardOutput.ReadToEndAsync(cancellationToken);
-        var errors = process.StandardError.ReadToEndAsync(cancellationToken);
-        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        deadline.CancelAfter(CommandDeadline);
-        try
-        {
-            await process.WaitForExitAsync(deadline.Token);
-        }
-        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
-        {
-            process.Kill(entireProcessTree: true);
-            throw new TimeoutException($"{tool} {string.Join(' ', arguments)} did not finish within {CommandDeadline}");
-        }
-
-        if (process.ExitCode != 0)
-        {
-            throw new InvalidOperationException($"{tool} {string.Join(' ', arguments)} exited with {process.ExitCode}: {await output}{await errors}");
-        }
+        await SystemTool.RunAsync(start, $"{tool} {string.Join(' ', arguments)}", CommandDeadline, cancellationToken);
     }
 }

@@ -24,4 +24,30 @@ internal static class SystemTool
 
         return await output;
     }
+
+    /// <summary>
+    /// Runs <paramref name="start"/> to its end within <paramref name="deadline"/> (else kills it and everything it started);
+    /// its standard output, or an exception with what it printed when it exits with a code other than 0.
+    /// </summary>
+    public static async Task<string> RunAsync(ProcessStartInfo start, string what, TimeSpan deadline, CancellationToken cancellationToken)
+    {
+        start.RedirectStandardOutput = true;
+        start.RedirectStandardError = true;
+        using var process = Process.Start(start) ?? throw new InvalidOperationException($"{what} did not start");
+        var output = process.StandardOutput.ReadToEndAsync(cancellationToken);
+        var errors = process.StandardError.ReadToEndAsync(cancellationToken);
+        using var bounded = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        bounded.CancelAfter(deadline);
+        try
+        {
+            await process.WaitForExitAsync(bounded.Token);
+        }
+        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+        {
+            process.Kill(entireProcessTree: true);
+            throw new TimeoutException($"{what} did not finish within {deadline}");
+        }
+
+        return process.ExitCode == 0 ? await output : throw new InvalidOperationException($"{what} exited with {process.ExitCode}: {await output}{await errors}");
+    }
 }
