@@ -71,6 +71,13 @@ internal abstract class Backend : IAsyncDisposable
     /// <summary>Stores <paramref name="count"/> completed signal-roundtrip instances in the shape the service writes; says how.</summary>
     public abstract Task<string> SeedCompletedInstancesAsync(int count, CancellationToken cancellationToken);
 
+    /// <summary>
+    /// The search benchmark's direct access to the run's store (its bulk seed and the plans of its statements); only the
+    /// relational stores have it.
+    /// </summary>
+    public virtual Task<SearchStore> OpenSearchStoreAsync(CancellationToken cancellationToken) =>
+        throw new NotSupportedException($"{Name}: the search benchmark runs on sqlite and postgres");
+
     /// <summary>The run's store read with the backend's own driver, for the fault checker's reads that must not go through the service.</summary>
     public abstract Task<StoreSnapshotReader> OpenStoreReaderAsync(CancellationToken cancellationToken);
 

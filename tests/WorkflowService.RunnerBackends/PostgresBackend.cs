@@ -271,6 +271,18 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
             $"{count:N0} completed signal-roundtrip instances ({count:N0} instance rows, {count * (long)CompletedRoundtripSeed.History.Count:N0} history rows, {count:N0} handled signals) inserted with INSERT … SELECT generate_series in batches of {SeedBatch:N0} in {inserted.TotalSeconds:F0} s, then VACUUM ANALYZE in {vacuumed.TotalSeconds:F0} s");
     }
 
+    /// <summary>The store's dialect on a pool of its own (no claim connection is ever opened) and one open connection.</summary>
+    public override async Task<SearchStore> OpenSearchStoreAsync(CancellationToken cancellationToken)
+    {
+        var data = NpgsqlDataSource.Create(Admin(_database));
+        var claims = new PostgresClaimDataSource(NpgsqlDataSource.Create(Admin(_database)));
+        return new SearchStore(new PostgreSqlDialect(data, claims), await data.OpenConnectionAsync(cancellationToken), async () =>
+        {
+            await claims.DisposeAsync();
+            await data.DisposeAsync();
+        });
+    }
+
     public override Task<CeilingSession> OpenCeilingAsync(int connections, bool groupCommit, CancellationToken cancellationToken)
     {
         // The service's connection settings (PostgreSqlConnectionTuning), with a pool of the ceiling's size; claims on the

@@ -123,6 +123,9 @@ internal sealed class SqliteBackend(bool keep, string synchronous = SqliteBacken
             return ValueTask.CompletedTask;
         }, groupCommit, cancellationToken);
 
+    public override async Task<SearchStore> OpenSearchStoreAsync(CancellationToken cancellationToken) =>
+        new(new SqliteDialect(), await OpenAsync(cancellationToken), () => ValueTask.CompletedTask);
+
     public override async Task<StoreSnapshotReader> OpenStoreReaderAsync(CancellationToken cancellationToken) =>
         new SqlStoreSnapshotReader(await OpenAsync(cancellationToken));
 

@@ -25,6 +25,11 @@ internal static class LoadRuns
             return await new InterleavedRun(options, options.Backends[0]).RunAsync(cancellationToken) ? 0 : 1;
         }
 
+        if (options.Command == "search")
+        {
+            return await new SearchBenchmark(options, options.Backends[0]).RunAsync(cancellationToken) ? 0 : 1;
+        }
+
         if (options.Command == "events")
         {
             return await new EventsBenchmark(options, options.Backends[0]).RunAsync(cancellationToken) ? 0 : 1;

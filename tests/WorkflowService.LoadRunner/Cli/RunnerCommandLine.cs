@@ -192,6 +192,26 @@ internal static class RunnerCommandLine
         {
             backend, postgres, output, noBuild, forEachInstances, forEachItems, forEachConcurrency,
         };
+        var instances = new Option<int>("--instances") { Description = "search: instances seeded before the filters are timed.", DefaultValueFactory = _ => 1_000_000 };
+        instances.Validators.Add(result =>
+        {
+            if (result.GetValueOrDefault<int>() is < 1_000 or > 100_000_000)
+            {
+                result.AddError("--instances: 1,000 to 100,000,000 instances");
+            }
+        });
+        var requests = new Option<int>("--requests") { Description = "search: timed requests per filter and page, after a warm-up.", DefaultValueFactory = _ => 200 };
+        requests.Validators.Add(result =>
+        {
+            if (result.GetValueOrDefault<int>() is < 10 or > 100_000)
+            {
+                result.AddError("--requests: 10 to 100,000 requests");
+            }
+        });
+        var search = new Command("search", "Search over many instances: three search attributes, --instances seeded in the store, three filters and the counts by region timed through GET /instances, with each filter's plan; writes <output>/search-<backend>-<date>.md/.json.")
+        {
+            backend, postgres, output, noBuild, instances, requests,
+        };
         var readme = new Command("readme", "Only regenerates comparison.md in the output directory from its latest reports.") { output };
         run.Subcommands.Add(compare);
         run.Subcommands.Add(readme);
@@ -199,12 +219,13 @@ internal static class RunnerCommandLine
         run.Subcommands.Add(events);
         run.Subcommands.Add(schedules);
         run.Subcommands.Add(forEach);
+        run.Subcommands.Add(search);
 
         RunnerOptions Options(ParseResult parse, string command, IReadOnlyList<string> backends)
         {
             var root = RepositoryRoot.Find();
             // The commands that measure one thing take the run's defaults for every setting they have no option for.
-            var single = command is "readme" or "interleave" or "events" or "schedules" or "foreach";
+            var single = command is "readme" or "interleave" or "events" or "schedules" or "foreach" or "search";
             return new RunnerOptions
             {
                 Command = command,
@@ -283,6 +304,21 @@ internal static class RunnerCommandLine
             ForEachItems = parse.GetValue(forEachItems),
             ForEachConcurrency = parse.GetValue(forEachConcurrency),
         }));
+
+        search.SetAction(async parse =>
+        {
+            if (BackendName(parse.GetValue(backend)) == "mongodb")
+            {
+                await Console.Error.WriteLineAsync("search runs on sqlite or postgres");
+                return SharedCommandOptions.UsageError;
+            }
+
+            return await execute(Options(parse, "search", [BackendName(parse.GetValue(backend))]) with
+            {
+                SearchInstances = parse.GetValue(instances),
+                SearchRequests = parse.GetValue(requests),
+            });
+        });
 
         return run;
     }

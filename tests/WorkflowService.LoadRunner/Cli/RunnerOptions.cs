@@ -63,6 +63,12 @@ internal sealed record RunnerOptions
     /// <summary>events: the backlog's size in events.</summary>
     public int EventBacklog { get; init; } = 100_000;
 
+    /// <summary>search: instances seeded before the filters are timed.</summary>
+    public int SearchInstances { get; init; } = 1_000_000;
+
+    /// <summary>search: timed requests per filter and page.</summary>
+    public int SearchRequests { get; init; } = 200;
+
     public string InterleaveScenario { get; init; } = SignalRoundtripScenario.Definition;
 
     /// <summary>schedules: how many schedules fire every minute, for how many measured minutes, and the spreads run.</summary>
