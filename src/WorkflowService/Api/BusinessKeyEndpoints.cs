@@ -151,19 +151,12 @@ public static class BusinessKeyEndpoints
 
     /// <summary>
     /// The id of the open instance with this key in the caller's tenant, else of the newest ended one (so that a long-poll
-    /// for its end still finds it); another tenant's is not found.
+    /// for its end still finds it); another tenant's is not found. One read of the key's index: the open instance is the
+    /// newest with its key, since none can be started with the key while it is open.
     /// </summary>
-    private static async Task<Guid?> FindIdAsync(IInstanceStore store, ClaimsPrincipal user, string name, string businessKey,
-        CancellationToken cancellationToken)
-    {
-        var tenant = user.Tenant();
-        if (await store.FindInstanceAsync(tenant, idempotencyKey: null, name, businessKey, cancellationToken) is { } open)
-        {
-            return open.Id;
-        }
-
-        return await store.FindNewestInstanceIdAsync(tenant, name, businessKey, cancellationToken).ConfigureAwait(false);
-    }
+    private static Task<Guid?> FindIdAsync(IInstanceStore store, ClaimsPrincipal user, string name, string businessKey,
+        CancellationToken cancellationToken) =>
+        store.FindNewestInstanceIdAsync(user.Tenant(), name, businessKey, cancellationToken);
 
     private static ValidationProblem? InvalidAddress(string name, string businessKey) =>
         DefinitionCompiler.IsValidName(name)
