@@ -77,6 +77,7 @@ public abstract class AccessControlTests<TBackend> : SharedServiceTest<TBackend>
         ["POST /instances/"] = ["application", "admin"],
         ["POST /instances/{id:guid}/signals"] = ["application", "admin"],
         ["GET /instances/"] = ["application", "operator", "admin"],
+        ["GET /instances/counts"] = ["application", "operator", "admin"],
         ["GET /instances/{id:guid}"] = ["application", "operator", "admin"],
         ["GET /instances/{id:guid}/history"] = ["application", "operator", "admin"],
         ["GET /instances/{id:guid}/signals"] = ["application", "operator", "admin"],

@@ -45,7 +45,7 @@ public sealed class DiagnosticTests
         + "title, assignee, role, data, result, reason, event, method, url, body, headers, retries, definition, version, input, items, steps, mode, maxConcurrency, completion, toleratedFailures, onError, errorOutput";
 
     [Theory]
-    [InlineData("""[ 1 ]""", "$", "expected a JSON object with the fields name, description, variables, steps, onCancel")]
+    [InlineData("""[ 1 ]""", "$", "expected a JSON object with the fields name, description, variables, steps, onCancel, searchAttributes")]
     [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "complete", "result": 42 } ] }""", "$.steps[0].result", "expected a string")]
     [InlineData("""{ "name": "t", "variables": [], "steps": [] }""", "$.variables", "expected a JSON object")]
     [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "http", "retries": "two" } ] }""", "$.steps[0].retries",
@@ -71,7 +71,7 @@ public sealed class DiagnosticTests
         "unknown field 'rason' at $.steps[0]; a fail step takes: id, type, description, onError, errorOutput, reason")]
     [InlineData("""{ "name": "t", "steps": [ { "id": "a", "type": "sleep", "otherwize": "b" } ] }""", "$.steps[0].otherwize",
         "unknown field 'otherwize' at $.steps[0]; expected one of: " + StepFields)]
-    [InlineData("""{ "name": "t", "stepz": [] }""", "$.stepz", "unknown field 'stepz' at $; expected one of: name, description, variables, steps, onCancel")]
+    [InlineData("""{ "name": "t", "stepz": [] }""", "$.stepz", "unknown field 'stepz' at $; expected one of: name, description, variables, steps, onCancel, searchAttributes")]
     [InlineData("""{ "name": "t", "steps": [ { "id": "p", "type": "parallel", "branches": [ { "name": "b", "step": [] } ] } ] }""",
         "$.steps[0].branches[0].step", "unknown field 'step' at $.steps[0].branches[0]; a branch of a parallel step takes: name, steps")]
     [InlineData("""{ "name": "t", "steps": [ { "id": "d", "type": "decision", "branches": [ { "when": "true", "goto": "e" } ] } ] }""",
