@@ -14,6 +14,7 @@ public sealed partial class RelationalWorkflowStore : IStoreSchema
             ? await migrator.MigrateAsync(cancellationToken).ConfigureAwait(false)
             : await migrator.GetStatusAsync(cancellationToken).ConfigureAwait(false);
         migrator.CheckNodeSupported(status);
+        await EnsureSlotIndexesInUseAsync(cancellationToken).ConfigureAwait(false);
         // The database's clock against this node's: every node's store clock then agrees with the database's.
         await _clock.MeasureAsync(ct => dialect.ReadClockMsAsync(db, ct), cancellationToken).ConfigureAwait(false);
     }

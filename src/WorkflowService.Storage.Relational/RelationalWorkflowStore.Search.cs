@@ -19,6 +19,9 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
     /// <summary>Each tenant's attributes by name, as last read. A name never changes its slot, so an entry never goes stale; a missing name reads again.</summary>
     private readonly ConcurrentDictionary<string, IReadOnlyDictionary<string, DeclaredSearchAttribute>> _searchSlots = new(StringComparer.Ordinal);
 
+    /// <summary>Slots this node knows have their index.</summary>
+    private readonly ConcurrentDictionary<string, byte> _indexedSlots = new(StringComparer.Ordinal);
+
     public async Task<SearchDeclarationProblem?> DeclareSearchAttributesAsync(string tenant, IReadOnlyList<(string Name, SearchValueType Type)> attributes,
         CancellationToken cancellationToken)
     {
@@ -27,9 +30,18 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
         {
             var declared = await ReadSearchAttributesAsync(tenant, cancellationToken).ConfigureAwait(false);
             var (added, problem) = SearchSlots.Assign(declared.Values.ToList(), attributes);
-            if (problem is not null || added.Count == 0)
+            if (problem is not null)
             {
                 return problem;
+            }
+
+            // A slot's index is built before an attribute takes the slot (and again here when an earlier build failed):
+            // no declared attribute is ever searched without one.
+            await EnsureSlotIndexesAsync(added.Concat(attributes.Select(a => declared.GetValueOrDefault(a.Name)).OfType<DeclaredSearchAttribute>()).Select(a => a.Slot), cancellationToken)
+                .ConfigureAwait(false);
+            if (added.Count == 0)
+            {
+                return null;
             }
 
             using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
@@ -48,6 +60,36 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
                 // Another node declared a name or took a slot meanwhile: read the tenant's attributes again and retry.
             }
         }
+    }
+
+    /// <summary>
+    /// Builds the index of each of <paramref name="slots"/> this node has not seen indexed yet (schema 17: only slots in use
+    /// have one, so instance writes pay for no other).
+    /// </summary>
+    private async Task EnsureSlotIndexesAsync(IEnumerable<string> slots, CancellationToken cancellationToken)
+    {
+        var missing = slots.Where(s => !_indexedSlots.ContainsKey(s)).Distinct(StringComparer.Ordinal).ToList();
+        if (missing.Count == 0)
+        {
+            return;
+        }
+
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
+        foreach (var slot in missing)
+        {
+            await dialect.EnsureIndexAsync(db.Database.GetDbConnection(), SlotIndexes.Name(slot), SlotIndexes.Definition(slot), migrator.Timeout,
+                cancellationToken).ConfigureAwait(false);
+            _indexedSlots[slot] = 0;
+        }
+    }
+
+    /// <summary>At start-up: every slot any tenant uses has its index (an upgrade from schema 16, or a build that failed).</summary>
+    private async Task EnsureSlotIndexesInUseAsync(CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var slots = await db.SearchAttributes.AsNoTracking().Select(a => a.Slot).Distinct().ToListAsync(cancellationToken).ConfigureAwait(false);
+        await EnsureSlotIndexesAsync(slots, cancellationToken).ConfigureAwait(false);
     }
 
     public async Task<IReadOnlyList<DeclaredSearchAttribute>> GetSearchAttributesAsync(string tenant, CancellationToken cancellationToken) =>

@@ -86,6 +86,14 @@ public abstract class SqlDialect
     public abstract Task<ISet<string>> ExistingTablesAsync(System.Data.Common.DbConnection connection, IReadOnlyList<string> tables,
         CancellationToken cancellationToken);
 
+    /// <summary>
+    /// Builds index <paramref name="name"/> (<paramref name="definition"/>: "ON table (columns) WHERE ...") on a table in
+    /// use, unless a valid index of that name exists; waits at most <paramref name="timeout"/>. Where the server can, the
+    /// build stops no writes (PostgreSQL: CONCURRENTLY); a build that failed before is replaced.
+    /// </summary>
+    public abstract Task EnsureIndexAsync(System.Data.Common.DbConnection connection, string name, string definition, TimeSpan timeout,
+        CancellationToken cancellationToken);
+
     /// <summary>The SQL for the current time, stored the way the EF Core model stores times.</summary>
     public abstract string NowSql { get; }
 

@@ -87,7 +87,8 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             // The retention job's: ended instances by when they ended (open ones have no entry).
             e.HasIndex(i => i.CompletedAt).HasFilter("completed_at IS NOT NULL");
             e.HasIndex(i => i.ParentInstanceId).HasFilter("parent_instance_id IS NOT NULL");
-            // Search attributes (schema 16): written by the hand-written SQL only, typed slot columns with a partial index each.
+            // Search attributes (schema 16): written by the hand-written SQL only, typed slot columns. A slot's partial index
+            // exists only while an attribute uses it (schema 17), so the store builds it, not the model (SlotIndexes).
             e.Ignore(i => i.SearchAttributes);
             e.Ignore(i => i.StoreSearchValues);
             foreach (var (type, slot) in SearchSlots.All)
@@ -103,8 +104,6 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
                 {
                     property.HasMaxLength(type == SearchValueType.Keyword ? SearchSlots.MaxKeywordLength : SearchSlots.MaxTextLength).IsRequired(false);
                 }
-
-                e.HasIndex(nameof(WorkflowInstance.Tenant), slot, nameof(WorkflowInstance.Id)).HasFilter($"{slot} IS NOT NULL");
             }
         });
 

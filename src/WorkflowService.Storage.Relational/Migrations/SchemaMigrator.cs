@@ -45,6 +45,9 @@ public sealed partial class SchemaMigrator(
 
     public bool ApplyAtStartup => settings.ApplyAtStartup;
 
+    /// <summary>The longest a schema change may take (Store:MigrationTimeout): a migration, or a search slot's index build.</summary>
+    public TimeSpan Timeout => settings.Timeout;
+
     /// <summary>Applies the pending steps under the schema lock and returns the status after them.</summary>
     public async Task<SchemaStatus> MigrateAsync(CancellationToken cancellationToken)
     {

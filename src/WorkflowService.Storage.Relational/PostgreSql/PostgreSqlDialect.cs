@@ -182,6 +182,35 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
         return found;
     }
 
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Security", "CA2100:Review SQL queries for security vulnerabilities",
+        Justification = "The index name and definition are the store's own constants (SlotIndexes), never request input.")]
+    public override async Task EnsureIndexAsync(System.Data.Common.DbConnection connection, string name, string definition, TimeSpan timeout,
+        CancellationToken cancellationToken)
+    {
+        await using var command = connection.CreateCommand();
+        command.CommandTimeout = (int)Math.Ceiling(timeout.TotalSeconds);
+        command.CommandText = "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            + "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = @name";
+        command.Parameters.Add(new NpgsqlParameter("name", name));
+        var valid = await command.ExecuteScalarAsync(cancellationToken).ConfigureAwait(false);
+        if (valid is true)
+        {
+            return;
+        }
+
+        command.Parameters.Clear();
+        if (valid is false)
+        {
+            // A concurrent build that failed (or is still running on another node) leaves an invalid index that serves no query.
+            command.CommandText = $"DROP INDEX CONCURRENTLY IF EXISTS {name}";
+            await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        // CONCURRENTLY takes no lock that stops the instances' writes (and runs outside a transaction).
+        command.CommandText = $"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} {definition}";
+        await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+    }
+
     public override async Task<long?> ReadClockMsAsync(WorkflowDbContext db, CancellationToken cancellationToken) =>
         await db.Database.SqlQueryRaw<long>("SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS \"Value\"")
             .SingleAsync(cancellationToken).ConfigureAwait(false);

@@ -154,6 +154,19 @@ public sealed class SqliteDialect : SqlDialect
         return found;
     }
 
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Security", "CA2100:Review SQL queries for security vulnerabilities",
+        Justification = "The index name and definition are the store's own constants (SlotIndexes), never request input.")]
+    public override async Task EnsureIndexAsync(System.Data.Common.DbConnection connection, string name, string definition, TimeSpan timeout,
+        CancellationToken cancellationToken)
+    {
+        // One writer at a time: the build waits for the write lane, and commits wait for it.
+        using var gate = await EnterWriteAsync(cancellationToken).ConfigureAwait(false);
+        await using var command = connection.CreateCommand();
+        command.CommandTimeout = (int)Math.Ceiling(timeout.TotalSeconds);
+        command.CommandText = $"CREATE INDEX IF NOT EXISTS {name} {definition}";
+        await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+    }
+
     public override bool SingleWriter => true;
 
     public override async ValueTask<IDisposable?> EnterWriteAsync(CancellationToken cancellationToken)

@@ -4,6 +4,7 @@ using Microsoft.Data.Sqlite;
 using Microsoft.EntityFrameworkCore;
 using Npgsql;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Search;
 using WorkflowService.Storage.Relational;
 using WorkflowService.Storage.Relational.Migrations;
 using WorkflowService.Tests.Backends;
@@ -98,6 +99,46 @@ public abstract class SchemaMigrationTests<TBackend> : ServiceTest<TBackend> whe
         Assert.Equal(SchemaMigrator.Steps.Select(s => s.Version), status.Applied.Select(s => s.Version));
         Assert.All(status.Applied, s => Assert.NotNull(s.AppliedAt));
     }
+
+    [Fact]
+    public async Task A_search_slot_has_an_index_only_while_an_attribute_uses_it_and_a_node_rebuilds_a_missing_one()
+    {
+        var database = await CreateDatabaseAsync();
+        var connectionString = ConnectionString(database);
+        const string definition = """
+            {
+              "name": "slot-indexes",
+              "searchAttributes": {
+                "customer": { "type": "keyword", "value": "input.customer ?? null" },
+                "amount": { "type": "number", "value": "input.amount ?? null" }
+              },
+              "steps": [ { "id": "wait", "type": "waitForSignal", "signal": "go" }, { "id": "end", "type": "complete" } ]
+            }
+            """;
+        await using (var node = await TestServiceProcess.StartAsync("slot-indexes", new Dictionary<string, string?>(database.Settings)))
+        {
+            // Migrated: no slot is in use, so no slot index makes an instance write dearer.
+            Assert.Empty(await SlotIndexesAsync(connectionString));
+
+            using var client = node.CreateClient();
+            await new ApiClient(client).PublishAsync(definition);
+            Assert.Equal(["ix_wf_instances_tenant_kw01_id", "ix_wf_instances_tenant_num01_id"], await SlotIndexesAsync(connectionString));
+        }
+
+        // As a build that failed leaves it: the next node to start builds the index again.
+        await ExecuteAsync(connectionString, "DROP INDEX ix_wf_instances_tenant_kw01_id");
+        await using (var node = await TestServiceProcess.StartAsync("slot-indexes-again", new Dictionary<string, string?>(database.Settings)))
+        {
+            Assert.Equal(["ix_wf_instances_tenant_kw01_id", "ix_wf_instances_tenant_num01_id"], await SlotIndexesAsync(connectionString));
+        }
+    }
+
+    /// <summary>The names of the search slots' indexes the database holds, in order.</summary>
+    private async Task<IReadOnlyList<string>> SlotIndexesAsync(string connectionString) =>
+        (await DescribeAsync(connectionString))
+            .Select(line => line.Split(' ', ':')[0])
+            .Where(name => SearchSlots.All.Any(s => name == $"ix_wf_instances_tenant_{s.Slot}_id"))
+            .Order(StringComparer.Ordinal).ToList();
 
     [Fact]
     public async Task A_node_older_than_the_releases_the_database_supports_refuses_to_start_with_one_line()
