@@ -72,12 +72,14 @@ public sealed partial class MongoWorkflowStore : ISearchAttributeStore
             ? known
             : await ReadSearchAttributesAsync(tenant, cancellationToken).ConfigureAwait(false);
 
-    public async Task<IReadOnlyList<SearchAttributeValue>> GetSearchValuesAsync(WorkflowInstance instance, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<SearchAttributeValue>> GetSearchValuesAsync(WorkflowInstance instance, IReadOnlyCollection<string> names,
+        CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(instance);
-        var declared = await ReadSearchAttributesAsync(instance.Tenant, cancellationToken).ConfigureAwait(false);
+        ArgumentNullException.ThrowIfNull(names);
+        var declared = await SearchSlotsAsync(instance.Tenant, names, cancellationToken).ConfigureAwait(false);
         var found = await _instances.Find(i => i.Id == instance.Id).Project(i => i.Search).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
-        return SearchFields.Values(found, declared.Values);
+        return SearchFields.Values(found, names.Select(declared.GetValueOrDefault).OfType<DeclaredSearchAttribute>());
     }
 
     /// <summary>The search path of <see cref="QueryInstancesAsync"/>: the filter, the order and its keyset position; the total counted up to MaxCounted.</summary>

@@ -113,16 +113,18 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
             ? known
             : await ReadSearchAttributesAsync(tenant, cancellationToken).ConfigureAwait(false);
 
-    public async Task<IReadOnlyList<SearchAttributeValue>> GetSearchValuesAsync(WorkflowInstance instance, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<SearchAttributeValue>> GetSearchValuesAsync(WorkflowInstance instance, IReadOnlyCollection<string> names,
+        CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(instance);
-        var declared = await ReadSearchAttributesAsync(instance.Tenant, cancellationToken).ConfigureAwait(false);
-        if (declared.Count == 0)
+        ArgumentNullException.ThrowIfNull(names);
+        var declared = await SearchSlotsAsync(instance.Tenant, names, cancellationToken).ConfigureAwait(false);
+        var attributes = names.Select(declared.GetValueOrDefault).OfType<DeclaredSearchAttribute>().OrderBy(a => a.Name, StringComparer.Ordinal).ToList();
+        if (attributes.Count == 0)
         {
             return [];
         }
 
-        var attributes = declared.Values.OrderBy(a => a.Name, StringComparer.Ordinal).ToList();
         var statement = new SqlStatement(dialect).Sql($"SELECT {string.Join(", ", attributes.Select(a => a.Slot))} FROM wf_instances WHERE id = ")
             .Param(instance.Id);
         return await ReadAsync(statement, async (reader, ct) =>

@@ -15,7 +15,18 @@ public sealed record CompiledDefinition
     /// <summary>The start of the cancel path, if the definition has one.</summary>
     public string? OnCancel { get; init; }
     /// <summary>The search attributes every commit of an instance writes, in declaration order; empty for most definitions.</summary>
-    public IReadOnlyList<Search.SearchAttribute> SearchAttributes { get; init; } = [];
+    public IReadOnlyList<Search.SearchAttribute> SearchAttributes
+    {
+        get;
+        init
+        {
+            field = value;
+            SearchAttributeNames = value.Select(a => a.Name).ToList();
+        }
+    } = [];
+
+    /// <summary>The names of <see cref="SearchAttributes"/>, in declaration order.</summary>
+    public IReadOnlyCollection<string> SearchAttributeNames { get; private init; } = [];
     /// <summary>The canonical JSON of the definition (what the decompiler writes; stored and returned by the API).</summary>
     public required string Json { get; init; }
 

@@ -28,7 +28,7 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
         var commit = new WaitPointCommit { Instance = instance, ExpectedVersion = -1 };
         Append(commit, now, HistoryEventTypes.InstanceStarted, null,
             new { definition = definition.Name, version = definition.Version, businessKey = instance.BusinessKey });
-        return Run(definition, commit, definition.StartStepId, null, [], now);
+        return Run(definition, commit, definition.StartStepId, null, [], now, first: true);
     }
 
     /// <summary>Runs the start of an instance whose first run failed and is retried by its $start signal.</summary>
@@ -37,7 +37,7 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
     {
         var commit = NewCommit(instance, now);
         commit.SignalTransitions.Add(new SignalTransition(trigger.Id, SignalStatus.Handled, trigger.LeaseToken));
-        return Run(definition, commit, definition.StartStepId, null, parked, now);
+        return Run(definition, commit, definition.StartStepId, null, parked, now, first: true);
     }
 
     /// <summary>Applies a claimed signal to the instance: resume its wait, park the signal, or close it as unmatched.</summary>
@@ -333,7 +333,7 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
 
     private RunResult Run(CompiledDefinition definition, WaitPointCommit commit, string? startAt,
         (string? Payload, string? Output)? received, IReadOnlyList<SignalMessage> parked, StoreInstant now,
-        string? cancelling = null, BranchResume? branch = null)
+        string? cancelling = null, BranchResume? branch = null, bool first = false)
     {
         var state = commit.Instance;
         state.Status = InstanceStatus.Running;
@@ -396,7 +396,7 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
             return RunResult.Failure(startAt, $"could not load the instance variables: {e.Message}");
         }
 
-        return Finish(definition, commit, scope);
+        return Finish(definition, commit, scope, first);
     }
 
     /// <summary>
@@ -639,14 +639,21 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
         return commit;
     }
 
-    private static RunResult Finish(CompiledDefinition definition, WaitPointCommit commit, ExpressionScope scope)
+    /// <param name="first">Whether this is the instance's first run (its start, or the retry of a start that failed).</param>
+    private static RunResult Finish(CompiledDefinition definition, WaitPointCommit commit, ExpressionScope scope, bool first)
     {
+        var before = commit.Instance.VariablesJson;
         commit.Instance.VariablesJson = scope.SerializeVariables();
         // Only a definition that declares search attributes evaluates them (after the variables are taken, so that an
         // expression's side effect stores nothing): the others' commits carry none (null) and write the row as before.
+        // An instance's first run evaluates them all; a later one only those whose value may have changed: what reads
+        // the variables when the run changed them, and what reads anything but input and variables. The input never
+        // changes, and a migration evaluates what its new version adds (InstanceMigrator).
         if (definition.SearchAttributes.Count > 0)
         {
-            commit.Instance.SearchAttributes = Search.SearchAttributeEvaluation.Evaluate(definition.SearchAttributes, scope);
+            var variablesChanged = !string.Equals(before, commit.Instance.VariablesJson, StringComparison.Ordinal);
+            commit.Instance.SearchAttributes = Search.SearchAttributeEvaluation.Evaluate(definition.SearchAttributes, scope, reads =>
+                first || (reads & ExpressionReads.Anything) != 0 || (variablesChanged && (reads & ExpressionReads.Variables) != 0));
         }
 
         return RunResult.Success(commit);

@@ -6,8 +6,10 @@ namespace WorkflowService.Engine.Expressions;
 /// <summary>An expression parsed once at compile time and evaluated many times.</summary>
 public sealed class CompiledExpression
 {
-    internal CompiledExpression(string source, Prepared<Script> script, IReadOnlyList<string>? secrets = null, bool mayBuildLongStrings = true)
+    internal CompiledExpression(string source, Prepared<Script> script, IReadOnlyList<string>? secrets = null, bool mayBuildLongStrings = true,
+        ExpressionReads reads = ExpressionReads.Anything)
     {
+        Reads = reads;
         Source = source;
         Script = script;
         Secrets = secrets ?? [];
@@ -18,6 +20,9 @@ public sealed class CompiledExpression
     internal bool MayBuildLongStrings { get; }
 
     public string Source { get; }
+
+    /// <summary>What the expression's value can change with (<see cref="ExpressionDependencies"/>).</summary>
+    public ExpressionReads Reads { get; }
 
     /// <summary>The secrets the expression names with <c>secret('name')</c> (see <see cref="SecretReferences"/>).</summary>
     public IReadOnlyList<string> Secrets { get; }

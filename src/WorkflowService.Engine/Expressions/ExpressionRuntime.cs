@@ -42,7 +42,7 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
             }
 
             var script = JsEngine.PrepareScript("(" + source + "\n)", strict: true);
-            return new CompiledExpression(source, script, secrets, StringLimits.MayReach(parsed));
+            return new CompiledExpression(source, script, secrets, StringLimits.MayReach(parsed), ExpressionDependencies.Of(parsed));
         }
         catch (Exception e) when (e is not OutOfMemoryException)
         {

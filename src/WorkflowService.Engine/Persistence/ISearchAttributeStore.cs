@@ -19,8 +19,12 @@ public interface ISearchAttributeStore
     /// <summary>The tenant's declared attributes.</summary>
     Task<IReadOnlyList<DeclaredSearchAttribute>> GetSearchAttributesAsync(string tenant, CancellationToken cancellationToken);
 
-    /// <summary>The stored values of the instance's tenant's attributes that it has (those with no value left out).</summary>
-    Task<IReadOnlyList<SearchAttributeValue>> GetSearchValuesAsync(WorkflowInstance instance, CancellationToken cancellationToken);
+    /// <summary>
+    /// The instance's stored values of the attributes named (its definition's), in name order, those with no value left
+    /// out. Names known to the store are not read again (a name never changes its slot).
+    /// </summary>
+    Task<IReadOnlyList<SearchAttributeValue>> GetSearchValuesAsync(WorkflowInstance instance, IReadOnlyCollection<string> names,
+        CancellationToken cancellationToken);
 
     /// <summary>
     /// How many of the instances <paramref name="query"/> matches (its paging ignored) have each value of

@@ -30,7 +30,8 @@ public sealed class InstanceMigrator(
     IStoreClock clock,
     WaitPointWriter writer,
     EngineMetrics metrics,
-    IOptions<EngineOptions> options)
+    IOptions<EngineOptions> options,
+    Expressions.ExpressionRuntime expressions)
 {
     /// <summary>Largest number of instances one bulk migration may move.</summary>
     public const int MaxBatch = 500;
@@ -76,10 +77,29 @@ public sealed class InstanceMigrator(
         var applied = new List<MigrationStep>();
         for (var i = 0; i < steps.Count; i++)
         {
-            applied.Add(await ApplyAsync(steps[i], instances[i], plan, cancellationToken).ConfigureAwait(false));
+            var target = (await definitions.GetAsync(instances[i].Tenant, instances[i].DefinitionName, plan.ToVersion, cancellationToken).ConfigureAwait(false))!;
+            applied.Add(await ApplyAsync(steps[i], instances[i], target, plan, cancellationToken).ConfigureAwait(false));
         }
 
         return new MigrationResult(MigrationOutcome.Migrated, applied);
+    }
+
+    /// <summary>
+    /// The values of the target version's attributes that a later commit would not evaluate again (those of the input, the
+    /// variables and constants: a commit evaluates them at the start, or when a run changes the variables); null when
+    /// there are none. The others come at the instance's next commit.
+    /// </summary>
+    private IReadOnlyList<Search.SearchAttributeValue>? SettledSearchValues(CompiledDefinition target, WorkflowInstance state)
+    {
+        if (target.SearchAttributes.Count == 0)
+        {
+            return null;
+        }
+
+        // None of them reads the signal or the instance (that is what keeps them settled).
+        var scope = expressions.OpenScope(state.VariablesJson, state.InputJson, null, static () => "null");
+        scope.LimitTo(options.Value.MaxRunTime);
+        return Search.SearchAttributeEvaluation.Evaluate(target.SearchAttributes, scope, reads => (reads & Expressions.ExpressionReads.Anything) == 0);
     }
 
     private static MigrationStep Check(WorkflowInstance instance, CompiledDefinition target, MigrationPlan plan)
@@ -182,7 +202,8 @@ public sealed class InstanceMigrator(
         return null;
     }
 
-    private async Task<MigrationStep> ApplyAsync(MigrationStep step, WorkflowInstance planned, MigrationPlan plan, CancellationToken cancellationToken)
+    private async Task<MigrationStep> ApplyAsync(MigrationStep step, WorkflowInstance planned, CompiledDefinition target, MigrationPlan plan,
+        CancellationToken cancellationToken)
     {
         for (var attempt = 0; ; attempt++)
         {
@@ -211,6 +232,7 @@ public sealed class InstanceMigrator(
             }
 
             state.UpdatedAt = now;
+            state.SearchAttributes = SettledSearchValues(target, state);
             var commit = new WaitPointCommit { Instance = state, ExpectedVersion = instance.Version, Actor = plan.Actor };
             commit.History.Add(new HistoryEvent
             {

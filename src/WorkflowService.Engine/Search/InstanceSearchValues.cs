@@ -25,7 +25,7 @@ public sealed class InstanceSearchValues(DefinitionRegistry definitions, ISearch
         }
 
         var copy = instance.Clone();
-        copy.SearchAttributes = await store.GetSearchValuesAsync(instance, cancellationToken).ConfigureAwait(false);
+        copy.SearchAttributes = await store.GetSearchValuesAsync(instance, definition.SearchAttributeNames, cancellationToken).ConfigureAwait(false);
         return copy;
     }
 }

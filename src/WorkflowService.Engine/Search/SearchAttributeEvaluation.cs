@@ -12,14 +12,28 @@ namespace WorkflowService.Engine.Search;
 /// </summary>
 public static class SearchAttributeEvaluation
 {
-    public static IReadOnlyList<SearchAttributeValue> Evaluate(IReadOnlyList<SearchAttribute> attributes, ExpressionScope scope)
+    /// <summary>Every attribute's value.</summary>
+    public static IReadOnlyList<SearchAttributeValue> Evaluate(IReadOnlyList<SearchAttribute> attributes, ExpressionScope scope) =>
+        Evaluate(attributes, scope, static _ => true)!;
+
+    /// <summary>
+    /// The values of the attributes whose expression reads what <paramref name="due"/> says may have changed; null when
+    /// there is none (the commit then leaves every stored value as it is).
+    /// </summary>
+    public static IReadOnlyList<SearchAttributeValue>? Evaluate(IReadOnlyList<SearchAttribute> attributes, ExpressionScope scope,
+        Func<ExpressionReads, bool> due)
     {
         ArgumentNullException.ThrowIfNull(attributes);
         ArgumentNullException.ThrowIfNull(scope);
-        var values = new SearchAttributeValue[attributes.Count];
-        for (var i = 0; i < attributes.Count; i++)
+        ArgumentNullException.ThrowIfNull(due);
+        List<SearchAttributeValue>? values = null;
+        foreach (var attribute in attributes)
         {
-            var attribute = attributes[i];
+            if (!due(attribute.Value.Reads))
+            {
+                continue;
+            }
+
             string? json;
             try
             {
@@ -30,7 +44,8 @@ public static class SearchAttributeEvaluation
                 json = null;
             }
 
-            values[i] = new SearchAttributeValue(attribute.Name, attribute.Type, json is null ? null : FromJson(attribute.Type, json));
+            (values ??= new List<SearchAttributeValue>(attributes.Count))
+                .Add(new SearchAttributeValue(attribute.Name, attribute.Type, json is null ? null : FromJson(attribute.Type, json)));
         }
 
         return values;

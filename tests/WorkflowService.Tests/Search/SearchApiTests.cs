@@ -284,6 +284,8 @@ public abstract class SearchApiTests<TBackend> : SharedServiceTest<TBackend> whe
 
         using var migrated = await Api.Http.PostAsJsonAsync($"/instances/{old.Id}/migrate", new { toVersion = 2 }, Token);
         Assert.Equal(HttpStatusCode.OK, migrated.StatusCode);
+        // The migration evaluates what the new version adds from the input and variables: no later commit would.
+        Assert.Equal(new[] { fresh.Id, old.Id }.Order(), (await ListAsync($"definition={name}&{Filter("amount = 700")}")).Items.Select(i => i.Id).Order());
         await Api.SignalAsync(old.Id, "update", new { amount = 800, region = "EU" });
         await Eventually.WaitUntilAsync(async () => (await ListAsync($"definition={name}&{Filter("amount = 800")}")).Items.Any(i => i.Id == old.Id),
             what: "the migrated instance's next commit wrote amount");

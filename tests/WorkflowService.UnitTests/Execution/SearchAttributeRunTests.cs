@@ -1,0 +1,83 @@
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.UnitTests.Execution;
+
+/// <summary>
+/// Which search attributes a commit evaluates: all at the instance's first run; later, those whose value may have
+/// changed (what reads the variables when the run changed them, what reads anything but input and variables).
+/// </summary>
+public sealed class SearchAttributeRunTests
+{
+    private const string Definition = """
+        {
+          "name": "claim",
+          "searchAttributes": {
+            "region": { "type": "keyword", "value": "input.region" },
+            "kind": { "type": "keyword", "value": "'claim'" },
+            "amount": { "type": "number", "value": "vars.amount ?? null" },
+            "version": { "type": "number", "value": "instance.version" }
+          },
+          "steps": [
+            { "id": "wait-update", "type": "waitForSignal", "signal": "update", "output": "update" },
+            { "id": "apply", "type": "assign", "set": { "amount": "vars.update.amount" } },
+            { "id": "wait-note", "type": "waitForSignal", "signal": "note" },
+            { "id": "wait-done", "type": "waitForSignal", "signal": "done" },
+            { "id": "end", "type": "complete" }
+          ]
+        }
+        """;
+
+    private static Dictionary<string, object?> Values(WaitPointCommit commit) =>
+        (commit.Instance.SearchAttributes ?? []).ToDictionary(v => v.Name, v => v.Value);
+
+    [Fact]
+    public void The_first_run_evaluates_every_attribute()
+    {
+        var driver = InstanceDriver.For(Definition);
+
+        var start = driver.Start("""{ "region": "EU" }""");
+
+        Assert.Equal(["region", "kind", "amount", "version"], start.Instance.SearchAttributes!.Select(v => v.Name));
+        Assert.Equal("EU", Values(start)["region"]);
+        Assert.Equal("claim", Values(start)["kind"]);
+        Assert.Null(Values(start)["amount"]);
+    }
+
+    [Fact]
+    public void A_run_that_changes_the_variables_evaluates_what_reads_them_and_never_what_reads_only_the_input()
+    {
+        var driver = InstanceDriver.For(Definition);
+        driver.Start("""{ "region": "EU" }""");
+
+        var update = driver.Send(driver.Signal("update", """{ "amount": 800 }"""));
+
+        Assert.Equal(["amount", "version"], update.Instance.SearchAttributes!.Select(v => v.Name));
+        Assert.Equal(800m, Values(update)["amount"]);
+    }
+
+    [Fact]
+    public void A_run_that_leaves_the_variables_evaluates_only_what_reads_anything_else()
+    {
+        var driver = InstanceDriver.For(Definition);
+        driver.Start("""{ "region": "EU" }""");
+        driver.Send(driver.Signal("update", """{ "amount": 800 }"""));
+
+        var note = driver.Send(driver.Signal("note"));
+
+        Assert.Equal(["version"], note.Instance.SearchAttributes!.Select(v => v.Name));
+    }
+
+    [Fact]
+    public void A_run_that_changes_nothing_they_read_evaluates_none()
+    {
+        var driver = InstanceDriver.For(Definition.Replace(
+            "\"version\": { \"type\": \"number\", \"value\": \"instance.version\" }", "\"settled\": { \"type\": \"bool\", \"value\": \"true\" }",
+            StringComparison.Ordinal));
+        driver.Start("""{ "region": "EU" }""");
+        driver.Send(driver.Signal("update", """{ "amount": 800 }"""));
+
+        var note = driver.Send(driver.Signal("note"));
+
+        Assert.Null(note.Instance.SearchAttributes);
+    }
+}
