@@ -36,6 +36,10 @@ internal sealed class ScheduleFaultScenario : FaultScenario
         ? "the embedded store runs one node: no other node fires while it is killed or paused, and its clock is the store's"
         : null;
 
+    public override string? LeftOutOfShortTier(string backend) =>
+        "three nodes, one skewed, with kills and a pause take close to three minutes, and on CI's two cores its lateness "
+        + "bound is too tight to be steady";
+
     public override async Task<FaultOutcome> RunAsync(FaultContext context)
     {
         var ct = context.Cancellation;

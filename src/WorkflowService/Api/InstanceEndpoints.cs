@@ -152,7 +152,7 @@ public static class InstanceEndpoints
         int limit = 50,
         [Description("The next of the page before (keyset paging: instances that leave the filter meanwhile shift nothing, so none is skipped); not with offset.")]
         string? after = null,
-        [Description("Instances matching this filter over search attributes and the instance's own fields (docs/search-language.md), with the parameters above; the total then counts up to Search:MaxCounted.")]
+        [Description("Instances matching this filter over search attributes and the instance's own fields (docs/search-language.md), with the parameters above; the total then counts up to Search:MaxTotal.")]
         string? filter = null,
         [Description("One field to sort by: createdAt or a search attribute, asc or desc (default: createdAt desc); sorted by an attribute, only instances with a value of it are listed.")]
         string? orderBy = null)
@@ -186,7 +186,7 @@ public static class InstanceEndpoints
 
         var page = await store.QueryInstancesAsync(
             new InstanceQuery(definition, status, businessKey, createdFrom?.UtcDateTime, createdTo?.UtcDateTime, offset, limit, Tenant: tenant,
-                After: position, Filter: searched!.Filter, Order: searched.Order, MaxCounted: searchOptions.Value.MaxCounted),
+                After: position, Filter: searched!.Filter, Order: searched.Order, MaxCounted: searchOptions.Value.MaxTotal),
             cancellationToken);
         var next = page.Items.Count == limit ? InstanceSearch.Cursor(page.Items[^1], searched.Order) : null;
         return TypedResults.Ok(new PageView<InstanceSummaryView>(page.Items.Select(InstanceSummaryView.From).ToList(), page.Total, page.Offset, page.Limit, next));

@@ -156,6 +156,58 @@ public abstract class TenantIsolationTests<TBackend> : SharedServiceTest<TBacken
         }
     }
 
+    /// <summary>A definition whose one search attribute, "tier", has the type the tenant chose.</summary>
+    private static string Tiered(string name, string type, string value) => $$"""
+        {
+          "name": "{{name}}",
+          "searchAttributes": { "tier": { "type": "{{type}}", "value": "{{value}}" } },
+          "steps": [ { "id": "wait", "type": "waitForSignal", "signal": "go" }, { "id": "end", "type": "complete" } ]
+        }
+        """;
+
+    [Fact]
+    public async Task Each_tenant_declares_its_own_search_attributes_and_searches_and_counts_only_its_own_instances()
+    {
+        var name = Definitions.Unique("tiers");
+        var acme = With(AcmeKey);
+        var globex = With(GlobexKey);
+        // The same name with another type in each tenant: neither declaration is the other's concern.
+        await acme.PublishAsync(Tiered(name, "keyword", "input.tier"));
+        await globex.PublishAsync(Tiered(name, "number", "input.level"));
+        var acmeGold = await acme.StartAsync(name, new { tier = "gold" });
+        await acme.StartAsync(name, new { tier = "silver" });
+        var globexOne = await globex.StartAsync(name, new { level = 1 });
+        await globex.StartAsync(name, new { level = 2 });
+
+        var found = await ListAsync<InstanceSummaryView>(acme, $"/instances?filter={Uri.EscapeDataString($"definition = \"{name}\" and tier = \"gold\"")}");
+        Assert.Equal([acmeGold.Id], found.Select(i => i.Id));
+        found = await ListAsync<InstanceSummaryView>(globex, $"/instances?filter={Uri.EscapeDataString($"definition = \"{name}\" and tier <= 1")}");
+        Assert.Equal([globexOne.Id], found.Select(i => i.Id));
+        var sorted = await ListAsync<InstanceSummaryView>(globex, $"/instances?orderBy=tier&filter={Uri.EscapeDataString($"definition = \"{name}\"")}");
+        Assert.Equal(2, sorted.Count);
+
+        // Each tenant's type holds in its own filters: a number is not a keyword in acme, nor a string a number in globex.
+        using (var wrongType = await acme.Http.GetAsync($"/instances?filter={Uri.EscapeDataString("tier = 1")}", Token))
+        {
+            Assert.Contains("'tier'", (string?)(await ApiClient.ProblemAsync(wrongType, HttpStatusCode.BadRequest))["errors"]!["filter"]![0],
+                StringComparison.Ordinal);
+        }
+
+        // The default tenant declared no "tier": another tenant's declaration does not make it searchable there.
+        using (var undeclared = await With(DefaultKey).Http.GetAsync($"/instances?filter={Uri.EscapeDataString("tier = \"gold\"")}", Token))
+        {
+            Assert.Contains("'tier'", (string?)(await ApiClient.ProblemAsync(undeclared, HttpStatusCode.BadRequest))["errors"]!["filter"]![0],
+                StringComparison.Ordinal);
+        }
+
+        var counts = (await acme.Http.GetFromJsonAsync<SearchCountsView>(
+            $"/instances/counts?by=tier&filter={Uri.EscapeDataString($"definition = \"{name}\"")}", WorkflowServiceFactory.Json, Token))!;
+        Assert.Equal([("gold", 1L), ("silver", 1L)], counts.Values.Select(v => (v.Value.GetString()!, v.Count)).Order());
+        var globexCounts = (await globex.Http.GetFromJsonAsync<SearchCountsView>(
+            $"/instances/counts?by=tier&filter={Uri.EscapeDataString($"definition = \"{name}\"")}", WorkflowServiceFactory.Json, Token))!;
+        Assert.Equal([(1m, 1L), (2m, 1L)], globexCounts.Values.Select(v => (v.Value.GetDecimal(), v.Count)).Order());
+    }
+
     [Fact]
     public async Task Every_single_object_endpoint_answers_another_tenants_ids_as_unknown_and_changes_nothing()
     {

@@ -735,7 +735,7 @@ namespace WorkflowService.Tests.Client.Generated
         /// <param name="offset">How many items of the list to skip (default 0).</param>
         /// <param name="limit">How many items to return at most (default 50, at most 500).</param>
         /// <param name="after">The next of the page before (keyset paging: instances that leave the filter meanwhile shift nothing, so none is skipped); not with offset.</param>
-        /// <param name="filter">Instances matching this filter over search attributes and the instance's own fields (docs/search-language.md), with the parameters above; the total then counts up to Search:MaxCounted.</param>
+        /// <param name="filter">Instances matching this filter over search attributes and the instance's own fields (docs/search-language.md), with the parameters above; the total then counts up to Search:MaxTotal.</param>
         /// <param name="orderBy">One field to sort by: createdAt or a search attribute, asc or desc (default: createdAt desc); sorted by an attribute, only instances with a value of it are listed.</param>
         /// <returns>OK</returns>
         /// <exception cref="ApiException">A server side error occurred.</exception>
