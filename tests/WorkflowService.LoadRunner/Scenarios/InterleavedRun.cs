@@ -37,7 +37,8 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ["events"] = "one subscription to every event of the load's definition (events out), delivered to a webhook receiver in the runner's process that answers 200 at once",
         ["events-claimed"] = "as events, with the hand-over off (Events:HandOverCapacity=0): every delivery claimed",
         ["sync-standby"] = "as off, on the PostgreSQL primary named by --sync-standby-postgres, whose commits wait for a synchronous standby (what durability on a second server costs)",
-        ["search-attributes"] = "signal-roundtrip's definition with three search attributes set from its input (tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search.json): a keyword, a number and a datetime written with every commit",
+        ["search-attributes"] = "signal-roundtrip's definition with three search attributes set from its input (tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search.json): a keyword, a number and a datetime, evaluated and written by the start (the input never changes)",
+        ["search-attributes-vars"] = "as search-attributes, each attribute also reading the variables (tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search-vars.json): evaluated and written, with new values, by both commits",
         ["pgo-off-no-delay"] = "tiered PGO off and no call-counting delay (DOTNET_TieredPGO=0, DOTNET_TC_CallCountingDelayMs=0)",
     };
 
@@ -79,9 +80,13 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         : IsEventsAtCommit(name) ? $"the service built from commit {CommitOf(name)}, as events"
         : $"the service built from commit {name[3..]}, as off";
 
-    /// <summary>search-attributes publishes signal-roundtrip with three search attributes in place of the example's (same name, same steps).</summary>
-    private static string DefinitionFile(string variant, string file) =>
-        variant == "search-attributes" && file == "docs/examples/signal-roundtrip.json" ? "tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search.json" : file;
+    /// <summary>search-attributes (and -vars) publish signal-roundtrip with three search attributes in place of the example's (same name, same steps).</summary>
+    private static string DefinitionFile(string variant, string file) => (variant, file) switch
+    {
+        ("search-attributes", "docs/examples/signal-roundtrip.json") => "tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search.json",
+        ("search-attributes-vars", "docs/examples/signal-roundtrip.json") => "tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search-vars.json",
+        _ => file,
+    };
 
     private const int Concurrency = 64;
     private const int SignalWorkers = 8;
