@@ -14,7 +14,10 @@ public sealed partial class RelationalWorkflowStore : IStoreSchema
             ? await migrator.MigrateAsync(cancellationToken).ConfigureAwait(false)
             : await migrator.GetStatusAsync(cancellationToken).ConfigureAwait(false);
         migrator.CheckNodeSupported(status);
-        await EnsureSlotIndexesInUseAsync(cancellationToken).ConfigureAwait(false);
+        if (migrator.ApplyAtStartup)
+        {
+            await EnsureSlotIndexesInUseAsync(cancellationToken).ConfigureAwait(false);
+        }
         // The database's clock against this node's: every node's store clock then agrees with the database's.
         await _clock.MeasureAsync(ct => dialect.ReadClockMsAsync(db, ct), cancellationToken).ConfigureAwait(false);
     }
@@ -28,7 +31,9 @@ public sealed partial class RelationalWorkflowStore : IStoreSchema
     public async Task<SchemaStatus> MigrateAsync(CancellationToken cancellationToken)
     {
         await PrepareAsync(cancellationToken).ConfigureAwait(false);
-        return await migrator.MigrateAsync(cancellationToken).ConfigureAwait(false);
+        var status = await migrator.MigrateAsync(cancellationToken).ConfigureAwait(false);
+        await EnsureSlotIndexesInUseAsync(cancellationToken).ConfigureAwait(false);
+        return status;
     }
 
     /// <summary>What the database needs before anything reads its schema (SQLite: its folder), on a fresh deployment's command too.</summary>

@@ -35,10 +35,14 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
                 return problem;
             }
 
-            // A slot's index is built before an attribute takes the slot (and again here when an earlier build failed):
-            // no declared attribute is ever searched without one.
-            await EnsureSlotIndexesAsync(added.Concat(attributes.Select(a => declared.GetValueOrDefault(a.Name)).OfType<DeclaredSearchAttribute>()).Select(a => a.Slot), cancellationToken)
-                .ConfigureAwait(false);
+            // A slot's index is built before an attribute takes the slot (and again here when an earlier build failed),
+            // by a node that may change the schema; where only `migrate` may, it builds them (docs/upgrades.md).
+            if (migrator.ApplyAtStartup)
+            {
+                var named = attributes.Select(a => declared.GetValueOrDefault(a.Name)).OfType<DeclaredSearchAttribute>();
+                await EnsureSlotIndexesAsync(added.Concat(named).Select(a => a.Slot), cancellationToken).ConfigureAwait(false);
+            }
+
             if (added.Count == 0)
             {
                 return null;
@@ -84,11 +88,20 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
         }
     }
 
-    /// <summary>At start-up: every slot any tenant uses has its index (an upgrade from schema 16, or a build that failed).</summary>
+    /// <summary>
+    /// Every slot any tenant uses has its index (after an upgrade from schema 16, a build that failed, or attributes
+    /// declared by nodes that may not change the schema): at start-up where the node migrates, and on every `migrate`.
+    /// </summary>
     private async Task EnsureSlotIndexesInUseAsync(CancellationToken cancellationToken)
     {
         await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         var slots = await db.SearchAttributes.AsNoTracking().Select(a => a.Slot).Distinct().ToListAsync(cancellationToken).ConfigureAwait(false);
+        // Asked of the database again, whatever this node saw before (an index may have been dropped since).
+        foreach (var slot in slots)
+        {
+            _indexedSlots.TryRemove(slot, out _);
+        }
+
         await EnsureSlotIndexesAsync(slots, cancellationToken).ConfigureAwait(false);
     }
 

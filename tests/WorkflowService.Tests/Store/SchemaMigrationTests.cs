@@ -133,6 +133,33 @@ public abstract class SchemaMigrationTests<TBackend> : ServiceTest<TBackend> whe
         }
     }
 
+    [Fact]
+    public async Task Where_only_migrate_changes_the_schema_a_new_attributes_index_is_built_by_migrate()
+    {
+        var database = await CreateDatabaseAsync();
+        var connectionString = ConnectionString(database);
+        var settings = NodeSettings(database, ("Store:ApplyMigrationsAtStartup", "false"));
+        Assert.Equal(0, (await TestServiceProcess.RunUntilExitAsync(settings, "migrate")).ExitCode);
+        await using (var node = await TestServiceProcess.StartAsync("slot-indexes-no-ddl",
+            new Dictionary<string, string?>(database.Settings) { ["Store:ApplyMigrationsAtStartup"] = "false" }))
+        {
+            using var client = node.CreateClient();
+            await new ApiClient(client).PublishAsync("""
+                {
+                  "name": "slot-indexes",
+                  "searchAttributes": { "customer": { "type": "keyword", "value": "input.customer ?? null" } },
+                  "steps": [ { "id": "wait", "type": "waitForSignal", "signal": "go" }, { "id": "end", "type": "complete" } ]
+                }
+                """);
+            // The node may not change the schema: the attribute is declared and searchable, without its index yet.
+            Assert.Empty(await SlotIndexesAsync(connectionString));
+        }
+
+        var migrate = await TestServiceProcess.RunUntilExitAsync(settings, "migrate");
+        Assert.True(migrate.ExitCode == 0, migrate.ToString());
+        Assert.Equal(["ix_wf_instances_tenant_kw01_id"], await SlotIndexesAsync(connectionString));
+    }
+
     /// <summary>The names of the search slots' indexes the database holds, in order.</summary>
     private async Task<IReadOnlyList<string>> SlotIndexesAsync(string connectionString) =>
         (await DescribeAsync(connectionString))
