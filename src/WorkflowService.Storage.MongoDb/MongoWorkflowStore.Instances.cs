@@ -40,7 +40,7 @@ public sealed partial class MongoWorkflowStore : IInstanceStore
     {
         var instance = commit.Instance;
         var declared = await SearchSlotsAsync(instance.Tenant, instance.SearchAttributes!.Select(v => v.Name), cancellationToken).ConfigureAwait(false);
-        instance.StoreSearchValues = SearchFields.Document(instance.SearchAttributes!, declared);
+        instance.StoreSearchValues = SearchFields.Document(instance.StoreSearchValues as BsonDocument, instance.SearchAttributes!, declared);
         await _group.CommitAsync(commit, cancellationToken).ConfigureAwait(false);
     }
 

@@ -15,13 +15,27 @@ internal sealed class SearchFields(IReadOnlyDictionary<string, DeclaredSearchAtt
 {
     private static FilterDefinitionBuilder<InstanceDocument> Filter => Builders<InstanceDocument>.Filter;
 
-    /// <summary>The search fields of <paramref name="values"/>: each value with a slot, empty ones left out.</summary>
-    public static BsonDocument Document(IReadOnlyList<SearchAttributeValue> values, IReadOnlyDictionary<string, DeclaredSearchAttribute> declared)
+    /// <summary>
+    /// The search fields after a commit: <paramref name="stored"/> (the document's as read, null for a new instance) with
+    /// each of <paramref name="values"/> set in its slot, or removed when empty. A commit may evaluate only some
+    /// attributes (those whose value may have changed): the others keep their stored values.
+    /// </summary>
+    public static BsonDocument Document(BsonDocument? stored, IReadOnlyList<SearchAttributeValue> values,
+        IReadOnlyDictionary<string, DeclaredSearchAttribute> declared)
     {
-        var document = new BsonDocument();
+        var document = stored is null ? new BsonDocument() : (BsonDocument)stored.DeepClone();
         foreach (var value in values)
         {
-            if (value.Value is not null && declared.TryGetValue(value.Name, out var attribute) && attribute.Type == value.Type)
+            if (!declared.TryGetValue(value.Name, out var attribute) || attribute.Type != value.Type)
+            {
+                continue;
+            }
+
+            if (value.Value is null)
+            {
+                document.Remove(attribute.Slot);
+            }
+            else
             {
                 document[attribute.Slot] = ToBson(value.Type, value.Value);
             }
