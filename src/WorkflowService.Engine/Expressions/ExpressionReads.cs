@@ -53,9 +53,11 @@ internal static class ExpressionDependencies
                     _ => ExpressionReads.Anything,
                 };
                 return;
-            // The clock and chance: Date.now(), new Date() without arguments, Date() called, Math.random().
+            // The clock and chance: Date.now(), new Date() without arguments, Date() called, Math.random(), and any member of
+            // Date or Math chosen by a computed key (Date['now']).
             case MemberExpression { Object: Identifier { Name: "Date" }, Property: Identifier { Name: "now" } }:
             case MemberExpression { Object: Identifier { Name: "Math" }, Property: Identifier { Name: "random" } }:
+            case MemberExpression { Object: Identifier { Name: "Date" or "Math" }, Computed: true }:
             case NewExpression { Callee: Identifier { Name: "Date" }, Arguments.Count: 0 }:
             case CallExpression { Callee: Identifier { Name: "Date" } }:
             case ThisExpression or IFunction:

@@ -23,6 +23,9 @@ public sealed class ExpressionReadsTests
     [InlineData("Date.now()", ExpressionReads.Anything)]
     [InlineData("Date()", ExpressionReads.Anything)]
     [InlineData("Math.random() > 0.5", ExpressionReads.Anything)]
+    [InlineData("Date['now']()", ExpressionReads.Anything)]
+    [InlineData("Math[input.f](1, 2)", ExpressionReads.Anything)]
+    [InlineData("globalThis.instance", ExpressionReads.Anything)]
     [InlineData("input.items.map(i => i.amount)[0]", ExpressionReads.Input | ExpressionReads.Anything)]
     [InlineData("secret('key')", ExpressionReads.Anything)]
     public void An_expression_reads_what_its_text_names(string source, ExpressionReads expected) =>
