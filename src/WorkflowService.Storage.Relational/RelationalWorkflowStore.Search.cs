@@ -82,9 +82,11 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
         await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
         foreach (var slot in missing)
         {
-            await dialect.EnsureIndexAsync(db.Database.GetDbConnection(), SlotIndexes.Name(slot), SlotIndexes.Definition(slot), migrator.Timeout,
-                cancellationToken).ConfigureAwait(false);
-            _indexedSlots[slot] = 0;
+            if (await dialect.EnsureIndexAsync(db.Database.GetDbConnection(), SlotIndexes.Name(slot), SlotIndexes.Definition(slot), migrator.Timeout,
+                    cancellationToken).ConfigureAwait(false))
+            {
+                _indexedSlots[slot] = 0;
+            }
         }
     }
 

@@ -184,24 +184,41 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
 
     [System.Diagnostics.CodeAnalysis.SuppressMessage("Security", "CA2100:Review SQL queries for security vulnerabilities",
         Justification = "The index name and definition are the store's own constants (SlotIndexes), never request input.")]
-    public override async Task EnsureIndexAsync(System.Data.Common.DbConnection connection, string name, string definition, TimeSpan timeout,
+    public override async Task<bool> EnsureIndexAsync(System.Data.Common.DbConnection connection, string name, string definition, TimeSpan timeout,
         CancellationToken cancellationToken)
     {
         await using var command = connection.CreateCommand();
         command.CommandTimeout = (int)Math.Ceiling(timeout.TotalSeconds);
-        command.CommandText = "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        command.CommandText = "SELECT i.indisvalid, EXISTS (SELECT 1 FROM pg_stat_progress_create_index AS p WHERE p.index_relid = i.indexrelid) "
+            + "FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
             + "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = @name";
         command.Parameters.Add(new NpgsqlParameter("name", name));
-        var valid = await command.ExecuteScalarAsync(cancellationToken).ConfigureAwait(false);
+        bool? valid = null;
+        var building = false;
+        await using (var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false))
+        {
+            if (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
+            {
+                valid = reader.GetBoolean(0);
+                building = reader.GetBoolean(1);
+            }
+        }
+
         if (valid is true)
         {
-            return;
+            return true;
+        }
+
+        if (building)
+        {
+            // Another node's build is under way: it is that node's to finish (this one asks again at its next declaration).
+            return false;
         }
 
         command.Parameters.Clear();
         if (valid is false)
         {
-            // A concurrent build that failed (or is still running on another node) leaves an invalid index that serves no query.
+            // A concurrent build that failed leaves an invalid index that serves no query.
             command.CommandText = $"DROP INDEX CONCURRENTLY IF EXISTS {name}";
             await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
         }
@@ -209,6 +226,7 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
         // CONCURRENTLY takes no lock that stops the instances' writes (and runs outside a transaction).
         command.CommandText = $"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} {definition}";
         await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+        return true;
     }
 
     public override async Task<long?> ReadClockMsAsync(WorkflowDbContext db, CancellationToken cancellationToken) =>

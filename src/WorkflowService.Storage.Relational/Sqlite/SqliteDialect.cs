@@ -156,7 +156,7 @@ public sealed class SqliteDialect : SqlDialect
 
     [System.Diagnostics.CodeAnalysis.SuppressMessage("Security", "CA2100:Review SQL queries for security vulnerabilities",
         Justification = "The index name and definition are the store's own constants (SlotIndexes), never request input.")]
-    public override async Task EnsureIndexAsync(System.Data.Common.DbConnection connection, string name, string definition, TimeSpan timeout,
+    public override async Task<bool> EnsureIndexAsync(System.Data.Common.DbConnection connection, string name, string definition, TimeSpan timeout,
         CancellationToken cancellationToken)
     {
         // One writer at a time: the build waits for the write lane, and commits wait for it.
@@ -165,6 +165,7 @@ public sealed class SqliteDialect : SqlDialect
         command.CommandTimeout = (int)Math.Ceiling(timeout.TotalSeconds);
         command.CommandText = $"CREATE INDEX IF NOT EXISTS {name} {definition}";
         await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+        return true;
     }
 
     public override bool SingleWriter => true;
