@@ -79,7 +79,7 @@ public sealed partial class MongoWorkflowStore : ISearchAttributeStore
         ArgumentNullException.ThrowIfNull(names);
         var declared = await SearchSlotsAsync(instance.Tenant, names, cancellationToken).ConfigureAwait(false);
         var found = await _instances.Find(i => i.Id == instance.Id).Project(i => i.Search).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
-        return SearchFields.Values(found, names.Select(declared.GetValueOrDefault).OfType<DeclaredSearchAttribute>());
+        return SearchFields.Values(found, SearchSlots.Named(declared, names));
     }
 
     /// <summary>The search path of <see cref="QueryInstancesAsync"/>: the filter, the order and its keyset position; the total counted up to MaxCounted.</summary>

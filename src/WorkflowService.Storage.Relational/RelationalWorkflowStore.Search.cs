@@ -39,7 +39,7 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
             // by a node that may change the schema; where only `migrate` may, it builds them (docs/upgrades.md).
             if (migrator.ApplyAtStartup)
             {
-                var named = attributes.Select(a => declared.GetValueOrDefault(a.Name)).OfType<DeclaredSearchAttribute>();
+                var named = SearchSlots.Named(declared, attributes.Select(a => a.Name));
                 await EnsureSlotIndexesAsync(added.Concat(named).Select(a => a.Slot), cancellationToken).ConfigureAwait(false);
             }
 
@@ -134,7 +134,7 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
         ArgumentNullException.ThrowIfNull(instance);
         ArgumentNullException.ThrowIfNull(names);
         var declared = await SearchSlotsAsync(instance.Tenant, names, cancellationToken).ConfigureAwait(false);
-        var attributes = names.Select(declared.GetValueOrDefault).OfType<DeclaredSearchAttribute>().OrderBy(a => a.Name, StringComparer.Ordinal).ToList();
+        var attributes = SearchSlots.Named(declared, names).OrderBy(a => a.Name, StringComparer.Ordinal).ToList();
         if (attributes.Count == 0)
         {
             return [];

@@ -51,6 +51,7 @@ public sealed class InstanceMigrator(
         }
 
         var steps = new List<MigrationStep>();
+        var targets = new List<CompiledDefinition>();
         foreach (var instance in instances)
         {
             var target = await definitions.GetAsync(instance.Tenant, instance.DefinitionName, plan.ToVersion, cancellationToken).ConfigureAwait(false);
@@ -62,6 +63,7 @@ public sealed class InstanceMigrator(
             }
 
             steps.Add(Check(instance, target, plan));
+            targets.Add(target);
         }
 
         if (steps.Any(s => !s.Allowed))
@@ -77,8 +79,7 @@ public sealed class InstanceMigrator(
         var applied = new List<MigrationStep>();
         for (var i = 0; i < steps.Count; i++)
         {
-            var target = (await definitions.GetAsync(instances[i].Tenant, instances[i].DefinitionName, plan.ToVersion, cancellationToken).ConfigureAwait(false))!;
-            applied.Add(await ApplyAsync(steps[i], instances[i], target, plan, cancellationToken).ConfigureAwait(false));
+            applied.Add(await ApplyAsync(steps[i], instances[i], targets[i], plan, cancellationToken).ConfigureAwait(false));
         }
 
         return new MigrationResult(MigrationOutcome.Migrated, applied);

@@ -12,10 +12,6 @@ namespace WorkflowService.Engine.Search;
 /// </summary>
 public static class SearchAttributeEvaluation
 {
-    /// <summary>Every attribute's value.</summary>
-    public static IReadOnlyList<SearchAttributeValue> Evaluate(IReadOnlyList<SearchAttribute> attributes, ExpressionScope scope) =>
-        Evaluate(attributes, scope, static _ => true)!;
-
     /// <summary>
     /// The values of the attributes whose expression reads what <paramref name="due"/> says may have changed; null when
     /// there is none (the commit then leaves every stored value as it is).

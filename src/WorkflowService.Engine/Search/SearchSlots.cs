@@ -22,6 +22,10 @@ public static class SearchSlots
     public static IEnumerable<(SearchValueType Type, string Slot)> All =>
         ByType.SelectMany(t => t.Value.Select(slot => (t.Key, slot)));
 
+    /// <summary>The declared attributes among <paramref name="names"/>, in their order (a name not declared is left out).</summary>
+    public static IEnumerable<DeclaredSearchAttribute> Named(IReadOnlyDictionary<string, DeclaredSearchAttribute> declared, IEnumerable<string> names) =>
+        names.Select(declared.GetValueOrDefault).OfType<DeclaredSearchAttribute>();
+
     /// <summary>The longest keyword the schema stores (longer ones are cut to it).</summary>
     public const int MaxKeywordLength = 200;
 
