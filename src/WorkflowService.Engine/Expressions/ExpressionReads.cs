@@ -20,17 +20,49 @@ public enum ExpressionReads
 }
 
 /// <summary>
-/// Finds what an expression reads from its syntax tree. Conservative: whatever it cannot show to be a pure function of
-/// <c>input</c> and <c>vars</c> (a name it does not know, a function written in the expression, the current time) reads
-/// <see cref="ExpressionReads.Anything"/>.
+/// Finds what an expression reads from its syntax tree. An allow-list: whatever it cannot show to be a pure function of
+/// <c>input</c> and <c>vars</c> reads <see cref="ExpressionReads.Anything"/>: a name it does not know, a function written
+/// in the expression, a built-in object (<c>Math</c>, <c>Date</c>, <c>Object</c>…) used other than through a member known
+/// to be pure, a property reached by a computed key, or one that leads to a constructor.
 /// </summary>
 internal static class ExpressionDependencies
 {
-    /// <summary>Built-in globals whose results depend only on their arguments (Date's clock readings are caught apart).</summary>
-    private static readonly HashSet<string> Pure = new(StringComparer.Ordinal)
+    /// <summary>Globals that are pure functions or constants, harmless as values.</summary>
+    private static readonly HashSet<string> PureValues = new(StringComparer.Ordinal)
     {
-        "Math", "JSON", "String", "Number", "Boolean", "Array", "Object", "Date", "parseInt", "parseFloat", "isNaN", "isFinite",
-        "undefined", "NaN", "Infinity", "encodeURIComponent", "decodeURIComponent", "encodeURI", "decodeURI",
+        "parseInt", "parseFloat", "isNaN", "isFinite", "undefined", "NaN", "Infinity",
+        "encodeURIComponent", "decodeURIComponent", "encodeURI", "decodeURI",
+    };
+
+    /// <summary>Built-in objects and their members known to be pure. The objects themselves are not values we follow.</summary>
+    private static readonly Dictionary<string, HashSet<string>> PureMembers = new(StringComparer.Ordinal)
+    {
+        ["Math"] =
+        [
+            "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "clz32", "cos", "cosh", "exp",
+            "expm1", "floor", "fround", "hypot", "imul", "log", "log10", "log1p", "log2", "max", "min", "pow", "round", "sign",
+            "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "E", "LN10", "LN2", "LOG10E", "LOG2E", "PI", "SQRT1_2", "SQRT2",
+        ],
+        ["Date"] = ["UTC", "parse"],
+        ["Object"] = ["keys", "values", "entries", "fromEntries", "assign", "hasOwn", "is", "freeze", "isFrozen", "groupBy"],
+        ["JSON"] = ["parse", "stringify"],
+        ["Array"] = ["isArray", "from", "of"],
+        ["String"] = ["fromCharCode", "fromCodePoint"],
+        ["Number"] =
+        [
+            "isInteger", "isFinite", "isNaN", "isSafeInteger", "parseFloat", "parseInt", "MAX_SAFE_INTEGER",
+            "MIN_SAFE_INTEGER", "MAX_VALUE", "MIN_VALUE", "EPSILON", "POSITIVE_INFINITY", "NEGATIVE_INFINITY", "NaN",
+        ],
+        ["Boolean"] = [],
+    };
+
+    /// <summary>Built-ins that, called or constructed, give a function of their arguments (Date: only constructed, with arguments).</summary>
+    private static readonly HashSet<string> PureCalls = new(StringComparer.Ordinal) { "Object", "Array", "String", "Number", "Boolean" };
+
+    /// <summary>Property names that reach a constructor or a prototype's accessors: from there, any function.</summary>
+    private static readonly HashSet<string> Escapes = new(StringComparer.Ordinal)
+    {
+        "constructor", "prototype", "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
     };
 
     public static ExpressionReads Of(Node expression)
@@ -45,27 +77,58 @@ internal static class ExpressionDependencies
         switch (node)
         {
             case Identifier { Name: var name }:
+                // Reached only where a name is used as a value: Math or Date passed, aliased or called reads anything.
                 reads |= name switch
                 {
                     "input" => ExpressionReads.Input,
                     "vars" => ExpressionReads.Variables,
-                    _ when Pure.Contains(name) => ExpressionReads.None,
+                    _ when PureValues.Contains(name) => ExpressionReads.None,
                     _ => ExpressionReads.Anything,
                 };
                 return;
-            // The clock and chance: Date.now(), new Date() without arguments, Date() called, Math.random(), and any member of
-            // Date or Math chosen by a computed key (Date['now']).
-            case MemberExpression { Object: Identifier { Name: "Date" }, Property: Identifier { Name: "now" } }:
-            case MemberExpression { Object: Identifier { Name: "Math" }, Property: Identifier { Name: "random" } }:
-            case MemberExpression { Object: Identifier { Name: "Date" or "Math" }, Computed: true }:
-            case NewExpression { Callee: Identifier { Name: "Date" }, Arguments.Count: 0 }:
-            case CallExpression { Callee: Identifier { Name: "Date" } }:
+            case MemberExpression { Object: Identifier { Name: var owner } } member when PureMembers.TryGetValue(owner, out var members):
+                // Math.max, Date.UTC: pure. Math.random, Date.now, Date.call, Math['random']: not.
+                if (member.Computed || member.Property is not Identifier { Name: var memberName } || !members.Contains(memberName))
+                {
+                    reads |= ExpressionReads.Anything;
+                }
+
+                return;
+            case CallExpression { Callee: Identifier { Name: var callee } } call when PureCalls.Contains(callee):
+                VisitArguments(call.Arguments, ref reads);
+                return;
+            case NewExpression { Callee: Identifier { Name: var type } } created when PureCalls.Contains(type) || type == "Date":
+                // new Date(x) is a function of x; new Date() and new Date(...xs) may read the clock.
+                if (type == "Date" && (created.Arguments.Count == 0 || created.Arguments.Any(a => a is SpreadElement)))
+                {
+                    reads |= ExpressionReads.Anything;
+                }
+
+                VisitArguments(created.Arguments, ref reads);
+                return;
             case ThisExpression or IFunction:
                 reads |= ExpressionReads.Anything;
                 return;
-            case MemberExpression { Computed: false } member:
-                // a.b reads a; b names a property, not a global.
+            case MemberExpression member:
+                // a.b and a['b'] read a; b names a property, not a global. A computed key may name a constructor, which
+                // leads to Function and Date.
+                if (member.Property switch
+                    {
+                        Identifier { Name: var property } when !member.Computed => Escapes.Contains(property),
+                        Literal { Value: string key } => Escapes.Contains(key),
+                        Literal => false,
+                        _ => true,
+                    })
+                {
+                    reads |= ExpressionReads.Anything;
+                }
+
                 Visit(member.Object, ref reads);
+                if (member.Computed)
+                {
+                    Visit(member.Property, ref reads);
+                }
+
                 return;
             case Property { Computed: false } property:
                 Visit(property.Value, ref reads);
@@ -75,6 +138,14 @@ internal static class ExpressionDependencies
         foreach (var child in node.ChildNodes)
         {
             Visit(child, ref reads);
+        }
+    }
+
+    private static void VisitArguments(IEnumerable<Node> arguments, ref ExpressionReads reads)
+    {
+        foreach (var argument in arguments)
+        {
+            Visit(argument, ref reads);
         }
     }
 }

@@ -75,6 +75,8 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
             o.MaxStatements(_options.MaxStatements);
             o.Constraints.MaxArraySize = (uint)_options.MaxArrayLength;
             o.Interop.Enabled = false;
+            // No code from strings: eval and new Function would run text the compiler never saw (nor classified).
+            o.Host.StringCompilationAllowed = false;
             o.TimeSystem = _clock;
         });
         return (engine, deadline);
@@ -120,6 +122,9 @@ public sealed class ExpressionScope
     /// <summary>Ends every evaluation of this scope no later than <paramref name="budget"/> from now: the run's own budget.</summary>
     public void LimitTo(TimeSpan budget) =>
         _runEnds = Stopwatch.GetTimestamp() + (long)(budget.TotalSeconds * Stopwatch.Frequency);
+
+    /// <summary>From now on each evaluation is bounded by its own limits alone (Expressions:Timeout and the others), not by the run's budget.</summary>
+    public void RemoveRunBudget() => _runEnds = long.MaxValue;
 
     /// <summary>
     /// The nonce of the secret references this scope's expressions produced (see <see cref="SecretReferences"/>); null

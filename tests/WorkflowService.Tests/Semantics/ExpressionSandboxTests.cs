@@ -56,6 +56,17 @@ public sealed class ExpressionSandboxTests
         Assert.Contains("threw", error.Message, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData("eval('1 + 1')")]
+    [InlineData("new Function('return 1')()")]
+    [InlineData("''.constructor.constructor('return Date.now()')()")]
+    public void Expressions_cannot_compile_code_from_text(string source)
+    {
+        // Code made from a string at run time is code the compiler never checked or classified.
+        var error = Assert.Throws<ExpressionFailedException>(() => Scope().Evaluate(Compile(source)));
+        Assert.Contains("threw", error.Message, StringComparison.Ordinal);
+    }
+
     [Fact]
     public void A_runaway_loop_is_stopped_by_the_statement_or_time_limit()
     {
