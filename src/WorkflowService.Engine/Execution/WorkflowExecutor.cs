@@ -206,8 +206,10 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
         }
 
         Append(commit, now, HistoryEventTypes.CancelPathStarted, definition.OnCancel, new { reason });
+        // An instance whose start failed (retried by its $start signal) has committed no run: this one is its first.
+        var first = instance.Status == InstanceStatus.Running && instance.WaitKind is null;
         commit.Instance.ClearWait();
-        return Run(definition, commit, definition.OnCancel, null, [], now, cancelling: reason ?? "cancelled");
+        return Run(definition, commit, definition.OnCancel, null, [], now, cancelling: reason ?? "cancelled", first: first);
     }
 
     /// <summary>
@@ -651,6 +653,9 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
         // changes, and a migration evaluates what its new version adds (InstanceMigrator).
         if (definition.SearchAttributes.Count > 0)
         {
+            // Not within the run's budget: a run that used up most of it must not leave a value of the input empty for
+            // good. Each evaluation keeps its own limits (Expressions:Timeout), so the attributes' time is bounded too.
+            scope.RemoveRunBudget();
             var variablesChanged = !string.Equals(before, commit.Instance.VariablesJson, StringComparison.Ordinal);
             commit.Instance.SearchAttributes = Search.SearchAttributeEvaluation.Evaluate(definition.SearchAttributes, scope, reads =>
                 first || (reads & ExpressionReads.Anything) != 0 || (variablesChanged && (reads & ExpressionReads.Variables) != 0));

@@ -88,19 +88,24 @@ public sealed class InstanceMigrator(
     /// <summary>
     /// The values of the target version's attributes that a later commit would not evaluate again (those of the input, the
     /// variables and constants: a commit evaluates them at the start, or when a run changes the variables); null when
-    /// there are none. The others come at the instance's next commit.
+    /// there are none. The others come at the instance's next commit. Those of the old version the new one has not are emptied.
     /// </summary>
-    private IReadOnlyList<Search.SearchAttributeValue>? SettledSearchValues(CompiledDefinition target, WorkflowInstance state)
+    private IReadOnlyList<Search.SearchAttributeValue>? SettledSearchValues(CompiledDefinition? source, CompiledDefinition target,
+        WorkflowInstance state)
     {
+        // The attributes the old version had and the new one has not are emptied: a filter on them no longer finds it.
+        var dropped = source?.SearchAttributes.Where(a => !target.SearchAttributes.Any(t => t.Name == a.Name))
+            .Select(a => new Search.SearchAttributeValue(a.Name, a.Type, null)).ToList() ?? [];
         if (target.SearchAttributes.Count == 0)
         {
-            return null;
+            return dropped.Count == 0 ? null : dropped;
         }
 
         // None of them reads the signal or the instance (that is what keeps them settled).
         var scope = expressions.OpenScope(state.VariablesJson, state.InputJson, null, static () => "null");
         scope.LimitTo(options.Value.MaxRunTime);
-        return Search.SearchAttributeEvaluation.Evaluate(target.SearchAttributes, scope, reads => (reads & Expressions.ExpressionReads.Anything) == 0);
+        var settled = Search.SearchAttributeEvaluation.Evaluate(target.SearchAttributes, scope, reads => (reads & Expressions.ExpressionReads.Anything) == 0);
+        return dropped.Count == 0 ? settled : [.. settled ?? [], .. dropped];
     }
 
     private static MigrationStep Check(WorkflowInstance instance, CompiledDefinition target, MigrationPlan plan)
@@ -233,7 +238,9 @@ public sealed class InstanceMigrator(
             }
 
             state.UpdatedAt = now;
-            state.SearchAttributes = SettledSearchValues(target, state);
+            var source = await definitions.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken)
+                .ConfigureAwait(false);
+            state.SearchAttributes = SettledSearchValues(source, target, state);
             var commit = new WaitPointCommit { Instance = state, ExpectedVersion = instance.Version, Actor = plan.Actor };
             commit.History.Add(new HistoryEvent
             {

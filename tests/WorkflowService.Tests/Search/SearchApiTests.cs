@@ -289,6 +289,15 @@ public abstract class SearchApiTests<TBackend> : SharedServiceTest<TBackend> whe
         await Api.SignalAsync(old.Id, "update", new { amount = 800, region = "EU" });
         await Eventually.WaitUntilAsync(async () => (await ListAsync($"definition={name}&{Filter("amount = 800")}")).Items.Any(i => i.Id == old.Id),
             what: "the migrated instance's next commit wrote amount");
+
+        // A version without the attribute: the migration empties it, so a filter on it no longer finds the instance.
+        await Api.PublishAsync(Claim(name, withAmount: false));
+        using var dropped = await Api.Http.PostAsJsonAsync($"/instances/{old.Id}/migrate", new { toVersion = 3 }, Token);
+        Assert.Equal(HttpStatusCode.OK, dropped.StatusCode);
+        Assert.DoesNotContain(old.Id, (await ListAsync($"definition={name}&{Filter("amount = 800")}")).Items.Select(i => i.Id));
+        Assert.False((await Api.GetAsync(old.Id)).SearchAttributes?.ContainsKey("amount") ?? false);
+        // The attributes both versions have keep their values.
+        Assert.Contains(old.Id, (await ListAsync($"definition={name}&{Filter("region = \"EU\"")}")).Items.Select(i => i.Id));
     }
 
     [Fact]

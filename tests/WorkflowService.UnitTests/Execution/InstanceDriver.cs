@@ -87,9 +87,9 @@ internal sealed class InstanceDriver
     /// InstanceStarted event in the history. (Start changes the instance it is given even when the run fails, so a
     /// fresh one is stored.)
     /// </summary>
-    public void StoreUnstarted(string error)
+    public void StoreUnstarted(string error, string? inputJson = null)
     {
-        var instance = NewInstance();
+        var instance = NewInstance(inputJson);
         instance.Error = error;
         instance.HistoryLength = 1;
         instance.Version = 1;

@@ -80,4 +80,33 @@ public sealed class SearchAttributeRunTests
 
         Assert.Null(note.Instance.SearchAttributes);
     }
+
+    [Fact]
+    public void A_cancel_path_run_after_a_failed_start_is_the_first_run_and_evaluates_every_attribute()
+    {
+        var driver = InstanceDriver.For(Definition.Replace("\"name\": \"claim\",", "\"name\": \"claim\", \"onCancel\": \"undo\",", StringComparison.Ordinal)
+            .Replace("{ \"id\": \"end\", \"type\": \"complete\" }",
+                "{ \"id\": \"end\", \"type\": \"complete\" }, { \"id\": \"undo\", \"type\": \"complete\" }", StringComparison.Ordinal));
+        driver.StoreUnstarted("the start failed", """{ "region": "EU" }""");
+
+        var cancelled = InstanceDriver.Succeeded(driver.Executor.CancelWithPath(driver.Definition, driver.Instance, "withdrawn", driver.Instant));
+
+        Assert.Equal(InstanceStatus.Cancelled, cancelled.Instance.Status);
+        Assert.Equal("EU", Values(cancelled)["region"]);
+        Assert.Equal("claim", Values(cancelled)["kind"]);
+    }
+
+    [Fact]
+    public void Attributes_are_not_bounded_by_what_the_run_left_of_its_budget()
+    {
+        // A budget of one tick: the run (no expression before its wait) reaches its wait, and anything evaluated against
+        // what is left of the budget would be over it. Each attribute is bounded by its own limits instead.
+        var driver = InstanceDriver.For(Definition, new WorkflowService.Engine.Execution.EngineOptions { MaxRunTime = TimeSpan.FromTicks(1) },
+            new Microsoft.Extensions.Time.Testing.FakeTimeProvider(InstanceDriver.StartTime));
+
+        var start = driver.Start("""{ "region": "EU" }""");
+
+        Assert.Equal("EU", Values(start)["region"]);
+        Assert.Equal("claim", Values(start)["kind"]);
+    }
 }
