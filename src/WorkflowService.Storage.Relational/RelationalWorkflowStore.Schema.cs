@@ -25,15 +25,22 @@ public sealed partial class RelationalWorkflowStore : IStoreSchema
     public async Task<SchemaStatus> GetSchemaStatusAsync(CancellationToken cancellationToken)
     {
         await PrepareAsync(cancellationToken).ConfigureAwait(false);
-        return await migrator.GetStatusAsync(cancellationToken).ConfigureAwait(false);
+        return await WithMissingIndexesAsync(await migrator.GetStatusAsync(cancellationToken).ConfigureAwait(false), cancellationToken)
+            .ConfigureAwait(false);
     }
+
+    /// <summary>The status with the search slot indexes still to build, once the schema has search attributes (16 and later).</summary>
+    private async Task<SchemaStatus> WithMissingIndexesAsync(SchemaStatus status, CancellationToken cancellationToken) =>
+        status.Newest >= 16
+            ? status with { MissingIndexes = await MissingSlotIndexesAsync(cancellationToken).ConfigureAwait(false) }
+            : status;
 
     public async Task<SchemaStatus> MigrateAsync(CancellationToken cancellationToken)
     {
         await PrepareAsync(cancellationToken).ConfigureAwait(false);
         var status = await migrator.MigrateAsync(cancellationToken).ConfigureAwait(false);
         await EnsureSlotIndexesInUseAsync(cancellationToken).ConfigureAwait(false);
-        return status;
+        return await WithMissingIndexesAsync(status, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>What the database needs before anything reads its schema (SQLite: its folder), on a fresh deployment's command too.</summary>

@@ -22,6 +22,9 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
     /// <summary>Slots this node knows have their index.</summary>
     private readonly ConcurrentDictionary<string, byte> _indexedSlots = new(StringComparer.Ordinal);
 
+    /// <summary>One index build at a time on this node.</summary>
+    private readonly SemaphoreSlim _indexBuilds = new(1, 1);
+
     public async Task<SearchDeclarationProblem?> DeclareSearchAttributesAsync(string tenant, IReadOnlyList<(string Name, SearchValueType Type)> attributes,
         CancellationToken cancellationToken)
     {
@@ -68,26 +71,59 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
 
     /// <summary>
     /// Builds the index of each of <paramref name="slots"/> this node has not seen indexed yet (schema 17: only slots in use
-    /// have one, so instance writes pay for no other).
+    /// have one, so instance writes pay for no other). One build at a time on this node, and one per index across nodes
+    /// (the dialect's lock). A build is not the request's to stop: it runs to its own bound (Store:MigrationTimeout), since
+    /// a build stopped half-way leaves an index to drop and build again. A build that fails is logged, not thrown: the
+    /// attribute works without its index, only slower, and GET /admin/schema lists the index as missing.
     /// </summary>
     private async Task EnsureSlotIndexesAsync(IEnumerable<string> slots, CancellationToken cancellationToken)
     {
         var missing = slots.Where(s => !_indexedSlots.ContainsKey(s)).Distinct(StringComparer.Ordinal).ToList();
-        if (missing.Count == 0)
+        if (missing.Count == 0 || !await _indexBuilds.WaitAsync(migrator.Timeout, cancellationToken).ConfigureAwait(false))
         {
             return;
         }
 
-        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
-        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
-        foreach (var slot in missing)
+        try
         {
-            if (await dialect.EnsureIndexAsync(db.Database.GetDbConnection(), SlotIndexes.Name(slot), SlotIndexes.Definition(slot), migrator.Timeout,
-                    cancellationToken).ConfigureAwait(false))
+            await using var db = await contexts.CreateDbContextAsync(CancellationToken.None).ConfigureAwait(false);
+            await db.Database.OpenConnectionAsync(CancellationToken.None).ConfigureAwait(false);
+            foreach (var slot in missing.Where(s => !_indexedSlots.ContainsKey(s)))
             {
-                _indexedSlots[slot] = 0;
+                try
+                {
+                    if (await dialect.EnsureIndexAsync(db.Database.GetDbConnection(), SlotIndexes.Name(slot), SlotIndexes.Definition(slot),
+                            migrator.Timeout, CancellationToken.None).ConfigureAwait(false))
+                    {
+                        _indexedSlots[slot] = 0;
+                    }
+                }
+                catch (Exception e) when (e is System.Data.Common.DbException or TimeoutException or InvalidOperationException)
+                {
+                    migrator.IndexBuildFailed(SlotIndexes.Name(slot), e);
+                }
             }
         }
+        finally
+        {
+            _indexBuilds.Release();
+        }
+    }
+
+    /// <summary>The indexes of slots in use that are missing or cannot serve queries (a build failed or is under way).</summary>
+    internal async Task<IReadOnlyList<string>> MissingSlotIndexesAsync(CancellationToken cancellationToken)
+    {
+        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
+        var slots = await db.SearchAttributes.AsNoTracking().Select(a => a.Slot).Distinct().ToListAsync(cancellationToken).ConfigureAwait(false);
+        if (slots.Count == 0)
+        {
+            return [];
+        }
+
+        await db.Database.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
+        var names = slots.Select(SlotIndexes.Name).Order(StringComparer.Ordinal).ToList();
+        var valid = await dialect.ValidIndexesAsync(db.Database.GetDbConnection(), names, cancellationToken).ConfigureAwait(false);
+        return names.Where(n => !valid.Contains(n)).ToList();
     }
 
     /// <summary>

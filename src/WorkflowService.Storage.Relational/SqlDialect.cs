@@ -90,9 +90,13 @@ public abstract class SqlDialect
     /// Builds index <paramref name="name"/> (<paramref name="definition"/>: "ON table (columns) WHERE ...") on a table in
     /// use, unless a valid index of that name exists; waits at most <paramref name="timeout"/>. Where the server can, the
     /// build stops no writes (PostgreSQL: CONCURRENTLY); a build that failed before is replaced. False when another
-    /// session is building it (it is that session's to finish).
+    /// session is building it (it is that session's to finish), or the build left no valid index.
     /// </summary>
     public abstract Task<bool> EnsureIndexAsync(System.Data.Common.DbConnection connection, string name, string definition, TimeSpan timeout,
+        CancellationToken cancellationToken);
+
+    /// <summary>Which of the indexes <paramref name="names"/> exist and can serve queries.</summary>
+    public abstract Task<ISet<string>> ValidIndexesAsync(System.Data.Common.DbConnection connection, IReadOnlyList<string> names,
         CancellationToken cancellationToken);
 
     /// <summary>The SQL for the current time, stored the way the EF Core model stores times.</summary>

@@ -36,6 +36,12 @@ public sealed record SchemaStatus(
     IReadOnlyList<SchemaStep> Applied,
     IReadOnlyList<SchemaStep> Pending)
 {
+    /// <summary>
+    /// Indexes the schema should have and the database does not (or cannot use yet): a search attribute slot's index whose
+    /// build failed, is under way, or waits for <c>migrate</c>. Filters still work without them, only slower.
+    /// </summary>
+    public IReadOnlyList<string> MissingIndexes { get; init; } = [];
+
     /// <summary>Whether a node of this build may run on the database as it is (its schema within the supported range, nothing pending).</summary>
     public bool NodeSupported => OldestSupported is { } oldest && Newest is { } newest && NodeSchema >= oldest && NodeSchema <= newest;
 

@@ -224,6 +224,13 @@ public sealed partial class SchemaMigrator(
         return false;
     }
 
+    /// <summary>A search slot's index could not be built; filters on its attribute read the table until a later build succeeds.</summary>
+    public void IndexBuildFailed(string index, Exception exception) => LogIndexBuildFailed(_logger, index, dialect.Name, exception);
+
+    [LoggerMessage(Level = LogLevel.Warning,
+        Message = "Building index {Index} on the {Store} database failed; it is built again at the next declaration, start-up or migrate (GET /admin/schema lists it as missing)")]
+    private static partial void LogIndexBuildFailed(ILogger logger, string index, string store, Exception exception);
+
     [LoggerMessage(Level = LogLevel.Warning, Message = "Migrating the {Store} workflow schema from {From} to {To} (steps {Steps})")]
     private static partial void LogMigrating(ILogger logger, string store, int? from, int to, string steps);
 

@@ -182,6 +182,9 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
         return found;
     }
 
+    /// <summary>The first key of the advisory locks index builds take (the second is the index name's hash).</summary>
+    private const int IndexLockClass = 0x5746_4958;
+
     [System.Diagnostics.CodeAnalysis.SuppressMessage("Security", "CA2100:Review SQL queries for security vulnerabilities",
         Justification = "The index name and definition are the store's own constants (SlotIndexes), never request input.")]
     public override async Task<bool> EnsureIndexAsync(System.Data.Common.DbConnection connection, string name, string definition, TimeSpan timeout,
@@ -189,44 +192,74 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
     {
         await using var command = connection.CreateCommand();
         command.CommandTimeout = (int)Math.Ceiling(timeout.TotalSeconds);
-        command.CommandText = "SELECT i.indisvalid, EXISTS (SELECT 1 FROM pg_stat_progress_create_index AS p WHERE p.index_relid = i.indexrelid) "
-            + "FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-            + "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = @name";
-        command.Parameters.Add(new NpgsqlParameter("name", name));
-        bool? valid = null;
-        var building = false;
-        await using (var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false))
-        {
-            if (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
-            {
-                valid = reader.GetBoolean(0);
-                building = reader.GetBoolean(1);
-            }
-        }
-
-        if (valid is true)
+        if (await IsValidIndexAsync(command, name, cancellationToken).ConfigureAwait(false))
         {
             return true;
         }
 
-        if (building)
+        // One builder per index across nodes: a session-level lock, tried and never waited for (a session waiting for it
+        // would hold a snapshot that CREATE INDEX CONCURRENTLY in turn waits for). Whoever holds it finishes the build.
+        command.CommandText = "SELECT pg_try_advisory_lock(@class, hashtext(@name))";
+        command.Parameters.Add(new NpgsqlParameter("class", IndexLockClass));
+        command.Parameters.Add(new NpgsqlParameter("name", name));
+        if (await command.ExecuteScalarAsync(cancellationToken).ConfigureAwait(false) is not true)
         {
-            // Another node's build is under way: it is that node's to finish (this one asks again at its next declaration).
             return false;
         }
 
-        command.Parameters.Clear();
-        if (valid is false)
+        try
         {
-            // A concurrent build that failed leaves an invalid index that serves no query.
+            command.Parameters.Clear();
+            if (await IsValidIndexAsync(command, name, cancellationToken).ConfigureAwait(false))
+            {
+                return true;
+            }
+
+            // What is there is invalid (a concurrent build that failed; it serves no query), or nothing is.
+            command.Parameters.Clear();
             command.CommandText = $"DROP INDEX CONCURRENTLY IF EXISTS {name}";
             await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+            // CONCURRENTLY takes no lock that stops the instances' writes (and runs outside a transaction).
+            command.CommandText = $"CREATE INDEX CONCURRENTLY {name} {definition}";
+            await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
+            return await IsValidIndexAsync(command, name, cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            command.Parameters.Clear();
+            command.CommandText = "SELECT pg_advisory_unlock(@class, hashtext(@name))";
+            command.Parameters.Add(new NpgsqlParameter("class", IndexLockClass));
+            command.Parameters.Add(new NpgsqlParameter("name", name));
+            await command.ExecuteScalarAsync(CancellationToken.None).ConfigureAwait(false);
+        }
+    }
+
+    private static async Task<bool> IsValidIndexAsync(System.Data.Common.DbCommand command, string name, CancellationToken cancellationToken)
+    {
+        command.Parameters.Clear();
+        command.CommandText = "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            + "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = @name AND i.indisvalid";
+        command.Parameters.Add(new NpgsqlParameter("name", name));
+        var valid = await command.ExecuteScalarAsync(cancellationToken).ConfigureAwait(false) is long count && count > 0;
+        command.Parameters.Clear();
+        return valid;
+    }
+
+    public override async Task<ISet<string>> ValidIndexesAsync(System.Data.Common.DbConnection connection, IReadOnlyList<string> names,
+        CancellationToken cancellationToken)
+    {
+        await using var command = connection.CreateCommand();
+        command.CommandText = "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            + "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = ANY(@names) AND i.indisvalid";
+        command.Parameters.Add(new NpgsqlParameter("names", names.ToArray()));
+        var found = new HashSet<string>(StringComparer.Ordinal);
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
+        while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
+        {
+            found.Add(reader.GetString(0));
         }
 
-        // CONCURRENTLY takes no lock that stops the instances' writes (and runs outside a transaction).
-        command.CommandText = $"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} {definition}";
-        await command.ExecuteNonQueryAsync(cancellationToken).ConfigureAwait(false);
-        return true;
+        return found;
     }
 
     public override async Task<long?> ReadClockMsAsync(WorkflowDbContext db, CancellationToken cancellationToken) =>

@@ -168,6 +168,24 @@ public sealed class SqliteDialect : SqlDialect
         return true;
     }
 
+    public override async Task<ISet<string>> ValidIndexesAsync(System.Data.Common.DbConnection connection, IReadOnlyList<string> names,
+        CancellationToken cancellationToken)
+    {
+        await using var command = connection.CreateCommand();
+        command.CommandText = "SELECT name FROM sqlite_master WHERE type = 'index'";
+        var found = new HashSet<string>(StringComparer.Ordinal);
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
+        while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
+        {
+            if (names.Contains(reader.GetString(0), StringComparer.Ordinal))
+            {
+                found.Add(reader.GetString(0));
+            }
+        }
+
+        return found;
+    }
+
     public override bool SingleWriter => true;
 
     public override async ValueTask<IDisposable?> EnterWriteAsync(CancellationToken cancellationToken)

@@ -129,6 +129,11 @@ public static class OperatorCommands
             text.AppendLine(invariant, $"pending {step.Version}: {step.Description}");
         }
 
+        foreach (var index in status.MissingIndexes)
+        {
+            text.AppendLine(invariant, $"missing index {index} (built by migrate)");
+        }
+
         return text.ToString();
     }
 

@@ -155,9 +155,15 @@ public abstract class SchemaMigrationTests<TBackend> : ServiceTest<TBackend> whe
             Assert.Empty(await SlotIndexesAsync(connectionString));
         }
 
+        // The operator sees what is missing, and what builds it.
+        var schema = await TestServiceProcess.RunUntilExitAsync(settings, "schema");
+        Assert.True(schema.ExitCode == 0, schema.ToString());
+        Assert.Contains("missing index ix_wf_instances_tenant_kw01_id (built by migrate)", schema.Output, StringComparison.Ordinal);
+
         var migrate = await TestServiceProcess.RunUntilExitAsync(settings, "migrate");
         Assert.True(migrate.ExitCode == 0, migrate.ToString());
         Assert.Equal(["ix_wf_instances_tenant_kw01_id"], await SlotIndexesAsync(connectionString));
+        Assert.DoesNotContain("missing index", migrate.Output, StringComparison.Ordinal);
     }
 
     /// <summary>The names of the search slots' indexes the database holds, in order.</summary>

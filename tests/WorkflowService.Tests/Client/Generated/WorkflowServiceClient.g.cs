@@ -9591,6 +9591,9 @@ namespace WorkflowService.Tests.Client.Generated
         [System.Text.Json.Serialization.JsonPropertyName("pending")]
         public System.Collections.Generic.ICollection<SchemaStep> Pending { get; set; } = new System.Collections.ObjectModel.Collection<SchemaStep>();
 
+        [System.Text.Json.Serialization.JsonPropertyName("missingIndexes")]
+        public System.Collections.Generic.ICollection<string>? MissingIndexes { get; set; } = default!;
+
         [System.Text.Json.Serialization.JsonPropertyName("nodeSupported")]
         public bool? NodeSupported { get; set; } = default!;
 
