@@ -1,3 +1,4 @@
+using Acornima;
 using Acornima.Ast;
 
 namespace WorkflowService.Engine.Expressions;
@@ -117,7 +118,7 @@ internal static class ExpressionDependencies
                         Identifier { Name: var property } when !member.Computed => Escapes.Contains(property),
                         Literal { Value: string key } => Escapes.Contains(key),
                         Literal => false,
-                        _ => true,
+                        var key => !IsNumber(key),
                     })
                 {
                     reads |= ExpressionReads.Anything;
@@ -140,6 +141,19 @@ internal static class ExpressionDependencies
             Visit(child, ref reads);
         }
     }
+
+    /// <summary>Whether an expression always gives a number (so, as a key, never a constructor's name): arithmetic of numbers.</summary>
+    private static bool IsNumber(Node node) => node switch
+    {
+        NumericLiteral or BigIntLiteral => true,
+        // Every operator but + gives a number whatever its operands; + only when both are numbers.
+        BinaryExpression { Operator: Operator.Addition } sum => IsNumber(sum.Left) && IsNumber(sum.Right),
+        BinaryExpression { Operator: Operator.Subtraction or Operator.Multiplication or Operator.Division or Operator.Remainder
+            or Operator.Exponentiation or Operator.BitwiseAnd or Operator.BitwiseOr or Operator.BitwiseXor or Operator.LeftShift
+            or Operator.RightShift or Operator.UnsignedRightShift } => true,
+        UnaryExpression { Operator: Operator.UnaryNegation or Operator.UnaryPlus or Operator.BitwiseNot } => true,
+        _ => false,
+    };
 
     private static void VisitArguments(IEnumerable<Node> arguments, ref ExpressionReads reads)
     {
