@@ -69,6 +69,7 @@ public static class EngineServiceCollectionExtensions
         services.AddSingleton<WorkflowExecutor>();
         services.AddSingleton<DefinitionRegistry>();
         services.AddSingleton<Search.InstanceSearchValues>();
+        services.AddSingleton<Search.RecentSearchValues>();
         services.AddSingleton<InstanceChangeFeed>();
         services.AddSingleton<EngineMetrics>();
         services.AddSingleton<NodeIdentity>();

@@ -15,8 +15,8 @@ namespace WorkflowService.Engine.Runtime;
 /// one before its commit, and a wake-up that fails fails no write (it is a hint; the poll finds the signal).
 /// </summary>
 public sealed partial class WaitPointWriter(IInstanceStore store, ISignalQueue signals, ITaskStore tasks, IStoreClock clock,
-    InstanceChangeFeed changes, RecentInstances recent, IWakeUpTransport wakeUp, EngineMetrics metrics, EventOutbox outbox,
-    ILogger<WaitPointWriter> logger)
+    InstanceChangeFeed changes, RecentInstances recent, Search.RecentSearchValues searchValues, IWakeUpTransport wakeUp, EngineMetrics metrics,
+    EventOutbox outbox, ILogger<WaitPointWriter> logger)
 {
     /// <summary>
     /// Writes a new instance at its first wait point (or its end). <paramref name="committed"/> runs after the write
@@ -171,6 +171,8 @@ public sealed partial class WaitPointWriter(IInstanceStore store, ISignalQueue s
     private void Published(WaitPointCommit commit)
     {
         outbox.Committed(commit);
+        // Before the long-polls hear of it: their views take the values from here.
+        searchValues.Committed(commit);
         changes.Publish(commit.Instance);
         recent.Committed(commit.Instance);
         long? due = commit.RequeueParked ? clock.NowMs() : null;

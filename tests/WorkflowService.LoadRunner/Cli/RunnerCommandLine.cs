@@ -112,7 +112,7 @@ internal static class RunnerCommandLine
         };
         var variants = new Option<string>("--variants")
         {
-            Description = $"interleave: the service variants to compare, the first the baseline (of {string.Join(", ", InterleavedRun.Known.Keys)}, or at-REV: the service built from commit REV).",
+            Description = $"interleave: the service variants to compare, the first the baseline (of {string.Join(", ", InterleavedRun.Known.Keys)}, or at-REV: the service built from commit REV; events-at-REV and search-attributes-at-REV: built from REV, loaded as events and search-attributes are).",
             DefaultValueFactory = _ => "off,otlp",
             HelpName = "names",
         };
@@ -122,7 +122,7 @@ internal static class RunnerCommandLine
             var unknown = names.Where(n => !InterleavedRun.IsKnown(n)).ToList();
             if (unknown.Count > 0 || names.Length < 2 || names.Distinct(StringComparer.Ordinal).Count() != names.Length)
             {
-                result.AddError($"--variants: two or more distinct names of {string.Join(", ", InterleavedRun.Known.Keys)}, or at-REV (the service built from commit REV)");
+                result.AddError($"--variants: two or more distinct names of {string.Join(", ", InterleavedRun.Known.Keys)}, or at-REV (the service built from commit REV), events-at-REV or search-attributes-at-REV");
             }
         });
         var windows = new Option<int>("--windows") { Description = "interleave: rounds (each variant loaded once per round).", DefaultValueFactory = _ => 5 };

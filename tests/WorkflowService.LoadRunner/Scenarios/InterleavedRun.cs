@@ -61,7 +61,8 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
     /// A variant named at-REV (REV: a commit of this repository, 7 to 40 hex digits) is the service as built from that
     /// commit, in a worktree of its own, with off's settings: the way to bisect a change in throughput between commits.
     /// </summary>
-    public static bool IsKnown(string name) => Known.ContainsKey(name) || CommitBuild.IsCommitVariant(name) || IsEventsAtCommit(name);
+    public static bool IsKnown(string name) =>
+        Known.ContainsKey(name) || CommitBuild.IsCommitVariant(name) || IsEventsAtCommit(name) || IsSearchAtCommit(name);
 
     /// <summary>events-at-REV: the service built from commit REV, subscribed as events is (the cost of a change to events out).</summary>
     private static bool IsEventsAtCommit(string name) =>
@@ -69,15 +70,25 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private const string EventsPrefix = "events-";
 
+    /// <summary>search-attributes-at-REV: the service built from commit REV, publishing the definition search-attributes does.</summary>
+    private static bool IsSearchAtCommit(string name) =>
+        name.StartsWith(SearchPrefix, StringComparison.Ordinal) && CommitBuild.IsCommitVariant(name[SearchPrefix.Length..]);
+
+    private const string SearchPrefix = "search-attributes-";
+
     private static bool Subscribes(string name) => name is "events" or "events-claimed" || IsEventsAtCommit(name);
 
     /// <summary>The commit a variant is built from; null for the build under test.</summary>
     private static string? CommitOf(string name) =>
-        CommitBuild.IsCommitVariant(name) ? name[3..] : IsEventsAtCommit(name) ? name[(EventsPrefix.Length + 3)..] : null;
+        CommitBuild.IsCommitVariant(name) ? name[3..]
+        : IsEventsAtCommit(name) ? name[(EventsPrefix.Length + 3)..]
+        : IsSearchAtCommit(name) ? name[(SearchPrefix.Length + 3)..]
+        : null;
 
     private static string Describe(string name) =>
         Known.TryGetValue(name, out var description) ? description
         : IsEventsAtCommit(name) ? $"the service built from commit {CommitOf(name)}, as events"
+        : IsSearchAtCommit(name) ? $"the service built from commit {CommitOf(name)}, as search-attributes"
         : $"the service built from commit {name[3..]}, as off";
 
     /// <summary>search-attributes (and -vars) publish signal-roundtrip with three search attributes in place of the example's (same name, same steps).</summary>
@@ -85,6 +96,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
     {
         ("search-attributes", "docs/examples/signal-roundtrip.json") => "tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search.json",
         ("search-attributes-vars", "docs/examples/signal-roundtrip.json") => "tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search-vars.json",
+        (_, "docs/examples/signal-roundtrip.json") when IsSearchAtCommit(variant) => "tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search.json",
         _ => file,
     };
 

@@ -119,6 +119,35 @@ public abstract class SearchApiTests<TBackend> : SharedServiceTest<TBackend> whe
     }
 
     [Fact]
+    public async Task A_view_right_after_a_commit_shows_the_values_exactly_as_the_store_gives_them_back()
+    {
+        // The view of a version this node committed takes its values from the commit; a list reads them from the store.
+        var name = Definitions.Unique("exact");
+        await Api.PublishAsync(Claim(name));
+        var started = await Api.StartAsync(name, new
+        {
+            customer = "C-exact", region = "EU", amount = 1234.5678901234567, submittedAt = "2026-11-05T08:00:00.123Z", urgent = true,
+            note = "Über die Brücke",
+        });
+        var fine = await Api.StartAsync(name, new { customer = "C-fine", submittedAt = "2026-11-05T08:00:00.1234567Z" });
+
+        async Task SameAsListedAsync(Guid id, string customer)
+        {
+            var viewed = JsonSerializer.Serialize((await Api.GetAsync(id)).SearchAttributes);
+            var listed = Assert.Single((await ListAsync($"definition={name}&{Filter($"customer = \"{customer}\"")}")).Items);
+            Assert.Equal(JsonSerializer.Serialize(listed.SearchAttributes), viewed);
+        }
+
+        await SameAsListedAsync(started.Id, "C-exact");
+        await SameAsListedAsync(fine.Id, "C-fine");
+
+        await Api.SignalAsync(started.Id, "update", new { amount = 0.30000000000000004, region = "APAC" });
+        await Eventually.WaitUntilAsync(async () => (await Api.GetAsync(started.Id)).SearchAttributes!["region"].GetString() == "APAC",
+            what: "the update's commit wrote region");
+        await SameAsListedAsync(started.Id, "C-exact");
+    }
+
+    [Fact]
     public async Task The_instance_view_and_a_searched_list_show_the_values_and_a_commit_writes_them_again()
     {
         var (name, ids) = await ClaimsAsync();

@@ -33,6 +33,17 @@ public sealed class InterleaveCommandLineTests
     }
 
     [Fact]
+    public async Task A_search_attributes_variant_can_be_built_from_an_earlier_commit()
+    {
+        var (code, options) = await ParseAsync("interleave", "--backend", "postgres", "--variants", "search-attributes-at-adb501c,search-attributes");
+        Assert.Equal(0, code);
+        Assert.Equal(["search-attributes-at-adb501c", "search-attributes"], options?.Variants);
+
+        var (badCode, _) = await ParseAsync("interleave", "--backend", "postgres", "--variants", "search-attributes-at-nothex,off");
+        Assert.Equal(SharedCommandOptions.UsageError, badCode);
+    }
+
+    [Fact]
     public async Task Interleave_takes_the_callout_roundtrip_load()
     {
         var (code, options) = await ParseAsync("interleave", "--backend", "sqlite", "--scenario", "callout-roundtrip");

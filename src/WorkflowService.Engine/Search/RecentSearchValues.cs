@@ -1,0 +1,114 @@
+using System.Collections.Concurrent;
+using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Execution;
+using WorkflowService.Engine.Persistence;
+
+namespace WorkflowService.Engine.Search;
+
+/// <summary>
+/// The search attribute values of the instances this node committed most recently (at most
+/// <see cref="EngineOptions.RecentInstances"/>, the oldest dropped first), as the store holds them, so that an instance's
+/// view after a commit of this node reads no values back. An entry answers only for the version it was made at: a commit
+/// this node did not see (another node's, a migration's) moves the instance on, and the view reads the store again.
+/// </summary>
+public sealed class RecentSearchValues(IOptions<EngineOptions> options)
+{
+    private sealed record Entry(int Version, int DefinitionVersion, IReadOnlyList<SearchAttributeValue> Values, long Slot);
+
+    private readonly ConcurrentDictionary<Guid, Entry> _entries = new();
+    private readonly ConcurrentQueue<(Guid Id, long Slot)> _order = new();
+    private readonly int _capacity = options.Value.RecentInstances;
+    private long _slots;
+
+    /// <summary>
+    /// A commit this node wrote. A new instance's first run evaluates every attribute, so its values are all there are;
+    /// a later commit carries those it evaluated again, over the entry of the version it was made from.
+    /// </summary>
+    public void Committed(WaitPointCommit commit)
+    {
+        ArgumentNullException.ThrowIfNull(commit);
+        var instance = commit.Instance;
+        if (_capacity == 0 || (instance.SearchAttributes is null && !_entries.ContainsKey(instance.Id)))
+        {
+            return;
+        }
+
+        IReadOnlyList<SearchAttributeValue>? values;
+        if (commit.IsNew)
+        {
+            values = instance.SearchAttributes is { } first ? AsStored(first, []) : null;
+        }
+        else
+        {
+            values = _entries.TryGetValue(instance.Id, out var held) && held.Version == commit.ExpectedVersion
+                                                                     && held.DefinitionVersion == instance.DefinitionVersion
+                ? AsStored(instance.SearchAttributes ?? [], held.Values)
+                : null;
+        }
+
+        if (values is null)
+        {
+            _entries.TryRemove(instance.Id, out _);
+            return;
+        }
+
+        var slot = Interlocked.Increment(ref _slots);
+        var entry = new Entry(instance.Version, instance.DefinitionVersion, values, slot);
+        var added = false;
+        _entries.AddOrUpdate(instance.Id, _ => { added = true; return entry; },
+            (_, held) => held.Version > entry.Version ? held : entry with { Slot = held.Slot });
+        if (!added)
+        {
+            return;
+        }
+
+        _order.Enqueue((instance.Id, slot));
+        // The queue bounds the dictionary: the entry of the oldest slot goes with it, if it is still that slot's.
+        while (_order.Count > _capacity && _order.TryDequeue(out var oldest))
+        {
+            if (_entries.TryGetValue(oldest.Id, out var held) && held.Slot == oldest.Slot)
+            {
+                _entries.TryRemove(KeyValuePair.Create(oldest.Id, held));
+            }
+        }
+    }
+
+    /// <summary>The values of <paramref name="instance"/> as committed at its version by this node; null when it holds none.</summary>
+    public IReadOnlyList<SearchAttributeValue>? Find(WorkflowInstance instance)
+    {
+        ArgumentNullException.ThrowIfNull(instance);
+        return _entries.TryGetValue(instance.Id, out var entry) && entry.Version == instance.Version
+                                                               && entry.DefinitionVersion == instance.DefinitionVersion
+            ? entry.Values
+            : null;
+    }
+
+    /// <summary>
+    /// <paramref name="values"/> over <paramref name="held"/>, each as every store gives it back (a number through a
+    /// double); null when one would not come back the same (a time finer than a millisecond: stores keep milliseconds,
+    /// some no finer).
+    /// </summary>
+    private static List<SearchAttributeValue>? AsStored(IReadOnlyList<SearchAttributeValue> values, IReadOnlyList<SearchAttributeValue> held)
+    {
+        var merged = new List<SearchAttributeValue>(held.Count + values.Count);
+        merged.AddRange(held.Where(h => !values.Any(v => v.Name == h.Name)));
+        foreach (var value in values)
+        {
+            switch (value.Value)
+            {
+                case decimal number:
+                    merged.Add(value with { Value = (decimal)(double)number });
+                    break;
+                case DateTime at when at.Ticks % TimeSpan.TicksPerMillisecond != 0 || at.Kind != DateTimeKind.Utc:
+                    return null;
+                case null or string or bool or DateTime:
+                    merged.Add(value);
+                    break;
+                default:
+                    return null;
+            }
+        }
+
+        return merged;
+    }
+}
