@@ -166,12 +166,20 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
         public ValueTask DisposeAsync() => connection.DisposeAsync();
     }
 
-    public override async Task<ISet<string>> ExistingTablesAsync(System.Data.Common.DbConnection connection, IReadOnlyList<string> tables,
+    public override Task<ISet<string>> ExistingTablesAsync(System.Data.Common.DbConnection connection, IReadOnlyList<string> tables,
+        CancellationToken cancellationToken) =>
+        NamesAsync(connection, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ANY(@names)",
+            tables, cancellationToken);
+
+    /// <summary>Which of <paramref name="names"/> the query (one column of names, taking them as @names) returns.</summary>
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Security", "CA2100:Review SQL queries for security vulnerabilities",
+        Justification = "The two callers pass constant catalog queries; the names are a parameter.")]
+    private static async Task<ISet<string>> NamesAsync(System.Data.Common.DbConnection connection, string sql, IReadOnlyList<string> names,
         CancellationToken cancellationToken)
     {
         await using var command = connection.CreateCommand();
-        command.CommandText = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ANY(@names)";
-        command.Parameters.Add(new NpgsqlParameter("names", tables.ToArray()));
+        command.CommandText = sql;
+        command.Parameters.Add(new NpgsqlParameter("names", names.ToArray()));
         var found = new HashSet<string>(StringComparer.Ordinal);
         await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
         while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
@@ -245,22 +253,10 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
         return valid;
     }
 
-    public override async Task<ISet<string>> ValidIndexesAsync(System.Data.Common.DbConnection connection, IReadOnlyList<string> names,
-        CancellationToken cancellationToken)
-    {
-        await using var command = connection.CreateCommand();
-        command.CommandText = "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-            + "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = ANY(@names) AND i.indisvalid";
-        command.Parameters.Add(new NpgsqlParameter("names", names.ToArray()));
-        var found = new HashSet<string>(StringComparer.Ordinal);
-        await using var reader = await command.ExecuteReaderAsync(cancellationToken).ConfigureAwait(false);
-        while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false))
-        {
-            found.Add(reader.GetString(0));
-        }
-
-        return found;
-    }
+    public override Task<ISet<string>> ValidIndexesAsync(System.Data.Common.DbConnection connection, IReadOnlyList<string> names,
+        CancellationToken cancellationToken) =>
+        NamesAsync(connection, "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+            + "WHERE n.nspname = current_schema() AND c.relname = ANY(@names) AND i.indisvalid", names, cancellationToken);
 
     public override async Task<long?> ReadClockMsAsync(WorkflowDbContext db, CancellationToken cancellationToken) =>
         await db.Database.SqlQueryRaw<long>("SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS \"Value\"")
