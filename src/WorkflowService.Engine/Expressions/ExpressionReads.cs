@@ -16,15 +16,16 @@ public enum ExpressionReads
     /// <summary>The instance's variables.</summary>
     Variables = 2,
 
-    /// <summary>Anything else (the signal, the instance, the clock, a function of its own): it may change at any commit.</summary>
+    /// <summary>Anything else (the signal, the instance, the clock, a function with statements of its own): it may change at any commit.</summary>
     Anything = 4,
 }
 
 /// <summary>
 /// Finds what an expression reads from its syntax tree. An allow-list: whatever it cannot show to be a pure function of
 /// <c>input</c> and <c>vars</c> reads <see cref="ExpressionReads.Anything"/>: a name it does not know, a function written
-/// in the expression, a built-in object (<c>Math</c>, <c>Date</c>, <c>Object</c>…) used other than through a member known
-/// to be pure, a property reached by a computed key, or one that leads to a constructor.
+/// in the expression (but for an arrow function with an expression body: what it reads besides its parameters), a
+/// built-in object (<c>Math</c>, <c>Date</c>, <c>Object</c>…) used other than through a member known to be pure, a
+/// property reached by a computed key, or one that leads to a constructor.
 /// </summary>
 internal static class ExpressionDependencies
 {
@@ -69,14 +70,24 @@ internal static class ExpressionDependencies
     public static ExpressionReads Of(Node expression)
     {
         var reads = ExpressionReads.None;
-        Visit(expression, ref reads);
+        Visit(expression, ref reads, Unbound);
         return reads;
     }
 
-    private static void Visit(Node node, ref ExpressionReads reads)
+    private static readonly HashSet<string> Unbound = [];
+
+    /// <param name="bound">The parameters of the arrow functions <paramref name="node"/> is in: local names, not globals.</param>
+    private static void Visit(Node node, ref ExpressionReads reads, HashSet<string> bound)
     {
         switch (node)
         {
+            case Identifier { Name: var local } when bound.Contains(local):
+                return;
+            case ArrowFunctionExpression { Body: Expression, Async: false } arrow when arrow.Params.All(p => p is Identifier):
+                // x => f(x): a function of its parameters and of what its body reads besides (sort, map and reduce hand it
+                // only elements of what they work over).
+                Visit(arrow.Body, ref reads, [.. bound, .. arrow.Params.Select(p => ((Identifier)p).Name)]);
+                return;
             case Identifier { Name: var name }:
                 // Reached only where a name is used as a value: Math or Date passed, aliased or called reads anything.
                 reads |= name switch
@@ -87,7 +98,7 @@ internal static class ExpressionDependencies
                     _ => ExpressionReads.Anything,
                 };
                 return;
-            case MemberExpression { Object: Identifier { Name: var owner } } member when PureMembers.TryGetValue(owner, out var members):
+            case MemberExpression { Object: Identifier { Name: var owner } } member when !bound.Contains(owner) && PureMembers.TryGetValue(owner, out var members):
                 // Math.max, Date.UTC: pure. Math.random, Date.now, Date.call, Math['random']: not.
                 if (member.Computed || member.Property is not Identifier { Name: var memberName } || !members.Contains(memberName))
                 {
@@ -95,17 +106,17 @@ internal static class ExpressionDependencies
                 }
 
                 return;
-            case CallExpression { Callee: Identifier { Name: var callee } } call when PureCalls.Contains(callee):
-                VisitArguments(call.Arguments, ref reads);
+            case CallExpression { Callee: Identifier { Name: var callee } } call when !bound.Contains(callee) && PureCalls.Contains(callee):
+                VisitArguments(call.Arguments, ref reads, bound);
                 return;
-            case NewExpression { Callee: Identifier { Name: var type } } created when PureCalls.Contains(type) || type == "Date":
+            case NewExpression { Callee: Identifier { Name: var type } } created when !bound.Contains(type) && (PureCalls.Contains(type) || type == "Date"):
                 // new Date(x) is a function of x; new Date() and new Date(...xs) may read the clock.
                 if (type == "Date" && (created.Arguments.Count == 0 || created.Arguments.Any(a => a is SpreadElement)))
                 {
                     reads |= ExpressionReads.Anything;
                 }
 
-                VisitArguments(created.Arguments, ref reads);
+                VisitArguments(created.Arguments, ref reads, bound);
                 return;
             case ThisExpression or IFunction:
                 reads |= ExpressionReads.Anything;
@@ -124,21 +135,21 @@ internal static class ExpressionDependencies
                     reads |= ExpressionReads.Anything;
                 }
 
-                Visit(member.Object, ref reads);
+                Visit(member.Object, ref reads, bound);
                 if (member.Computed)
                 {
-                    Visit(member.Property, ref reads);
+                    Visit(member.Property, ref reads, bound);
                 }
 
                 return;
             case Property { Computed: false } property:
-                Visit(property.Value, ref reads);
+                Visit(property.Value, ref reads, bound);
                 return;
         }
 
         foreach (var child in node.ChildNodes)
         {
-            Visit(child, ref reads);
+            Visit(child, ref reads, bound);
         }
     }
 
@@ -155,11 +166,11 @@ internal static class ExpressionDependencies
         _ => false,
     };
 
-    private static void VisitArguments(IEnumerable<Node> arguments, ref ExpressionReads reads)
+    private static void VisitArguments(IEnumerable<Node> arguments, ref ExpressionReads reads, HashSet<string> bound)
     {
         foreach (var argument in arguments)
         {
-            Visit(argument, ref reads);
+            Visit(argument, ref reads, bound);
         }
     }
 }
