@@ -90,15 +90,18 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
             await db.Database.OpenConnectionAsync(CancellationToken.None).ConfigureAwait(false);
             foreach (var slot in missing.Where(s => !_indexedSlots.ContainsKey(s)))
             {
+                // Its own bound, whatever the request does: the SQLite write lane's wait too.
+                using var bound = new CancellationTokenSource(migrator.Timeout);
                 try
                 {
                     if (await dialect.EnsureIndexAsync(db.Database.GetDbConnection(), SlotIndexes.Name(slot), SlotIndexes.Definition(slot),
-                            migrator.Timeout, CancellationToken.None).ConfigureAwait(false))
+                            migrator.Timeout, bound.Token).ConfigureAwait(false))
                     {
                         _indexedSlots[slot] = 0;
                     }
                 }
-                catch (Exception e) when (e is System.Data.Common.DbException or TimeoutException or InvalidOperationException)
+                catch (Exception e) when (e is System.Data.Common.DbException or TimeoutException or InvalidOperationException
+                                              or OperationCanceledException)
                 {
                     migrator.IndexBuildFailed(SlotIndexes.Name(slot), e);
                 }
