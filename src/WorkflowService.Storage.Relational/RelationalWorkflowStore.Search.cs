@@ -23,6 +23,8 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
     private readonly ConcurrentDictionary<string, byte> _indexedSlots = new(StringComparer.Ordinal);
 
     /// <summary>One index build at a time on this node.</summary>
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Usage", "CA2213:Disposable fields should be disposed",
+        Justification = "A build may outlive the store's disposal (it ignores the request's cancellation) and releases it then; no wait handle is ever made.")]
     private readonly SemaphoreSlim _indexBuilds = new(1, 1);
 
     public async Task<SearchDeclarationProblem?> DeclareSearchAttributesAsync(string tenant, IReadOnlyList<(string Name, SearchValueType Type)> attributes,

@@ -20,11 +20,7 @@ public sealed partial class RelationalWorkflowStore(
     private readonly GroupCommitWriter _writer = new(contexts, dialect,
         dialect.SingleWriter ? GroupCommitOptions.SingleWriter : GroupCommitOptions.Server);
 
-    public ValueTask DisposeAsync()
-    {
-        _indexBuilds.Dispose();
-        return _writer.DisposeAsync();
-    }
+    public ValueTask DisposeAsync() => _writer.DisposeAsync();
 
     /// <summary>
     /// Runs a unit of work under the provider's execution strategy: on PostgreSQL a bounded retry of transient failures

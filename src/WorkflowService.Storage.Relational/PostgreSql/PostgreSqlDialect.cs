@@ -190,7 +190,7 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
         return found;
     }
 
-    /// <summary>The first key of the advisory locks index builds take (the second is the index name's hash).</summary>
+    /// <summary>The first key of the advisory lock index builds take.</summary>
     private const int IndexLockClass = 0x5746_4958;
 
     [System.Diagnostics.CodeAnalysis.SuppressMessage("Security", "CA2100:Review SQL queries for security vulnerabilities",
@@ -205,18 +205,20 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
             return true;
         }
 
-        // One builder per index across nodes: a session-level lock, tried and never waited for (a session waiting for it
-        // would hold a snapshot that CREATE INDEX CONCURRENTLY in turn waits for). Whoever holds it finishes the build.
-        command.CommandText = "SELECT pg_try_advisory_lock(@class, hashtext(@name))";
-        command.Parameters.Add(new NpgsqlParameter("class", IndexLockClass));
-        command.Parameters.Add(new NpgsqlParameter("name", name));
-        if (await command.ExecuteScalarAsync(cancellationToken).ConfigureAwait(false) is not true)
-        {
-            return false;
-        }
-
+        // One index build at a time across nodes (every slot index is on wf_instances, and two concurrent builds on one
+        // table wait for each other): a session-level lock, tried and never waited for (a session waiting for it would
+        // hold a snapshot that CREATE INDEX CONCURRENTLY in turn waits for). Taken inside the try, and released with
+        // every session lock of this pooled connection (pooled connections are not reset on close): if even that fails,
+        // the connection is broken and its session, with the lock, ends.
         try
         {
+            command.CommandText = "SELECT pg_try_advisory_lock(@class, 0)";
+            command.Parameters.Add(new NpgsqlParameter("class", IndexLockClass));
+            if (await command.ExecuteScalarAsync(cancellationToken).ConfigureAwait(false) is not true)
+            {
+                return false;
+            }
+
             command.Parameters.Clear();
             if (await IsValidIndexAsync(command, name, cancellationToken).ConfigureAwait(false))
             {
@@ -235,10 +237,8 @@ public sealed class PostgreSqlDialect(NpgsqlDataSource dataSource, PostgresClaim
         finally
         {
             command.Parameters.Clear();
-            command.CommandText = "SELECT pg_advisory_unlock(@class, hashtext(@name))";
-            command.Parameters.Add(new NpgsqlParameter("class", IndexLockClass));
-            command.Parameters.Add(new NpgsqlParameter("name", name));
-            await command.ExecuteScalarAsync(CancellationToken.None).ConfigureAwait(false);
+            command.CommandText = "SELECT pg_advisory_unlock_all()";
+            await command.ExecuteNonQueryAsync(CancellationToken.None).ConfigureAwait(false);
         }
     }
 
