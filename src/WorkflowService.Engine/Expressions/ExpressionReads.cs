@@ -118,7 +118,8 @@ internal static class ExpressionDependencies
 
                 VisitArguments(created.Arguments, ref reads, bound);
                 return;
-            case ThisExpression or IFunction:
+            // A destructuring pattern's keys reach properties unchecked ({ constructor: d } = new Date(0)); a class holds code.
+            case ThisExpression or IFunction or ObjectPattern or IClass:
                 reads |= ExpressionReads.Anything;
                 return;
             case MemberExpression member:

@@ -45,6 +45,10 @@ public sealed class ExpressionReadsTests
     [InlineData("input.items.map(({ a }) => a)[0]", ExpressionReads.Input | ExpressionReads.Anything)]
     [InlineData("input.items.map(i => arguments)[0]", ExpressionReads.Input | ExpressionReads.Anything)]
     [InlineData("(i => i)(Date.now())", ExpressionReads.Anything)]
+    [InlineData("(d => ({ constructor: d } = new Date(0), d.now()))()", ExpressionReads.Anything)]
+    [InlineData("({ constructor: input.D } = new Date(0), new input.D())", ExpressionReads.Input | ExpressionReads.Anything)]
+    [InlineData("((k, d) => ({ [k]: d } = new Date(0), d.now()))('constructor')", ExpressionReads.Anything)]
+    [InlineData("new (class { static x = 1 })()", ExpressionReads.Anything)]
     [InlineData("secret('key')", ExpressionReads.Anything)]
     // Ways to reach the clock or chance other than by name (a review found the first six passing as pure).
     [InlineData("[1].map(Date)[0]", ExpressionReads.Anything)]
