@@ -81,15 +81,34 @@ public sealed partial class RelationalWorkflowStore : ISearchAttributeStore
     private async Task EnsureSlotIndexesAsync(IEnumerable<string> slots, CancellationToken cancellationToken)
     {
         var missing = slots.Where(s => !_indexedSlots.ContainsKey(s)).Distinct(StringComparer.Ordinal).ToList();
-        if (missing.Count == 0 || !await _indexBuilds.WaitAsync(migrator.Timeout, cancellationToken).ConfigureAwait(false))
+        if (missing.Count == 0)
         {
+            return;
+        }
+
+        if (!await _indexBuilds.WaitAsync(migrator.Timeout, cancellationToken).ConfigureAwait(false))
+        {
+            migrator.IndexBuildsWaited(missing.Select(SlotIndexes.Name));
             return;
         }
 
         try
         {
             await using var db = await contexts.CreateDbContextAsync(CancellationToken.None).ConfigureAwait(false);
-            await db.Database.OpenConnectionAsync(CancellationToken.None).ConfigureAwait(false);
+            try
+            {
+                await db.Database.OpenConnectionAsync(CancellationToken.None).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is System.Data.Common.DbException or TimeoutException or InvalidOperationException)
+            {
+                foreach (var slot in missing)
+                {
+                    migrator.IndexBuildFailed(SlotIndexes.Name(slot), e);
+                }
+
+                return;
+            }
+
             foreach (var slot in missing.Where(s => !_indexedSlots.ContainsKey(s)))
             {
                 // Its own bound, whatever the request does: the SQLite write lane's wait too.

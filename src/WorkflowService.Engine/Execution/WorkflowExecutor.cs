@@ -40,6 +40,25 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
         return Run(definition, commit, definition.StartStepId, null, parked, now, first: true);
     }
 
+    /// <summary>
+    /// Every search attribute of <paramref name="definition"/> over <paramref name="instance"/> as it stands, on an engine
+    /// of its own; null when the definition declares none. What a start whose first run failed stores: a filter finds the
+    /// instance while its start is retried, and after it is cancelled or faults without a run that ended.
+    /// </summary>
+    public IReadOnlyList<Search.SearchAttributeValue>? SearchValues(CompiledDefinition definition, WorkflowInstance instance)
+    {
+        ArgumentNullException.ThrowIfNull(definition);
+        ArgumentNullException.ThrowIfNull(instance);
+        if (definition.SearchAttributes.Count == 0)
+        {
+            return null;
+        }
+
+        var scope = expressions.OpenScope(instance.VariablesJson, instance.InputJson, null, () => InstanceJson(instance));
+        scope.LimitTo(_options.MaxRunTime);
+        return Search.SearchAttributeEvaluation.Evaluate(definition.SearchAttributes, scope, static _ => true);
+    }
+
     /// <summary>Applies a claimed signal to the instance: resume its wait, park the signal, or close it as unmatched.</summary>
     public RunResult Resume(CompiledDefinition definition, WorkflowInstance instance, SignalMessage trigger,
         IReadOnlyList<SignalMessage> parked, StoreInstant now)
@@ -398,7 +417,7 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
             return RunResult.Failure(startAt, $"could not load the instance variables: {e.Message}");
         }
 
-        return Finish(definition, commit, scope, first);
+        return Finish(definition, commit, scope, first, _options.MaxRunTime);
     }
 
     /// <summary>
@@ -642,7 +661,7 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
     }
 
     /// <param name="first">Whether this is the instance's first run (its start, or the retry of a start that failed).</param>
-    private static RunResult Finish(CompiledDefinition definition, WaitPointCommit commit, ExpressionScope scope, bool first)
+    private static RunResult Finish(CompiledDefinition definition, WaitPointCommit commit, ExpressionScope scope, bool first, TimeSpan maxRunTime)
     {
         var before = commit.Instance.VariablesJson;
         commit.Instance.VariablesJson = scope.SerializeVariables();
@@ -653,11 +672,12 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
         // changes, and a migration evaluates what its new version adds (InstanceMigrator).
         if (definition.SearchAttributes.Count > 0)
         {
-            // Not within the run's budget: a run that used up most of it must not leave a value of the input empty for
-            // good. Each evaluation keeps its own limits (Expressions:Timeout), so the attributes' time is bounded too.
-            scope.RemoveRunBudget();
+            // On an engine of their own (what a step did to the input or a built-in in the run's engine is not seen), and
+            // with a budget of their own (Engine:MaxRunTime): a run that used up most of its own must not leave a value of
+            // the input empty for good.
             var variablesChanged = !string.Equals(before, commit.Instance.VariablesJson, StringComparison.Ordinal);
-            commit.Instance.SearchAttributes = Search.SearchAttributeEvaluation.Evaluate(definition.SearchAttributes, scope, reads =>
+            commit.Instance.SearchAttributes = Search.SearchAttributeEvaluation.Evaluate(definition.SearchAttributes,
+                scope.ForSettledValues(commit.Instance.VariablesJson, maxRunTime), reads =>
                 first || (reads & ExpressionReads.Anything) != 0 || (variablesChanged && (reads & ExpressionReads.Variables) != 0));
         }
 

@@ -78,6 +78,8 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
             // No code from strings: eval and new Function would run text the compiler never saw (nor classified).
             o.Host.StringCompilationAllowed = false;
             o.TimeSystem = _clock;
+            // toLocaleString, localeCompare and the like answer the same on every node, whatever the host's locale.
+            o.Culture = System.Globalization.CultureInfo.InvariantCulture;
         });
         return (engine, deadline);
     }
@@ -123,8 +125,21 @@ public sealed class ExpressionScope
     public void LimitTo(TimeSpan budget) =>
         _runEnds = Stopwatch.GetTimestamp() + (long)(budget.TotalSeconds * Stopwatch.Frequency);
 
-    /// <summary>From now on each evaluation is bounded by its own limits alone (Expressions:Timeout and the others), not by the run's budget.</summary>
-    public void RemoveRunBudget() => _runEnds = long.MaxValue;
+    /// <summary>
+    /// A scope to evaluate what the run leaves behind (search attributes): the variables as they will be stored
+    /// (<paramref name="variablesJson"/>), the input, the last signal and the instance, on an engine no step of the run has
+    /// touched (a step may have changed the input or a built-in in its own engine), with a budget of its own. A run that
+    /// built no engine evaluated nothing, so its scope is that engine-to-be.
+    /// </summary>
+    public ExpressionScope ForSettledValues(string variablesJson, TimeSpan budget)
+    {
+        var scope = _open is null
+            ? this
+            : new ExpressionScope(_runtime, variablesJson, _inputJson, _signalJson, _instanceJson);
+        scope.SetItem(null, null);
+        scope.LimitTo(budget);
+        return scope;
+    }
 
     /// <summary>
     /// The nonce of the secret references this scope's expressions produced (see <see cref="SecretReferences"/>); null

@@ -31,7 +31,8 @@ public sealed class InstanceMigrator(
     WaitPointWriter writer,
     EngineMetrics metrics,
     IOptions<EngineOptions> options,
-    Expressions.ExpressionRuntime expressions)
+    Expressions.ExpressionRuntime expressions,
+    ISearchAttributeStore search)
 {
     /// <summary>Largest number of instances one bulk migration may move.</summary>
     public const int MaxBatch = 500;
@@ -77,9 +78,10 @@ public sealed class InstanceMigrator(
         }
 
         var applied = new List<MigrationStep>();
+        var declared = await search.GetSearchAttributesAsync(plan.Tenant, cancellationToken).ConfigureAwait(false);
         for (var i = 0; i < steps.Count; i++)
         {
-            applied.Add(await ApplyAsync(steps[i], instances[i], targets[i], plan, cancellationToken).ConfigureAwait(false));
+            applied.Add(await ApplyAsync(steps[i], instances[i], targets[i], plan, declared, cancellationToken).ConfigureAwait(false));
         }
 
         return new MigrationResult(MigrationOutcome.Migrated, applied);
@@ -88,14 +90,15 @@ public sealed class InstanceMigrator(
     /// <summary>
     /// The values of the target version's attributes that a later commit would not evaluate again (those of the input, the
     /// variables and constants: a commit evaluates them at the start, or when a run changes the variables); null when
-    /// there are none. The others come at the instance's next commit. Those of the old version the new one has not are emptied.
+    /// there are none. The others come at the instance's next commit. Every other attribute of the tenant is emptied.
     /// </summary>
-    private IReadOnlyList<Search.SearchAttributeValue>? SettledSearchValues(CompiledDefinition? source, CompiledDefinition target,
-        WorkflowInstance state)
+    private IReadOnlyList<Search.SearchAttributeValue>? SettledSearchValues(CompiledDefinition target, WorkflowInstance state,
+        IReadOnlyList<Search.DeclaredSearchAttribute> declared)
     {
-        // The attributes the old version had and the new one has not are emptied: a filter on them no longer finds it.
-        var dropped = source?.SearchAttributes.Where(a => !target.SearchAttributes.Any(t => t.Name == a.Name))
-            .Select(a => new Search.SearchAttributeValue(a.Name, a.Type, null)).ToList() ?? [];
+        // What the new version does not declare is emptied, whatever version the instance came from (even one no longer
+        // found): a filter on it no longer finds the instance. Emptying a value the instance never had changes nothing.
+        var dropped = declared.Where(a => !target.SearchAttributes.Any(t => t.Name == a.Name))
+            .Select(a => new Search.SearchAttributeValue(a.Name, a.Type, null)).ToList();
         if (target.SearchAttributes.Count == 0)
         {
             return dropped.Count == 0 ? null : dropped;
@@ -209,7 +212,7 @@ public sealed class InstanceMigrator(
     }
 
     private async Task<MigrationStep> ApplyAsync(MigrationStep step, WorkflowInstance planned, CompiledDefinition target, MigrationPlan plan,
-        CancellationToken cancellationToken)
+        IReadOnlyList<Search.DeclaredSearchAttribute> declared, CancellationToken cancellationToken)
     {
         for (var attempt = 0; ; attempt++)
         {
@@ -238,9 +241,7 @@ public sealed class InstanceMigrator(
             }
 
             state.UpdatedAt = now;
-            var source = await definitions.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken)
-                .ConfigureAwait(false);
-            state.SearchAttributes = SettledSearchValues(source, target, state);
+            state.SearchAttributes = SettledSearchValues(target, state, declared);
             var commit = new WaitPointCommit { Instance = state, ExpectedVersion = instance.Version, Actor = plan.Actor };
             commit.History.Add(new HistoryEvent
             {

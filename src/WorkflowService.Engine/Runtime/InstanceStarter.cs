@@ -1,6 +1,7 @@
 using System.Text.Json;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using WorkflowService.Engine.Definitions;
 using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Persistence;
 
@@ -58,7 +59,7 @@ public sealed partial class InstanceStarter(
         };
 
         var run = executor.Start(definition, instance, now);
-        var commit = run.Commit ?? RetryLater(instance, run, now);
+        var commit = run.Commit ?? RetryLater(definition, instance, run, now);
         commit.Actor = request.Actor;
         try
         {
@@ -80,8 +81,11 @@ public sealed partial class InstanceStarter(
         return new StartResult(StartOutcome.Created, commit.Instance);
     }
 
-    /// <summary>A first run that failed: the instance is stored as running, and a $start signal retries it later.</summary>
-    private WaitPointCommit RetryLater(WorkflowInstance instance, RunResult run, StoreInstant now)
+    /// <summary>
+    /// A first run that failed: the instance is stored as running, with its search attributes over its input, and a
+    /// $start signal retries it later.
+    /// </summary>
+    private WaitPointCommit RetryLater(CompiledDefinition definition, WorkflowInstance instance, RunResult run, StoreInstant now)
     {
         LogStartFailed(logger, instance.Id, run.Error);
         metrics.Retried();
@@ -89,6 +93,7 @@ public sealed partial class InstanceStarter(
         fresh.HistoryLength = 0;
         fresh.Status = InstanceStatus.Running;
         fresh.Error = run.Error;
+        fresh.SearchAttributes = executor.SearchValues(definition, fresh);
         var commit = new WaitPointCommit { Instance = fresh, ExpectedVersion = -1 };
         commit.History.Add(new HistoryEvent
         {

@@ -58,13 +58,25 @@ public static class SearchAttributeEvaluation
             (SearchValueType.Keyword, JsonValueKind.Number) => value.GetRawText(),
             (SearchValueType.Text, JsonValueKind.String) => Cut(value.GetString()!, SearchSlots.MaxTextLength),
             (SearchValueType.Number, JsonValueKind.Number) => value.TryGetDecimal(out var number) ? number : null,
-            (SearchValueType.DateTime, JsonValueKind.String) =>
-                DateTimeOffset.TryParse(value.GetString(), CultureInfo.InvariantCulture, DateTimeStyles.AssumeUniversal, out var at) ? at.UtcDateTime : null,
+            (SearchValueType.DateTime, JsonValueKind.String) => Instant(value.GetString()!),
             (SearchValueType.Bool, JsonValueKind.True) => true,
             (SearchValueType.Bool, JsonValueKind.False) => false,
             _ => null,
         };
     }
+
+    // ISO 8601 with the full date: what JSON.stringify gives a Date, and what a client sends. A string without its date
+    // ('10:00', 'Jan 5') is not an instant: .NET would fill the rest from the machine's clock.
+    private static readonly string[] InstantFormats =
+    [
+        "yyyy-MM-dd", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss.FFFFFFF",
+        "yyyy-MM-dd'T'HH:mmK", "yyyy-MM-dd'T'HH:mm:ssK", "yyyy-MM-dd'T'HH:mm:ss.FFFFFFFK",
+    ];
+
+    private static DateTime? Instant(string text) =>
+        DateTimeOffset.TryParseExact(text, InstantFormats, CultureInfo.InvariantCulture, DateTimeStyles.AssumeUniversal, out var at)
+            ? at.UtcDateTime
+            : null;
 
     private static string Cut(string text, int max) => text.Length <= max ? text : text[..max];
 }

@@ -231,6 +231,14 @@ public sealed partial class SchemaMigrator(
         Message = "Building index {Index} on the {Store} database failed; it is built again at the next declaration, start-up or migrate (GET /admin/schema lists it as missing)")]
     private static partial void LogIndexBuildFailed(ILogger logger, string index, string store, Exception exception);
 
+    /// <summary>Another build on this node held the builds' lane past the bound; the indexes are left for a later build.</summary>
+    public void IndexBuildsWaited(IEnumerable<string> indexes) =>
+        LogIndexBuildsWaited(_logger, string.Join(", ", indexes), dialect.Name, Timeout);
+
+    [LoggerMessage(Level = LogLevel.Warning,
+        Message = "Indexes {Indexes} on the {Store} database were not built: another build on this node held on past Store:MigrationTimeout ({Timeout}); they are built at the next declaration, start-up or migrate (GET /admin/schema lists them as missing)")]
+    private static partial void LogIndexBuildsWaited(ILogger logger, string indexes, string store, TimeSpan timeout);
+
     [LoggerMessage(Level = LogLevel.Warning, Message = "Migrating the {Store} workflow schema from {From} to {To} (steps {Steps})")]
     private static partial void LogMigrating(ILogger logger, string store, int? from, int to, string steps);
 

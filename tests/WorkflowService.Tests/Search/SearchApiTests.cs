@@ -300,6 +300,34 @@ public abstract class SearchApiTests<TBackend> : SharedServiceTest<TBackend> whe
     }
 
     [Fact]
+    public async Task A_start_whose_first_run_fails_is_found_by_its_attributes_while_retried_and_after_a_cancel()
+    {
+        var name = Definitions.Unique("failing");
+        await Api.PublishAsync($$"""
+            {
+              "name": "{{name}}",
+              "searchAttributes": { "customer": { "type": "keyword", "value": "input.customer ?? null" } },
+              "steps": [
+                { "id": "boom", "type": "assign", "set": { "x": "input.missing.deep" } },
+                { "id": "wait", "type": "waitForSignal", "signal": "go" },
+                { "id": "end", "type": "complete" }
+              ]
+            }
+            """);
+
+        var started = await Api.StartAsync(name, new { customer = "C-failing" });
+
+        Assert.Equal(InstanceStatus.Running, started.Status);
+        Assert.NotNull(started.Error);
+        Assert.Equal("C-failing", started.SearchAttributes!["customer"].GetString());
+        Assert.Equal([started.Id], (await ListAsync($"definition={name}&{Filter("customer = \"C-failing\"")}")).Items.Select(i => i.Id));
+        // Cancelled before a run ever ended (no cancel path evaluates anything): still found by what its input says.
+        using var cancelled = await Api.Http.PostAsJsonAsync($"/instances/{started.Id}/cancel", new { reason = "test" }, Token);
+        Assert.Equal(HttpStatusCode.OK, cancelled.StatusCode);
+        Assert.Equal([started.Id], (await ListAsync($"definition={name}&{Filter("customer = \"C-failing\" and status = \"cancelled\"")}")).Items.Select(i => i.Id));
+    }
+
+    [Fact]
     public async Task A_new_version_may_add_attributes_and_a_migrated_instance_gets_them_at_its_next_commit()
     {
         var name = Definitions.Unique("versions");

@@ -67,6 +67,73 @@ public sealed class ExpressionSandboxTests
         Assert.Contains("threw", error.Message, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData("Date.parse('10:00')")]
+    [InlineData("Date.parse('Jan 5')")]
+    [InlineData("new Date('5 January 10:00').getTime()")]
+    [InlineData("Date.parse('T10:00Z')")]
+    [InlineData("Date.parse(new Date(0).toTimeString())")]
+    public void A_date_string_without_its_date_parses_to_nothing_not_to_the_machines_day(string source)
+    {
+        Assert.Equal("null", Scope().EvaluateToJson(Compile($"(() => {{ const t = {source}; return isNaN(t) ? null : t; }})()")));
+    }
+
+    [Theory]
+    [InlineData("Date.parse('2026-01-05')", 1767571200000)]
+    [InlineData("Date.parse('2026-01-05T10:00:00Z')", 1767607200000)]
+    [InlineData("Date.parse('2026-01-05T11:00:00+01:00')", 1767607200000)]
+    [InlineData("Date.parse('2026-01-05T10:00')", 1767607200000)]
+    [InlineData("Date.parse(new Date(1767607200000).toString())", 1767607200000)]
+    [InlineData("Date.parse(new Date(1767607200000).toUTCString())", 1767607200000)]
+    [InlineData("Date.parse(new Date(1767607200000).toISOString())", 1767607200000)]
+    public void A_date_string_that_names_its_day_parses_in_utc(string source, long expected)
+    {
+        Assert.Equal(expected.ToString(System.Globalization.CultureInfo.InvariantCulture), Scope().EvaluateToJson(Compile(source)));
+    }
+
+    [Fact]
+    public void Locale_formatting_answers_the_same_whatever_the_hosts_culture()
+    {
+        var before = System.Globalization.CultureInfo.CurrentCulture;
+        System.Globalization.CultureInfo.CurrentCulture = new System.Globalization.CultureInfo("de-DE");
+        try
+        {
+            Assert.Equal("\"1,234.5\"", Scope().EvaluateToJson(Compile("(1234.5).toLocaleString()")));
+        }
+        finally
+        {
+            System.Globalization.CultureInfo.CurrentCulture = before;
+        }
+    }
+
+    [Fact]
+    public void What_a_run_leaves_is_evaluated_with_a_budget_of_its_own_on_an_engine_the_run_did_not_touch()
+    {
+        var scope = Scope();
+        scope.LimitTo(TimeSpan.FromTicks(1));
+        Assert.Throws<RunBudgetExceededException>(() => scope.Evaluate(Compile("(input.a = 7, vars.n = 5)")));
+        scope.LimitTo(TimeSpan.FromSeconds(30));
+        scope.Evaluate(Compile("(input.a = 7, vars.n = 5, Math.max = () => 0)"));
+        var variables = scope.SerializeVariables();
+
+        var settled = scope.ForSettledValues(variables, TimeSpan.FromSeconds(30));
+
+        Assert.NotSame(scope, settled);
+        Assert.Equal("""{"a":2,"n":5,"max":3}""", settled.EvaluateToJson(Compile("({ a: input.a, n: vars.n, max: Math.max(1, 3) })")));
+    }
+
+    [Fact]
+    public void A_run_that_built_no_engine_evaluates_what_it_leaves_on_the_engine_to_be_with_a_fresh_budget()
+    {
+        var scope = Scope();
+        scope.LimitTo(TimeSpan.FromTicks(1));
+
+        var settled = scope.ForSettledValues(scope.SerializeVariables(), TimeSpan.FromSeconds(30));
+
+        Assert.Same(scope, settled);
+        Assert.Equal("1", settled.EvaluateToJson(Compile("vars.n")));
+    }
+
     [Fact]
     public void A_runaway_loop_is_stopped_by_the_statement_or_time_limit()
     {

@@ -97,16 +97,43 @@ public sealed class SearchAttributeRunTests
     }
 
     [Fact]
-    public void Attributes_are_not_bounded_by_what_the_run_left_of_its_budget()
+    public void Attributes_have_a_budget_of_their_own_bounding_them_all_together()
     {
-        // A budget of one tick: the run (no expression before its wait) reaches its wait, and anything evaluated against
-        // what is left of the budget would be over it. Each attribute is bounded by its own limits instead.
+        // A budget of one tick: the run (no expression before its wait) reaches its wait, and the attributes, with one
+        // tick of their own, run out of it: they are left empty, and the run commits all the same.
         var driver = InstanceDriver.For(Definition, new WorkflowService.Engine.Execution.EngineOptions { MaxRunTime = TimeSpan.FromTicks(1) },
             new Microsoft.Extensions.Time.Testing.FakeTimeProvider(InstanceDriver.StartTime));
 
         var start = driver.Start("""{ "region": "EU" }""");
 
+        Assert.Equal(InstanceStatus.Waiting, start.Instance.Status);
+        Assert.All(start.Instance.SearchAttributes!, v => Assert.Null(v.Value));
+    }
+
+    [Fact]
+    public void Attributes_do_not_see_what_a_step_did_to_the_input_or_a_built_in()
+    {
+        var driver = InstanceDriver.For("""
+            {
+              "name": "claim",
+              "searchAttributes": {
+                "region": { "type": "keyword", "value": "input.region" },
+                "top": { "type": "number", "value": "Math.max(1, 2)" },
+                "seen": { "type": "keyword", "value": "vars.seen" }
+              },
+              "steps": [
+                { "id": "meddle", "type": "assign", "set": { "seen": "(input.region = 'XX', Math.max = () => 0, input.region)" } },
+                { "id": "wait", "type": "waitForSignal", "signal": "done" },
+                { "id": "end", "type": "complete" }
+              ]
+            }
+            """);
+
+        var start = driver.Start("""{ "region": "EU" }""");
+
         Assert.Equal("EU", Values(start)["region"]);
-        Assert.Equal("claim", Values(start)["kind"]);
+        Assert.Equal(2m, Values(start)["top"]);
+        // What the step stored in the variables is what they hold.
+        Assert.Equal("XX", Values(start)["seen"]);
     }
 }

@@ -18,7 +18,13 @@ public sealed class SearchAttributeEvaluationTests
         { SearchValueType.Number, "\"12000\"", null },
         { SearchValueType.DateTime, "\"2026-11-01T10:00:00+01:00\"", new DateTime(2026, 11, 1, 9, 0, 0, DateTimeKind.Utc) },
         { SearchValueType.DateTime, "\"2026-11-01T10:00:00Z\"", new DateTime(2026, 11, 1, 10, 0, 0, DateTimeKind.Utc) },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:00.125Z\"", new DateTime(2026, 11, 1, 10, 0, 0, 125, DateTimeKind.Utc) },
+        { SearchValueType.DateTime, "\"2026-11-01\"", new DateTime(2026, 11, 1, 0, 0, 0, DateTimeKind.Utc) },
         { SearchValueType.DateTime, "\"soon\"", null },
+        // Without its date a time is not an instant (.NET would take the date from the machine's clock).
+        { SearchValueType.DateTime, "\"10:00\"", null },
+        { SearchValueType.DateTime, "\"Jan 5\"", null },
+        { SearchValueType.DateTime, "\"11/01/2026\"", null },
         { SearchValueType.Bool, "false", false },
         { SearchValueType.Bool, "\"true\"", null },
         { SearchValueType.Number, "null", null },
