@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Persistence;
@@ -13,51 +12,25 @@ namespace WorkflowService.Engine.Runtime;
 /// </summary>
 public sealed class RecentInstances(IOptions<EngineOptions> options)
 {
-    // Each entry holds the sequence number of its slot in the queue: a slot left behind by an entry since dropped (an
-    // instance ended, or a guess that proved stale) evicts nothing added after it.
-    private readonly ConcurrentDictionary<Guid, (WorkflowInstance Instance, long Slot)> _instances = new();
-    private readonly ConcurrentQueue<(Guid Id, long Slot)> _order = new();
-    private readonly int _capacity = options.Value.RecentInstances;
-    private long _slots;
+    private readonly RecentMap<WorkflowInstance> _instances = new(options.Value.RecentInstances);
 
     /// <summary>A committed state (not to be changed afterwards); an ended instance takes no more signals and is dropped.</summary>
     public void Committed(WorkflowInstance instance)
     {
-        if (_capacity == 0)
-        {
-            return;
-        }
-
+        ArgumentNullException.ThrowIfNull(instance);
         if (instance.Status.IsTerminal())
         {
-            _instances.TryRemove(instance.Id, out _);
+            _instances.Remove(instance.Id);
             return;
         }
 
-        var slot = Interlocked.Increment(ref _slots);
-        if (_instances.TryAdd(instance.Id, (instance, slot)))
-        {
-            _order.Enqueue((instance.Id, slot));
-            // The queue bounds the dictionary: the entry of the oldest slot goes with it, if it is still that slot's.
-            while (_order.Count > _capacity && _order.TryDequeue(out var oldest))
-            {
-                if (_instances.TryGetValue(oldest.Id, out var held) && held.Slot == oldest.Slot)
-                {
-                    // Only if it is still the same entry: one replaced meanwhile stays.
-                    _instances.TryRemove(KeyValuePair.Create(oldest.Id, held));
-                }
-            }
-
-            return;
-        }
-
-        // Keep the newer of two states committed side by side, in the slot it has.
-        _instances.AddOrUpdate(instance.Id, (instance, slot), (_, held) => held.Instance.Version > instance.Version ? held : (instance, held.Slot));
+        // Of two states committed side by side, the newer stays.
+        _instances.Set(instance.Id, instance, static (held, committed) => held.Version > committed.Version);
     }
 
     /// <summary>The state this node last committed, or null when it holds none.</summary>
-    public WorkflowInstance? Find(Guid instanceId) => _instances.TryGetValue(instanceId, out var entry) ? entry.Instance : null;
+    public WorkflowInstance? Find(Guid instanceId) => _instances.TryGet(instanceId, out var instance) ? instance : null;
 
     /// <summary>Drops an entry that proved stale.</summary>
-    public void Forget(Guid instanceId) => _instances.TryRemove(instanceId, out _);
+    public void Forget(Guid instanceId) => _instances.Remove(instanceId);
 }

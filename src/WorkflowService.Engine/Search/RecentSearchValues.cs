@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Execution;
 using WorkflowService.Engine.Persistence;
@@ -13,12 +12,9 @@ namespace WorkflowService.Engine.Search;
 /// </summary>
 public sealed class RecentSearchValues(IOptions<EngineOptions> options)
 {
-    private sealed record Entry(int Version, int DefinitionVersion, IReadOnlyList<SearchAttributeValue> Values, long Slot);
+    private sealed record Entry(int Version, int DefinitionVersion, IReadOnlyList<SearchAttributeValue> Values);
 
-    private readonly ConcurrentDictionary<Guid, Entry> _entries = new();
-    private readonly ConcurrentQueue<(Guid Id, long Slot)> _order = new();
-    private readonly int _capacity = options.Value.RecentInstances;
-    private long _slots;
+    private readonly Runtime.RecentMap<Entry> _entries = new(options.Value.RecentInstances);
 
     /// <summary>
     /// A commit this node wrote. A new instance's first run evaluates every attribute, so its values are all there are;
@@ -28,7 +24,7 @@ public sealed class RecentSearchValues(IOptions<EngineOptions> options)
     {
         ArgumentNullException.ThrowIfNull(commit);
         var instance = commit.Instance;
-        if (_capacity == 0 || (instance.SearchAttributes is null && !_entries.ContainsKey(instance.Id)))
+        if (_entries.IsOff || (instance.SearchAttributes is null && !_entries.Contains(instance.Id)))
         {
             return;
         }
@@ -40,45 +36,27 @@ public sealed class RecentSearchValues(IOptions<EngineOptions> options)
         }
         else
         {
-            values = _entries.TryGetValue(instance.Id, out var held) && held.Version == commit.ExpectedVersion
-                                                                     && held.DefinitionVersion == instance.DefinitionVersion
+            values = _entries.TryGet(instance.Id, out var held) && held.Version == commit.ExpectedVersion
+                                                                 && held.DefinitionVersion == instance.DefinitionVersion
                 ? AsStored(instance.SearchAttributes ?? [], held.Values)
                 : null;
         }
 
         if (values is null)
         {
-            _entries.TryRemove(instance.Id, out _);
+            _entries.Remove(instance.Id);
             return;
         }
 
-        var slot = Interlocked.Increment(ref _slots);
-        var entry = new Entry(instance.Version, instance.DefinitionVersion, values, slot);
-        var added = false;
-        _entries.AddOrUpdate(instance.Id, _ => { added = true; return entry; },
-            (_, held) => held.Version > entry.Version ? held : entry with { Slot = held.Slot });
-        if (!added)
-        {
-            return;
-        }
-
-        _order.Enqueue((instance.Id, slot));
-        // The queue bounds the dictionary: the entry of the oldest slot goes with it, if it is still that slot's.
-        while (_order.Count > _capacity && _order.TryDequeue(out var oldest))
-        {
-            if (_entries.TryGetValue(oldest.Id, out var held) && held.Slot == oldest.Slot)
-            {
-                _entries.TryRemove(KeyValuePair.Create(oldest.Id, held));
-            }
-        }
+        _entries.Set(instance.Id, new Entry(instance.Version, instance.DefinitionVersion, values), static (held, entry) => held.Version > entry.Version);
     }
 
     /// <summary>The values of <paramref name="instance"/> as committed at its version by this node; null when it holds none.</summary>
     public IReadOnlyList<SearchAttributeValue>? Find(WorkflowInstance instance)
     {
         ArgumentNullException.ThrowIfNull(instance);
-        return _entries.TryGetValue(instance.Id, out var entry) && entry.Version == instance.Version
-                                                               && entry.DefinitionVersion == instance.DefinitionVersion
+        return _entries.TryGet(instance.Id, out var entry) && entry.Version == instance.Version
+                                                           && entry.DefinitionVersion == instance.DefinitionVersion
             ? entry.Values
             : null;
     }

@@ -1,0 +1,73 @@
+using WorkflowService.Engine.Runtime;
+
+namespace WorkflowService.UnitTests.Runtime;
+
+/// <summary>The bounded map of what this node committed most recently (recent instances, their search values).</summary>
+public sealed class RecentMapTests
+{
+    private sealed record Held(int Version);
+
+    private static bool Newer(Held held, Held value) => held.Version > value.Version;
+
+    [Fact]
+    public void It_holds_at_most_its_capacity_the_oldest_added_dropped_first()
+    {
+        var map = new RecentMap<Held>(2);
+        var (a, b, c) = (Guid.NewGuid(), Guid.NewGuid(), Guid.NewGuid());
+
+        map.Set(a, new Held(1), Newer);
+        map.Set(b, new Held(1), Newer);
+        map.Set(c, new Held(1), Newer);
+
+        Assert.False(map.Contains(a));
+        Assert.True(map.Contains(b));
+        Assert.True(map.Contains(c));
+    }
+
+    [Fact]
+    public void A_replaced_entry_keeps_its_slot_and_the_newer_of_two_stays()
+    {
+        var map = new RecentMap<Held>(2);
+        var (a, b) = (Guid.NewGuid(), Guid.NewGuid());
+        map.Set(a, new Held(1), Newer);
+        map.Set(b, new Held(1), Newer);
+
+        map.Set(a, new Held(3), Newer);
+        map.Set(a, new Held(2), Newer);
+
+        Assert.True(map.TryGet(a, out var held));
+        Assert.Equal(3, held.Version);
+        // Replacing took no new slot: both still fit.
+        Assert.True(map.Contains(b));
+    }
+
+    [Fact]
+    public void The_slot_of_a_removed_entry_evicts_nothing_added_after_it()
+    {
+        var map = new RecentMap<Held>(2);
+        var (a, b, c) = (Guid.NewGuid(), Guid.NewGuid(), Guid.NewGuid());
+        map.Set(a, new Held(1), Newer);
+        map.Remove(a);
+        map.Set(a, new Held(2), Newer);
+        map.Set(b, new Held(1), Newer);
+
+        // a's first slot leaves the queue first and takes nothing with it; a's second slot is the oldest now.
+        map.Set(c, new Held(1), Newer);
+
+        Assert.False(map.Contains(a));
+        Assert.True(map.Contains(b));
+        Assert.True(map.Contains(c));
+    }
+
+    [Fact]
+    public void A_capacity_of_zero_holds_nothing()
+    {
+        var map = new RecentMap<Held>(0);
+        var a = Guid.NewGuid();
+
+        map.Set(a, new Held(1), Newer);
+
+        Assert.True(map.IsOff);
+        Assert.False(map.TryGet(a, out _));
+    }
+}
