@@ -85,6 +85,9 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
     }
 }
 
+/// <summary>A value given as its JSON text (see <see cref="ExpressionScope.EvaluateToPlain"/>).</summary>
+public sealed record JsonText(string Json);
+
 /// <summary>The instance's variables, input or signal could not be read into the run's scope (JSON that does not parse).</summary>
 public sealed class ScopeLoadException(string message, Exception inner) : Exception(message, inner);
 
@@ -269,6 +272,32 @@ public sealed class ExpressionScope
     public bool EvaluateCondition(CompiledExpression expression) => TypeConverter.ToBoolean(Evaluate(expression));
 
     public string EvaluateToJson(CompiledExpression expression) => ToJson(Evaluate(expression), expression.Source);
+
+    /// <summary>
+    /// The value as plain data, without going through JSON where it need not: a string, a double (finite or not), a
+    /// bool, or null for null and undefined; anything else (an object, an array, a BigInt) as its JSON text, a
+    /// <see cref="JsonText"/>, as <see cref="EvaluateToJson"/> gives it.
+    /// </summary>
+    public object? EvaluateToPlain(CompiledExpression expression)
+    {
+        var value = Evaluate(expression);
+        if (value.IsNull() || value.IsUndefined())
+        {
+            return null;
+        }
+
+        if (value.IsString())
+        {
+            return value.AsString();
+        }
+
+        if (value.IsNumber())
+        {
+            return value.AsNumber();
+        }
+
+        return value.IsBoolean() ? value.AsBoolean() : new JsonText(ToJson(value, expression.Source));
+    }
 
     public string? EvaluateToString(CompiledExpression expression)
     {

@@ -30,22 +30,43 @@ public static class SearchAttributeEvaluation
                 continue;
             }
 
-            string? json;
+            object? plain;
             try
             {
-                json = scope.EvaluateToJson(attribute.Value);
+                plain = scope.EvaluateToPlain(attribute.Value);
             }
             catch (Exception e) when (e is ExpressionFailedException or ScopeLoadException or RunBudgetExceededException)
             {
-                json = null;
+                plain = null;
             }
 
             (values ??= new List<SearchAttributeValue>(attributes.Count))
-                .Add(new SearchAttributeValue(attribute.Name, attribute.Type, json is null ? null : FromJson(attribute.Type, json)));
+                .Add(new SearchAttributeValue(attribute.Name, attribute.Type, FromPlain(attribute.Type, plain)));
         }
 
         return values;
     }
+
+    /// <summary>
+    /// A plain value (<see cref="ExpressionScope.EvaluateToPlain"/>) as a value of <paramref name="type"/>, or null when it
+    /// is not one: what <see cref="FromJson"/> makes of the value's JSON text, without writing and reading it.
+    /// </summary>
+    public static object? FromPlain(SearchValueType type, object? plain) => (type, plain) switch
+    {
+        (_, null) => null,
+        (_, JsonText json) => FromJson(type, json.Json),
+        (SearchValueType.Keyword, string text) => Cut(text, SearchSlots.MaxKeywordLength),
+        (SearchValueType.Text, string text) => Cut(text, SearchSlots.MaxTextLength),
+        (SearchValueType.DateTime, string text) => Instant(text),
+        // JSON writes a number as JavaScript writes it, and NaN and the infinities as null.
+        (SearchValueType.Keyword, double number) => double.IsFinite(number) ? Jint.Runtime.TypeConverter.ToString(number) : null,
+        (SearchValueType.Number, double number) => double.IsFinite(number)
+            && decimal.TryParse(Jint.Runtime.TypeConverter.ToString(number), NumberStyles.Float, CultureInfo.InvariantCulture, out var value)
+                ? value
+                : null,
+        (SearchValueType.Bool, bool flag) => flag,
+        _ => null,
+    };
 
     /// <summary>A JSON value as a value of <paramref name="type"/>, or null when it is not one.</summary>
     public static object? FromJson(SearchValueType type, string json)

@@ -81,10 +81,55 @@ internal static class InstanceSearch
     private static bool IsDefaultOrder(SearchOrder? order) => order is null or { Field: { BuiltIn: true, Name: "createdAt" }, Descending: true };
 
     /// <summary>An instance's attribute values as the API shows them; null when it has none.</summary>
-    public static Dictionary<string, JsonElement>? View(IReadOnlyList<SearchAttributeValue>? values) =>
-        values is { Count: > 0 }
-            ? values.Where(v => v.Value is not null).ToDictionary(v => v.Name, v => JsonSerializer.SerializeToElement(v.Value), StringComparer.Ordinal)
-            : null;
+    public static Dictionary<string, JsonElement>? View(IReadOnlyList<SearchAttributeValue>? values)
+    {
+        if (values is not { Count: > 0 })
+        {
+            return null;
+        }
+
+        // One JSON object written and read back, its properties the values: one document for all, not one each.
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(256);
+        using (var writer = new Utf8JsonWriter(buffer))
+        {
+            writer.WriteStartObject();
+            foreach (var value in values)
+            {
+                switch (value.Value)
+                {
+                    case null:
+                        continue;
+                    case string text:
+                        writer.WriteString(value.Name, text);
+                        break;
+                    case decimal number:
+                        writer.WriteNumber(value.Name, number);
+                        break;
+                    case bool flag:
+                        writer.WriteBoolean(value.Name, flag);
+                        break;
+                    case DateTime at:
+                        writer.WriteString(value.Name, at);
+                        break;
+                    case var other:
+                        writer.WritePropertyName(value.Name);
+                        JsonSerializer.Serialize(writer, other, other.GetType());
+                        break;
+                }
+            }
+
+            writer.WriteEndObject();
+        }
+
+        var reader = new Utf8JsonReader(buffer.WrittenSpan);
+        var view = new Dictionary<string, JsonElement>(values.Count, StringComparer.Ordinal);
+        foreach (var property in JsonElement.ParseValue(ref reader).EnumerateObject())
+        {
+            view[property.Name] = property.Value;
+        }
+
+        return view;
+    }
 
     private static ValidationProblem Invalid(string parameter, SearchQueryError error)
     {

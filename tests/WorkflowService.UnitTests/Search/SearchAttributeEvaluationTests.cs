@@ -49,4 +49,29 @@ public sealed class SearchAttributeEvaluationTests
         Assert.Equal(SearchSlots.MaxKeywordLength, ((string)SearchAttributeEvaluation.FromJson(SearchValueType.Keyword, $"\"{new string('k', 500)}\"")!).Length);
         Assert.Equal(SearchSlots.MaxTextLength, ((string)SearchAttributeEvaluation.FromJson(SearchValueType.Text, $"\"{new string('t', 5000)}\"")!).Length);
     }
+
+    public static TheoryData<string> Expressions => new()
+    {
+        "'EU'", "''", "'2026-11-01T10:00:00Z'", "'2026-11-01'", "'10:00'", "'true'", "'42'",
+        "0", "-0", "42", "1.5", "0.1 + 0.2", "1e21", "1e-7", "123456789012345680000", "7.9e28", "1e29", "-1e300",
+        "NaN", "Infinity", "-Infinity", "2 ** 53 + 1",
+        "true", "false", "null", "undefined",
+        "[1, 2]", "({ a: 1 })", "new Date(Date.UTC(2026, 0, 5))", "new String('x')", "new Number(3)", "new Boolean(false)",
+    };
+
+    [Theory]
+    [MemberData(nameof(Expressions))]
+    public void A_plain_value_becomes_what_its_json_text_becomes_for_every_type(string source)
+    {
+        var runtime = new WorkflowService.Engine.Expressions.ExpressionRuntime(
+            Microsoft.Extensions.Options.Options.Create(new WorkflowService.Engine.Expressions.ExpressionOptions()), TimeProvider.System);
+        var expression = runtime.Compile(source);
+        foreach (var type in Enum.GetValues<SearchValueType>())
+        {
+            var json = runtime.OpenScope("{}", null, null, () => "null").EvaluateToJson(expression);
+            var plain = runtime.OpenScope("{}", null, null, () => "null").EvaluateToPlain(expression);
+
+            Assert.Equal(SearchAttributeEvaluation.FromJson(type, json), SearchAttributeEvaluation.FromPlain(type, plain));
+        }
+    }
 }
