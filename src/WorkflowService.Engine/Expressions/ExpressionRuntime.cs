@@ -153,7 +153,10 @@ public sealed class ExpressionScope
     /// <summary>Whether the run has used JavaScript (built the engine) so far.</summary>
     public bool IsOpen => _open is not null;
 
-    private Open Opened => _open ??= OpenNow();
+    private Open Opened => _open ??= _loadFailure is { } failed ? throw new ScopeLoadException(failed.Message, failed) : OpenNow();
+
+    /// <summary>Why the globals could not be loaded: every later evaluation fails the same way, without trying again.</summary>
+    private Exception? _loadFailure;
 
     private Open OpenNow()
     {
@@ -171,6 +174,7 @@ public sealed class ExpressionScope
         catch (Exception e) when (e is not OutOfMemoryException)
         {
             // Whatever stops the globals from loading fails the run as it did when they loaded before its first step.
+            _loadFailure = e;
             throw new ScopeLoadException(e.Message, e);
         }
 

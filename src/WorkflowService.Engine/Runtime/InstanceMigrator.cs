@@ -78,10 +78,9 @@ public sealed class InstanceMigrator(
         }
 
         var applied = new List<MigrationStep>();
-        var declared = await search.GetSearchAttributesAsync(plan.Tenant, cancellationToken).ConfigureAwait(false);
         for (var i = 0; i < steps.Count; i++)
         {
-            applied.Add(await ApplyAsync(steps[i], instances[i], targets[i], plan, declared, cancellationToken).ConfigureAwait(false));
+            applied.Add(await ApplyAsync(steps[i], instances[i], targets[i], plan, cancellationToken).ConfigureAwait(false));
         }
 
         return new MigrationResult(MigrationOutcome.Migrated, applied);
@@ -90,15 +89,11 @@ public sealed class InstanceMigrator(
     /// <summary>
     /// The values of the target version's attributes that a later commit would not evaluate again (those of the input, the
     /// variables and constants: a commit evaluates them at the start, or when a run changes the variables); null when
-    /// there are none. The others come at the instance's next commit. Every other attribute of the tenant is emptied.
+    /// there are none. The others come at the instance's next commit; <paramref name="dropped"/> are emptied.
     /// </summary>
     private IReadOnlyList<Search.SearchAttributeValue>? SettledSearchValues(CompiledDefinition target, WorkflowInstance state,
-        IReadOnlyList<Search.DeclaredSearchAttribute> declared)
+        List<Search.SearchAttributeValue> dropped)
     {
-        // What the new version does not declare is emptied, whatever version the instance came from (even one no longer
-        // found): a filter on it no longer finds the instance. Emptying a value the instance never had changes nothing.
-        var dropped = declared.Where(a => !target.SearchAttributes.Any(t => t.Name == a.Name))
-            .Select(a => new Search.SearchAttributeValue(a.Name, a.Type, null)).ToList();
         if (target.SearchAttributes.Count == 0)
         {
             return dropped.Count == 0 ? null : dropped;
@@ -109,6 +104,24 @@ public sealed class InstanceMigrator(
         scope.LimitTo(options.Value.MaxRunTime);
         var settled = Search.SearchAttributeEvaluation.Evaluate(target.SearchAttributes, scope, reads => (reads & Expressions.ExpressionReads.Anything) == 0);
         return dropped.Count == 0 ? settled : [.. settled ?? [], .. dropped];
+    }
+
+    /// <summary>
+    /// The attributes the instance's version had and the target has not, emptied, so that a filter on them no longer
+    /// finds it. When that version is no longer found, every attribute of the tenant the target has not (emptying a value
+    /// the instance never had changes nothing). Between two versions without attributes, none: the commit writes what
+    /// it wrote before.
+    /// </summary>
+    private async Task<List<Search.SearchAttributeValue>> DroppedAsync(WorkflowInstance instance, CompiledDefinition target,
+        CancellationToken cancellationToken)
+    {
+        var source = await definitions.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken)
+            .ConfigureAwait(false);
+        IEnumerable<(string Name, Search.Query.SearchValueType Type)> had = source is not null
+            ? source.SearchAttributes.Select(a => (a.Name, a.Type))
+            : (await search.GetSearchAttributesAsync(instance.Tenant, cancellationToken).ConfigureAwait(false)).Select(a => (a.Name, a.Type));
+        return had.Where(a => !target.SearchAttributes.Any(t => t.Name == a.Name))
+            .Select(a => new Search.SearchAttributeValue(a.Name, a.Type, null)).ToList();
     }
 
     private static MigrationStep Check(WorkflowInstance instance, CompiledDefinition target, MigrationPlan plan)
@@ -212,7 +225,7 @@ public sealed class InstanceMigrator(
     }
 
     private async Task<MigrationStep> ApplyAsync(MigrationStep step, WorkflowInstance planned, CompiledDefinition target, MigrationPlan plan,
-        IReadOnlyList<Search.DeclaredSearchAttribute> declared, CancellationToken cancellationToken)
+        CancellationToken cancellationToken)
     {
         for (var attempt = 0; ; attempt++)
         {
@@ -241,7 +254,7 @@ public sealed class InstanceMigrator(
             }
 
             state.UpdatedAt = now;
-            state.SearchAttributes = SettledSearchValues(target, state, declared);
+            state.SearchAttributes = SettledSearchValues(target, state, await DroppedAsync(instance, target, cancellationToken).ConfigureAwait(false));
             var commit = new WaitPointCommit { Instance = state, ExpectedVersion = instance.Version, Actor = plan.Actor };
             commit.History.Add(new HistoryEvent
             {

@@ -21,6 +21,9 @@ internal sealed class RecentMap<T>(int capacity) where T : class
 
     public bool Contains(Guid id) => _entries.ContainsKey(id);
 
+    /// <summary>How many entries it holds now.</summary>
+    public int Count => _entries.Count;
+
     public bool TryGet(Guid id, [MaybeNullWhen(false)] out T value)
     {
         if (_entries.TryGetValue(id, out var entry))
@@ -72,10 +75,11 @@ internal sealed class RecentMap<T>(int capacity) where T : class
     {
         while (_order.Count > capacity && _order.TryDequeue(out var oldest))
         {
-            if (_entries.TryGetValue(oldest.Id, out var held) && held.Slot == oldest.Slot)
+            // The entry that still holds this slot goes, whatever value a concurrent Set gave it meanwhile (it kept the
+            // slot); one removed and added again holds a newer slot and stays.
+            while (_entries.TryGetValue(oldest.Id, out var held) && held.Slot == oldest.Slot
+                   && !_entries.TryRemove(KeyValuePair.Create(oldest.Id, held)))
             {
-                // Only if it is still the same entry: one replaced meanwhile stays.
-                _entries.TryRemove(KeyValuePair.Create(oldest.Id, held));
             }
         }
     }

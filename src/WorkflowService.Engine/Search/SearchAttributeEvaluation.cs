@@ -10,7 +10,7 @@ namespace WorkflowService.Engine.Search;
 /// expression cannot give in the attribute's type (it fails, gives null, or another type) leaves the attribute empty: a
 /// search attribute never fails the run it describes.
 /// </summary>
-public static class SearchAttributeEvaluation
+public static partial class SearchAttributeEvaluation
 {
     /// <summary>
     /// The values of the attributes whose expression reads what <paramref name="due"/> says may have changed; null when
@@ -30,18 +30,17 @@ public static class SearchAttributeEvaluation
                 continue;
             }
 
-            object? plain;
+            object? value;
             try
             {
-                plain = scope.EvaluateToPlain(attribute.Value);
+                value = FromPlain(attribute.Type, scope.EvaluateToPlain(attribute.Value));
             }
             catch (Exception e) when (e is ExpressionFailedException or ScopeLoadException or RunBudgetExceededException)
             {
-                plain = null;
+                value = null;
             }
 
-            (values ??= new List<SearchAttributeValue>(attributes.Count))
-                .Add(new SearchAttributeValue(attribute.Name, attribute.Type, FromPlain(attribute.Type, plain)));
+            (values ??= new List<SearchAttributeValue>(attributes.Count)).Add(new SearchAttributeValue(attribute.Name, attribute.Type, value));
         }
 
         return values;
@@ -55,8 +54,8 @@ public static class SearchAttributeEvaluation
     {
         (_, null) => null,
         (_, JsonText json) => FromJson(type, json.Json),
-        (SearchValueType.Keyword, string text) => Cut(text, SearchSlots.MaxKeywordLength),
-        (SearchValueType.Text, string text) => Cut(text, SearchSlots.MaxTextLength),
+        (SearchValueType.Keyword, string text) => Text(text, SearchSlots.MaxKeywordLength),
+        (SearchValueType.Text, string text) => Text(text, SearchSlots.MaxTextLength),
         (SearchValueType.DateTime, string text) => Instant(text),
         // JSON writes a number as JavaScript writes it, and NaN and the infinities as null.
         (SearchValueType.Keyword, double number) => double.IsFinite(number) ? Jint.Runtime.TypeConverter.ToString(number) : null,
@@ -75,29 +74,101 @@ public static class SearchAttributeEvaluation
         var value = document.RootElement;
         return (type, value.ValueKind) switch
         {
-            (SearchValueType.Keyword, JsonValueKind.String) => Cut(value.GetString()!, SearchSlots.MaxKeywordLength),
+            (SearchValueType.Keyword, JsonValueKind.String) => Text(String(value), SearchSlots.MaxKeywordLength),
             (SearchValueType.Keyword, JsonValueKind.Number) => value.GetRawText(),
-            (SearchValueType.Text, JsonValueKind.String) => Cut(value.GetString()!, SearchSlots.MaxTextLength),
+            (SearchValueType.Text, JsonValueKind.String) => Text(String(value), SearchSlots.MaxTextLength),
             (SearchValueType.Number, JsonValueKind.Number) => value.TryGetDecimal(out var number) ? number : null,
-            (SearchValueType.DateTime, JsonValueKind.String) => Instant(value.GetString()!),
+            (SearchValueType.DateTime, JsonValueKind.String) => String(value) is { } text ? Instant(text) : null,
             (SearchValueType.Bool, JsonValueKind.True) => true,
             (SearchValueType.Bool, JsonValueKind.False) => false,
             _ => null,
         };
     }
 
-    // ISO 8601 with the full date: what JSON.stringify gives a Date, and what a client sends. A string without its date
-    // ('10:00', 'Jan 5') is not an instant: .NET would fill the rest from the machine's clock.
-    private static readonly string[] InstantFormats =
-    [
-        "yyyy-MM-dd", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss.FFFFFFF",
-        "yyyy-MM-dd'T'HH:mmK", "yyyy-MM-dd'T'HH:mm:ssK", "yyyy-MM-dd'T'HH:mm:ss.FFFFFFFK",
-    ];
+    /// <summary>
+    /// ISO 8601 with its full date: what JSON.stringify gives a Date, and what clients send (a space for the T, up to
+    /// nine digits of a second, an offset as <c>Z</c>, <c>+01</c>, <c>+0100</c> or <c>+01:00</c>; without one, UTC). A
+    /// string without its date (<c>'10:00'</c>, <c>'Jan 5'</c>) is no instant: .NET would fill the rest from the clock.
+    /// </summary>
+    internal static DateTime? Instant(string text)
+    {
+        var match = IsoInstant().Match(text.Trim());
+        if (!match.Success)
+        {
+            return null;
+        }
 
-    private static DateTime? Instant(string text) =>
-        DateTimeOffset.TryParseExact(text, InstantFormats, CultureInfo.InvariantCulture, DateTimeStyles.AssumeUniversal, out var at)
+        var fraction = (match.Groups["f"].Value + "0000000")[..7];
+        var zone = match.Groups["z"].Value switch
+        {
+            "" or "Z" => "+00:00",
+            { Length: 3 } hours => hours + ":00",
+            { Length: 5 } compact => compact[..3] + ":" + compact[3..],
+            var full => full,
+        };
+        var time = match.Groups["t"].Success ? match.Groups["t"].Value : "00:00";
+        var seconds = match.Groups["s"].Success ? match.Groups["s"].Value : "00";
+        return DateTimeOffset.TryParseExact($"{match.Groups["d"].Value}T{time}:{seconds}.{fraction}{zone}", "yyyy-MM-dd'T'HH:mm:ss.fffffffzzz",
+            CultureInfo.InvariantCulture, DateTimeStyles.None, out var at)
             ? at.UtcDateTime
             : null;
+    }
 
-    private static string Cut(string text, int max) => text.Length <= max ? text : text[..max];
+    [System.Text.RegularExpressions.GeneratedRegex(@"^(?<d>\d{4}-\d{2}-\d{2})(?:[T ](?<t>\d{2}:\d{2})(?::(?<s>\d{2})(?:\.(?<f>\d{1,9}))?)?)?(?<z>Z|[+-]\d{2}(?::?\d{2})?)?$",
+        System.Text.RegularExpressions.RegexOptions.CultureInvariant | System.Text.RegularExpressions.RegexOptions.ExplicitCapture)]
+    private static partial System.Text.RegularExpressions.Regex IsoInstant();
+
+    /// <summary>A JSON string's text; null when it holds a lone surrogate (escaped), which is no text a store keeps.</summary>
+    private static string? String(JsonElement value)
+    {
+        try
+        {
+            return value.GetString();
+        }
+        catch (InvalidOperationException)
+        {
+            return null;
+        }
+    }
+
+    /// <summary>
+    /// Text cut to <paramref name="max"/> characters, never between the two halves of a pair; null when it is not
+    /// well-formed UTF-16 (a lone surrogate, which no store keeps as it is).
+    /// </summary>
+    private static string? Text(string? text, int max)
+    {
+        if (text is null || !WellFormed(text))
+        {
+            return null;
+        }
+
+        if (text.Length <= max)
+        {
+            return text;
+        }
+
+        return char.IsHighSurrogate(text[max - 1]) ? text[..(max - 1)] : text[..max];
+    }
+
+    private static bool WellFormed(string text)
+    {
+        for (var i = 0; i < text.Length; i++)
+        {
+            if (char.IsHighSurrogate(text[i]))
+            {
+                if (i + 1 == text.Length || !char.IsLowSurrogate(text[i + 1]))
+                {
+                    return false;
+                }
+
+                i++;
+            }
+            else if (char.IsLowSurrogate(text[i]))
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
 }

@@ -73,6 +73,11 @@ public sealed class ExpressionSandboxTests
     [InlineData("new Date('5 January 10:00').getTime()")]
     [InlineData("Date.parse('T10:00Z')")]
     [InlineData("Date.parse(new Date(0).toTimeString())")]
+    [InlineData("Date.parse('2026-13-01')")]
+    [InlineData("Date.parse('2026-02-29')")]
+    [InlineData("Date.parse('2026-01-05T25:00')")]
+    [InlineData("Date.parse('2026-01-05T10:00' + ' '.repeat(200) + 'x')")]
+    [InlineData("Date.parse('5 January')")]
     public void A_date_string_without_its_date_parses_to_nothing_not_to_the_machines_day(string source)
     {
         Assert.Equal("null", Scope().EvaluateToJson(Compile($"(() => {{ const t = {source}; return isNaN(t) ? null : t; }})()")));
@@ -86,6 +91,14 @@ public sealed class ExpressionSandboxTests
     [InlineData("Date.parse(new Date(1767607200000).toString())", 1767607200000)]
     [InlineData("Date.parse(new Date(1767607200000).toUTCString())", 1767607200000)]
     [InlineData("Date.parse(new Date(1767607200000).toISOString())", 1767607200000)]
+    [InlineData("Date.parse(new Date(1767607200000).toDateString())", 1767571200000)]
+    [InlineData("Date.parse(new Date(-1e14).toISOString())", -100000000000000)]
+    [InlineData("Date.parse('2026-01-05 10:00')", 1767607200000)]
+    [InlineData("Date.parse('2026-01-05T24:00')", 1767657600000)]
+    [InlineData("Date.parse('2024-02-29')", 1709164800000)]
+    [InlineData("Date.parse('+002026-01-05')", 1767571200000)]
+    [InlineData("Date.parse('Mon, 5 Jan 2026 10:00:00 +0000')", 1767607200000)]
+    [InlineData("Date.parse('January 5, 2026')", 1767571200000)]
     public void A_date_string_that_names_its_day_parses_in_utc(string source, long expected)
     {
         Assert.Equal(expected.ToString(System.Globalization.CultureInfo.InvariantCulture), Scope().EvaluateToJson(Compile(source)));

@@ -70,4 +70,22 @@ public sealed class RecentMapTests
         Assert.True(map.IsOff);
         Assert.False(map.TryGet(a, out _));
     }
+
+    [Fact]
+    public void Concurrent_commits_of_the_same_instances_leave_it_within_its_capacity()
+    {
+        // Replacing an entry while its slot is being evicted used to keep the entry with no slot left to evict it.
+        var map = new RecentMap<Held>(8);
+        var ids = Enumerable.Range(0, 64).Select(_ => Guid.NewGuid()).ToArray();
+
+        Parallel.For(0, 4, new ParallelOptions { MaxDegreeOfParallelism = 4 }, worker =>
+        {
+            for (var i = 0; i < 20_000; i++)
+            {
+                map.Set(ids[(i * 7 + worker) % ids.Length], new Held(i), Newer);
+            }
+        });
+
+        Assert.InRange(map.Count, 1, 8);
+    }
 }

@@ -20,6 +20,11 @@ public sealed class SearchAttributeEvaluationTests
         { SearchValueType.DateTime, "\"2026-11-01T10:00:00Z\"", new DateTime(2026, 11, 1, 10, 0, 0, DateTimeKind.Utc) },
         { SearchValueType.DateTime, "\"2026-11-01T10:00:00.125Z\"", new DateTime(2026, 11, 1, 10, 0, 0, 125, DateTimeKind.Utc) },
         { SearchValueType.DateTime, "\"2026-11-01\"", new DateTime(2026, 11, 1, 0, 0, 0, DateTimeKind.Utc) },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:00.123456789Z\"", new DateTime(2026, 11, 1, 10, 0, 0, DateTimeKind.Utc).AddTicks(1234567) },
+        { SearchValueType.DateTime, "\"2026-11-01 10:00:00+00:00\"", new DateTime(2026, 11, 1, 10, 0, 0, DateTimeKind.Utc) },
+        { SearchValueType.DateTime, "\"2026-11-01T11:00:00+01\"", new DateTime(2026, 11, 1, 10, 0, 0, DateTimeKind.Utc) },
+        { SearchValueType.DateTime, "\"2026-11-01T11:00+0100\"", new DateTime(2026, 11, 1, 10, 0, 0, DateTimeKind.Utc) },
+        { SearchValueType.DateTime, "\"2026-13-01\"", null },
         { SearchValueType.DateTime, "\"soon\"", null },
         // Without its date a time is not an instant (.NET would take the date from the machine's clock).
         { SearchValueType.DateTime, "\"10:00\"", null },
@@ -43,6 +48,20 @@ public sealed class SearchAttributeEvaluationTests
         }
     }
 
+    [Theory]
+    [InlineData(SearchValueType.Keyword)]
+    [InlineData(SearchValueType.Text)]
+    public void Text_that_is_not_well_formed_leaves_the_attribute_empty_and_a_cut_never_splits_a_pair(SearchValueType type)
+    {
+        var max = type == SearchValueType.Keyword ? SearchSlots.MaxKeywordLength : SearchSlots.MaxTextLength;
+
+        Assert.Null(SearchAttributeEvaluation.FromPlain(type, "a\uD800b"));
+        Assert.Null(SearchAttributeEvaluation.FromJson(type, "\"a\\uDC00\""));
+        var cut = (string)SearchAttributeEvaluation.FromPlain(type, new string('x', max - 1) + "\uD83D\uDE00")!;
+        Assert.Equal(new string('x', max - 1), cut);
+        Assert.Equal(cut, SearchAttributeEvaluation.FromJson(type, $"\"{new string('x', max - 1)}\\uD83D\\uDE00\""));
+    }
+
     [Fact]
     public void Keywords_and_texts_longer_than_their_columns_are_cut()
     {
@@ -57,6 +76,8 @@ public sealed class SearchAttributeEvaluationTests
         "NaN", "Infinity", "-Infinity", "2 ** 53 + 1",
         "true", "false", "null", "undefined",
         "[1, 2]", "({ a: 1 })", "new Date(Date.UTC(2026, 0, 5))", "new String('x')", "new Number(3)", "new Boolean(false)",
+        "String.fromCharCode(0xD800)", "'a' + String.fromCharCode(0xDC00)", "new String(String.fromCharCode(0xD800))",
+        "'x'.repeat(199) + '\\uD83D\\uDE00'", "'x'.repeat(999) + '\\uD83D\\uDE00'", "'\\uD83D\\uDE00'",
     };
 
     [Theory]
