@@ -414,6 +414,23 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         }
 
         text.AppendLine();
+        text.AppendLine("## Paired with the baseline, round by round");
+        text.AppendLine();
+        text.AppendLine(CultureInfo.InvariantCulture,
+            $"Each round's window of a variant against the same round's window of {baseline}, then the median over the rounds: steadier than a ratio of medians when the machine's speed drifts between rounds.");
+        text.AppendLine();
+        text.AppendLine("| variant | ops/s ratio, median | service CPU ms/op, median difference | database CPU ms/op, median difference | machine CPU ms/op, median difference |");
+        text.AppendLine("| --- | ---: | ---: | ---: | ---: |");
+        foreach (var variant in options.Variants.Where(v => v != baseline))
+        {
+            var pairs = windows.Where(w => w.Variant == variant)
+                .Select(w => (Mine: w, Base: windows.Single(b => b.Variant == baseline && b.Round == w.Round)))
+                .ToList();
+            text.AppendLine(CultureInfo.InvariantCulture,
+                $"| {variant} | {Median(pairs.Select(p => p.Mine.OpsPerSecond / p.Base.OpsPerSecond)):P1} | {Median(pairs.Select(p => p.Mine.ServiceCpuMsPerOp - p.Base.ServiceCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.DatabaseCpuMsPerOp - p.Base.DatabaseCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.MachineCpuMsPerOp - p.Base.MachineCpuMsPerOp)):+0.000;-0.000;0.000} |");
+        }
+
+        text.AppendLine();
         text.AppendLine("## Every window");
         text.AppendLine();
         text.AppendLine("| round | variant | ops | seconds | ops/s | p50 ms | p99 ms | service CPU ms/op | database CPU ms/op | machine CPU ms/op | service peak MB | failures |");
