@@ -7,9 +7,10 @@ namespace WorkflowService.Engine.Expressions;
 public sealed class CompiledExpression
 {
     internal CompiledExpression(string source, Prepared<Script> script, IReadOnlyList<string>? secrets = null, bool mayBuildLongStrings = true,
-        ExpressionReads reads = ExpressionReads.Anything)
+        ExpressionReads reads = ExpressionReads.Anything, DataPath? dataPath = null)
     {
         Reads = reads;
+        DataPath = dataPath;
         Source = source;
         Script = script;
         Secrets = secrets ?? [];
@@ -23,6 +24,9 @@ public sealed class CompiledExpression
 
     /// <summary>What the expression's value can change with (<see cref="ExpressionDependencies"/>).</summary>
     public ExpressionReads Reads { get; }
+
+    /// <summary>The expression as a path into <c>input</c> and <c>vars</c>, readable from their JSON; null when it is not one.</summary>
+    public DataPath? DataPath { get; }
 
     /// <summary>The secrets the expression names with <c>secret('name')</c> (see <see cref="SecretReferences"/>).</summary>
     public IReadOnlyList<string> Secrets { get; }

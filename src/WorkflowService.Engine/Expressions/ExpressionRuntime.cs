@@ -42,7 +42,7 @@ public sealed class ExpressionRuntime(IOptions<ExpressionOptions> options, TimeP
             }
 
             var script = JsEngine.PrepareScript("(" + source + "\n)", strict: true);
-            return new CompiledExpression(source, script, secrets, StringLimits.MayReach(parsed), ExpressionDependencies.Of(parsed));
+            return new CompiledExpression(source, script, secrets, StringLimits.MayReach(parsed), ExpressionDependencies.Of(parsed), DataPath.Of(parsed));
         }
         catch (Exception e) when (e is not OutOfMemoryException)
         {
@@ -149,6 +149,12 @@ public sealed class ExpressionScope
     /// when none called <c>secret</c>.
     /// </summary>
     public string? SecretNonce => _secretNonce;
+
+    /// <summary>
+    /// The variables' and the input's JSON text while no engine holds them (null once one is built: an expression may
+    /// have changed them there). What a <see cref="DataPath"/> reads.
+    /// </summary>
+    public (string Variables, string? Input)? DataText => _open is null && _loadFailure is null ? (_variablesJson, _inputJson) : null;
 
     /// <summary>Whether the run has used JavaScript (built the engine) so far.</summary>
     public bool IsOpen => _open is not null;

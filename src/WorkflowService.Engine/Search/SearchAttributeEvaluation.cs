@@ -23,27 +23,70 @@ public static partial class SearchAttributeEvaluation
         ArgumentNullException.ThrowIfNull(scope);
         ArgumentNullException.ThrowIfNull(due);
         List<SearchAttributeValue>? values = null;
-        foreach (var attribute in attributes)
+        JsonDocument? variables = null;
+        JsonDocument? input = null;
+        try
         {
-            if (!due(attribute.Value.Reads))
+            foreach (var attribute in attributes)
             {
-                continue;
-            }
+                if (!due(attribute.Value.Reads))
+                {
+                    continue;
+                }
 
-            object? value;
-            try
-            {
-                value = FromPlain(attribute.Type, scope.EvaluateToPlain(attribute.Value));
-            }
-            catch (Exception e) when (e is ExpressionFailedException or ScopeLoadException or RunBudgetExceededException)
-            {
-                value = null;
-            }
+                object? value;
+                try
+                {
+                    value = FromPlain(attribute.Type, PlainOf(attribute.Value, scope, ref variables, ref input));
+                }
+                catch (Exception e) when (e is ExpressionFailedException or ScopeLoadException or RunBudgetExceededException)
+                {
+                    value = null;
+                }
 
-            (values ??= new List<SearchAttributeValue>(attributes.Count)).Add(new SearchAttributeValue(attribute.Name, attribute.Type, value));
+                (values ??= new List<SearchAttributeValue>(attributes.Count)).Add(new SearchAttributeValue(attribute.Name, attribute.Type, value));
+            }
+        }
+        finally
+        {
+            variables?.Dispose();
+            input?.Dispose();
         }
 
         return values;
+    }
+
+    /// <summary>
+    /// The expression's plain value: read from the variables' and input's JSON when it is a path into them and no engine
+    /// is built yet (an attribute of plain paths builds none), else evaluated in the engine.
+    /// </summary>
+    private static object? PlainOf(CompiledExpression expression, ExpressionScope scope, ref JsonDocument? variables, ref JsonDocument? input)
+    {
+        if (expression.DataPath is { } path && scope.DataText is { } text)
+        {
+            try
+            {
+                variables ??= JsonDocument.Parse(text.Variables);
+                input ??= text.Input is null ? null : JsonDocument.Parse(text.Input);
+            }
+            catch (JsonException)
+            {
+                // Text the reader refuses: the engine reads it (or fails to) as it always did.
+                return scope.EvaluateToPlain(expression);
+            }
+
+            var read = path.Evaluate(variables.RootElement, input?.RootElement);
+            switch (read.Outcome)
+            {
+                case DataPathOutcome.Value:
+                    return read.Value;
+                case DataPathOutcome.Throws:
+                    // A member of null or undefined: the expression throws, and the attribute is empty.
+                    return null;
+            }
+        }
+
+        return scope.EvaluateToPlain(expression);
     }
 
     /// <summary>
