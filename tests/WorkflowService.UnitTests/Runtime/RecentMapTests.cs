@@ -9,28 +9,39 @@ public sealed class RecentMapTests
 
     private static bool Newer(Held held, Held value) => held.Version > value.Version;
 
+    /// <summary>A map of capacity 2 after each of <paramref name="ids"/> was set in turn (version 1).</summary>
+    private static RecentMap<Held> SetInTurn(params Guid[] ids)
+    {
+        var map = new RecentMap<Held>(2);
+        foreach (var id in ids)
+        {
+            map.Set(id, new Held(1), Newer);
+        }
+
+        return map;
+    }
+
+    private static void AssertHolds(RecentMap<Held> map, Guid[] held, Guid[] dropped)
+    {
+        Assert.All(held, id => Assert.True(map.Contains(id)));
+        Assert.All(dropped, id => Assert.False(map.Contains(id)));
+    }
+
     [Fact]
     public void It_holds_at_most_its_capacity_the_oldest_added_dropped_first()
     {
-        var map = new RecentMap<Held>(2);
         var (a, b, c) = (Guid.NewGuid(), Guid.NewGuid(), Guid.NewGuid());
 
-        map.Set(a, new Held(1), Newer);
-        map.Set(b, new Held(1), Newer);
-        map.Set(c, new Held(1), Newer);
+        var map = SetInTurn(a, b, c);
 
-        Assert.False(map.Contains(a));
-        Assert.True(map.Contains(b));
-        Assert.True(map.Contains(c));
+        AssertHolds(map, held: [b, c], dropped: [a]);
     }
 
     [Fact]
     public void A_replaced_entry_keeps_its_slot_and_the_newer_of_two_stays()
     {
-        var map = new RecentMap<Held>(2);
         var (a, b) = (Guid.NewGuid(), Guid.NewGuid());
-        map.Set(a, new Held(1), Newer);
-        map.Set(b, new Held(1), Newer);
+        var map = SetInTurn(a, b);
 
         map.Set(a, new Held(3), Newer);
         map.Set(a, new Held(2), Newer);
@@ -44,9 +55,8 @@ public sealed class RecentMapTests
     [Fact]
     public void The_slot_of_a_removed_entry_evicts_nothing_added_after_it()
     {
-        var map = new RecentMap<Held>(2);
         var (a, b, c) = (Guid.NewGuid(), Guid.NewGuid(), Guid.NewGuid());
-        map.Set(a, new Held(1), Newer);
+        var map = SetInTurn(a);
         map.Remove(a);
         map.Set(a, new Held(2), Newer);
         map.Set(b, new Held(1), Newer);
@@ -54,9 +64,7 @@ public sealed class RecentMapTests
         // a's first slot leaves the queue first and takes nothing with it; a's second slot is the oldest now.
         map.Set(c, new Held(1), Newer);
 
-        Assert.False(map.Contains(a));
-        Assert.True(map.Contains(b));
-        Assert.True(map.Contains(c));
+        AssertHolds(map, held: [b, c], dropped: [a]);
     }
 
     [Fact]
