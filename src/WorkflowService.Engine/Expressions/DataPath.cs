@@ -24,7 +24,18 @@ public sealed class DataPath
 
     private readonly IReadOnlyList<Term> _terms;
 
-    private DataPath(IReadOnlyList<Term> terms) => _terms = terms;
+    private DataPath(IReadOnlyList<Term> terms)
+    {
+        _terms = terms;
+        ReadsVariables = terms.Any(t => t.Root == "vars");
+        ReadsInput = terms.Any(t => t.Root == "input");
+    }
+
+    /// <summary>Whether the path reads <c>vars</c> (else its JSON need not be read).</summary>
+    public bool ReadsVariables { get; }
+
+    /// <summary>Whether the path reads <c>input</c> (else its JSON need not be read).</summary>
+    public bool ReadsInput { get; }
 
     /// <summary>One operand of <c>??</c>: a literal (<see cref="Constant"/>), or a root and its keys.</summary>
     private sealed record Term(bool IsConstant, object? Constant, bool Undefined, string? Root, IReadOnlyList<(string Key, bool Optional)> Keys);
@@ -111,7 +122,17 @@ public sealed class DataPath
                 continue;
             }
 
-            var read = Read(term, term.Root == "vars" ? variables : input);
+            DataPathResult read;
+            try
+            {
+                read = Read(term, term.Root == "vars" ? variables : input);
+            }
+            catch (Exception e) when (e is InvalidOperationException or ArgumentException)
+            {
+                // A key that is not well-formed UTF-16, looked up or met on the way: the engine's to read.
+                return DataPathResult.NeedsEngine;
+            }
+
             if (read.Outcome != DataPathOutcome.Value || read.Value is not null)
             {
                 return read;

@@ -66,16 +66,25 @@ public static partial class SearchAttributeEvaluation
         {
             try
             {
-                variables ??= JsonDocument.Parse(text.Variables);
-                input ??= text.Input is null ? null : JsonDocument.Parse(text.Input);
+                // Only what the path reads, once for all the attributes.
+                if (path.ReadsVariables)
+                {
+                    variables ??= JsonDocument.Parse(text.Variables);
+                }
+
+                if (path.ReadsInput && text.Input is not null)
+                {
+                    input ??= JsonDocument.Parse(text.Input);
+                }
             }
-            catch (JsonException)
+            catch (Exception e) when (e is JsonException or ArgumentException)
             {
-                // Text the reader refuses: the engine reads it (or fails to) as it always did.
+                // Text the reader refuses (ArgumentException: not well-formed UTF-16): the engine reads it, or fails to,
+                // as it always did.
                 return scope.EvaluateToPlain(expression);
             }
 
-            var read = path.Evaluate(variables.RootElement, input?.RootElement);
+            var read = path.Evaluate(variables?.RootElement ?? default, input?.RootElement);
             switch (read.Outcome)
             {
                 case DataPathOutcome.Value:

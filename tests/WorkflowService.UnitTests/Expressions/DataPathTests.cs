@@ -24,7 +24,7 @@ public sealed class DataPathTests
         "input.list", "vars", "input", "input.toString", "input.constructor", "input.hasOwnProperty", "input.__proto__",
         "input.customer.length", "input.amount.toFixed", "input.list.map", "input['']", "input['with space']",
         "input.escaped", "input.lone", "vars.count", "vars.count ?? 0", "null ?? input.customer", "'fixed'", "42", "true",
-        "input.list[0] ?? input.customer",
+        "input.list[0] ?? input.customer", "input['\\ud800']", "input.id ?? 'none'", "vars.x.y ?? 'none'",
     };
 
     private static readonly (string Variables, string? Input)[] Data =
@@ -35,6 +35,8 @@ public sealed class DataPathTests
         ("{}", null),
         ("{}", "null"),
         ("""{"count":null}""", """{"customer":null,"list":[null],"nested":[1,2]}"""),
+        // Keys that are not well-formed UTF-16 (escaped): comparing another key with them throws in the reader.
+        ("""{"x":{"\ud800":1}}""", """{"\ud800":1,"region":"EU"}"""),
     ];
 
     [Theory]
@@ -124,5 +126,17 @@ public sealed class DataPathTests
 
         Assert.False(scope.IsOpen);
         Assert.Equal(["C-1", "EU"], values.Select(v => v.Value));
+    }
+
+    [Fact]
+    public void Text_that_is_not_well_formed_utf16_goes_to_the_engine_and_fails_no_run()
+    {
+        // An unescaped lone surrogate in the input's text: the JSON reader refuses it, the engine reads it.
+        var scope = Runtime.OpenScope("{}", "{\"a\":\"x\",\"b\":\"\uD800\"}", null, () => "null");
+        var attributes = new List<SearchAttribute> { new("a", SearchValueType.Keyword, Runtime.Compile("input.a")) };
+
+        var values = SearchAttributeEvaluation.Evaluate(attributes, scope, _ => true)!;
+
+        Assert.Equal("x", Assert.Single(values).Value);
     }
 }
