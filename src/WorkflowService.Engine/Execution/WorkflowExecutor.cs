@@ -41,11 +41,13 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
     }
 
     /// <summary>
-    /// Every search attribute of <paramref name="definition"/> over <paramref name="instance"/> as it stands, on an engine
-    /// of its own; null when the definition declares none. What a start whose first run failed stores: a filter finds the
-    /// instance while its start is retried, and after it is cancelled or faults without a run that ended.
+    /// The search attributes of <paramref name="definition"/> over <paramref name="instance"/> as it stands (those
+    /// <paramref name="due"/> takes, else every one), on an engine of their own with <c>Engine:MaxRunTime</c>; null when
+    /// there are none. What a start whose first run failed stores (a filter finds the instance while its start is retried,
+    /// and after it is cancelled or faults without a run that ended), and what a migration settles.
     /// </summary>
-    public IReadOnlyList<Search.SearchAttributeValue>? SearchValues(CompiledDefinition definition, WorkflowInstance instance)
+    public IReadOnlyList<Search.SearchAttributeValue>? SearchValues(CompiledDefinition definition, WorkflowInstance instance,
+        Func<ExpressionReads, bool>? due = null)
     {
         ArgumentNullException.ThrowIfNull(definition);
         ArgumentNullException.ThrowIfNull(instance);
@@ -56,7 +58,7 @@ public sealed partial class WorkflowExecutor(ExpressionRuntime expressions, IOpt
 
         var scope = expressions.OpenScope(instance.VariablesJson, instance.InputJson, null, () => InstanceJson(instance));
         scope.LimitTo(_options.MaxRunTime);
-        return Search.SearchAttributeEvaluation.Evaluate(definition.SearchAttributes, scope, static _ => true);
+        return Search.SearchAttributeEvaluation.Evaluate(definition.SearchAttributes, scope, due ?? (static _ => true));
     }
 
     /// <summary>Applies a claimed signal to the instance: resume its wait, park the signal, or close it as unmatched.</summary>

@@ -37,8 +37,11 @@ public sealed class DataPath
     /// <summary>Whether the path reads <c>input</c> (else its JSON need not be read).</summary>
     public bool ReadsInput { get; }
 
-    /// <summary>One operand of <c>??</c>: a literal (<see cref="Constant"/>), or a root and its keys.</summary>
-    private sealed record Term(bool IsConstant, object? Constant, bool Undefined, string? Root, IReadOnlyList<(string Key, bool Optional)> Keys);
+    /// <summary>One operand of <c>??</c>: a literal (no <see cref="Root"/>; null for null and undefined), or a root and its keys.</summary>
+    private sealed record Term(string? Root, object? Constant, IReadOnlyList<(string Key, bool Optional)> Keys)
+    {
+        public static Term Literal(object? value) => new(null, value, []);
+    }
 
     /// <summary>The data path <paramref name="expression"/> is, or null when it is anything else.</summary>
     internal static DataPath? Of(Node expression)
@@ -54,19 +57,19 @@ public sealed class DataPath
             case LogicalExpression { Operator: Operator.NullishCoalescing } either:
                 return Collect(either.Left, terms) && Collect(either.Right, terms);
             case StringLiteral text:
-                terms.Add(new Term(true, text.Value, false, null, []));
+                terms.Add(Term.Literal(text.Value));
                 return true;
             case NumericLiteral number:
-                terms.Add(new Term(true, number.Value, false, null, []));
+                terms.Add(Term.Literal(number.Value));
                 return true;
             case BooleanLiteral flag:
-                terms.Add(new Term(true, flag.Value, false, null, []));
+                terms.Add(Term.Literal(flag.Value));
                 return true;
             case NullLiteral:
-                terms.Add(new Term(true, null, false, null, []));
+                terms.Add(Term.Literal(null));
                 return true;
             case Identifier { Name: "undefined" }:
-                terms.Add(new Term(true, null, true, null, []));
+                terms.Add(Term.Literal(null));
                 return true;
             case ChainExpression chain:
                 return Collect(chain.Expression, terms);
@@ -97,7 +100,7 @@ public sealed class DataPath
                     return false;
                 }
 
-                terms.Add(new Term(false, null, false, root.Name, keys));
+                terms.Add(new Term(root.Name, null, keys));
                 return true;
             default:
                 return false;
@@ -112,7 +115,7 @@ public sealed class DataPath
     {
         foreach (var term in _terms)
         {
-            if (term.IsConstant)
+            if (term.Root is null)
             {
                 if (term.Constant is not null)
                 {

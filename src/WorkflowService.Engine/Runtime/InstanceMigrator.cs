@@ -31,7 +31,7 @@ public sealed class InstanceMigrator(
     WaitPointWriter writer,
     EngineMetrics metrics,
     IOptions<EngineOptions> options,
-    Expressions.ExpressionRuntime expressions,
+    WorkflowExecutor executor,
     ISearchAttributeStore search)
 {
     /// <summary>Largest number of instances one bulk migration may move.</summary>
@@ -99,10 +99,7 @@ public sealed class InstanceMigrator(
             return dropped.Count == 0 ? null : dropped;
         }
 
-        // None of them reads the signal or the instance (that is what keeps them settled).
-        var scope = expressions.OpenScope(state.VariablesJson, state.InputJson, null, static () => "null");
-        scope.LimitTo(options.Value.MaxRunTime);
-        var settled = Search.SearchAttributeEvaluation.Evaluate(target.SearchAttributes, scope, reads => (reads & Expressions.ExpressionReads.Anything) == 0);
+        var settled = executor.SearchValues(target, state, static reads => (reads & Expressions.ExpressionReads.Anything) == 0);
         return dropped.Count == 0 ? settled : [.. settled ?? [], .. dropped];
     }
 
