@@ -141,6 +141,11 @@ internal static class RunnerCommandLine
                 result.AddError("--window-ops: 500 to 100,000 operations");
             }
         });
+        var restarts = new Option<int>("--restarts")
+        {
+            Description = "interleave: how many times every variant's service process is started again (on its database, warmed up again) during the run, at evenly spaced rounds: a process's own luck (its JIT's choices, where its memory lies) then no longer becomes its variant's difference.",
+            DefaultValueFactory = _ => 0,
+        };
         var load = new Option<string>("--scenario")
         {
             Description = "interleave: the load of every window: signal-roundtrip (start, signal, completion) or callout-roundtrip (start, one http call-out to an endpoint in the runner, completion; reports get a -callout-roundtrip suffix).",
@@ -152,7 +157,7 @@ internal static class RunnerCommandLine
         };
         var interleave = new Command("interleave", "Service variants (telemetry settings) side by side, each its own process on its own database of the same server, loaded in turns (A B, B A, …) with signal-roundtrip (or --scenario) at concurrency 64; writes <output>/interleaved-<backend>-<date>-<variants>[-<scenario>].md/.json.")
         {
-            backend, postgres, output, noBuild, variants, windows, windowOps, load, syncStandby,
+            backend, postgres, output, noBuild, variants, windows, windowOps, restarts, load, syncStandby,
         };
         var latencyWorkflows = new Option<int>("--latency-workflows") { Description = "events: workflows per latency run (two events each).", DefaultValueFactory = _ => 10_000 };
         latencyWorkflows.Validators.Add(result =>
@@ -269,11 +274,19 @@ internal static class RunnerCommandLine
                 return SharedCommandOptions.UsageError;
             }
 
+            if (parse.GetValue(restarts) < 0 || parse.GetValue(restarts) >= parse.GetValue(windows))
+            {
+                // Every process is measured in at least one round.
+                await Console.Error.WriteLineAsync("--restarts: 0 to one fewer than --windows");
+                return SharedCommandOptions.UsageError;
+            }
+
             return await execute(Options(parse, "interleave", [BackendName(parse.GetValue(backend))]) with
         {
             Variants = SharedCommandOptions.Names(parse.GetValue(variants))!,
             Windows = parse.GetValue(windows),
             WindowOps = parse.GetValue(windowOps),
+            Restarts = parse.GetValue(restarts),
             InterleaveScenario = parse.GetValue(load)!,
             SyncStandbyPostgresAdmin = parse.GetValue(syncStandby),
         });

@@ -56,6 +56,9 @@ internal sealed record RunnerOptions
     public int Windows { get; init; } = 5;
     public int WindowOps { get; init; } = 3000;
 
+    /// <summary>interleave: how many times each variant's service process is started again during the run (--restarts).</summary>
+    public int Restarts { get; init; }
+
     /// <summary>interleave: the load every window runs (--scenario), one of <see cref="InterleavedRun.Loads"/>.</summary>
     /// <summary>events: workflows per latency run.</summary>
     public int EventLatencyWorkflows { get; init; } = 10_000;

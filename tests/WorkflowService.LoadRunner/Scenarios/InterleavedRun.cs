@@ -39,6 +39,8 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ["sync-standby"] = "as off, on the PostgreSQL primary named by --sync-standby-postgres, whose commits wait for a synchronous standby (what durability on a second server costs)",
         ["search-attributes"] = "signal-roundtrip's definition with three search attributes set from its input (tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search.json): a keyword, a number and a datetime, evaluated and written by the start (the input never changes)",
         ["search-attributes-vars"] = "as search-attributes, each attribute also reading the variables (tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search-vars.json): evaluated and written, with new values, by both commits",
+        ["business-input"] = "as off, each instance started with what a client would send about it ({ n, region, amount, submittedAt }, the values search-attributes computes) instead of { n }: the baseline of search-attributes-paths",
+        ["search-attributes-paths"] = "as business-input, with three search attributes that are paths into the input (tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search-paths.json: input.region, input.amount, input.submittedAt), read from its JSON without a script engine and written by the start",
         ["pgo-off-no-delay"] = "tiered PGO off and no call-counting delay (DOTNET_TieredPGO=0, DOTNET_TC_CallCountingDelayMs=0)",
     };
 
@@ -74,6 +76,9 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
     private static bool IsSearchAtCommit(string name) =>
         name.StartsWith(SearchPrefix, StringComparison.Ordinal) && CommitBuild.IsCommitVariant(name[SearchPrefix.Length..]);
 
+    /// <summary>The variants whose load starts each instance with <see cref="SignalRoundtripScenario.BusinessInput"/>.</summary>
+    private static bool SendsBusinessInput(string name) => name is "business-input" or "search-attributes-paths";
+
     private const string SearchPrefix = "search-attributes-";
 
     private static bool Subscribes(string name) => name is "events" or "events-claimed" || IsEventsAtCommit(name);
@@ -96,6 +101,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
     {
         ("search-attributes", "docs/examples/signal-roundtrip.json") => "tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search.json",
         ("search-attributes-vars", "docs/examples/signal-roundtrip.json") => "tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search-vars.json",
+        ("search-attributes-paths", "docs/examples/signal-roundtrip.json") => "tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search-paths.json",
         (_, "docs/examples/signal-roundtrip.json") when IsSearchAtCommit(variant) => "tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search.json",
         _ => file,
     };
@@ -136,22 +142,25 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             }
 
             // Warm-up: every variant until its JIT has settled, then the databases' housekeeping done now rather than in a window.
-            foreach (var variant in variants)
-            {
-                var warm = await WarmUp.RunAsync(Scenario(WarmUpOps), Context(variant, WarmUpOps, cancellationToken, out var progress), variant.Client);
-                await progress.DisposeAsync();
-                Console.WriteLine($"  {variant.Name}: warm-up {warm.Ops:N0} ops in {warm.Duration.TotalSeconds:N1} s, {warm.Rounds} rounds (JIT {warm.LastRoundJitShare ?? 0:P1} of the last)");
-            }
-
-            foreach (var variant in variants)
-            {
-                await variant.Backend.DoHousekeepingNowAsync(cancellationToken);
-            }
-
+            await WarmUpAsync(variants, cancellationToken);
             var windows = new List<Window>();
+            var process = 1;
             foreach (var (round, variant) in AlternatingWindows.Turns(variants, options.Windows))
             {
-                var window = await MeasureAsync(variant, round, cancellationToken);
+                if (ProcessOf(round) != process)
+                {
+                    // A fresh process for every variant (started in turns, A B then B A, as the windows are), warmed up again.
+                    process = ProcessOf(round);
+                    Console.WriteLine($"  process {process} of every variant, from round {round}");
+                    foreach (var each in process % 2 == 0 ? Enumerable.Reverse(variants) : variants)
+                    {
+                        await each.RestartAsync(cancellationToken);
+                    }
+
+                    await WarmUpAsync(variants, cancellationToken);
+                }
+
+                var window = await MeasureAsync(variant, round, process, cancellationToken);
                 windows.Add(window);
                 Console.WriteLine($"  round {window.Round} {window.Variant}: {window.OpsPerSecond:N0} ops/s, p50 {window.Latency.P50:N1} p99 {window.Latency.P99:N1} ms, service {window.ServiceCpuMsPerOp:N3} ms/op, database {window.DatabaseCpuMsPerOp:N3} ms/op, failures {window.Failures}");
             }
@@ -177,6 +186,24 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private const int WarmUpOps = 500;
 
+    /// <summary>Which of a variant's processes (1-based) runs round <paramref name="round"/> (1-based): --restarts + 1 spans of rounds, as even as they divide.</summary>
+    private int ProcessOf(int round) => ((round - 1) * (options.Restarts + 1) / options.Windows) + 1;
+
+    private async Task WarmUpAsync(IReadOnlyList<Variant> variants, CancellationToken cancellationToken)
+    {
+        foreach (var variant in variants)
+        {
+            var warm = await WarmUp.RunAsync(Scenario(WarmUpOps, variant.Name), Context(variant, WarmUpOps, cancellationToken, out var progress), variant.Client);
+            await progress.DisposeAsync();
+            Console.WriteLine($"  {variant.Name}: warm-up {warm.Ops:N0} ops in {warm.Duration.TotalSeconds:N1} s, {warm.Rounds} rounds (JIT {warm.LastRoundJitShare ?? 0:P1} of the last)");
+        }
+
+        foreach (var variant in variants)
+        {
+            await variant.Backend.DoHousekeepingNowAsync(cancellationToken);
+        }
+    }
+
     /// <summary>Only PostgreSQL's server processes are read (the machine's); no other backend's server is measured.</summary>
     private bool MeasuresDatabaseServer => backendName == "postgres";
 
@@ -190,13 +217,16 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private static readonly JsonSerializerOptions ReportJson = new(JsonSerializerDefaults.Web) { WriteIndented = true };
 
-    private ClosedLoopScenario Scenario(int ops) => CallsOut
+    private ClosedLoopScenario Scenario(int ops, string variant) => CallsOut
         ? new CallOutRoundtripScenario
         {
             Name = ScenarioCatalog.CallOutSustained, TierLabel = "Scaled", Ops = ops, Concurrency = Concurrency,
             Target = _target ?? throw new InvalidOperationException("the call-out endpoint starts with the run"),
         }
-        : new SignalRoundtripScenario { Name = ScenarioCatalog.Sustained, TierLabel = "Scaled", Ops = ops, Concurrency = Concurrency };
+        : new SignalRoundtripScenario
+        {
+            Name = ScenarioCatalog.Sustained, TierLabel = "Scaled", Ops = ops, Concurrency = Concurrency, WithBusinessInput = SendsBusinessInput(variant),
+        };
 
     private ScenarioContext Context(Variant variant, int ops, CancellationToken cancellationToken, out ProgressMeter progress)
     {
@@ -204,18 +234,18 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         return new ScenarioContext { Backend = variant.Backend, Options = options, Progress = progress, Cancellation = cancellationToken, Client = variant.Client };
     }
 
-    private async Task<Window> MeasureAsync(Variant variant, int round, CancellationToken cancellationToken)
+    private async Task<Window> MeasureAsync(Variant variant, int round, int process, CancellationToken cancellationToken)
     {
         ResourceProbe.ResetPeak(variant.Service.Pid);
         var before = ResourceProbe.Read(variant.Service.Pid);
-        var measurement = await Scenario(options.WindowOps).MeasureAsync(Context(variant, options.WindowOps, cancellationToken, out var progress));
+        var measurement = await Scenario(options.WindowOps, variant.Name).MeasureAsync(Context(variant, options.WindowOps, cancellationToken, out var progress));
         // The window's deferred work (spans the exporter batches for up to 5 s) is the window's cost: read the CPU after it.
         await Task.Delay(Settle, cancellationToken);
         var after = ResourceProbe.Read(variant.Service.Pid);
         await progress.DisposeAsync();
         var ops = measurement.Samples.Count;
         double PerOp(double seconds) => Math.Round(seconds * 1000 / ops, 3);
-        return new Window(variant.Name, round, ops, Math.Round(measurement.Duration.TotalSeconds, 2),
+        return new Window(variant.Name, round, process, ops, Math.Round(measurement.Duration.TotalSeconds, 2),
             Math.Round(ops / measurement.Duration.TotalSeconds, 1), LatencySummary.From(measurement.Samples.Select(s => s.EndToEndMs))!,
             PerOp(after.ServiceCpuSeconds - before.ServiceCpuSeconds), PerOp(MeasuresDatabaseServer ? after.DatabaseServerCpuSeconds - before.DatabaseServerCpuSeconds : 0),
             PerOp(after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds), Math.Round(after.ServicePeakWorkingSetBytes / 1048576.0, 1),
@@ -242,7 +272,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
         // The load's own settings (callout-roundtrip: its endpoint opened to the egress policy), for every variant alike;
         // an at-REV build from before a setting existed ignores it.
-        var load = Scenario(0);
+        var load = Scenario(0, name);
         foreach (var (key, value) in load.ServiceSettings)
         {
             environment[key] = value;
@@ -330,11 +360,10 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             serviceDll = await CommitBuild.BuildAsync(options.RepositoryRoot, commit, cancellationToken);
         }
 
-        ServiceProcess? service = null;
+        Variant? variant = null;
         try
         {
-            service = await ServiceProcess.StartAsync(serviceDll, environment, SignalWorkers, Path.Combine(work, name), _apiKey.Key, cancellationToken);
-            var variant = new Variant(name, backend, service, new WorkflowClient(service.Address, Concurrency, _apiKey.Key));
+            variant = await Variant.StartAsync(name, backend, serviceDll, environment, Path.Combine(work, name), _apiKey.Key, cancellationToken);
             foreach (var file in load.DefinitionFiles.Select(f => DefinitionFile(name, f)))
             {
                 await variant.Client.PublishAsync(await File.ReadAllTextAsync(Path.Combine(options.RepositoryRoot, file), cancellationToken), cancellationToken);
@@ -350,13 +379,13 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         }
         catch
         {
-            // Not yet among the variants the run disposes: its process and database go now.
-            if (service is not null)
+            // Not yet among the variants the run disposes: its process and database go now (a process that did not
+            // start took its database with it).
+            if (variant is not null)
             {
-                await service.DisposeAsync();
+                await variant.DisposeAsync();
             }
 
-            await backend.DisposeAsync();
             throw;
         }
     }
@@ -366,7 +395,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         Directory.CreateDirectory(options.OutputDirectory);
         var stem = Path.Combine(options.OutputDirectory, FileStem(backendName, started, options.Variants, options.InterleaveScenario));
         var json = stem + ".json";
-        File.WriteAllText(json, JsonSerializer.Serialize(new { backend = backendName, scenario = options.InterleaveScenario, started, options.Variants, rounds = options.Windows, options.WindowOps, Concurrency, SignalWorkers, windows, received, spanNames, eventsReceived = _hooks.ToDictionary(h => h.Key, h => h.Value.Count) },
+        File.WriteAllText(json, JsonSerializer.Serialize(new { backend = backendName, scenario = options.InterleaveScenario, started, options.Variants, rounds = options.Windows, options.Restarts, options.WindowOps, Concurrency, SignalWorkers, windows, received, spanNames, eventsReceived = _hooks.ToDictionary(h => h.Key, h => h.Value.Count) },
             ReportJson));
 
         var text = new StringBuilder();
@@ -379,7 +408,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         text.AppendLine("dotnet run -c Release --project tests/WorkflowService.Benchmarks -- " + string.Join(' ', Environment.GetCommandLineArgs().Skip(1)));
         text.AppendLine("```");
         text.AppendLine();
-        text.AppendLine(CultureInfo.InvariantCulture, $"Each variant is its own service process ({SignalWorkers} signal workers) on its own fresh database of the same server, all started before the first window and running throughout. The load is {Loads[options.InterleaveScenario]} at concurrency {Concurrency}, in windows of {options.WindowOps:N0} operations taken in turns, A B then B A, for {options.Windows} rounds, after each variant's JIT settled. CPU per operation is read from /proc for the window and the {Settle.TotalSeconds:N0} s of quiet after it (so that work the window deferred, such as the span exporter's batches, counts in it): the variant's service process, {DatabaseServerMeasured}, and the whole machine (idle polls of the waiting variants included, alike for all).");
+        text.AppendLine(CultureInfo.InvariantCulture, $"Each variant is its own service process ({SignalWorkers} signal workers) on its own fresh database of the same server, all started before the first window and running throughout{(options.Restarts > 0 ? string.Create(CultureInfo.InvariantCulture, $" (each variant's process started again {options.Restarts} time(s), see below)") : "")}. The load is {Loads[options.InterleaveScenario]} at concurrency {Concurrency}, in windows of {options.WindowOps:N0} operations taken in turns, A B then B A, for {options.Windows} rounds, after each variant's JIT settled. CPU per operation is read from /proc for the window and the {Settle.TotalSeconds:N0} s of quiet after it (so that work the window deferred, such as the span exporter's batches, counts in it): the variant's service process, {DatabaseServerMeasured}, and the whole machine (idle polls of the waiting variants included, alike for all).");
         if (CallsOut)
         {
             text.AppendLine();
@@ -430,15 +459,34 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
                 $"| {variant} | {Median(pairs.Select(p => p.Mine.OpsPerSecond / p.Base.OpsPerSecond)):P1} | {Median(pairs.Select(p => p.Mine.ServiceCpuMsPerOp - p.Base.ServiceCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.DatabaseCpuMsPerOp - p.Base.DatabaseCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.MachineCpuMsPerOp - p.Base.MachineCpuMsPerOp)):+0.000;-0.000;0.000} |");
         }
 
+        if (options.Restarts > 0)
+        {
+            text.AppendLine();
+            text.AppendLine("## Paired with the baseline, process by process");
+            text.AppendLine();
+            text.AppendLine(CultureInfo.InvariantCulture,
+                $"Every variant's service process was started again {options.Restarts} time(s) on its database (--restarts), at the same rounds for all, and warmed up again. The median ops/s ratio to {baseline} over each process's rounds: a spread across processes larger than within one is a process's own luck, which the overall median above averages out.");
+            text.AppendLine();
+            var processes = windows.Select(w => w.Process).Distinct().Order().ToList();
+            text.AppendLine("| variant | " + string.Join(" | ", processes.Select(p => string.Create(CultureInfo.InvariantCulture, $"process {p}"))) + " |");
+            text.AppendLine("| --- |" + string.Concat(processes.Select(_ => " ---: |")));
+            foreach (var variant in options.Variants.Where(v => v != baseline))
+            {
+                var cells = processes.Select(process => Median(windows.Where(w => w.Variant == variant && w.Process == process)
+                    .Select(w => w.OpsPerSecond / windows.Single(b => b.Variant == baseline && b.Round == w.Round).OpsPerSecond)));
+                text.AppendLine(CultureInfo.InvariantCulture, $"| {variant} | {string.Join(" | ", cells.Select(c => c.ToString("P1", CultureInfo.InvariantCulture)))} |");
+            }
+        }
+
         text.AppendLine();
         text.AppendLine("## Every window");
         text.AppendLine();
-        text.AppendLine("| round | variant | ops | seconds | ops/s | p50 ms | p99 ms | service CPU ms/op | database CPU ms/op | machine CPU ms/op | service peak MB | failures |");
-        text.AppendLine("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        text.AppendLine("| round | process | variant | ops | seconds | ops/s | p50 ms | p99 ms | service CPU ms/op | database CPU ms/op | machine CPU ms/op | service peak MB | failures |");
+        text.AppendLine("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         foreach (var w in windows)
         {
             text.AppendLine(CultureInfo.InvariantCulture,
-                $"| {w.Round} | {w.Variant} | {w.Ops:N0} | {w.Seconds:N2} | {w.OpsPerSecond:N0} | {w.Latency.P50:N1} | {w.Latency.P99:N1} | {w.ServiceCpuMsPerOp:N3} | {w.DatabaseCpuMsPerOp:N3} | {w.MachineCpuMsPerOp:N3} | {w.ServicePeakMegabytes:N0} | {w.Failures} |");
+                $"| {w.Round} | {w.Process} | {w.Variant} | {w.Ops:N0} | {w.Seconds:N2} | {w.OpsPerSecond:N0} | {w.Latency.P50:N1} | {w.Latency.P99:N1} | {w.ServiceCpuMsPerOp:N3} | {w.DatabaseCpuMsPerOp:N3} | {w.MachineCpuMsPerOp:N3} | {w.ServicePeakMegabytes:N0} | {w.Failures} |");
         }
 
         if (received.TraceRequests + received.MetricRequests + received.LogRequests > 0)
@@ -457,17 +505,79 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private static double Median(IEnumerable<double> values) => AlternatingWindows.Median(values);
 
-    private sealed record Variant(string Name, Backend Backend, ServiceProcess Service, WorkflowClient Client) : IAsyncDisposable
+    /// <summary>A variant's database and its service process (started again, on the same database, by <see cref="RestartAsync"/>).</summary>
+    private sealed class Variant : IAsyncDisposable
     {
+        private readonly string _serviceDll;
+        private readonly IReadOnlyDictionary<string, string> _environment;
+        private readonly string _directory;
+        private readonly string _apiKey;
+
+        private Variant(string name, Backend backend, string serviceDll, IReadOnlyDictionary<string, string> environment, string directory, string apiKey)
+        {
+            Name = name;
+            Backend = backend;
+            _serviceDll = serviceDll;
+            _environment = environment;
+            _directory = directory;
+            _apiKey = apiKey;
+        }
+
+        public string Name { get; }
+
+        public Backend Backend { get; }
+
+        public ServiceProcess Service { get; private set; } = null!;
+
+        public WorkflowClient Client { get; private set; } = null!;
+
+        /// <summary>The variant with its first process started; its database is disposed with it, also when the start fails.</summary>
+        public static async Task<Variant> StartAsync(string name, Backend backend, string serviceDll, IReadOnlyDictionary<string, string> environment,
+            string directory, string apiKey, CancellationToken cancellationToken)
+        {
+            var variant = new Variant(name, backend, serviceDll, environment, directory, apiKey);
+            try
+            {
+                await variant.StartProcessAsync(cancellationToken);
+                return variant;
+            }
+            catch
+            {
+                await variant.DisposeAsync();
+                throw;
+            }
+        }
+
+        /// <summary>Stops the service process and starts another with the same build and settings on the same database.</summary>
+        public async Task RestartAsync(CancellationToken cancellationToken)
+        {
+            await StopProcessAsync();
+            await StartProcessAsync(cancellationToken);
+        }
+
+        private async Task StartProcessAsync(CancellationToken cancellationToken)
+        {
+            Service = await ServiceProcess.StartAsync(_serviceDll, _environment, SignalWorkers, _directory, _apiKey, cancellationToken);
+            Client = new WorkflowClient(Service.Address, Concurrency, _apiKey);
+        }
+
+        private async Task StopProcessAsync()
+        {
+            Client?.Dispose();
+            if (Service is not null)
+            {
+                await Service.DisposeAsync();
+            }
+        }
+
         public async ValueTask DisposeAsync()
         {
-            Client.Dispose();
-            await Service.DisposeAsync();
+            await StopProcessAsync();
             await Backend.DisposeAsync();
         }
     }
 
     private sealed record Window(
-        string Variant, int Round, int Ops, double Seconds, double OpsPerSecond, LatencySummary Latency,
+        string Variant, int Round, int Process, int Ops, double Seconds, double OpsPerSecond, LatencySummary Latency,
         double ServiceCpuMsPerOp, double DatabaseCpuMsPerOp, double MachineCpuMsPerOp, double ServicePeakMegabytes, int Failures);
 }

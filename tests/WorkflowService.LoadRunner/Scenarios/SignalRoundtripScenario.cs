@@ -23,6 +23,12 @@ internal sealed class SignalRoundtripScenario : ClosedLoopScenario
         ? new Dictionary<string, string> { ["Retention__EndedInstances"] = period.ToString("c", System.Globalization.CultureInfo.InvariantCulture) }
         : base.ServiceSettings;
 
+    /// <summary>
+    /// Start each instance with what a business app would send about it (<see cref="BusinessInput"/>) rather than
+    /// <c>{ n }</c> alone: the input search attributes that are paths read.
+    /// </summary>
+    public bool WithBusinessInput { get; init; }
+
     public override IReadOnlyList<string> DefinitionFiles => ["docs/examples/signal-roundtrip.json"];
 
     public override Func<ScenarioContext, Task<string>>? Preparation => SeedCompletedInstances is { } count
@@ -30,13 +36,30 @@ internal sealed class SignalRoundtripScenario : ClosedLoopScenario
         : null;
 
     protected override Task<OperationSample> OperationAsync(ScenarioContext context, int index) =>
-        RoundtripAsync(context.Client, index, context.Cancellation);
+        RoundtripAsync(context.Client, index, context.Cancellation, WithBusinessInput ? BusinessInput(index) : null);
+
+    private static readonly string[] Regions = ["EU", "US", "UK", "APAC", "LATAM"];
+
+    private static readonly DateTime YearStart = new(2026, 1, 1, 0, 0, 0, DateTimeKind.Utc);
+
+    /// <summary>
+    /// <c>{ n, region, amount, submittedAt }</c>: the values tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search.json
+    /// computes from <c>n</c>, sent as a client would send them (a warm-up's negative index taken modulo, so each has all three).
+    /// </summary>
+    public static object BusinessInput(int index) => new
+    {
+        n = index,
+        region = Regions[((index % 5) + 5) % 5],
+        amount = (((long)index * 7919 % 20001) + 20001) % 20001,
+        submittedAt = YearStart.AddSeconds(((index % 31536000) + 31536000) % 31536000)
+            .ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'", System.Globalization.CultureInfo.InvariantCulture),
+    };
 
     /// <summary>One workflow through <paramref name="client"/>: start, signal "go", completion observed by a long-poll.</summary>
-    public static async Task<OperationSample> RoundtripAsync(WorkflowClient client, int index, CancellationToken ct)
+    public static async Task<OperationSample> RoundtripAsync(WorkflowClient client, int index, CancellationToken ct, object? input = null)
     {
         var clock = new PhaseClock();
-        var id = Json.Id(await client.StartAsync(Definition, new { n = index }, ct));
+        var id = Json.Id(await client.StartAsync(Definition, input ?? new { n = index }, ct));
         clock.Lap(Phases.Start);
         await client.SignalAsync(id, "go", new { value = index }, ct);
         clock.Lap(Phases.SignalPublish);
