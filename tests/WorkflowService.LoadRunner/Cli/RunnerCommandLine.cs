@@ -128,9 +128,9 @@ internal static class RunnerCommandLine
         var windows = new Option<int>("--windows") { Description = "interleave: rounds (each variant loaded once per round).", DefaultValueFactory = _ => 5 };
         windows.Validators.Add(result =>
         {
-            if (result.GetValueOrDefault<int>() is < 3 or > 50)
+            if (result.GetValueOrDefault<int>() is < 3 or > 200)
             {
-                result.AddError("--windows: 3 to 50 rounds");
+                result.AddError("--windows: 3 to 200 rounds");
             }
         });
         var windowOps = new Option<int>("--window-ops") { Description = "interleave: operations per window.", DefaultValueFactory = _ => 3000 };
@@ -146,6 +146,18 @@ internal static class RunnerCommandLine
             Description = "interleave: how many times every variant's service process is started again (on its database, warmed up again) during the run, at evenly spaced rounds: a process's own luck (its JIT's choices, where its memory lies) then no longer becomes its variant's difference.",
             DefaultValueFactory = _ => 0,
         };
+        var settle = new Option<double>("--settle")
+        {
+            Description = "interleave: seconds of quiet after each window whose CPU still counts in it (work the window deferred). Keep the default, longer than the span exporter's 5 s batches, for telemetry variants; 1 s lets more, tighter rounds fit in the same time when no variant defers work for long.",
+            DefaultValueFactory = _ => 6,
+        };
+        settle.Validators.Add(result =>
+        {
+            if (result.GetValueOrDefault<double>() is < 0.5 or > 60)
+            {
+                result.AddError("--settle: 0.5 to 60 seconds");
+            }
+        });
         var load = new Option<string>("--scenario")
         {
             Description = "interleave: the load of every window: signal-roundtrip (start, signal, completion) or callout-roundtrip (start, one http call-out to an endpoint in the runner, completion; reports get a -callout-roundtrip suffix).",
@@ -157,7 +169,7 @@ internal static class RunnerCommandLine
         };
         var interleave = new Command("interleave", "Service variants (telemetry settings) side by side, each its own process on its own database of the same server, loaded in turns (A B, B A, …) with signal-roundtrip (or --scenario) at concurrency 64; writes <output>/interleaved-<backend>-<date>-<variants>[-<scenario>].md/.json.")
         {
-            backend, postgres, output, noBuild, variants, windows, windowOps, restarts, load, syncStandby,
+            backend, postgres, output, noBuild, variants, windows, windowOps, restarts, settle, load, syncStandby,
         };
         var latencyWorkflows = new Option<int>("--latency-workflows") { Description = "events: workflows per latency run (two events each).", DefaultValueFactory = _ => 10_000 };
         latencyWorkflows.Validators.Add(result =>
@@ -287,6 +299,7 @@ internal static class RunnerCommandLine
             Windows = parse.GetValue(windows),
             WindowOps = parse.GetValue(windowOps),
             Restarts = parse.GetValue(restarts),
+            Settle = TimeSpan.FromSeconds(parse.GetValue(settle)),
             InterleaveScenario = parse.GetValue(load)!,
             SyncStandbyPostgresAdmin = parse.GetValue(syncStandby),
         });

@@ -59,6 +59,9 @@ internal sealed record RunnerOptions
     /// <summary>interleave: how many times each variant's service process is started again during the run (--restarts).</summary>
     public int Restarts { get; init; }
 
+    /// <summary>interleave: the quiet after each window whose CPU counts in it (--settle).</summary>
+    public TimeSpan Settle { get; init; } = TimeSpan.FromSeconds(6);
+
     /// <summary>interleave: the load every window runs (--scenario), one of <see cref="InterleavedRun.Loads"/>.</summary>
     /// <summary>events: workflows per latency run.</summary>
     public int EventLatencyWorkflows { get; init; } = 10_000;

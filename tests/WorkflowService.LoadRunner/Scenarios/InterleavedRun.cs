@@ -212,8 +212,8 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ? "every PostgreSQL server process on this machine"
         : $"no database server (none is measured on {backendName}: its column is 0)";
 
-    /// <summary>Quiet after each window before its CPU is read: longer than the span exporter's batch delay (5 s by default).</summary>
-    private static readonly TimeSpan Settle = TimeSpan.FromSeconds(6);
+    /// <summary>Quiet after each window before its CPU is read (--settle): by default longer than the span exporter's batch delay (5 s).</summary>
+    private TimeSpan Settle => options.Settle;
 
     private static readonly JsonSerializerOptions ReportJson = new(JsonSerializerDefaults.Web) { WriteIndented = true };
 
@@ -395,7 +395,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         Directory.CreateDirectory(options.OutputDirectory);
         var stem = Path.Combine(options.OutputDirectory, FileStem(backendName, started, options.Variants, options.InterleaveScenario));
         var json = stem + ".json";
-        File.WriteAllText(json, JsonSerializer.Serialize(new { backend = backendName, scenario = options.InterleaveScenario, started, options.Variants, rounds = options.Windows, options.Restarts, options.WindowOps, Concurrency, SignalWorkers, windows, received, spanNames, eventsReceived = _hooks.ToDictionary(h => h.Key, h => h.Value.Count) },
+        File.WriteAllText(json, JsonSerializer.Serialize(new { backend = backendName, scenario = options.InterleaveScenario, started, options.Variants, rounds = options.Windows, options.Restarts, settleSeconds = options.Settle.TotalSeconds, options.WindowOps, Concurrency, SignalWorkers, windows, received, spanNames, eventsReceived = _hooks.ToDictionary(h => h.Key, h => h.Value.Count) },
             ReportJson));
 
         var text = new StringBuilder();
@@ -408,7 +408,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         text.AppendLine("dotnet run -c Release --project tests/WorkflowService.Benchmarks -- " + string.Join(' ', Environment.GetCommandLineArgs().Skip(1)));
         text.AppendLine("```");
         text.AppendLine();
-        text.AppendLine(CultureInfo.InvariantCulture, $"Each variant is its own service process ({SignalWorkers} signal workers) on its own fresh database of the same server, all started before the first window and running throughout{(options.Restarts > 0 ? string.Create(CultureInfo.InvariantCulture, $" (each variant's process started again {options.Restarts} time(s), see below)") : "")}. The load is {Loads[options.InterleaveScenario]} at concurrency {Concurrency}, in windows of {options.WindowOps:N0} operations taken in turns, A B then B A, for {options.Windows} rounds, after each variant's JIT settled. CPU per operation is read from /proc for the window and the {Settle.TotalSeconds:N0} s of quiet after it (so that work the window deferred, such as the span exporter's batches, counts in it): the variant's service process, {DatabaseServerMeasured}, and the whole machine (idle polls of the waiting variants included, alike for all).");
+        text.AppendLine(CultureInfo.InvariantCulture, $"Each variant is its own service process ({SignalWorkers} signal workers) on its own fresh database of the same server, all started before the first window and running throughout{(options.Restarts > 0 ? string.Create(CultureInfo.InvariantCulture, $" (each variant's process started again {options.Restarts} time(s), see below)") : "")}. The load is {Loads[options.InterleaveScenario]} at concurrency {Concurrency}, in windows of {options.WindowOps:N0} operations taken in turns, A B then B A, for {options.Windows} rounds, after each variant's JIT settled. CPU per operation is read from /proc for the window and the {Settle.TotalSeconds:0.#} s of quiet after it (so that work the window deferred, such as the span exporter's batches, counts in it): the variant's service process, {DatabaseServerMeasured}, and the whole machine (idle polls of the waiting variants included, alike for all).");
         if (CallsOut)
         {
             text.AppendLine();
@@ -448,15 +448,17 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         text.AppendLine(CultureInfo.InvariantCulture,
             $"Each round's window of a variant against the same round's window of {baseline}, then the median over the rounds: steadier than a ratio of medians when the machine's speed drifts between rounds.");
         text.AppendLine();
-        text.AppendLine("| variant | ops/s ratio, median | service CPU ms/op, median difference | database CPU ms/op, median difference | machine CPU ms/op, median difference |");
-        text.AppendLine("| --- | ---: | ---: | ---: | ---: |");
+        text.AppendLine("The interval is where 95 % of the medians of 10,000 resamplings of the rounds (with replacement) fall: a difference it does not include 100 % in is one this run resolved.");
+        text.AppendLine();
+        text.AppendLine("| variant | ops/s ratio, median | 95 % interval | service CPU ms/op, median difference | database CPU ms/op, median difference | machine CPU ms/op, median difference |");
+        text.AppendLine("| --- | ---: | ---: | ---: | ---: | ---: |");
         foreach (var variant in options.Variants.Where(v => v != baseline))
         {
             var pairs = windows.Where(w => w.Variant == variant)
                 .Select(w => (Mine: w, Base: windows.Single(b => b.Variant == baseline && b.Round == w.Round)))
                 .ToList();
             text.AppendLine(CultureInfo.InvariantCulture,
-                $"| {variant} | {Median(pairs.Select(p => p.Mine.OpsPerSecond / p.Base.OpsPerSecond)):P1} | {Median(pairs.Select(p => p.Mine.ServiceCpuMsPerOp - p.Base.ServiceCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.DatabaseCpuMsPerOp - p.Base.DatabaseCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.MachineCpuMsPerOp - p.Base.MachineCpuMsPerOp)):+0.000;-0.000;0.000} |");
+                $"| {variant} | {Median(pairs.Select(p => p.Mine.OpsPerSecond / p.Base.OpsPerSecond)):P1} | {MedianInterval(pairs.Select(p => p.Mine.OpsPerSecond / p.Base.OpsPerSecond).ToList())} | {Median(pairs.Select(p => p.Mine.ServiceCpuMsPerOp - p.Base.ServiceCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.DatabaseCpuMsPerOp - p.Base.DatabaseCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.MachineCpuMsPerOp - p.Base.MachineCpuMsPerOp)):+0.000;-0.000;0.000} |");
         }
 
         if (options.Restarts > 0)
@@ -504,6 +506,30 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
     }
 
     private static double Median(IEnumerable<double> values) => AlternatingWindows.Median(values);
+
+    /// <summary>
+    /// A percentile bootstrap of the median: 10,000 resamplings of <paramref name="ratios"/> with replacement (a fixed seed,
+    /// so a report reads the same when written again), the 2.5th and 97.5th percentiles of their medians.
+    /// </summary>
+    private static string MedianInterval(List<double> ratios)
+    {
+        const int Resamplings = 10_000;
+        var random = new Random(40);
+        var medians = new double[Resamplings];
+        var sample = new double[ratios.Count];
+        for (var i = 0; i < Resamplings; i++)
+        {
+            for (var j = 0; j < sample.Length; j++)
+            {
+                sample[j] = ratios[random.Next(ratios.Count)];
+            }
+
+            medians[i] = Median(sample);
+        }
+
+        Array.Sort(medians);
+        return string.Create(CultureInfo.InvariantCulture, $"{medians[(int)(Resamplings * 0.025)]:P1} … {medians[(int)(Resamplings * 0.975) - 1]:P1}");
+    }
 
     /// <summary>A variant's database and its service process (started again, on the same database, by <see cref="RestartAsync"/>).</summary>
     private sealed class Variant : IAsyncDisposable
