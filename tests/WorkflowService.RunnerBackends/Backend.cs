@@ -48,6 +48,12 @@ internal abstract class Backend : IAsyncDisposable
     /// </summary>
     public virtual Task<long?> ReadServerTransactionsAsync(CancellationToken cancellationToken) => Task.FromResult<long?>(null);
 
+    /// <summary>
+    /// The server's write-ahead log position in bytes, exact when read (PostgreSQL: pg_current_wal_lsn(), the whole
+    /// server's); null where there is no such log to read. Two readings give the bytes written between them.
+    /// </summary>
+    public virtual Task<long?> ReadWalPositionAsync(CancellationToken cancellationToken) => Task.FromResult<long?>(null);
+
     /// <summary>How <see cref="ReadServerTransactionsAsync"/> counts, for the report; null where it counts nothing.</summary>
     public virtual string? ServerTransactionsSource => null;
 

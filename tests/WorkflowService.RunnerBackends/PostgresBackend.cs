@@ -128,6 +128,14 @@ internal sealed class PostgresBackend(string adminConnectionString, bool keep) :
         return counters;
     }
 
+    public override async Task<long?> ReadWalPositionAsync(CancellationToken cancellationToken)
+    {
+        await using var connection = new NpgsqlConnection(Admin("postgres"));
+        await connection.OpenAsync(cancellationToken);
+        await using var command = new NpgsqlCommand("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint", connection);
+        return (long)(await command.ExecuteScalarAsync(cancellationToken))!;
+    }
+
     /// <summary>
     /// xact_commit + xact_rollback of the run's database, over a connection to the "postgres" database: the reading is
     /// counted there, never in the run's database. A session publishes its counts when it goes idle, at most once a

@@ -186,8 +186,13 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private const int WarmUpOps = 500;
 
-    /// <summary>Which of a variant's processes (1-based) runs round <paramref name="round"/> (1-based): --restarts + 1 spans of rounds, as even as they divide.</summary>
-    private int ProcessOf(int round) => ((round - 1) * (options.Restarts + 1) / options.Windows) + 1;
+    private int ProcessOf(int round) => ProcessOf(round, options.Restarts, options.Windows);
+
+    /// <summary>
+    /// Which of a variant's processes (1-based) runs round <paramref name="round"/> (1-based) of <paramref name="rounds"/>:
+    /// <paramref name="restarts"/> + 1 spans of consecutive rounds, as even as they divide.
+    /// </summary>
+    internal static int ProcessOf(int round, int restarts, int rounds) => ((round - 1) * (restarts + 1) / rounds) + 1;
 
     private async Task WarmUpAsync(IReadOnlyList<Variant> variants, CancellationToken cancellationToken)
     {
@@ -236,12 +241,15 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private async Task<Window> MeasureAsync(Variant variant, int round, int process, CancellationToken cancellationToken)
     {
+        // The log position is read outside the CPU readings, so that reading it costs no window anything.
+        var walBefore = await variant.Backend.ReadWalPositionAsync(cancellationToken);
         ResourceProbe.ResetPeak(variant.Service.Pid);
         var before = ResourceProbe.Read(variant.Service.Pid);
         var measurement = await Scenario(options.WindowOps, variant.Name).MeasureAsync(Context(variant, options.WindowOps, cancellationToken, out var progress));
         // The window's deferred work (spans the exporter batches for up to 5 s) is the window's cost: read the CPU after it.
         await Task.Delay(Settle, cancellationToken);
         var after = ResourceProbe.Read(variant.Service.Pid);
+        var walAfter = await variant.Backend.ReadWalPositionAsync(cancellationToken);
         await progress.DisposeAsync();
         var ops = measurement.Samples.Count;
         double PerOp(double seconds) => Math.Round(seconds * 1000 / ops, 3);
@@ -249,7 +257,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             Math.Round(ops / measurement.Duration.TotalSeconds, 1), LatencySummary.From(measurement.Samples.Select(s => s.EndToEndMs))!,
             PerOp(after.ServiceCpuSeconds - before.ServiceCpuSeconds), PerOp(MeasuresDatabaseServer ? after.DatabaseServerCpuSeconds - before.DatabaseServerCpuSeconds : 0),
             PerOp(after.MachineBusyCpuSeconds - before.MachineBusyCpuSeconds), Math.Round(after.ServicePeakWorkingSetBytes / 1048576.0, 1),
-            measurement.Samples.Count(s => !s.Ok));
+            measurement.Samples.Count(s => !s.Ok), walAfter - walBefore is { } wal ? Math.Round((double)wal / ops) : null);
     }
 
     private async Task<Variant> StartAsync(string name, OtlpReceiver receiver, string work, CancellationToken cancellationToken)
@@ -409,6 +417,12 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         text.AppendLine("```");
         text.AppendLine();
         text.AppendLine(CultureInfo.InvariantCulture, $"Each variant is its own service process ({SignalWorkers} signal workers) on its own fresh database of the same server, all started before the first window and running throughout{(options.Restarts > 0 ? string.Create(CultureInfo.InvariantCulture, $" (each variant's process started again {options.Restarts} time(s), see below)") : "")}. The load is {Loads[options.InterleaveScenario]} at concurrency {Concurrency}, in windows of {options.WindowOps:N0} operations taken in turns, A B then B A, for {options.Windows} rounds, after each variant's JIT settled. CPU per operation is read from /proc for the window and the {Settle.TotalSeconds:0.#} s of quiet after it (so that work the window deferred, such as the span exporter's batches, counts in it): the variant's service process, {DatabaseServerMeasured}, and the whole machine (idle polls of the waiting variants included, alike for all).");
+        if (MeasuresDatabaseServer)
+        {
+            text.AppendLine();
+            text.AppendLine("WAL bytes per operation: the server's write-ahead log position (pg_current_wal_lsn()) read before the window and after its quiet, exact when read; the whole server's, so the waiting variants' idle polls are in it, alike for all. It does not drift with the machine's speed; full-page images after a checkpoint make it jump in the windows they fall in.");
+        }
+
         if (CallsOut)
         {
             text.AppendLine();
@@ -450,15 +464,15 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         text.AppendLine();
         text.AppendLine("The interval is where 95 % of the medians of 10,000 resamplings of the rounds (with replacement) fall: a difference it does not include 100 % in is one this run resolved.");
         text.AppendLine();
-        text.AppendLine("| variant | ops/s ratio, median | 95 % interval | service CPU ms/op, median difference | database CPU ms/op, median difference | machine CPU ms/op, median difference |");
-        text.AppendLine("| --- | ---: | ---: | ---: | ---: | ---: |");
+        text.AppendLine("| variant | ops/s ratio, median | 95 % interval | service CPU ms/op, median difference | database CPU ms/op, median difference | machine CPU ms/op, median difference | WAL bytes/op, median difference |");
+        text.AppendLine("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
         foreach (var variant in options.Variants.Where(v => v != baseline))
         {
             var pairs = windows.Where(w => w.Variant == variant)
                 .Select(w => (Mine: w, Base: windows.Single(b => b.Variant == baseline && b.Round == w.Round)))
                 .ToList();
             text.AppendLine(CultureInfo.InvariantCulture,
-                $"| {variant} | {Median(pairs.Select(p => p.Mine.OpsPerSecond / p.Base.OpsPerSecond)):P1} | {MedianInterval(pairs.Select(p => p.Mine.OpsPerSecond / p.Base.OpsPerSecond).ToList())} | {Median(pairs.Select(p => p.Mine.ServiceCpuMsPerOp - p.Base.ServiceCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.DatabaseCpuMsPerOp - p.Base.DatabaseCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.MachineCpuMsPerOp - p.Base.MachineCpuMsPerOp)):+0.000;-0.000;0.000} |");
+                $"| {variant} | {Median(pairs.Select(p => p.Mine.OpsPerSecond / p.Base.OpsPerSecond)):P1} | {Interval(pairs.Select(p => p.Mine.OpsPerSecond / p.Base.OpsPerSecond).ToList())} | {Median(pairs.Select(p => p.Mine.ServiceCpuMsPerOp - p.Base.ServiceCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.DatabaseCpuMsPerOp - p.Base.DatabaseCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.MachineCpuMsPerOp - p.Base.MachineCpuMsPerOp)):+0.000;-0.000;0.000} | {WalDifference(pairs.Select(p => p.Mine.WalBytesPerOp - p.Base.WalBytesPerOp))} |");
         }
 
         if (options.Restarts > 0)
@@ -483,12 +497,12 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         text.AppendLine();
         text.AppendLine("## Every window");
         text.AppendLine();
-        text.AppendLine("| round | process | variant | ops | seconds | ops/s | p50 ms | p99 ms | service CPU ms/op | database CPU ms/op | machine CPU ms/op | service peak MB | failures |");
-        text.AppendLine("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        text.AppendLine("| round | process | variant | ops | seconds | ops/s | p50 ms | p99 ms | service CPU ms/op | database CPU ms/op | machine CPU ms/op | WAL bytes/op | service peak MB | failures |");
+        text.AppendLine("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         foreach (var w in windows)
         {
             text.AppendLine(CultureInfo.InvariantCulture,
-                $"| {w.Round} | {w.Process} | {w.Variant} | {w.Ops:N0} | {w.Seconds:N2} | {w.OpsPerSecond:N0} | {w.Latency.P50:N1} | {w.Latency.P99:N1} | {w.ServiceCpuMsPerOp:N3} | {w.DatabaseCpuMsPerOp:N3} | {w.MachineCpuMsPerOp:N3} | {w.ServicePeakMegabytes:N0} | {w.Failures} |");
+                $"| {w.Round} | {w.Process} | {w.Variant} | {w.Ops:N0} | {w.Seconds:N2} | {w.OpsPerSecond:N0} | {w.Latency.P50:N1} | {w.Latency.P99:N1} | {w.ServiceCpuMsPerOp:N3} | {w.DatabaseCpuMsPerOp:N3} | {w.MachineCpuMsPerOp:N3} | {w.WalBytesPerOp?.ToString("N0", CultureInfo.InvariantCulture) ?? "–"} | {w.ServicePeakMegabytes:N0} | {w.Failures} |");
         }
 
         if (received.TraceRequests + received.MetricRequests + received.LogRequests > 0)
@@ -507,11 +521,20 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private static double Median(IEnumerable<double> values) => AlternatingWindows.Median(values);
 
+    /// <summary>The median of the paired WAL differences; a dash where the backend has no log to read.</summary>
+    private static string WalDifference(IEnumerable<double?> differences) =>
+        differences.OfType<double>().ToList() is { Count: > 0 } known
+            ? Median(known).ToString("+#,0;-#,0;0", CultureInfo.InvariantCulture)
+            : "–";
+
+    private static string Interval(List<double> ratios) =>
+        MedianInterval(ratios) is var (low, high) ? string.Create(CultureInfo.InvariantCulture, $"{low:P1} … {high:P1}") : string.Empty;
+
     /// <summary>
     /// A percentile bootstrap of the median: 10,000 resamplings of <paramref name="ratios"/> with replacement (a fixed seed,
     /// so a report reads the same when written again), the 2.5th and 97.5th percentiles of their medians.
     /// </summary>
-    private static string MedianInterval(List<double> ratios)
+    internal static (double Low, double High) MedianInterval(List<double> ratios)
     {
         const int Resamplings = 10_000;
         var random = new Random(40);
@@ -528,7 +551,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         }
 
         Array.Sort(medians);
-        return string.Create(CultureInfo.InvariantCulture, $"{medians[(int)(Resamplings * 0.025)]:P1} … {medians[(int)(Resamplings * 0.975) - 1]:P1}");
+        return (medians[(int)(Resamplings * 0.025)], medians[(int)(Resamplings * 0.975) - 1]);
     }
 
     /// <summary>A variant's database and its service process (started again, on the same database, by <see cref="RestartAsync"/>).</summary>
@@ -605,5 +628,6 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private sealed record Window(
         string Variant, int Round, int Process, int Ops, double Seconds, double OpsPerSecond, LatencySummary Latency,
-        double ServiceCpuMsPerOp, double DatabaseCpuMsPerOp, double MachineCpuMsPerOp, double ServicePeakMegabytes, int Failures);
+        double ServiceCpuMsPerOp, double DatabaseCpuMsPerOp, double MachineCpuMsPerOp, double ServicePeakMegabytes, int Failures,
+        double? WalBytesPerOp);
 }
