@@ -16,6 +16,8 @@ namespace WorkflowService.LoadRunner.Scenarios;
 /// or callout-roundtrip, A B, B A, A B, …) so that whatever the machine does meanwhile falls on every variant alike. Each window's throughput,
 /// latency and CPU per operation (service, database server, machine) are kept; the report gives every window, each
 /// variant's medians and the spread of the paired ratios. The variants differ only in their settings (telemetry, the console).
+/// With --restarts, every variant's process is started again at the same rounds, so that one process's own luck does not
+/// become its variant's difference; each paired median comes with a bootstrap interval, and each window with the WAL it wrote.
 /// </summary>
 internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 {
@@ -527,8 +529,11 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             ? Median(known).ToString("+#,0;-#,0;0", CultureInfo.InvariantCulture)
             : "–";
 
-    private static string Interval(List<double> ratios) =>
-        MedianInterval(ratios) is var (low, high) ? string.Create(CultureInfo.InvariantCulture, $"{low:P1} … {high:P1}") : string.Empty;
+    private static string Interval(List<double> ratios)
+    {
+        var (low, high) = MedianInterval(ratios);
+        return string.Create(CultureInfo.InvariantCulture, $"{low:P1} … {high:P1}");
+    }
 
     /// <summary>
     /// A percentile bootstrap of the median: 10,000 resamplings of <paramref name="ratios"/> with replacement (a fixed seed,
