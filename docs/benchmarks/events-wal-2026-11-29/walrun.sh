@@ -1,0 +1,7 @@
+#!/bin/bash
+# usage: walrun.sh variants outdir
+cd /work/main
+L1=$(su postgres -c "psql -Atc 'select pg_current_wal_lsn()'")
+dotnet run -c Release --no-build --project tests/WorkflowService.Benchmarks -- interleave --backend postgres --no-build --postgres "Host=127.0.0.1;Port=5432;Username=postgres;Password=postgres;SSL Mode=Disable" --variants $1 --windows 4 --settle 1 --window-ops 3000 --output $2 > $2/log.txt 2>&1
+L2=$(su postgres -c "psql -Atc 'select pg_current_wal_lsn()'")
+su postgres -c "psql -c \"select \\\"resource_manager/record_type\\\" as t, count, round(record_size/1024.0/1024,1) rec_mb, round(fpi_size/1024.0/1024,1) fpi_mb, round(combined_size/1024.0/1024,1) mb from pg_get_wal_stats('$L1','$L2', true) where combined_size > 500000 order by combined_size desc\"" > $2/walstats.txt
