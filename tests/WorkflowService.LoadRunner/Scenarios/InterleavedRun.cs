@@ -243,7 +243,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private async Task<Window> MeasureAsync(Variant variant, int round, int process, CancellationToken cancellationToken)
     {
-        // The log position is read outside the CPU readings, so that reading it costs no window anything.
+        // The log position is read outside the CPU readings, over a connection that stays open (PostgresBackend).
         var walBefore = await variant.Backend.ReadWalPositionAsync(cancellationToken);
         ResourceProbe.ResetPeak(variant.Service.Pid);
         var before = ResourceProbe.Read(variant.Service.Pid);
@@ -423,6 +423,11 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         {
             text.AppendLine();
             text.AppendLine("WAL bytes per operation: the server's write-ahead log position (pg_current_wal_lsn()) read before the window and after its quiet, exact when read; the whole server's, so the waiting variants' idle polls are in it, alike for all. It does not drift with the machine's speed; full-page images after a checkpoint make it jump in the windows they fall in.");
+            if (options.Variants.Contains("sync-standby"))
+            {
+                text.AppendLine();
+                text.AppendLine("sync-standby's WAL is its own primary's (the server --sync-standby-postgres names), where no other variant's idle polls write: its figure lacks theirs.");
+            }
         }
 
         if (CallsOut)
@@ -464,7 +469,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         text.AppendLine(CultureInfo.InvariantCulture,
             $"Each round's window of a variant against the same round's window of {baseline}, then the median over the rounds: steadier than a ratio of medians when the machine's speed drifts between rounds.");
         text.AppendLine();
-        text.AppendLine("The interval is where 95 % of the medians of 10,000 resamplings of the rounds (with replacement) fall: a difference it does not include 100 % in is one this run resolved.");
+        text.AppendLine("The interval is where 95 % of the medians of 10,000 resamplings fall (with replacement: the processes, then each chosen process's rounds, since rounds of one process share its luck): a difference it does not include 100 % in is one this run resolved.");
         text.AppendLine();
         text.AppendLine("| variant | ops/s ratio, median | 95 % interval | service CPU ms/op, median difference | database CPU ms/op, median difference | machine CPU ms/op, median difference | WAL bytes/op, median difference |");
         text.AppendLine("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
@@ -474,7 +479,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
                 .Select(w => (Mine: w, Base: windows.Single(b => b.Variant == baseline && b.Round == w.Round)))
                 .ToList();
             text.AppendLine(CultureInfo.InvariantCulture,
-                $"| {variant} | {Median(pairs.Select(p => p.Mine.OpsPerSecond / p.Base.OpsPerSecond)):P1} | {Interval(pairs.Select(p => p.Mine.OpsPerSecond / p.Base.OpsPerSecond).ToList())} | {Median(pairs.Select(p => p.Mine.ServiceCpuMsPerOp - p.Base.ServiceCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.DatabaseCpuMsPerOp - p.Base.DatabaseCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.MachineCpuMsPerOp - p.Base.MachineCpuMsPerOp)):+0.000;-0.000;0.000} | {WalDifference(pairs.Select(p => p.Mine.WalBytesPerOp - p.Base.WalBytesPerOp))} |");
+                $"| {variant} | {Median(pairs.Select(p => p.Mine.OpsPerSecond / p.Base.OpsPerSecond)):P1} | {Interval(pairs.Select(p => (p.Mine.Process, p.Mine.OpsPerSecond / p.Base.OpsPerSecond)))} | {Median(pairs.Select(p => p.Mine.ServiceCpuMsPerOp - p.Base.ServiceCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.DatabaseCpuMsPerOp - p.Base.DatabaseCpuMsPerOp)):+0.000;-0.000;0.000} | {Median(pairs.Select(p => p.Mine.MachineCpuMsPerOp - p.Base.MachineCpuMsPerOp)):+0.000;-0.000;0.000} | {WalDifference(pairs.Select(p => p.Mine.WalBytesPerOp - p.Base.WalBytesPerOp))} |");
         }
 
         if (options.Restarts > 0)
@@ -529,30 +534,38 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             ? Median(known).ToString("+#,0;-#,0;0", CultureInfo.InvariantCulture)
             : "–";
 
-    private static string Interval(List<double> ratios)
+    /// <summary>The interval of the paired ratios, grouped by the process that ran each round.</summary>
+    private static string Interval(IEnumerable<(int Process, double Ratio)> pairs)
     {
-        var (low, high) = MedianInterval(ratios);
+        var (low, high) = MedianInterval([.. pairs.GroupBy(p => p.Process).Select(g => g.Select(p => p.Ratio).ToList())]);
         return string.Create(CultureInfo.InvariantCulture, $"{low:P1} … {high:P1}");
     }
 
     /// <summary>
-    /// A percentile bootstrap of the median: 10,000 resamplings of <paramref name="ratios"/> with replacement (a fixed seed,
-    /// so a report reads the same when written again), the 2.5th and 97.5th percentiles of their medians.
+    /// A percentile bootstrap of the median, in two stages: <paramref name="processes"/> (each the ratios of the rounds one
+    /// process ran) resampled with replacement, then each chosen process's rounds, 10,000 times (a fixed seed, so a report
+    /// reads the same when written again); the 2.5th and 97.5th percentiles of the medians. Rounds of one process share
+    /// its luck, so they are not resampled as if independent; with one process it is the plain bootstrap of the rounds.
     /// </summary>
-    internal static (double Low, double High) MedianInterval(List<double> ratios)
+    internal static (double Low, double High) MedianInterval(List<List<double>> processes)
     {
         const int Resamplings = 10_000;
         var random = new Random(40);
         var medians = new double[Resamplings];
-        var sample = new double[ratios.Count];
+        var sample = new double[processes.Sum(p => p.Count)];
         for (var i = 0; i < Resamplings; i++)
         {
-            for (var j = 0; j < sample.Length; j++)
+            var n = 0;
+            for (var chosen = 0; chosen < processes.Count && n < sample.Length; chosen++)
             {
-                sample[j] = ratios[random.Next(ratios.Count)];
+                var process = processes[random.Next(processes.Count)];
+                for (var j = 0; j < process.Count && n < sample.Length; j++)
+                {
+                    sample[n++] = process[random.Next(process.Count)];
+                }
             }
 
-            medians[i] = Median(sample);
+            medians[i] = Median(sample.Take(n));
         }
 
         Array.Sort(medians);
@@ -581,9 +594,13 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
         public Backend Backend { get; }
 
-        public ServiceProcess Service { get; private set; } = null!;
+        /// <summary>The running process; between a restart's stop and its start there is none.</summary>
+        public ServiceProcess Service => _service ?? throw new InvalidOperationException($"{Name} has no service process running");
 
-        public WorkflowClient Client { get; private set; } = null!;
+        public WorkflowClient Client => _client ?? throw new InvalidOperationException($"{Name} has no service process running");
+
+        private ServiceProcess? _service;
+        private WorkflowClient? _client;
 
         /// <summary>The variant with its first process started; its database is disposed with it, also when the start fails.</summary>
         public static async Task<Variant> StartAsync(string name, Backend backend, string serviceDll, IReadOnlyDictionary<string, string> environment,
@@ -611,16 +628,22 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
         private async Task StartProcessAsync(CancellationToken cancellationToken)
         {
-            Service = await ServiceProcess.StartAsync(_serviceDll, _environment, SignalWorkers, _directory, _apiKey, cancellationToken);
-            Client = new WorkflowClient(Service.Address, Concurrency, _apiKey);
+            _service = await ServiceProcess.StartAsync(_serviceDll, _environment, SignalWorkers, _directory, _apiKey, cancellationToken);
+            _client = new WorkflowClient(_service.Address, Concurrency, _apiKey);
         }
 
+        /// <summary>
+        /// Disposes the process and its client once: the fields are cleared first, so that a restart whose new process
+        /// fails to start leaves nothing for the run's final disposal to dispose again.
+        /// </summary>
         private async Task StopProcessAsync()
         {
-            Client?.Dispose();
-            if (Service is not null)
+            var (client, service) = (_client, _service);
+            (_client, _service) = (null, null);
+            client?.Dispose();
+            if (service is not null)
             {
-                await Service.DisposeAsync();
+                await service.DisposeAsync();
             }
         }
 

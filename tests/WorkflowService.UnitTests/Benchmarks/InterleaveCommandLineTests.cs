@@ -100,14 +100,27 @@ public sealed class InterleaveCommandLineTests
     {
         // Ratios spread as this machine's are (±15 %) around 92 %.
         var spread = new[] { 0.78, 0.85, 0.88, 0.90, 0.91, 0.92, 0.93, 0.95, 0.97, 1.02, 1.07 };
-        var (low, high) = InterleavedRun.MedianInterval([.. spread]);
-        var (manyLow, manyHigh) = InterleavedRun.MedianInterval([.. Enumerable.Repeat(spread, 6).SelectMany(r => r)]);
+        var (low, high) = InterleavedRun.MedianInterval([[.. spread]]);
+        var (manyLow, manyHigh) = InterleavedRun.MedianInterval([[.. Enumerable.Repeat(spread, 6).SelectMany(r => r)]]);
 
         Assert.InRange(0.92, low, high);
         Assert.True(low >= spread[0] && high <= spread[^1]);
         Assert.InRange(0.92, manyLow, manyHigh);
         Assert.True(manyHigh - manyLow < high - low);
-        Assert.Equal((low, high), InterleavedRun.MedianInterval([.. spread]));
+        Assert.Equal((low, high), InterleavedRun.MedianInterval([[.. spread]]));
+    }
+
+    [Fact]
+    public void Rounds_of_one_process_are_not_resampled_as_if_independent()
+    {
+        // Two processes, each steady within itself, one lucky: as one pool of rounds the interval is narrow; resampled
+        // by process it spans both, because which process a variant got is itself chance.
+        List<double> unlucky = [0.86, 0.87, 0.88, 0.87, 0.86, 0.88], lucky = [0.96, 0.97, 0.98, 0.97, 0.96, 0.98];
+        var (pooledLow, pooledHigh) = InterleavedRun.MedianInterval([[.. unlucky, .. lucky]]);
+        var (low, high) = InterleavedRun.MedianInterval([unlucky, lucky]);
+
+        Assert.True(high - low > pooledHigh - pooledLow);
+        Assert.True(low <= 0.88 && high >= 0.96);
     }
 
     [Theory]
