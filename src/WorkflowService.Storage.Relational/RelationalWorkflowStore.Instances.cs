@@ -126,50 +126,7 @@ public sealed partial class RelationalWorkflowStore : IInstanceStore
         }
 
         // The outbox: after the instance row, whose lock orders two commits of one instance, so their sequences are in commit order.
-        if (!commit.HasDeliveries)
-        {
-            return null;
-        }
-
-        if (commit.IsNew)
-        {
-            // A new instance has no earlier delivery: each one is written as the engine asked, leased or not, in one statement.
-            statements.Add(Rows.Insert(dialect, "wf_deliveries", Rows.DeliveryInsertColumns, commit.Deliveries, Rows.DeliveryValues));
-            return null;
-        }
-
-        return AddDeliveries(statements, commit.Deliveries);
-    }
-
-    /// <summary>
-    /// The commit's deliveries: each one the engine asks to hand over (leased to its node) first, leased when it is first of
-    /// its instance for its subscription and the subscription is enabled, else written unleased (<see cref="HandOver"/>);
-    /// the others after them, in one statement. A handed-over delivery is its subscription's first in the commit, so every
-    /// subscription's deliveries keep their order.
-    /// </summary>
-    private List<(Engine.Events.EventDelivery, int)>? AddDeliveries(List<SqlStatement> statements, List<Engine.Events.EventDelivery> deliveries)
-    {
-        List<(Engine.Events.EventDelivery, int)>? handedOver = null;
-        List<Engine.Events.EventDelivery>? others = null;
-        foreach (var delivery in deliveries)
-        {
-            if (delivery.LeaseOwner is null)
-            {
-                (others ??= []).Add(delivery);
-                continue;
-            }
-
-            (handedOver ??= []).Add((delivery, statements.Count));
-            statements.Add(HandOver(dialect, delivery));
-            statements.Add(InsertUnlessWritten(dialect, delivery));
-        }
-
-        if (others is not null)
-        {
-            statements.Add(Rows.Insert(dialect, "wf_deliveries", Rows.DeliveryInsertColumns, others, Rows.DeliveryValues));
-        }
-
-        return handedOver;
+        return commit.HasDeliveries ? AddDeliveries(dialect, statements, commit.Deliveries, commit.IsNew) : null;
     }
 
     /// <summary>Clears the lease of each handed-over delivery its statement did not write leased: it waits for the claim.</summary>

@@ -104,7 +104,9 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
             var history = await db.History.Where(h => ended.Contains(h.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             var signals = await db.Signals.Where(s => ended.Contains(s.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             var tasks = await db.Tasks.Where(t => ended.Contains(t.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
-            // Dead-lettered ones too: nothing is left to replay them for. Through ix_wf_deliveries_instance_id.
+            // Dead-lettered ones too: nothing is left to replay them for. Through ix_wf_deliveries_instance_id; the queue holds
+            // an ended instance's deliveries only while their subscription is paused, and is read whole (it is the backlog).
+            await db.DeliveryQueue.Where(e => ended.Contains(e.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             var deliveries = await DeliveriesOf(db, ended).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             var instances = await db.Instances.Where(i => ended.Contains(i.Id)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             await transaction.CommitAsync(ct).ConfigureAwait(false);
@@ -116,8 +118,9 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-        // One statement, the oldest first, through ix_wf_deliveries_delivered_at (delivered ones only); a delivery settles once, so
-        // what is found delivered here is not changed by a dispatcher meanwhile.
+        // One statement, the oldest first in the log's order (its primary key; no index reads delivered_at, so that a
+        // settlement writes no index: schema 18); a delivery settles once, so what is found delivered here is not changed
+        // by a dispatcher meanwhile.
         return await RetryTransientAsync((db, ct) => OldestDelivered(db, deliveredBefore, limit).ExecuteDeleteAsync(ct), cancellationToken)
             .ConfigureAwait(false);
     }
@@ -132,11 +135,14 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
     internal static IQueryable<Engine.Events.EventDelivery> DeliveriesOf(WorkflowDbContext db, List<Guid> instanceIds) =>
         db.Deliveries.Where(d => instanceIds.Contains(d.InstanceId));
 
-    /// <summary>At most <paramref name="limit"/> deliveries delivered before <paramref name="deliveredBefore"/>, the oldest first.</summary>
+    /// <summary>
+    /// At most <paramref name="limit"/> deliveries delivered before <paramref name="deliveredBefore"/>, the oldest first: the
+    /// log's primary key read from its start, where the oldest are (the waiting and dead-lettered ones among them are skipped).
+    /// </summary>
     internal static IQueryable<Engine.Events.EventDelivery> OldestDelivered(WorkflowDbContext db, DateTime deliveredBefore, int limit) =>
-        Delivered(db, deliveredBefore).OrderBy(d => d.DeliveredAt).Take(limit);
+        Delivered(db, deliveredBefore).OrderBy(d => d.Sequence).Take(limit);
 
-    /// <summary>Delivered before <paramref name="deliveredBefore"/>: through ix_wf_deliveries_delivered_at (delivered ones only).</summary>
+    /// <summary>Delivered before <paramref name="deliveredBefore"/>.</summary>
     private static IQueryable<Engine.Events.EventDelivery> Delivered(WorkflowDbContext db, DateTime deliveredBefore) =>
         db.Deliveries.Where(d => d.Status == Engine.Events.DeliveryStatus.Delivered && d.DeliveredAt < deliveredBefore);
 }

@@ -90,6 +90,7 @@ public sealed partial class RelationalWorkflowStore : ISubscriptionStore
             if (deleted)
             {
                 // Its deliveries go with it: none is made after, and its log has no one left to read it.
+                await db.DeliveryQueue.Where(e => e.SubscriptionId == id).ExecuteDeleteAsync(ct).ConfigureAwait(false);
                 await db.Deliveries.Where(d => d.SubscriptionId == id).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             }
 

@@ -50,6 +50,12 @@ public sealed partial class RelationalWorkflowStore : ITaskStore
             {
                 db.Deliveries.AddRange(deliveries);
                 await db.SaveChangesAsync(ct).ConfigureAwait(false);
+                // Each one waits in the queue, unleased (schema 18): the claim takes it.
+                db.DeliveryQueue.AddRange(deliveries.Select(d => new DeliveryQueueEntry
+                {
+                    Id = d.Id, SubscriptionId = d.SubscriptionId, InstanceId = d.InstanceId, Sequence = d.Sequence, DueAtMs = d.DueAtMs,
+                }));
+                await db.SaveChangesAsync(ct).ConfigureAwait(false);
             }
 
             await transaction.CommitAsync(ct).ConfigureAwait(false);

@@ -25,14 +25,16 @@ internal static class Rows
     public const string TaskColumns =
         "id, instance_id, definition_name, step_id, title, assignee, role, status, claimed_by, data_json, result_json, created_at, completed_at, tenant";
 
-    /// <summary>A delivery as the claim returns it (its body included); written with <see cref="DeliveryInsertColumns"/>.</summary>
-    public const string DeliveryColumns =
-        "sequence, id, subscription_id, tenant, instance_id, type, body, created_at, due_at_ms, status, attempts, lease_owner, lease_token, "
-        + "lease_until_ms, last_status, last_error, delivered_at, latency_ms";
+    /// <summary>A delivery's log row as the claim reads it (its body included); its lease, from its queue row, is set after.</summary>
+    public const string LogDeliveryColumns =
+        "d.sequence, d.id, d.subscription_id, d.tenant, d.instance_id, d.type, d.body, d.created_at, d.due_at_ms, d.status, d.attempts, NULL, "
+        + "NULL, NULL, d.last_status, d.last_error, d.delivered_at, d.latency_ms";
 
-    /// <summary>What a commit writes of a delivery: the database numbers its sequence. The lease is set on one handed over.</summary>
-    public const string DeliveryInsertColumns =
-        "id, subscription_id, tenant, instance_id, type, body, created_at, due_at_ms, status, attempts, lease_owner, lease_token, lease_until_ms";
+    /// <summary>What a commit writes of a delivery's log row: the database numbers its sequence. Its lease is in its queue row.</summary>
+    public const string DeliveryInsertColumns = "id, subscription_id, tenant, instance_id, type, body, created_at, due_at_ms, status, attempts";
+
+    /// <summary>A waiting delivery's queue row (schema 18), written from its log row's sequence.</summary>
+    public const string DeliveryQueueColumns = "id, subscription_id, instance_id, sequence, due_at_ms, attempts, lease_owner, lease_token, lease_until_ms";
 
     /// <summary>An instance from <see cref="InstanceColumns"/> starting at ordinal <paramref name="at"/>.</summary>
     public static WorkflowInstance ReadInstance(DbDataReader r, int at = 0) => new()
@@ -114,11 +116,11 @@ internal static class Rows
         S(t.ResultJson), t.CreatedAt, T(t.CompletedAt), t.Tenant,
     ];
 
+    /// <summary>A delivery's log row as its commit writes it: pending, no attempt yet (its queue row counts them until it settles).</summary>
     public static object?[] DeliveryValues(EventDelivery d) =>
-        [d.Id, d.SubscriptionId, d.Tenant, d.InstanceId, d.Type, d.Body, d.CreatedAt, d.DueAtMs, d.Status.ToString(), d.Attempts, S(d.LeaseOwner),
-            L(d.LeaseToken), L(d.LeaseUntilMs)];
+        [d.Id, d.SubscriptionId, d.Tenant, d.InstanceId, d.Type, d.Body, d.CreatedAt, d.DueAtMs, nameof(DeliveryStatus.Pending), 0];
 
-    /// <summary>A delivery from <see cref="DeliveryColumns"/>.</summary>
+    /// <summary>A delivery from <see cref="LogDeliveryColumns"/>.</summary>
     public static EventDelivery ReadDelivery(DbDataReader r) => new()
     {
         Sequence = r.GetInt64(0),

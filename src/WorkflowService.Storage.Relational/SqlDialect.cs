@@ -129,6 +129,35 @@ public abstract class SqlDialect
     /// <summary>The row lock a claim's inner SELECT takes on <paramref name="alias"/>, skipping rows another claim holds; empty where one writer runs at a time.</summary>
     public virtual string SkipLocked(string alias) => "";
 
+    /// <summary>Whether a statement may write in a common table expression and read its RETURNING rows (PostgreSQL).</summary>
+    public virtual bool WritesInCommonTableExpressions => false;
+
+    /// <summary>
+    /// What goes before and after a subquery for "<paramref name="column"/> is one of its rows". Where arrays exist
+    /// (PostgreSQL) the subquery runs once into an array that the column's index is sought with, whatever a generic plan
+    /// made on an empty table would have joined.
+    /// </summary>
+    public virtual (string Open, string Close) OneOf(string column) => ($"{column} IN (", ")");
+
+    /// <summary>
+    /// Appends "<paramref name="column"/> is one of <paramref name="values"/>": here a list of parameters; where arrays bind
+    /// (PostgreSQL), one array parameter, so the statement's text, and its prepared statement, is the same for any count.
+    /// </summary>
+    internal virtual SqlStatement AnyOf(SqlStatement statement, string column, IReadOnlyCollection<Guid> values)
+    {
+        ArgumentNullException.ThrowIfNull(statement);
+        ArgumentNullException.ThrowIfNull(values);
+        statement.Sql(column).Sql(" IN (");
+        var first = true;
+        foreach (var value in values)
+        {
+            statement.Sql(first ? "" : ", ").Param(value);
+            first = false;
+        }
+
+        return statement.Sql(")");
+    }
+
     /// <summary>The column type the EF Core model gives a (UTC) DateTime.</summary>
     public abstract string TimestampColumn { get; }
 

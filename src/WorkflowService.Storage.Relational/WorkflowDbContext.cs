@@ -25,6 +25,8 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
     public DbSet<JobLease> Leases => Set<JobLease>();
     public DbSet<Subscription> Subscriptions => Set<Subscription>();
     public DbSet<EventDelivery> Deliveries => Set<EventDelivery>();
+
+    internal DbSet<DeliveryQueueEntry> DeliveryQueue => Set<DeliveryQueueEntry>();
     public DbSet<Schedule> Schedules => Set<Schedule>();
     public DbSet<SearchAttributeRow> SearchAttributes => Set<SearchAttributeRow>();
 
@@ -209,6 +211,8 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
 
         modelBuilder.Entity<EventDelivery>(e =>
         {
+            // The delivery log (schema 18): each delivery's event and how its attempts went. A waiting one's lease is in its
+            // queue row (DeliveryQueueEntry), not here.
             e.ToTable("wf_deliveries");
             // The store's order: assigned at insert, after the instance row is locked, so within an instance it is commit order.
             e.HasKey(d => d.Sequence);
@@ -216,17 +220,29 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(d => d.Tenant).HasMaxLength(100);
             e.Property(d => d.Type).HasMaxLength(EventTypes.MaxLength);
             e.Property(d => d.Status).HasConversion<string>().HasMaxLength(16);
-            e.Property(d => d.LeaseOwner).HasMaxLength(200);
             e.Property(d => d.LastError).HasMaxLength(1000);
+            e.Ignore(d => d.LeaseOwner);
+            e.Ignore(d => d.LeaseToken);
+            e.Ignore(d => d.LeaseUntilMs);
             e.HasIndex(d => d.Id).IsUnique();
-            // The claim (schema 12): pending deliveries in due order; and the order check, each instance's pending ones per subscription.
-            e.HasIndex(d => new { d.DueAtMs, d.Sequence }).HasFilter("status = 'Pending'");
-            e.HasIndex(d => new { d.SubscriptionId, d.InstanceId, d.Sequence }).HasFilter("status = 'Pending'");
             // The delivery log: a subscription's deliveries, newest first.
             e.HasIndex(d => new { d.SubscriptionId, d.Sequence });
-            // Retention (schema 11, 12): an instance's deliveries go with it; delivered ones go after Retention:DeliveredEvents.
+            // Retention (schema 11): an instance's deliveries go with it.
             e.HasIndex(d => d.InstanceId);
-            e.HasIndex(d => d.DeliveredAt).HasFilter("status = 'Delivered'");
+            // No index reads a column a settlement changes (status, attempts, delivered_at, …): the settlement's new version
+            // of the row stays on its page and writes no index entry (schema 18).
+        });
+
+        modelBuilder.Entity<DeliveryQueueEntry>(e =>
+        {
+            // The outbox's waiting deliveries (schema 18): written with the log row, deleted when it is delivered or dead-lettered.
+            e.ToTable("wf_delivery_queue");
+            e.HasKey(q => q.Id);
+            e.Property(q => q.Id).ValueGeneratedNever();
+            e.Property(q => q.LeaseOwner).HasMaxLength(200);
+            // The claim: waiting deliveries in due order; and the order check, an instance's waiting ones to a subscription.
+            e.HasIndex(q => new { q.DueAtMs, q.Sequence });
+            e.HasIndex(q => new { q.SubscriptionId, q.InstanceId, q.Sequence });
         });
 
         modelBuilder.Entity<Schedule>(e =>

@@ -49,11 +49,14 @@ internal sealed class SqlStoreSnapshotReader(DbConnection connection) : StoreSna
                 [.. ids.Cast<object>()], ReadSignal, cancellationToken);
 
     public override async Task<IReadOnlyList<StoredDelivery>> ReadDeliveriesAsync(CancellationToken cancellationToken) =>
-        await ReadAllAsync("SELECT id, instance_id, type, status, attempts, lease_owner FROM wf_deliveries", [],
+        // A waiting delivery's attempts and lease are in its queue row (schema 18).
+        await ReadAllAsync("SELECT d.id, d.instance_id, d.type, d.status, COALESCE(q.attempts, d.attempts), q.lease_owner FROM wf_deliveries d "
+            + "LEFT JOIN wf_delivery_queue q ON q.id = d.id", [],
             r => new StoredDelivery(r.GetGuid(0), r.GetGuid(1), r.GetString(2), r.GetString(3), r.GetInt32(4), Text(r, 5)), cancellationToken);
 
     public override async Task<IReadOnlyList<Guid>> DeliveriesHeldAsync(string node, CancellationToken cancellationToken) =>
-        await ReadAllAsync("SELECT id FROM wf_deliveries WHERE status = 'Pending' AND lease_owner = @p0 AND lease_until_ms IS NOT NULL", [node],
+        await ReadAllAsync("SELECT id FROM wf_delivery_queue q "
+            + "WHERE q.lease_owner = @p0 AND q.lease_until_ms IS NOT NULL", [node],
             r => r.GetGuid(0), cancellationToken);
 
     public override async Task<IReadOnlyList<(long DueAtMs, DateTime At)>> ReadDueAndFiredAsync(string signalName, string eventType, string? stepId,

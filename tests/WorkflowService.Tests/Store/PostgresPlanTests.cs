@@ -68,7 +68,7 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
     }
 
     [Fact]
-    public async Task Retention_finds_an_instances_deliveries_and_the_oldest_delivered_ones_through_an_index()
+    public async Task Retention_finds_an_instances_deliveries_through_an_index_and_the_oldest_delivered_ones_in_log_order()
     {
         await using var db = await Factory.Get<IDbContextFactory<WorkflowDbContext>>().CreateDbContextAsync(Token);
         await db.Database.OpenConnectionAsync(Token);
@@ -79,9 +79,9 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
         Assert.True(ofInstances.Contains("ix_wf_deliveries_instance_id", StringComparison.Ordinal)
                     && IndexCondition(ofInstances).Contains("instance_id", StringComparison.Ordinal), $"the plan:\n{ofInstances}");
 
+        // The oldest first along the log's primary key, no sort: no index reads delivered_at (a settlement writes no index, schema 18).
         var delivered = await ExplainAsync(RelationalWorkflowStore.OldestDelivered(db, DateTime.UtcNow, 200));
-        Assert.True(delivered.Contains("ix_wf_deliveries_delivered_at", StringComparison.Ordinal)
-                    && IndexCondition(delivered).Contains("delivered_at <", StringComparison.Ordinal)
+        Assert.True(delivered.Contains("Index Scan using pk_wf_deliveries", StringComparison.Ordinal)
                     && !delivered.Contains("Sort", StringComparison.Ordinal), $"the plan:\n{delivered}");
     }
 
@@ -91,10 +91,11 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
         var dialect = Factory.Get<SqlDialect>();
         var source = Assert.IsType<DbDataSource>(dialect.DataSource, exactMatch: false);
         await using var connection = await source.OpenConnectionAsync(Token);
-        // wf_deliveries is empty: the plan a connection keeps from now on must not depend on it staying small. Under such a
+        // The queue is empty: the plan a connection keeps from now on must not depend on it staying small. Under such a
         // plan the order check written as NOT EXISTS became an anti-join with no index condition, every pending delivery
         // compared with every other: seconds per claim at 15,000 pending, and the outbox stalled under load.
         await Execute(connection, "ANALYZE wf_deliveries");
+        await Execute(connection, "ANALYZE wf_delivery_queue");
         // On an empty table a scan costs nothing: with scans priced out, the plan shows how the order check is joined.
         await Execute(connection, "SET enable_seqscan = off");
         var claim = RelationalWorkflowStore.ClaimDeliveries(dialect, "node-a", 1, 0, TimeSpan.FromSeconds(30), 100);
@@ -102,10 +103,12 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
         var shown = await GenericPlanAsync(connection, "delivery_claim", claim);
 
         Assert.True(shown.Contains("SubPlan", StringComparison.Ordinal)
-                    && IndexCondition(shown).Contains("subscription_id = d.subscription_id", StringComparison.Ordinal)
-                    && IndexCondition(shown).Contains("instance_id = d.instance_id", StringComparison.Ordinal)
+                    && IndexCondition(shown).Contains("subscription_id = q.subscription_id", StringComparison.Ordinal)
+                    && IndexCondition(shown).Contains("instance_id = q.instance_id", StringComparison.Ordinal)
                     && !shown.Contains("Anti Join", StringComparison.Ordinal)
-                    && shown.Contains("ix_wf_deliveries_due_at_ms_sequence", StringComparison.Ordinal), $"the plan:\n{shown}");
+                    && shown.Contains("ix_wf_delivery_queue_due_at_ms_sequence", StringComparison.Ordinal)
+                    // The candidates leased by seeks of their keys, not a join a plan made on an empty table would pick.
+                    && IndexCondition(shown).Contains("(id = ANY (", StringComparison.Ordinal) && !shown.Contains("Join Filter", StringComparison.Ordinal), $"the plan:\n{shown}");
     }
 
     [Fact]
@@ -117,14 +120,26 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
         // Written with status = 'Pending', the settlement matched the partial index of pending deliveries, and the generic
         // plan read that whole index for each settlement: most of the database's time once the outbox was busy.
         await Execute(connection, "ANALYZE wf_deliveries");
+        await Execute(connection, "ANALYZE wf_delivery_queue");
         await Execute(connection, "SET enable_seqscan = off");
-        var settle = RelationalWorkflowStore.Settle(dialect,
-            new DeliverySettlement(Guid.CreateVersion7(), 1, Engine.Events.DeliveryStatus.Delivered, null, 200, null, DateTime.UtcNow, 3));
+        var delivered = Assert.Single(RelationalWorkflowStore.Settle(dialect,
+            new DeliverySettlement(Guid.CreateVersion7(), 1, Engine.Events.DeliveryStatus.Delivered, null, 200, null, DateTime.UtcNow, 3)));
+        var retried = RelationalWorkflowStore.Settle(dialect,
+            new DeliverySettlement(Guid.CreateVersion7(), 1, Engine.Events.DeliveryStatus.Pending, 1_000, 503, "503", null, null));
 
-        var shown = await GenericPlanAsync(connection, "delivery_settle", settle);
-
-        Assert.True(shown.Contains("ix_wf_deliveries_id", StringComparison.Ordinal)
+        // Delivered: the log row by its id, and its queue row by the queue's key, in one statement.
+        var shown = await GenericPlanAsync(connection, "delivery_settle", delivered);
+        Assert.True(shown.Contains("ix_wf_deliveries_id", StringComparison.Ordinal) && shown.Contains("pk_wf_delivery_queue", StringComparison.Ordinal)
                     && IndexCondition(shown).Contains("id = $", StringComparison.Ordinal), $"the plan:\n{shown}");
+
+        // A retry: the log row by its id (its queue row's attempts and lease by theirs), then the queue row by the same id.
+        Assert.Equal(2, retried.Count);
+        var log = await GenericPlanAsync(connection, "delivery_retry_log", retried[0]);
+        Assert.True(log.Contains("ix_wf_deliveries_id", StringComparison.Ordinal) && log.Contains("pk_wf_delivery_queue", StringComparison.Ordinal)
+                    && !log.Contains("Seq Scan", StringComparison.Ordinal), $"the plan:\n{log}");
+        var queue = await GenericPlanAsync(connection, "delivery_retry_queue", retried[1]);
+        Assert.True(queue.Contains("pk_wf_delivery_queue", StringComparison.Ordinal) && IndexCondition(queue).Contains("id = $", StringComparison.Ordinal),
+            $"the plan:\n{queue}");
     }
 
     /// <summary>
