@@ -212,15 +212,24 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
         return counted.Sum(i => affected[i]);
     }
 
-    public Task<long?> GetNextDeliveryDueAsync(CancellationToken cancellationToken) =>
-        ReadAsync(new SqlStatement(dialect).Sql($"""
+    public async Task<long?> GetNextDeliveryDueAsync(CancellationToken cancellationToken)
+    {
+        var statement = new SqlStatement(dialect).Sql($"""
                 SELECT MIN(CASE WHEN lease_until_ms IS NOT NULL AND lease_until_ms > due_at_ms THEN lease_until_ms ELSE due_at_ms END) FROM (
                   SELECT q.due_at_ms, q.lease_until_ms FROM wf_delivery_queue q JOIN wf_subscriptions s ON s.id = q.subscription_id
                    WHERE s.enabled AND {FirstOfItsInstance}
                    ORDER BY q.due_at_ms, q.sequence LIMIT {NextDueCandidates}) heads
-                """),
-            static async (reader, ct) => await reader.ReadAsync(ct).ConfigureAwait(false) && !await reader.IsDBNullAsync(0, ct).ConfigureAwait(false) ? reader.GetInt64(0) : (long?)null,
-            cancellationToken);
+                """);
+        // Through the claims' pool, whose plans read the queue by its indexes (PostgreSqlDialect).
+        return dialect.ClaimDataSource is { } source
+            ? await ReadOnAsync(source, statement, ReadNextDueAsync, cancellationToken).ConfigureAwait(false)
+            : await ReadAsync(statement, ReadNextDueAsync, cancellationToken).ConfigureAwait(false);
+    }
+
+    private static async Task<long?> ReadNextDueAsync(DbDataReader reader, CancellationToken cancellationToken) =>
+        await reader.ReadAsync(cancellationToken).ConfigureAwait(false) && !await reader.IsDBNullAsync(0, cancellationToken).ConfigureAwait(false)
+            ? reader.GetInt64(0)
+            : null;
 
     /// <summary>
     /// The claimable deliveries' first <see cref="NextDueCandidates"/> by due time decide the next look: when all of them are

@@ -13,7 +13,13 @@ public sealed class PostgresClaimDataSource(NpgsqlDataSource source) : IAsyncDis
 {
     public NpgsqlDataSource Source => source;
 
-    /// <summary>The claim pool's connection string: the store's, with asynchronous commit and at most four connections.</summary>
+    /// <summary>
+    /// The claim pool's connection string: the store's, with asynchronous commit, table and bitmap scans priced out, and at
+    /// most four connections. Its statements (claims and settlements of signals and deliveries, the next delivery's due
+    /// time) are written as index seeks and ordered index scans. A queue table is small in its statistics and full of dead
+    /// rows between vacuums: priced as small, a table scan of it repeated for each candidate's order check, or bitmap scans
+    /// that never mark an index entry dead, cost milliseconds per claim (docs/benchmarks/delivery-queue-2026-11-29.md).
+    /// </summary>
     public static string ConnectionString(NpgsqlConnectionStringBuilder store)
     {
         var claims = new NpgsqlConnectionStringBuilder(store.ConnectionString)
@@ -21,7 +27,8 @@ public sealed class PostgresClaimDataSource(NpgsqlDataSource source) : IAsyncDis
             MaxPoolSize = PoolSize(store),
             ApplicationName = string.IsNullOrEmpty(store.ApplicationName) ? "workflow-claims" : store.ApplicationName + "-claims",
         };
-        claims.Options = string.IsNullOrWhiteSpace(store.Options) ? "-c synchronous_commit=off" : store.Options + " -c synchronous_commit=off";
+        const string settings = "-c synchronous_commit=off -c enable_seqscan=off -c enable_bitmapscan=off";
+        claims.Options = string.IsNullOrWhiteSpace(store.Options) ? settings : store.Options + " " + settings;
         return claims.ConnectionString;
     }
 

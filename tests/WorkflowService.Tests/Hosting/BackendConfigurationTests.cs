@@ -167,6 +167,8 @@ public sealed class BackendConfigurationTests
         var claims = new NpgsqlConnectionStringBuilder(provider.GetRequiredService<PostgresClaimDataSource>().Source.ConnectionString);
         Assert.Equal(4, claims.MaxPoolSize);
         Assert.Contains("synchronous_commit=off", claims.Options, StringComparison.Ordinal);
+        // Its statements are index seeks; a queue table small in its statistics must not be scanned for them.
+        Assert.Contains("enable_seqscan=off -c enable_bitmapscan=off", claims.Options, StringComparison.Ordinal);
         // A session left idle inside a transaction (its node cut off mid-commit) ends after a lease (default 30 s).
         Assert.Contains("idle_in_transaction_session_timeout=30000", pool.Options, StringComparison.Ordinal);
         Assert.Contains("idle_in_transaction_session_timeout=30000", claims.Options, StringComparison.Ordinal);
