@@ -21,14 +21,23 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
         // On PostgreSQL through the claims' pool, committed without waiting for the WAL flush: a claim lost in a crash of
         // the database only leases, and the delivery is claimed again once the lease runs out.
-        // The claim returns the queue rows it leased; their log rows are read after it, by their keys. Not one statement
-        // joining the two: a generic plan made on empty tables joined them by scanning the log's primary key whole.
-        // A log row deleted meanwhile (its subscription or instance went) is not delivered.
-        var leased = dialect.ClaimDataSource is { } source
-            ? await ReadOnAsync(source, statement, ReadLeasesAsync, cancellationToken).ConfigureAwait(false)
-            : await ReadAsync(statement, ReadLeasesAsync, cancellationToken).ConfigureAwait(false);
-        var claimed = leased.Count == 0 ? [] : await ReadAsync(LogRowsOf(dialect, leased), (reader, ct) => ReadLeasedAsync(reader, leased, ct), cancellationToken)
-            .ConfigureAwait(false);
+        List<EventDelivery> claimed;
+        if (dialect.WritesInCommonTableExpressions)
+        {
+            // The claim returns the deliveries whole: the leased queue rows joined with their log rows.
+            claimed = dialect.ClaimDataSource is { } source
+                ? await ReadOnAsync(source, statement, ReadDeliveriesAsync, cancellationToken).ConfigureAwait(false)
+                : await ReadAsync(statement, ReadDeliveriesAsync, cancellationToken).ConfigureAwait(false);
+        }
+        else
+        {
+            // SQLite: the claim returns the queue rows it leased (its RETURNING cannot read another table); their log rows
+            // are read after it. A log row deleted meanwhile (its subscription or instance went) is not delivered.
+            var leased = await ReadAsync(statement, ReadLeasesAsync, cancellationToken).ConfigureAwait(false);
+            claimed = leased.Count == 0 ? [] : await ReadAsync(LogRowsOf(dialect, leased), (reader, ct) => ReadLeasedAsync(reader, leased, ct), cancellationToken)
+                .ConfigureAwait(false);
+        }
+
         claimed.Sort((a, b) => a.Sequence.CompareTo(b.Sequence));
         return claimed;
     }
@@ -45,6 +54,20 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
     internal static List<(EventDelivery Delivery, int Statement)>? AddDeliveries(SqlDialect dialect, List<SqlStatement> statements,
         List<EventDelivery> deliveries, bool newInstance)
     {
+        if (dialect.WritesInCommonTableExpressions && deliveries.TrueForAll(d => d.LeaseOwner is null))
+        {
+            // None to hand over (the default): the log rows and their queue rows in one statement, the queue's from the log's.
+            var statement = new SqlStatement(dialect).Sql($"WITH d AS (INSERT INTO wf_deliveries ({Rows.DeliveryInsertColumns}) VALUES ");
+            for (var i = 0; i < deliveries.Count; i++)
+            {
+                statement.Sql(i == 0 ? "" : ", ").Values(Rows.DeliveryValues(deliveries[i]));
+            }
+
+            statements.Add(statement.Sql($" RETURNING id, subscription_id, instance_id, sequence, due_at_ms) INSERT INTO wf_delivery_queue ({Rows.DeliveryQueueColumns})")
+                .Sql(" SELECT id, subscription_id, instance_id, sequence, due_at_ms, 0, NULL, NULL, NULL FROM d"));
+            return null;
+        }
+
         statements.Add(Rows.Insert(dialect, "wf_deliveries", Rows.DeliveryInsertColumns, deliveries, Rows.DeliveryValues));
         List<(EventDelivery, int)>? handedOver = null;
         foreach (var delivery in deliveries)
@@ -249,20 +272,25 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
     /// <summary>
     /// Leases to <paramref name="owner"/> the first <paramref name="max"/> claimable deliveries by due time: due, unleased,
     /// their subscription enabled, each the first waiting one of its instance for its subscription. The candidates come in
-    /// order from ix_wf_delivery_queue_due_at_ms_sequence, so the scan stops once it has enough. Returns the leased queue
-    /// rows (<see cref="ReadLeasesAsync"/>).
+    /// order from ix_wf_delivery_queue_due_at_ms_sequence, so the scan stops once it has enough. On PostgreSQL the update
+    /// joins each leased row's log row by its id and returns the deliveries whole (<see cref="Rows.ClaimedDeliveryColumns"/>);
+    /// elsewhere it returns the leased queue rows (<see cref="ReadLeasesAsync"/>).
     /// </summary>
     internal static SqlStatement ClaimDeliveries(SqlDialect dialect, string owner, long token, long now, TimeSpan lease, int max)
     {
         ArgumentNullException.ThrowIfNull(dialect);
         var (open, close) = dialect.OneOf("id");
-        return new SqlStatement(dialect)
+        var join = dialect.WritesInCommonTableExpressions;
+        return new SqlStatement(dialect).Sql(join ? "WITH w AS (" : "")
             .Sql("UPDATE wf_delivery_queue SET lease_owner = ").Param(owner).Sql(", lease_token = ").Param(token)
-            .Sql(", lease_until_ms = ").Param(now + (long)lease.TotalMilliseconds).Sql(", attempts = attempts + 1 WHERE " + open)
+            .Sql(", lease_until_ms = ").Param(now + (long)lease.TotalMilliseconds).Sql(", attempts = attempts + 1 WHERE ").Sql(open)
             .Sql("SELECT q.id FROM wf_delivery_queue q JOIN wf_subscriptions s ON s.id = q.subscription_id WHERE q.due_at_ms <= ").Param(now)
             .Sql(" AND (q.lease_until_ms IS NULL OR q.lease_until_ms < ").Param(now).Sql(") AND s.enabled AND " + FirstOfItsInstance)
             .Sql(" ORDER BY q.due_at_ms, q.sequence LIMIT ").Param(max).Sql(dialect.SkipLocked("q")).Sql(close)
-            .Sql(" RETURNING id, due_at_ms, attempts, lease_owner, lease_token, lease_until_ms");
+            .Sql(" RETURNING id, due_at_ms, attempts, lease_owner, lease_token, lease_until_ms")
+            // Each leased row's log row by its id: a LATERAL subquery with a LIMIT is planned as a seek for each row, not a
+            // join a generic plan made on empty tables could turn into a scan of the log.
+            .Sql(join ? $") SELECT {Rows.ClaimedDeliveryColumns} FROM w CROSS JOIN LATERAL (SELECT * FROM wf_deliveries l WHERE l.id = w.id LIMIT 1) d" : "");
     }
 
     /// <summary>The log rows of the queue rows a claim leased (<see cref="ReadLeasesAsync"/>), in <see cref="Rows.LogDeliveryColumns"/>.</summary>

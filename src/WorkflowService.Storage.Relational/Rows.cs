@@ -25,6 +25,11 @@ internal static class Rows
     public const string TaskColumns =
         "id, instance_id, definition_name, step_id, title, assignee, role, status, claimed_by, data_json, result_json, created_at, completed_at, tenant";
 
+    /// <summary>A claimed delivery as PostgreSQL's claim returns it: its log row <c>d</c>, with its queue row <c>w</c>'s due time, attempts and lease.</summary>
+    public const string ClaimedDeliveryColumns =
+        "d.sequence, d.id, d.subscription_id, d.tenant, d.instance_id, d.type, d.body, d.created_at, w.due_at_ms, d.status, w.attempts, w.lease_owner, "
+        + "w.lease_token, w.lease_until_ms, d.last_status, d.last_error, d.delivered_at, d.latency_ms";
+
     /// <summary>A delivery's log row as the claim reads it (its body included); its lease, from its queue row, is set after.</summary>
     public const string LogDeliveryColumns =
         "d.sequence, d.id, d.subscription_id, d.tenant, d.instance_id, d.type, d.body, d.created_at, d.due_at_ms, d.status, d.attempts, NULL, "

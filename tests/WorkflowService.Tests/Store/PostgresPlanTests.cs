@@ -108,7 +108,9 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
                     && !shown.Contains("Anti Join", StringComparison.Ordinal)
                     && shown.Contains("ix_wf_delivery_queue_due_at_ms_sequence", StringComparison.Ordinal)
                     // The candidates leased by seeks of their keys, not a join a plan made on an empty table would pick.
-                    && IndexCondition(shown).Contains("(id = ANY (", StringComparison.Ordinal) && !shown.Contains("Join Filter", StringComparison.Ordinal), $"the plan:\n{shown}");
+                    && IndexCondition(shown).Contains("(id = ANY (", StringComparison.Ordinal) && !shown.Contains("Join Filter", StringComparison.Ordinal)
+                    // Each leased row's log row by its id.
+                    && shown.Contains("ix_wf_deliveries_id", StringComparison.Ordinal) && IndexCondition(shown).Contains("(id = w.id)", StringComparison.Ordinal), $"the plan:\n{shown}");
     }
 
     [Fact]

@@ -30,6 +30,9 @@ public abstract class SchemaMigrationTests<TBackend> : ServiceTest<TBackend> whe
     /// <summary>Runs one statement on the database.</summary>
     protected abstract Task ExecuteAsync(string connectionString, string sql);
 
+    /// <summary>Runs a query whose rows are one text each; returns them in ordinal order.</summary>
+    protected abstract Task<IReadOnlyList<string>> QueryAsync(string connectionString, string sql);
+
     private static string ConnectionString(BackendDatabase database) => database.Settings["Store:ConnectionString"]!;
 
     /// <summary>A node's settings on <paramref name="database"/>, outside development, with an API key.</summary>
@@ -166,6 +169,63 @@ public abstract class SchemaMigrationTests<TBackend> : ServiceTest<TBackend> whe
         Assert.DoesNotContain("missing index", migrate.Output, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task Step_18_moves_the_waiting_deliveries_with_their_attempts_and_leases_into_the_queue()
+    {
+        var database = await CreateDatabaseAsync();
+        var connectionString = ConnectionString(database);
+        var settings = NodeSettings(database);
+        Assert.Equal(0, (await TestServiceProcess.RunUntilExitAsync(settings, "migrate")).ExitCode);
+        // The database as step 17 left it: each delivery's lease in its log row, no queue; step 18 pending.
+        const string leased = "0193a7a0-0000-7000-8000-000000000001", retrying = "0193a7a0-0000-7000-8000-000000000002";
+        const string delivered = "0193a7a0-0000-7000-8000-000000000003", dead = "0193a7a0-0000-7000-8000-000000000004";
+        string[] back =
+        [
+            "DROP TABLE wf_delivery_queue",
+            "ALTER TABLE wf_deliveries ADD COLUMN lease_owner varchar(200)",
+            "ALTER TABLE wf_deliveries ADD COLUMN lease_token bigint",
+            "ALTER TABLE wf_deliveries ADD COLUMN lease_until_ms bigint",
+            "DELETE FROM wf_migrations WHERE version = 18",
+            "UPDATE wf_schema SET newest_version = 17 WHERE id = 1",
+        ];
+        foreach (var sql in back)
+        {
+            await ExecuteAsync(connectionString, sql);
+        }
+
+        foreach (var (id, status, attempts, owner, token, due) in new[]
+        {
+            (leased, "Pending", 2, "'node-a'", "7", 100), (retrying, "Pending", 1, "NULL", "NULL", 123),
+            (delivered, "Delivered", 1, "NULL", "NULL", 50), (dead, "DeadLettered", 5, "NULL", "NULL", 60),
+        })
+        {
+            await ExecuteAsync(connectionString, "INSERT INTO wf_deliveries (id, subscription_id, tenant, instance_id, type, body, created_at, due_at_ms, "
+                + $"status, attempts, lease_owner, lease_token, lease_until_ms) VALUES ('{id}', '0193a7a0-0000-7000-8000-0000000000aa', '', "
+                + $"'0193a7a0-0000-7000-8000-0000000000bb', 'instance.started', '{{}}', '2026-11-29 00:00:00+00', {due}, '{status}', {attempts}, "
+                + $"{owner}, {token}, {(owner == "NULL" ? "NULL" : "9999999999999")})");
+        }
+
+        var migrate = await TestServiceProcess.RunUntilExitAsync(settings, "migrate");
+
+        Assert.True(migrate.ExitCode == 0, migrate.ToString());
+        // The waiting ones wait in the queue as they were, leased or not; the settled ones stay in the log only.
+        Assert.Equal(
+            [$"{leased} 2 node-a 7 100", $"{retrying} 1 - 0 123"],
+            await QueryAsync(connectionString, "SELECT CAST(id AS varchar(36)) || ' ' || CAST(attempts AS varchar(10)) || ' ' || COALESCE(lease_owner, '-') || ' ' "
+                + "|| CAST(COALESCE(lease_token, 0) AS varchar(20)) || ' ' || CAST(due_at_ms AS varchar(20)) FROM wf_delivery_queue"));
+        Assert.Equal(["4"], await QueryAsync(connectionString, "SELECT CAST(COUNT(*) AS varchar(10)) FROM wf_deliveries"));
+        Assert.Equal(await DescribeAsync(ConnectionString(await ModelDatabaseAsync())), await DescribeAsync(connectionString));
+    }
+
+    /// <summary>A database created from the EF Core model alone.</summary>
+    private async Task<BackendDatabase> ModelDatabaseAsync()
+    {
+        var fromModel = await CreateDatabaseAsync();
+        await using var db = new WorkflowDbContext(ModelOptions(ConnectionString(fromModel)));
+        await db.Database.EnsureCreatedAsync(TestContext.Current.CancellationToken);
+        return fromModel;
+    }
+
     /// <summary>The names of the search slots' indexes the database holds, in order.</summary>
     private async Task<IReadOnlyList<string>> SlotIndexesAsync(string connectionString) =>
         (await DescribeAsync(connectionString))
@@ -225,6 +285,13 @@ public sealed class SqliteSchemaMigrationTests : SchemaMigrationTests<SqliteBack
         await command.ExecuteNonQueryAsync();
     }
 
+    protected override async Task<IReadOnlyList<string>> QueryAsync(string connectionString, string sql)
+    {
+        await using var connection = new SqliteConnection(connectionString);
+        await connection.OpenAsync();
+        return await LinesAsync(connection, sql);
+    }
+
     protected override async Task<IReadOnlyList<string>> DescribeAsync(string connectionString)
     {
         await using var connection = new SqliteConnection(connectionString);
@@ -274,6 +341,21 @@ public sealed class PostgresSchemaMigrationTests : SchemaMigrationTests<Postgres
         await connection.OpenAsync();
         await using var command = new NpgsqlCommand(sql, connection);
         await command.ExecuteNonQueryAsync();
+    }
+
+    protected override async Task<IReadOnlyList<string>> QueryAsync(string connectionString, string sql)
+    {
+        await using var connection = new NpgsqlConnection(connectionString);
+        await connection.OpenAsync();
+        await using var command = new NpgsqlCommand(sql, connection);
+        await using var reader = await command.ExecuteReaderAsync();
+        var lines = new List<string>();
+        while (await reader.ReadAsync())
+        {
+            lines.Add(reader.GetString(0));
+        }
+
+        return lines.Order(StringComparer.Ordinal).ToList();
     }
 
     protected override async Task<IReadOnlyList<string>> DescribeAsync(string connectionString)
