@@ -294,8 +294,18 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
     }
 
     /// <summary>The log rows of the queue rows a claim leased (<see cref="ReadLeasesAsync"/>), in <see cref="Rows.LogDeliveryColumns"/>.</summary>
-    private static SqlStatement LogRowsOf(SqlDialect dialect, Dictionary<Guid, DeliveryQueueEntry> leased) =>
-        dialect.AnyOf(new SqlStatement(dialect).Sql($"SELECT {Rows.LogDeliveryColumns} FROM wf_deliveries d WHERE "), "d.id", leased.Keys);
+    private static SqlStatement LogRowsOf(SqlDialect dialect, Dictionary<Guid, DeliveryQueueEntry> leased)
+    {
+        var statement = new SqlStatement(dialect).Sql($"SELECT {Rows.LogDeliveryColumns} FROM wf_deliveries d WHERE d.id IN (");
+        var first = true;
+        foreach (var id in leased.Keys)
+        {
+            statement.Sql(first ? "" : ", ").Param(id);
+            first = false;
+        }
+
+        return statement.Sql(")");
+    }
 
     private static async Task<Dictionary<Guid, DeliveryQueueEntry>> ReadLeasesAsync(DbDataReader reader, CancellationToken cancellationToken)
     {

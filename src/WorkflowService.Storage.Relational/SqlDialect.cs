@@ -139,25 +139,6 @@ public abstract class SqlDialect
     /// </summary>
     public virtual (string Open, string Close) OneOf(string column) => ($"{column} IN (", ")");
 
-    /// <summary>
-    /// Appends "<paramref name="column"/> is one of <paramref name="values"/>": here a list of parameters; where arrays bind
-    /// (PostgreSQL), one array parameter, so the statement's text, and its prepared statement, is the same for any count.
-    /// </summary>
-    internal virtual SqlStatement AnyOf(SqlStatement statement, string column, IReadOnlyCollection<Guid> values)
-    {
-        ArgumentNullException.ThrowIfNull(statement);
-        ArgumentNullException.ThrowIfNull(values);
-        statement.Sql(column).Sql(" IN (");
-        var first = true;
-        foreach (var value in values)
-        {
-            statement.Sql(first ? "" : ", ").Param(value);
-            first = false;
-        }
-
-        return statement.Sql(")");
-    }
-
     /// <summary>The column type the EF Core model gives a (UTC) DateTime.</summary>
     public abstract string TimestampColumn { get; }
 
