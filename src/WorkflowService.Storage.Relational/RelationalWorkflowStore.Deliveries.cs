@@ -393,9 +393,8 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
     public async Task<bool> ReplayDeliveryAsync(string tenant, Guid subscriptionId, Guid deliveryId, CancellationToken cancellationToken)
     {
         using var gate = await dialect.EnterWriteAsync(cancellationToken).ConfigureAwait(false);
-        await using var db = await contexts.CreateDbContextAsync(cancellationToken).ConfigureAwait(false);
         var now = NowMs();
-        return await db.Database.CreateExecutionStrategy().ExecuteAsync(async ct =>
+        return await RetryTransientAsync(async (db, ct) =>
         {
             // Pending again in the log, and waiting again in the queue at its old place in its instance's order, or neither.
             await using var transaction = await db.Database.BeginTransactionAsync(ct).ConfigureAwait(false);

@@ -104,10 +104,11 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
             var history = await db.History.Where(h => ended.Contains(h.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             var signals = await db.Signals.Where(s => ended.Contains(s.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             var tasks = await db.Tasks.Where(t => ended.Contains(t.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
-            // Dead-lettered ones too: nothing is left to replay them for. Through ix_wf_deliveries_instance_id; the queue holds
-            // an ended instance's deliveries only while their subscription is paused, and is read whole (it is the backlog).
-            await db.DeliveryQueue.Where(e => ended.Contains(e.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
+            // Dead-lettered ones too: nothing is left to replay them for. Through ix_wf_deliveries_instance_id. Then their queue
+            // rows (those still waiting: a backlog, a retry, a paused subscription), read whole (the queue is the backlog).
+            // In this order: a replay committed between the two statements finds no log row, or its queue row is deleted here.
             var deliveries = await DeliveriesOf(db, ended).ExecuteDeleteAsync(ct).ConfigureAwait(false);
+            await db.DeliveryQueue.Where(e => ended.Contains(e.InstanceId)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             var instances = await db.Instances.Where(i => ended.Contains(i.Id)).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             await transaction.CommitAsync(ct).ConfigureAwait(false);
             return new PurgedRows(instances, history, signals, tasks, deliveries);
@@ -136,13 +137,26 @@ public sealed partial class RelationalWorkflowStore : IRetentionStore
         db.Deliveries.Where(d => instanceIds.Contains(d.InstanceId));
 
     /// <summary>
-    /// At most <paramref name="limit"/> deliveries delivered before <paramref name="deliveredBefore"/>, the oldest first: the
-    /// log's primary key read from its start, where the oldest are (the waiting and dead-lettered ones among them are skipped).
+    /// At most <paramref name="limit"/> deliveries delivered before <paramref name="deliveredBefore"/>, the oldest first,
+    /// through ix_wf_deliveries_id: a delivery's id is a version 7 UUID made when its event was, and one delivered before
+    /// the cutoff was made before it, so only ids below the cutoff's are read (not the whole log). No index reads
+    /// delivered_at: a settlement writes no index (schema 18).
     /// </summary>
     internal static IQueryable<Engine.Events.EventDelivery> OldestDelivered(WorkflowDbContext db, DateTime deliveredBefore, int limit) =>
-        Delivered(db, deliveredBefore).OrderBy(d => d.Sequence).Take(limit);
+        Delivered(db, deliveredBefore).OrderBy(d => d.Id).Take(limit);
 
-    /// <summary>Delivered before <paramref name="deliveredBefore"/>.</summary>
-    private static IQueryable<Engine.Events.EventDelivery> Delivered(WorkflowDbContext db, DateTime deliveredBefore) =>
-        db.Deliveries.Where(d => d.Status == Engine.Events.DeliveryStatus.Delivered && d.DeliveredAt < deliveredBefore);
+    /// <summary>Delivered before <paramref name="deliveredBefore"/>, among the ids made before it.</summary>
+    private static IQueryable<Engine.Events.EventDelivery> Delivered(WorkflowDbContext db, DateTime deliveredBefore)
+    {
+        var madeBefore = IdsMadeBefore(deliveredBefore);
+        return db.Deliveries.Where(d => d.Id.CompareTo(madeBefore) < 0 && d.Status == Engine.Events.DeliveryStatus.Delivered && d.DeliveredAt < deliveredBefore);
+    }
+
+    /// <summary>The smallest version 7 UUID of <paramref name="instant"/>'s millisecond: every id made earlier sorts below it.</summary>
+    internal static Guid IdsMadeBefore(DateTime instant)
+    {
+        var ms = Math.Max(0, new DateTimeOffset(DateTime.SpecifyKind(instant, DateTimeKind.Utc)).ToUnixTimeMilliseconds());
+        var hex = ms.ToString("x12", System.Globalization.CultureInfo.InvariantCulture);
+        return Guid.ParseExact($"{hex[..8]}-{hex[8..]}-0000-0000-000000000000", "D");
+    }
 }

@@ -90,8 +90,9 @@ public sealed partial class RelationalWorkflowStore : ISubscriptionStore
             if (deleted)
             {
                 // Its deliveries go with it: none is made after, and its log has no one left to read it.
-                await db.DeliveryQueue.Where(e => e.SubscriptionId == id).ExecuteDeleteAsync(ct).ConfigureAwait(false);
+                // The log first, then the queue: a replay or a commit between the two finds no log row, or its queue row goes here.
                 await db.Deliveries.Where(d => d.SubscriptionId == id).ExecuteDeleteAsync(ct).ConfigureAwait(false);
+                await db.DeliveryQueue.Where(e => e.SubscriptionId == id).ExecuteDeleteAsync(ct).ConfigureAwait(false);
             }
 
             await transaction.CommitAsync(ct).ConfigureAwait(false);

@@ -68,7 +68,7 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
     }
 
     [Fact]
-    public async Task Retention_finds_an_instances_deliveries_through_an_index_and_the_oldest_delivered_ones_in_log_order()
+    public async Task Retention_finds_an_instances_deliveries_and_the_oldest_delivered_ones_through_an_index()
     {
         await using var db = await Factory.Get<IDbContextFactory<WorkflowDbContext>>().CreateDbContextAsync(Token);
         await db.Database.OpenConnectionAsync(Token);
@@ -79,9 +79,14 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
         Assert.True(ofInstances.Contains("ix_wf_deliveries_instance_id", StringComparison.Ordinal)
                     && IndexCondition(ofInstances).Contains("instance_id", StringComparison.Ordinal), $"the plan:\n{ofInstances}");
 
-        // The oldest first along the log's primary key, no sort: no index reads delivered_at (a settlement writes no index, schema 18).
+        // On an empty table a bitmap scan and a sort cost nothing either: priced out too, the plan shows whether an index
+        // serves the condition and the order at all.
+        await db.Database.ExecuteSqlRawAsync("SET enable_bitmapscan = off", Token);
+        // The oldest first, no sort, only ids made before the cutoff: no index reads delivered_at (a settlement writes no
+        // index, schema 18), and a delivery's version 7 id says when its event was made.
         var delivered = await ExplainAsync(RelationalWorkflowStore.OldestDelivered(db, DateTime.UtcNow, 200));
-        Assert.True(delivered.Contains("Index Scan using pk_wf_deliveries", StringComparison.Ordinal)
+        Assert.True(delivered.Contains("ix_wf_deliveries_id", StringComparison.Ordinal)
+                    && IndexCondition(delivered).Contains("id <", StringComparison.Ordinal)
                     && !delivered.Contains("Sort", StringComparison.Ordinal), $"the plan:\n{delivered}");
     }
 
