@@ -94,15 +94,15 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
     public async Task The_outbox_claim_checks_each_candidates_order_by_one_seek_under_a_generic_plan_made_on_an_empty_table()
     {
         var dialect = Factory.Get<SqlDialect>();
-        var source = Assert.IsType<DbDataSource>(dialect.DataSource, exactMatch: false);
+        // On the claims' pool, as the dispatcher runs it: its sessions price table and bitmap scans out (on an empty table a
+        // scan costs nothing, so the plan then shows how the order check is joined).
+        var source = Assert.IsType<DbDataSource>(dialect.ClaimDataSource, exactMatch: false);
         await using var connection = await source.OpenConnectionAsync(Token);
         // The queue is empty: the plan a connection keeps from now on must not depend on it staying small. Under such a
         // plan the order check written as NOT EXISTS became an anti-join with no index condition, every pending delivery
         // compared with every other: seconds per claim at 15,000 pending, and the outbox stalled under load.
         await Execute(connection, "ANALYZE wf_deliveries");
         await Execute(connection, "ANALYZE wf_delivery_queue");
-        // On an empty table a scan costs nothing: with scans priced out, the plan shows how the order check is joined.
-        await Execute(connection, "SET enable_seqscan = off");
         var claim = RelationalWorkflowStore.ClaimDeliveries(dialect, "node-a", 1, 0, TimeSpan.FromSeconds(30), 100);
 
         var shown = await GenericPlanAsync(connection, "delivery_claim", claim);
@@ -122,13 +122,13 @@ public sealed class PostgresPlanTests : ServiceTest<PostgresBackend>
     public async Task A_delivery_is_settled_through_its_id_under_a_generic_plan_made_on_an_empty_table()
     {
         var dialect = Factory.Get<SqlDialect>();
-        var source = Assert.IsType<DbDataSource>(dialect.DataSource, exactMatch: false);
+        // On the claims' pool, where settlements run (its sessions price table and bitmap scans out).
+        var source = Assert.IsType<DbDataSource>(dialect.ClaimDataSource, exactMatch: false);
         await using var connection = await source.OpenConnectionAsync(Token);
         // Written with status = 'Pending', the settlement matched the partial index of pending deliveries, and the generic
         // plan read that whole index for each settlement: most of the database's time once the outbox was busy.
         await Execute(connection, "ANALYZE wf_deliveries");
         await Execute(connection, "ANALYZE wf_delivery_queue");
-        await Execute(connection, "SET enable_seqscan = off");
         var delivered = Assert.Single(RelationalWorkflowStore.Settle(dialect,
             new DeliverySettlement(Guid.CreateVersion7(), 1, Engine.Events.DeliveryStatus.Delivered, null, 200, null, DateTime.UtcNow, 3)));
         var retried = RelationalWorkflowStore.Settle(dialect,
