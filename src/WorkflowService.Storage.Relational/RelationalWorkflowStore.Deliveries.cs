@@ -57,12 +57,8 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
         if (dialect.WritesInCommonTableExpressions && deliveries.TrueForAll(d => d.LeaseOwner is null))
         {
             // None to hand over (the default): the log rows and their queue rows in one statement, the queue's from the log's.
-            var statement = new SqlStatement(dialect).Sql($"WITH d AS (INSERT INTO wf_deliveries ({Rows.DeliveryInsertColumns}) VALUES ");
-            for (var i = 0; i < deliveries.Count; i++)
-            {
-                statement.Sql(i == 0 ? "" : ", ").Values(Rows.DeliveryValues(deliveries[i]));
-            }
-
+            var statement = Rows.Insert(new SqlStatement(dialect).Sql("WITH d AS ("), "wf_deliveries", Rows.DeliveryInsertColumns, deliveries,
+                Rows.DeliveryValues);
             statements.Add(statement.Sql($" RETURNING id, subscription_id, instance_id, sequence, due_at_ms) INSERT INTO wf_delivery_queue ({Rows.DeliveryQueueColumns})")
                 .Sql(" SELECT id, subscription_id, instance_id, sequence, due_at_ms, 0, NULL, NULL, NULL FROM d"));
             return null;
@@ -130,7 +126,7 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
     /// settlement applies to the claim it settles: its lease token, on a queue row still leased (a claim sets lease_until_ms,
     /// a settlement clears it or deletes the row). Delivered or dead-lettered: the queue row is deleted and the log row takes
     /// the outcome and the attempts. Pending again (a retry): the queue row gives its lease back and takes its new due time.
-    /// The log row's update changes no indexed column, so PostgreSQL keeps it on its page and writes no index (schema 18).
+    /// The log row's update changes no indexed column, so PostgreSQL can keep it on its page and write no index (schema 18).
     /// </summary>
     internal static IReadOnlyList<SqlStatement> Settle(SqlDialect dialect, DeliverySettlement s)
     {
@@ -262,9 +258,9 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
 
     /// <summary>
     /// A delivery is claimable only while no earlier one of its instance waits for its subscription. Written as a scalar
-    /// subquery, which PostgreSQL runs per candidate as one seek of ix_wf_delivery_queue_subscription_id_instance_id_sequence: as NOT EXISTS it became an
-    /// anti-join, and under a generic plan made while the table was empty PostgreSQL joined it without an index condition,
-    /// comparing every pending delivery with every other (seconds per claim at 15,000).
+    /// subquery, which PostgreSQL runs per candidate as one seek of ix_wf_delivery_queue_subscription_id_instance_id_sequence:
+    /// as NOT EXISTS it became an anti-join, and under a generic plan made while the table was empty PostgreSQL joined it
+    /// without an index condition, comparing every pending delivery with every other (seconds per claim at 15,000).
     /// </summary>
     private const string FirstOfItsInstance =
         "q.sequence = (SELECT MIN(e.sequence) FROM wf_delivery_queue e WHERE e.subscription_id = q.subscription_id AND e.instance_id = q.instance_id)";
@@ -294,18 +290,9 @@ public sealed partial class RelationalWorkflowStore : IDeliveryQueue
     }
 
     /// <summary>The log rows of the queue rows a claim leased (<see cref="ReadLeasesAsync"/>), in <see cref="Rows.LogDeliveryColumns"/>.</summary>
-    private static SqlStatement LogRowsOf(SqlDialect dialect, Dictionary<Guid, DeliveryQueueEntry> leased)
-    {
-        var statement = new SqlStatement(dialect).Sql($"SELECT {Rows.LogDeliveryColumns} FROM wf_deliveries d WHERE d.id IN (");
-        var first = true;
-        foreach (var id in leased.Keys)
-        {
-            statement.Sql(first ? "" : ", ").Param(id);
-            first = false;
-        }
-
-        return statement.Sql(")");
-    }
+    private static SqlStatement LogRowsOf(SqlDialect dialect, Dictionary<Guid, DeliveryQueueEntry> leased) =>
+        new SqlStatement(dialect).Sql($"SELECT {Rows.LogDeliveryColumns} FROM wf_deliveries d WHERE d.id IN (")
+            .List([.. leased.Keys.Select(id => (object?)id)]).Sql(")");
 
     private static async Task<Dictionary<Guid, DeliveryQueueEntry>> ReadLeasesAsync(DbDataReader reader, CancellationToken cancellationToken)
     {

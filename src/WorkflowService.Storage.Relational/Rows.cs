@@ -157,9 +157,14 @@ internal static class Rows
 
     private static object T(DateTime? value) => TypedNull.Of(value);
 
-    public static SqlStatement Insert<T>(SqlDialect dialect, string table, string columns, IEnumerable<T> rows, Func<T, object?[]> values)
+    public static SqlStatement Insert<T>(SqlDialect dialect, string table, string columns, IEnumerable<T> rows, Func<T, object?[]> values) =>
+        Insert(new SqlStatement(dialect), table, columns, rows, values);
+
+    /// <summary>The same INSERT, appended to <paramref name="statement"/> (a common table expression that reads its rows).</summary>
+    public static SqlStatement Insert<T>(SqlStatement statement, string table, string columns, IEnumerable<T> rows, Func<T, object?[]> values)
     {
-        var statement = new SqlStatement(dialect).Sql($"INSERT INTO {table} ({columns}) VALUES ");
+        ArgumentNullException.ThrowIfNull(statement);
+        statement.Sql($"INSERT INTO {table} ({columns}) VALUES ");
         var first = true;
         foreach (var row in rows)
         {
