@@ -120,6 +120,9 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
         Assert.True((bool)completed["data"]!["output"]!["approved"]!);
         Assert.Equal("rejected", (string?)received.Single(r => r.Type == EventTypes.InstanceFailed).Event["data"]!["error"]);
 
+        // The receiver answers before the dispatcher settles: wait for the settlements, then check them.
+        await Eventually.WaitUntilAsync(async () => (await LogAsync(subscription.Subscription.Id)).Count(d => d.Status != DeliveryStatus.Pending) == 9,
+            what: "nine settled deliveries");
         var log = await LogAsync(subscription.Subscription.Id);
         Assert.Equal(9, log.Count);
         Assert.All(log, d => Assert.Equal((DeliveryStatus.Delivered, 1, (int?)200), (d.Status, d.Attempts, d.LastStatus)));
