@@ -38,6 +38,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ["pgo-off"] = "tiered PGO off (DOTNET_TieredPGO=0): the cold-start lever, warm",
         ["events"] = "one subscription to every event of the load's definition (events out), delivered to a webhook receiver in the runner's process that answers 200 at once",
         ["events-claimed"] = "as events, with the hand-over off (Events:HandOverCapacity=0): every delivery claimed",
+        ["posts-alone"] = "as off, and after each workflow the runner itself posts two signed CloudEvents of the service's size and shape (its start and completion) to a webhook receiver in its process: the HTTP traffic of events out without the outbox, what posting alone costs this machine",
         ["sync-standby"] = "as off, on the PostgreSQL primary named by --sync-standby-postgres, whose commits wait for a synchronous standby (what durability on a second server costs)",
         ["search-attributes"] = "signal-roundtrip's definition with three search attributes set from its input (tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search.json): a keyword, a number and a datetime, evaluated and written by the start (the input never changes)",
         ["search-attributes-vars"] = "as search-attributes, each attribute also reading the variables (tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search-vars.json): evaluated and written, with new values, by both commits",
@@ -119,6 +120,11 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
     /// <summary>Each subscribing variant's receiver (its own, so its own secret), started with the run.</summary>
     private readonly Dictionary<string, WebhookReceiver> _hooks = [];
 
+    /// <summary>posts-alone's poster (to its receiver in <see cref="_hooks"/>), made with the run.</summary>
+    private readonly Dictionary<string, WebhookPoster> _posters = [];
+
+    private static bool Receives(string name) => Subscribes(name) || name == "posts-alone";
+
     private bool CallsOut => options.InterleaveScenario == CallOutRoundtripScenario.Definition;
 
     public async Task<bool> RunAsync(CancellationToken cancellationToken)
@@ -133,9 +139,13 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         var variants = new List<Variant>();
         try
         {
-            foreach (var name in options.Variants.Where(Subscribes))
+            foreach (var name in options.Variants.Where(Receives))
             {
                 _hooks[name] = await WebhookReceiver.StartAsync(cancellationToken);
+                if (!Subscribes(name))
+                {
+                    _posters[name] = new WebhookPoster(_hooks[name]);
+                }
             }
 
             foreach (var name in options.Variants)
@@ -177,6 +187,11 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             foreach (var variant in variants)
             {
                 await variant.DisposeAsync();
+            }
+
+            foreach (var poster in _posters.Values)
+            {
+                await poster.DisposeAsync();
             }
 
             foreach (var hooks in _hooks.Values)
@@ -233,6 +248,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         : new SignalRoundtripScenario
         {
             Name = ScenarioCatalog.Sustained, TierLabel = "Scaled", Ops = ops, Concurrency = Concurrency, WithBusinessInput = SendsBusinessInput(variant),
+            Posts = _posters.GetValueOrDefault(variant),
         };
 
     private ScenarioContext Context(Variant variant, int ops, CancellationToken cancellationToken, out ProgressMeter progress)
@@ -439,7 +455,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         foreach (var (name, hooks) in _hooks)
         {
             text.AppendLine();
-            text.AppendLine(CultureInfo.InvariantCulture, $"The {name} variant's receiver got {hooks.Count:N0} requests ({hooks.DistinctCount:N0} distinct deliveries) over the run, warm-up included. It runs in the runner's process: its CPU is in the machine column, the dispatcher's in the service's.");
+            text.AppendLine(CultureInfo.InvariantCulture, $"The {name} variant's receiver got {hooks.Count:N0} requests ({hooks.DistinctCount:N0} distinct deliveries) over the run, warm-up included. It runs in the runner's process: its CPU is in the machine column, {(Subscribes(name) ? "the dispatcher's in the service's" : $"as is the runner's own posting (failed posts: {_posters[name].Failures:N0})")}.");
         }
 
         text.AppendLine();

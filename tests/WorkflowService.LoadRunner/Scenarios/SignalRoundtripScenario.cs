@@ -35,8 +35,22 @@ internal sealed class SignalRoundtripScenario : ClosedLoopScenario
         ? context => context.Backend.SeedCompletedInstancesAsync(count, context.Cancellation)
         : null;
 
-    protected override Task<OperationSample> OperationAsync(ScenarioContext context, int index) =>
-        RoundtripAsync(context.Client, index, context.Cancellation, WithBusinessInput ? BusinessInput(index) : null);
+    /// <summary>
+    /// Queues the two events of each workflow for the runner to post after it (the interleaved run's posts-alone), apart
+    /// from the load, as the service's dispatcher posts them.
+    /// </summary>
+    public WebhookPoster? Posts { get; init; }
+
+    protected override async Task<OperationSample> OperationAsync(ScenarioContext context, int index)
+    {
+        var sample = await RoundtripAsync(context.Client, index, context.Cancellation, WithBusinessInput ? BusinessInput(index) : null);
+        if (Posts is { } posts)
+        {
+            await posts.QueueAsync(index, context.Cancellation);
+        }
+
+        return sample;
+    }
 
     private static readonly string[] Regions = ["EU", "US", "UK", "APAC", "LATAM"];
 
