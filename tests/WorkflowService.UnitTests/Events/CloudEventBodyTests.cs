@@ -1,9 +1,17 @@
+using System.Net.Mime;
+using System.Text;
+using System.Text.Json;
+using CloudNative.CloudEvents;
+using CloudNative.CloudEvents.SystemTextJson;
 using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 
 namespace WorkflowService.UnitTests.Events;
 
-/// <summary>The trace context a delivery's span continues, read back from the body its commit wrote.</summary>
+/// <summary>
+/// The bodies the outbox writes, read back with the CloudEvents SDK's formatter (which validates them), and the trace
+/// context a delivery's span continues, read back from the body its commit wrote.
+/// </summary>
 public sealed class CloudEventBodyTests
 {
     private const string TraceParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
@@ -30,4 +38,61 @@ public sealed class CloudEventBodyTests
     [InlineData("[]")]
     [InlineData("""{ "traceparent": 7 }""")]
     public void A_body_without_a_readable_one_has_none(string body) => Assert.Null(CloudEventBody.TraceParentOf(body));
+
+    private static readonly JsonEventFormatter Formatter = new();
+
+    private static CloudEvent Decode(string body) =>
+        Formatter.DecodeStructuredModeMessage(Encoding.UTF8.GetBytes(body), new System.Net.Mime.ContentType("application/cloudevents+json"), null);
+
+    [Fact]
+    public void A_standard_event_is_a_valid_cloud_event_with_the_instance_in_its_extensions_and_data()
+    {
+        var instance = new WorkflowInstance
+        {
+            Id = Guid.CreateVersion7(), DefinitionName = "claims", DefinitionVersion = 3, Tenant = "acme", Status = InstanceStatus.Completed,
+            BusinessKey = "claim-7", OutputJson = """{"approved":true,"amount":12.5}""",
+        };
+        var at = new DateTime(2026, 11, 29, 9, 14, 28, 35, DateTimeKind.Utc).AddTicks(8590);
+        var entry = new HistoryEvent
+        {
+            InstanceId = instance.Id, At = at, Type = HistoryEventTypes.InstanceCompleted, StepId = "done", Actor = "reviewer",
+            DataJson = """{"reason":"fine","status":"ignored","empty":null}""",
+        };
+        var id = Guid.CreateVersion7();
+
+        var decoded = Decode(CloudEventBody.Build(id, EventTypes.InstanceCompleted, instance, entry, TraceParent, null));
+
+        Assert.Equal(CloudEventsSpecVersion.V1_0, decoded.SpecVersion);
+        Assert.Equal((id.ToString(), EventTypes.InstanceCompleted, $"/instances/{instance.Id}", "done", MediaTypeNames.Application.Json),
+            (decoded.Id, decoded.Type, decoded.Source?.ToString(), decoded.Subject, decoded.DataContentType));
+        Assert.Equal(new DateTimeOffset(at), decoded.Time);
+        Assert.Equal((instance.Id.ToString(), "claims", "3", "acme", "claim-7", TraceParent),
+            ((string?)decoded[CloudEventBody.InstanceIdExtension], (string?)decoded[CloudEventBody.DefinitionExtension],
+                (string?)decoded[CloudEventBody.VersionExtension], (string?)decoded[CloudEventBody.TenantExtension],
+                (string?)decoded[CloudEventBody.BusinessKeyExtension], (string?)decoded[CloudEventBody.TraceParentExtension]));
+        var data = Assert.IsType<JsonElement>(decoded.Data);
+        Assert.Equal((instance.Id.ToString(), "claims", 3, "Completed", "claim-7", "done", "reviewer", "fine"),
+            (data.GetProperty("instanceId").GetString(), data.GetProperty("definition").GetString(), data.GetProperty("version").GetInt32(),
+                data.GetProperty("status").GetString(), data.GetProperty("businessKey").GetString(), data.GetProperty("step").GetString(),
+                data.GetProperty("actor").GetString(), data.GetProperty("reason").GetString()));
+        Assert.True(data.GetProperty("output").GetProperty("approved").GetBoolean());
+        Assert.Equal(12.5m, data.GetProperty("output").GetProperty("amount").GetDecimal());
+        // A field the entry recorded never overrides the instance's own, and a null one is left out.
+        Assert.False(data.TryGetProperty("empty", out _));
+        Assert.Single(data.EnumerateObject(), p => p.Name == "status");
+    }
+
+    [Fact]
+    public void A_custom_event_carries_its_data_as_emitted_and_leaves_out_what_it_lacks()
+    {
+        var decoded = Decode(Body(null, """{ "claim": "C-7", "lines": [1, 2], "note": "é \" <" }"""));
+
+        Assert.Equal("claim.approved", decoded.Type);
+        Assert.Null(decoded.Subject);
+        Assert.Null(decoded[CloudEventBody.BusinessKeyExtension]);
+        Assert.Null(decoded[CloudEventBody.TraceParentExtension]);
+        Assert.Equal("", (string?)decoded[CloudEventBody.TenantExtension]);
+        var data = Assert.IsType<JsonElement>(decoded.Data);
+        Assert.Equal(("C-7", 2, "é \" <"), (data.GetProperty("claim").GetString(), data.GetProperty("lines").GetArrayLength(), data.GetProperty("note").GetString()));
+    }
 }
