@@ -23,6 +23,9 @@ public sealed class DeliveryDoorbell : IDisposable
         }
     }
 
+    /// <summary>Whether it rang since the last wait (and takes that ring): deliveries were written meanwhile.</summary>
+    public bool TryTakeRing() => _rung.Wait(0);
+
     /// <summary>Until it rings (true) or <paramref name="wait"/> passes on <paramref name="time"/> (false).</summary>
     public async Task<bool> WaitAsync(TimeSpan wait, TimeProvider time, CancellationToken cancellationToken)
     {
