@@ -38,6 +38,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ["pgo-off"] = "tiered PGO off (DOTNET_TieredPGO=0): the cold-start lever, warm",
         ["events"] = "one subscription to every event of the load's definition (events out), delivered to a webhook receiver in the runner's process that answers 200 at once",
         ["events-claimed"] = "as events, with the hand-over off (Events:HandOverCapacity=0): every delivery claimed",
+        ["events-undelivered"] = "as events, with its node's dispatcher off (Events:Dispatch=false): every delivery written with its commit, none claimed, posted or settled: what the outbox's writes cost alone",
         ["posts-alone"] = "as off, and after each workflow the runner itself posts two signed CloudEvents of the service's size and shape (its start and completion) to a webhook receiver in its process: the HTTP traffic of events out without the outbox, what posting alone costs this machine",
         ["sync-standby"] = "as off, on the PostgreSQL primary named by --sync-standby-postgres, whose commits wait for a synchronous standby (what durability on a second server costs)",
         ["search-attributes"] = "signal-roundtrip's definition with three search attributes set from its input (tests/WorkflowService.Benchmarks/Definitions/signal-roundtrip-search.json): a keyword, a number and a datetime, evaluated and written by the start (the input never changes)",
@@ -84,7 +85,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private const string SearchPrefix = "search-attributes-";
 
-    private static bool Subscribes(string name) => name is "events" or "events-claimed" || IsEventsAtCommit(name);
+    private static bool Subscribes(string name) => name is "events" or "events-claimed" or "events-undelivered" || IsEventsAtCommit(name);
 
     /// <summary>The commit a variant is built from; null for the build under test.</summary>
     private static string? CommitOf(string name) =>
@@ -340,6 +341,11 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             if (name == "events-claimed")
             {
                 environment["Events__HandOverCapacity"] = "0";
+            }
+
+            if (name == "events-undelivered")
+            {
+                environment["Events__Dispatch"] = "false";
             }
         }
 

@@ -174,6 +174,14 @@ public sealed class PostgresFailoverTests(PostgresFailoverTests.NodesThroughAFai
             }
 
             await promotion;
+            // Reads answer 503 until the front node's pool finds the new primary (Npgsql looks again at a host it last saw
+            // as a standby after Host Recheck Seconds): the tests read what is there once the failover is over.
+            var first = _completedBefore[0];
+            await Eventually.WaitUntilAsync(async () =>
+            {
+                using var read = await _api.Http.GetAsync($"/instances/{first}", ct);
+                return read.IsSuccessStatusCode;
+            }, TimeSpan.FromSeconds(60), "the front node reads from the new primary");
         }
 
         protected override async ValueTask StopAsync()
