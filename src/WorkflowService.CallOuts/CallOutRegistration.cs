@@ -24,8 +24,8 @@ public static class CallOutRegistration
         // Events out (subscriptions) reach their receivers under the same egress rules, redirects unfollowed.
         services.AddHttpClient(WebhookSender.ClientName, c => c.Timeout = Timeout.InfiniteTimeSpan) // the dispatcher bounds each attempt
             .ConfigurePrimaryHttpMessageHandler(provider => provider.GetRequiredService<EgressPolicy>().CreateHandler())
-            // The dispatcher counts, traces and logs every attempt itself (docs/operations.md): the factory's own request
-            // logging (a scope and two log calls a post) would only repeat it.
+            // The dispatcher records every attempt itself (the delivery log, a span, the metrics; docs/operations.md): the
+            // factory's own request logging (a scope and two log calls a post) would only repeat it.
             .RemoveAllLoggers();
         services.AddSingleton<IEventSender, WebhookSender>();
         // Secrets are put into the request on its way to the client, after the engine and before the wire.

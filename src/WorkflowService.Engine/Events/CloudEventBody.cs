@@ -53,7 +53,8 @@ public static class CloudEventBody
             json.WriteString(DefinitionExtension, instance.DefinitionName);
             json.WriteString(VersionExtension, instance.DefinitionVersion.ToString(System.Globalization.CultureInfo.InvariantCulture));
             json.WriteString(TenantExtension, instance.Tenant);
-            if (instance.BusinessKey is { } businessKey)
+            // A key with a character no CloudEvents string may hold (a control character, say) is in the data only.
+            if (instance.BusinessKey is { } businessKey && IsAttributeText(businessKey))
             {
                 json.WriteString(BusinessKeyExtension, businessKey);
             }
@@ -63,20 +64,49 @@ public static class CloudEventBody
                 json.WriteString(TraceParentExtension, traceParent);
             }
 
-            json.WritePropertyName("data");
-            if (customData is { } custom)
+            if (customData is not { } custom)
             {
-                custom.WriteTo(json);
-            }
-            else
-            {
+                json.WritePropertyName("data");
                 WriteData(json, instance, entry);
+            }
+            else if (custom.ValueKind != JsonValueKind.Undefined)
+            {
+                // An emit step without data sends an event without it.
+                json.WritePropertyName("data");
+                custom.WriteTo(json);
             }
 
             json.WriteEndObject();
         }
 
         return Encoding.UTF8.GetString(buffer.WrittenSpan);
+    }
+
+    /// <summary>
+    /// Whether <paramref name="value"/> may be a CloudEvents string: well-formed UTF-16 without control characters
+    /// (U+0000 to U+001F, U+007F to U+009F) or noncharacters, as the specification's type system asks.
+    /// </summary>
+    public static bool IsAttributeText(string value)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        var rest = value.AsSpan();
+        while (!rest.IsEmpty)
+        {
+            if (Rune.DecodeFromUtf16(rest, out var rune, out var used) != OperationStatus.Done)
+            {
+                return false;
+            }
+
+            var code = rune.Value;
+            if (code <= 0x1F || code is >= 0x7F and <= 0x9F || code is >= 0xFDD0 and <= 0xFDEF || (code & 0xFFFE) == 0xFFFE)
+            {
+                return false;
+            }
+
+            rest = rest[used..];
+        }
+
+        return true;
     }
 
     /// <summary>
@@ -140,6 +170,7 @@ public static class CloudEventBody
         switch (entry.Type)
         {
             case HistoryEventTypes.InstanceCompleted when instance.OutputJson is { } output:
+                // The engine's own JSON, written as it stored it.
                 json.WritePropertyName("output");
                 json.WriteRawValue(output, skipInputValidation: true);
                 break;

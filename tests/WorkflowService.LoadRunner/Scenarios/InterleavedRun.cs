@@ -126,6 +126,12 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private static bool Receives(string name) => Subscribes(name) || name == "posts-alone";
 
+    /// <summary>Whose posts a variant's receiver counts, for the report.</summary>
+    private string ReceiverNote(string name) =>
+        _posters.TryGetValue(name, out var poster) ? $"as is the runner's own posting (failed posts: {poster.Failures:N0})"
+        : name == "events-undelivered" ? "and it gets nothing: the variant's node does not dispatch"
+        : "the dispatcher's in the service's";
+
     private bool CallsOut => options.InterleaveScenario == CallOutRoundtripScenario.Definition;
 
     public async Task<bool> RunAsync(CancellationToken cancellationToken)
@@ -265,6 +271,12 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ResourceProbe.ResetPeak(variant.Service.Pid);
         var before = ResourceProbe.Read(variant.Service.Pid);
         var measurement = await Scenario(options.WindowOps, variant.Name).MeasureAsync(Context(variant, options.WindowOps, cancellationToken, out var progress));
+        if (_posters.TryGetValue(variant.Name, out var poster) && !await poster.WaitDrainedAsync(TimeSpan.FromSeconds(60), cancellationToken))
+        {
+            // Its posts belong in its own window's CPU, as the dispatcher's trailing posts are in events'.
+            throw new InvalidOperationException($"{variant.Name}: its posts were not all answered within 60 s of its window");
+        }
+
         // The window's deferred work (spans the exporter batches for up to 5 s) is the window's cost: read the CPU after it.
         await Task.Delay(Settle, cancellationToken);
         var after = ResourceProbe.Read(variant.Service.Pid);
@@ -427,7 +439,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         Directory.CreateDirectory(options.OutputDirectory);
         var stem = Path.Combine(options.OutputDirectory, FileStem(backendName, started, options.Variants, options.InterleaveScenario));
         var json = stem + ".json";
-        File.WriteAllText(json, JsonSerializer.Serialize(new { backend = backendName, scenario = options.InterleaveScenario, started, options.Variants, rounds = options.Windows, options.Restarts, settleSeconds = options.Settle.TotalSeconds, options.WindowOps, Concurrency, SignalWorkers, windows, received, spanNames, eventsReceived = _hooks.ToDictionary(h => h.Key, h => h.Value.Count) },
+        File.WriteAllText(json, JsonSerializer.Serialize(new { backend = backendName, scenario = options.InterleaveScenario, started, options.Variants, rounds = options.Windows, options.Restarts, settleSeconds = options.Settle.TotalSeconds, options.WindowOps, Concurrency, SignalWorkers, windows, received, spanNames, eventsReceived = _hooks.ToDictionary(h => h.Key, h => h.Value.Count), postFailures = _posters.ToDictionary(p => p.Key, p => p.Value.Failures) },
             ReportJson));
 
         var text = new StringBuilder();
@@ -461,7 +473,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         foreach (var (name, hooks) in _hooks)
         {
             text.AppendLine();
-            text.AppendLine(CultureInfo.InvariantCulture, $"The {name} variant's receiver got {hooks.Count:N0} requests ({hooks.DistinctCount:N0} distinct deliveries) over the run, warm-up included. It runs in the runner's process: its CPU is in the machine column, {(Subscribes(name) ? "the dispatcher's in the service's" : $"as is the runner's own posting (failed posts: {_posters[name].Failures:N0})")}.");
+            text.AppendLine(CultureInfo.InvariantCulture, $"The {name} variant's receiver got {hooks.Count:N0} requests ({hooks.DistinctCount:N0} distinct deliveries) over the run, warm-up included. It runs in the runner's process: its CPU is in the machine column, {ReceiverNote(name)}.");
         }
 
         text.AppendLine();

@@ -25,6 +25,7 @@ internal sealed class WebhookPoster : IAsyncDisposable
     private readonly Channel<int> _queue = Channel.CreateBounded<int>(new BoundedChannelOptions(QueueCapacity) { FullMode = BoundedChannelFullMode.Wait });
     private readonly Task[] _workers;
     private long _failures;
+    private long _pending;
 
     private static readonly MediaTypeHeaderValue CloudEventsJson = new("application/cloudevents+json") { CharSet = "utf-8" };
 
@@ -48,8 +49,34 @@ internal sealed class WebhookPoster : IAsyncDisposable
     public long Failures => Interlocked.Read(ref _failures);
 
     /// <summary>Queues the two events of workflow <paramref name="index"/>; waits only while the queue is full.</summary>
-    public ValueTask QueueAsync(int index, CancellationToken cancellationToken) => _queue.Writer.WriteAsync(index, cancellationToken);
+    public ValueTask QueueAsync(int index, CancellationToken cancellationToken)
+    {
+        Interlocked.Increment(ref _pending);
+        return _queue.Writer.WriteAsync(index, cancellationToken);
+    }
 
+    /// <summary>
+    /// Until every queued pair is posted, or <paramref name="deadline"/> passes (false): a window's posts are its own, not
+    /// the next window's.
+    /// </summary>
+    public async Task<bool> WaitDrainedAsync(TimeSpan deadline, CancellationToken cancellationToken)
+    {
+        var waited = System.Diagnostics.Stopwatch.StartNew();
+        while (Interlocked.Read(ref _pending) > 0)
+        {
+            if (waited.Elapsed > deadline)
+            {
+                return false;
+            }
+
+            await Task.Delay(5, cancellationToken);
+        }
+
+        return true;
+    }
+
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1031:Do not catch general exception types",
+        Justification = "Whatever a post throws is counted and reported: a worker that stopped would stall the load once the queue is full.")]
     private async Task PostQueuedAsync()
     {
         await foreach (var index in _queue.Reader.ReadAllAsync())
@@ -58,9 +85,13 @@ internal sealed class WebhookPoster : IAsyncDisposable
             {
                 await PostPairAsync(index, CancellationToken.None);
             }
-            catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+            catch (Exception)
             {
                 Interlocked.Increment(ref _failures);
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _pending);
             }
         }
     }

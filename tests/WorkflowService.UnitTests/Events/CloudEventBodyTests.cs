@@ -1,4 +1,5 @@
 using System.Net.Mime;
+using System.Text.Json.Nodes;
 using System.Text;
 using System.Text.Json;
 using CloudNative.CloudEvents;
@@ -15,6 +16,11 @@ namespace WorkflowService.UnitTests.Events;
 public sealed class CloudEventBodyTests
 {
     private const string TraceParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+    private static readonly JsonEventFormatter Formatter = new();
+
+    private static CloudEvent Decode(string body) =>
+        Formatter.DecodeStructuredModeMessage(Encoding.UTF8.GetBytes(body), new ContentType("application/cloudevents+json"), null);
 
     private static readonly WorkflowInstance Instance = new()
     {
@@ -38,11 +44,6 @@ public sealed class CloudEventBodyTests
     [InlineData("[]")]
     [InlineData("""{ "traceparent": 7 }""")]
     public void A_body_without_a_readable_one_has_none(string body) => Assert.Null(CloudEventBody.TraceParentOf(body));
-
-    private static readonly JsonEventFormatter Formatter = new();
-
-    private static CloudEvent Decode(string body) =>
-        Formatter.DecodeStructuredModeMessage(Encoding.UTF8.GetBytes(body), new System.Net.Mime.ContentType("application/cloudevents+json"), null);
 
     [Fact]
     public void A_standard_event_is_a_valid_cloud_event_with_the_instance_in_its_extensions_and_data()
@@ -94,5 +95,77 @@ public sealed class CloudEventBodyTests
         Assert.Equal("", (string?)decoded[CloudEventBody.TenantExtension]);
         var data = Assert.IsType<JsonElement>(decoded.Data);
         Assert.Equal(("C-7", 2, "é \" <"), (data.GetProperty("claim").GetString(), data.GetProperty("lines").GetArrayLength(), data.GetProperty("note").GetString()));
+    }
+
+    [Fact]
+    public void A_body_is_what_the_sdk_would_write_for_the_same_event()
+    {
+        var instance = new WorkflowInstance
+        {
+            Id = Guid.CreateVersion7(), DefinitionName = "claims", DefinitionVersion = 1, Tenant = "", Status = InstanceStatus.Running,
+            BusinessKey = "<claim & \"7\">",
+        };
+        var entry = new HistoryEvent { InstanceId = instance.Id, At = DateTime.UtcNow, Type = HistoryEventTypes.InstanceStarted, StepId = "wait" };
+        var id = Guid.CreateVersion7();
+        var ours = CloudEventBody.Build(id, EventTypes.InstanceStarted, instance, entry, TraceParent, null);
+
+        var decoded = Decode(ours);
+        var sdk = new CloudEvent(CloudEventsSpecVersion.V1_0)
+        {
+            Id = id.ToString(), Type = EventTypes.InstanceStarted, Source = new Uri($"/instances/{instance.Id}", UriKind.Relative), Subject = "wait",
+            Time = new DateTimeOffset(entry.At), DataContentType = MediaTypeNames.Application.Json, Data = decoded.Data,
+        };
+        foreach (var (name, value) in new[]
+        {
+            (CloudEventBody.InstanceIdExtension, instance.Id.ToString()), (CloudEventBody.DefinitionExtension, "claims"),
+            (CloudEventBody.VersionExtension, "1"), (CloudEventBody.TenantExtension, ""), (CloudEventBody.BusinessKeyExtension, instance.BusinessKey),
+            (CloudEventBody.TraceParentExtension, TraceParent),
+        })
+        {
+            sdk[name] = value;
+        }
+
+        var written = Encoding.UTF8.GetString(Formatter.EncodeStructuredModeMessage(sdk, out _).Span);
+        Assert.True(JsonNode.DeepEquals(JsonNode.Parse(written), JsonNode.Parse(ours)), $"ours: {ours}\nthe SDK's: {written}");
+    }
+
+    [Fact]
+    public void An_emitted_event_without_data_has_none()
+    {
+        var body = CloudEventBody.Build(Guid.CreateVersion7(), "claim.noted", Instance,
+            new HistoryEvent { InstanceId = Instance.Id, At = DateTime.UtcNow, Type = HistoryEventTypes.EventEmitted }, null, default(JsonElement));
+
+        Assert.Null(Decode(body).Data);
+        Assert.False(JsonDocument.Parse(body).RootElement.TryGetProperty("data", out _));
+    }
+
+    [Fact]
+    public void A_business_key_no_cloud_events_string_may_hold_is_left_to_the_data()
+    {
+        var instance = new WorkflowInstance
+        {
+            Id = Guid.CreateVersion7(), DefinitionName = "claims", DefinitionVersion = 1, Tenant = "", Status = InstanceStatus.Running,
+            BusinessKey = "claim\n7",
+        };
+        var decoded = Decode(CloudEventBody.Build(Guid.CreateVersion7(), EventTypes.InstanceStarted, instance,
+            new HistoryEvent { InstanceId = instance.Id, At = DateTime.UtcNow, Type = HistoryEventTypes.InstanceStarted }, null, null));
+
+        Assert.Null(decoded[CloudEventBody.BusinessKeyExtension]);
+        Assert.Equal("claim\n7", Assert.IsType<JsonElement>(decoded.Data).GetProperty("businessKey").GetString());
+    }
+
+    [Fact]
+    public void Attribute_text_follows_the_cloud_events_type_system()
+    {
+        foreach (var allowed in new[] { "claim-7 été 😀", "" })
+        {
+            Assert.True(CloudEventBody.IsAttributeText(allowed), allowed);
+        }
+
+        // Control characters (C0, DEL, C1), a lone surrogate, noncharacters.
+        foreach (var refused in new[] { "a\u0000b", "tab\there", "del\u007f", "c1\u0085", "lone \ud800 half", "non\ufffe", "non\ufdd0" })
+        {
+            Assert.False(CloudEventBody.IsAttributeText(refused), refused);
+        }
     }
 }
