@@ -29,7 +29,9 @@ public static class BusinessKeyTemplate
                 return "must hold {fireTime} (or {fireTime:format}), so that each occurrence has a key of its own";
             }
 
-            return sample.Length is 0 or > MaxKeyLength ? $"makes keys of {sample.Length} characters; a business key has 1 to {MaxKeyLength}" : null;
+            return sample.Length is 0 or > MaxKeyLength ? $"makes keys of {sample.Length} characters; a business key has 1 to {MaxKeyLength}"
+                : !Events.CloudEventBody.IsAttributeText(sample) ? "makes keys with control characters or noncharacters; a business key has none"
+                : null;
         }
         catch (FormatException e)
         {

@@ -5,6 +5,7 @@ using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Mvc;
 using Microsoft.Extensions.Options;
 using WorkflowService.Engine.Definitions;
+using WorkflowService.Engine.Events;
 using WorkflowService.Engine.Persistence;
 using WorkflowService.Engine.Runtime;
 using WorkflowService.Engine.Search;
@@ -117,9 +118,17 @@ public static class InstanceEndpoints
         };
     }
 
-    /// <summary>A business key outside 1 to 200 characters; null when it is valid or left out.</summary>
-    internal static ValidationProblem? InvalidBusinessKey(string? businessKey) =>
-        businessKey is { Length: 0 or > 200 } ? Problems.Invalid("businessKey", "businessKey must be 1 to 200 characters") : null;
+    /// <summary>
+    /// A business key outside 1 to 200 characters, or holding a character no CloudEvents string may (a control character,
+    /// a noncharacter: events name the key); null when it is valid or left out.
+    /// </summary>
+    internal static ValidationProblem? InvalidBusinessKey(string? businessKey) => businessKey switch
+    {
+        { Length: 0 or > 200 } => Problems.Invalid("businessKey", "businessKey must be 1 to 200 characters"),
+        not null when !CloudEventBody.IsAttributeText(businessKey) =>
+            Problems.Invalid("businessKey", "businessKey must not hold control characters (U+0000 to U+001F, U+007F to U+009F) or noncharacters"),
+        _ => null,
+    };
 
     private static ValidationProblem? InvalidIdempotencyKey(string? idempotencyKey) =>
         idempotencyKey is { Length: 0 or > 200 } ? Problems.Invalid(IdempotencyHeader, "Idempotency-Key must be 1 to 200 characters") : null;

@@ -78,6 +78,20 @@ public abstract class BusinessKeyApiTests<TBackend> : SharedServiceTest<TBackend
     }
 
     [Fact]
+    public async Task A_business_key_with_a_control_character_is_refused_with_its_field_named()
+    {
+        var (api, name) = await PublishAsync("bk-control");
+
+        using var start = await api.Http.PostAsJsonAsync("/instances", new { definition = name, businessKey = "claim\n7" }, Token);
+        var problem = await ApiClient.ProblemAsync(start, HttpStatusCode.BadRequest);
+        Assert.Contains("businessKey must not hold control characters", problem.ToJsonString(), StringComparison.Ordinal);
+        using var read = await api.Http.GetAsync($"/definitions/{name}/instances/claim%097", Token);
+        await ApiClient.ProblemAsync(read, HttpStatusCode.BadRequest);
+        // Nothing was started.
+        Assert.Empty(await api.EveryPageAsync<InstanceSummaryView>($"/instances?definition={name}"));
+    }
+
+    [Fact]
     public async Task Another_tenants_business_key_is_not_found_and_its_instance_is_untouched()
     {
         var (acme, name) = await PublishAsync("bk-tenant");

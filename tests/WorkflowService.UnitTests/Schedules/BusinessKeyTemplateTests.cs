@@ -31,4 +31,8 @@ public sealed class BusinessKeyTemplateTests
         Assert.Contains("a business key has 1 to 200", BusinessKeyTemplate.Problem(new string('k', 190) + "{fireTime}", "n"), StringComparison.Ordinal);
         Assert.Null(BusinessKeyTemplate.Problem("{scheduleName}:{fireTime:yyyyMMddHHmm}", "nightly"));
     }
+
+    [Fact]
+    public void A_template_whose_keys_hold_a_control_character_is_refused() =>
+        Assert.Contains("control characters", BusinessKeyTemplate.Problem("night\n{fireTime}", "n"), StringComparison.Ordinal);
 }
