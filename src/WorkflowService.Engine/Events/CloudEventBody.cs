@@ -97,8 +97,9 @@ public static class CloudEventBody
                 return false;
             }
 
+            // Control characters are Unicode's Cc (C0, DEL, C1); noncharacters are U+FDD0 to U+FDEF and each plane's last two.
             var code = rune.Value;
-            if (code <= 0x1F || code is >= 0x7F and <= 0x9F || code is >= 0xFDD0 and <= 0xFDEF || (code & 0xFFFE) == 0xFFFE)
+            if (Rune.IsControl(rune) || code is >= 0xFDD0 and <= 0xFDEF || (code & 0xFFFE) == 0xFFFE)
             {
                 return false;
             }
