@@ -7,7 +7,8 @@ using WorkflowService.Engine.Execution;
 namespace WorkflowService.CallOuts;
 
 /// <summary>
-/// Posts a delivery to its subscription's endpoint as a structured CloudEvent, signed the Standard Webhooks way, through
+/// Posts a delivery to its subscription's endpoint as a structured CloudEvent (or, to a subscription that takes batches,
+/// deliveries as one CloudEvents batch: <see cref="EventBatch"/>), signed the Standard Webhooks way, through
 /// the call-outs' egress rules (the same hosts, ports and networks an http step may reach). A redirect is not followed:
 /// it is the receiver's answer, and retried like any other that is not 2xx.
 /// </summary>
@@ -16,6 +17,7 @@ internal sealed class WebhookSender(IHttpClientFactory clients, EgressPolicy egr
     public const string ClientName = "events";
 
     private static readonly MediaTypeHeaderValue CloudEventsJson = new("application/cloudevents+json") { CharSet = "utf-8" };
+    private static readonly MediaTypeHeaderValue CloudEventsBatchJson = new(EventBatch.MediaType) { CharSet = "utf-8" };
 
     public string? RefusalOf(Uri endpoint)
     {
@@ -26,10 +28,17 @@ internal sealed class WebhookSender(IHttpClientFactory clients, EgressPolicy egr
                 : null);
     }
 
-    public async Task<DeliveryAttempt> SendAsync(Subscription subscription, EventDelivery delivery, CancellationToken cancellationToken)
+    public async Task<DeliveryAttempt> SendAsync(Subscription subscription, IReadOnlyList<EventDelivery> deliveries, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(subscription);
-        ArgumentNullException.ThrowIfNull(delivery);
+        ArgumentNullException.ThrowIfNull(deliveries);
+        var batched = EventBatch.IsBatched(subscription);
+        if (deliveries.Count == 0 || (deliveries.Count > 1 && !batched))
+        {
+            throw new ArgumentException($"one delivery, or up to {subscription.MaxEventsPerBatch} for a subscription that takes batches, is posted at a time",
+                nameof(deliveries));
+        }
+
         var endpoint = new Uri(subscription.Endpoint);
         if (egress.RefusalOf(endpoint.IdnHost, endpoint.Port) is { } refusal)
         {
@@ -37,16 +46,17 @@ internal sealed class WebhookSender(IHttpClientFactory clients, EgressPolicy egr
         }
 
         var now = time.GetUtcNow();
-        var id = delivery.Id.ToString();
+        var id = batched ? EventBatch.IdOf(deliveries) : deliveries[0].Id.ToString();
+        var body = batched ? EventBatch.Body(deliveries) : deliveries[0].Body;
         var timestamp = now.ToUnixTimeSeconds();
         using var request = new HttpRequestMessage(HttpMethod.Post, endpoint)
         {
-            Content = new ByteArrayContent(Encoding.UTF8.GetBytes(delivery.Body)) { Headers = { ContentType = CloudEventsJson } },
+            Content = new ByteArrayContent(Encoding.UTF8.GetBytes(body)) { Headers = { ContentType = batched ? CloudEventsBatchJson : CloudEventsJson } },
         };
         request.Headers.TryAddWithoutValidation(WebhookSignature.IdHeader, id);
         request.Headers.TryAddWithoutValidation(WebhookSignature.TimestampHeader, timestamp.ToString(System.Globalization.CultureInfo.InvariantCulture));
         request.Headers.TryAddWithoutValidation(WebhookSignature.SignatureHeader,
-            WebhookSignature.Sign(id, timestamp, delivery.Body, subscription.SecretsAt(now.UtcDateTime)));
+            WebhookSignature.Sign(id, timestamp, body, subscription.SecretsAt(now.UtcDateTime)));
         try
         {
             using var response = await clients.CreateClient(ClientName).SendAsync(request, HttpCompletionOption.ResponseHeadersRead, cancellationToken)

@@ -237,6 +237,8 @@ internal sealed class SubscriptionDocument
     [BsonElement("endpoint")] public string Endpoint { get; set; } = "";
     [BsonElement("events")] public List<string> Events { get; set; } = [];
     [BsonElement("definitions")] public List<string> Definitions { get; set; } = [];
+    /// <summary>Absent in a subscription written before batches: 1, each event alone.</summary>
+    [BsonElement("maxEventsPerBatch")] public int MaxEventsPerBatch { get; set; } = 1;
     [BsonElement("enabled")] public bool Enabled { get; set; }
     [BsonElement("pausedReason")] public string? PausedReason { get; set; }
     [BsonElement("secret")] public string Secret { get; set; } = "";
@@ -249,13 +251,13 @@ internal sealed class SubscriptionDocument
     public static SubscriptionDocument From(Subscription s) => new()
     {
         Id = s.Id, Tenant = s.Tenant, Name = s.Name, Endpoint = s.Endpoint, Events = [.. s.Events], Definitions = [.. s.Definitions],
-        Enabled = s.Enabled, PausedReason = s.PausedReason, Secret = s.Secret, PreviousSecret = s.PreviousSecret,
+        MaxEventsPerBatch = s.MaxEventsPerBatch, Enabled = s.Enabled, PausedReason = s.PausedReason, Secret = s.Secret, PreviousSecret = s.PreviousSecret,
         PreviousSecretExpiresAt = s.PreviousSecretExpiresAt, CreatedAt = s.CreatedAt, UpdatedAt = s.UpdatedAt, Version = s.Version,
     };
 
     public Subscription ToModel() => new()
     {
-        Id = Id, Tenant = Tenant, Name = Name, Endpoint = Endpoint, Events = Events, Definitions = Definitions, Enabled = Enabled,
+        Id = Id, Tenant = Tenant, Name = Name, Endpoint = Endpoint, Events = Events, Definitions = Definitions, MaxEventsPerBatch = MaxEventsPerBatch, Enabled = Enabled,
         PausedReason = PausedReason, Secret = Secret, PreviousSecret = PreviousSecret,
         PreviousSecretExpiresAt = PreviousSecretExpiresAt is { } expires ? InstanceDocument.Utc(expires) : null,
         CreatedAt = InstanceDocument.Utc(CreatedAt), UpdatedAt = InstanceDocument.Utc(UpdatedAt), Version = Version,

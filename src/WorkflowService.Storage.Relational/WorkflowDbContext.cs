@@ -202,6 +202,7 @@ public sealed class WorkflowDbContext(DbContextOptions<WorkflowDbContext> option
             e.Property(s => s.Endpoint).HasMaxLength(SubscriptionSpec.MaxEndpointLength);
             e.Property(s => s.Events).HasColumnName("events_json").HasConversion(JsonList, ListComparer);
             e.Property(s => s.Definitions).HasColumnName("definitions_json").HasConversion(JsonList, ListComparer);
+            // MaxEventsPerBatch: schema 19 (its column's default, 1, covers rows written by older builds).
             e.Property(s => s.PausedReason).HasMaxLength(400);
             e.Property(s => s.Secret).HasMaxLength(200);
             e.Property(s => s.PreviousSecret).HasMaxLength(200);

@@ -48,7 +48,7 @@ internal sealed class WebhookReceiver : IAsyncDisposable
 
     public int Count => _receipts.Count;
 
-    /// <summary>How many distinct deliveries (webhook-ids) arrived.</summary>
+    /// <summary>How many distinct deliveries (event ids: a single event's is its webhook-id) arrived.</summary>
     public int DistinctCount => _ids.Count;
 
     public static async Task<WebhookReceiver> StartAsync(CancellationToken cancellationToken)
@@ -163,9 +163,16 @@ internal sealed class WebhookReceiver : IAsyncDisposable
         var signed = Verify(id, timestamp, body, request.Headers["webhook-signature"].ToString());
         using var json = JsonDocument.Parse(body);
         var root = json.RootElement;
-        _ids.TryAdd(id, true);
-        _receipts.Enqueue(new WebhookReceipt(order, arrived, id, root.GetProperty("type").GetString()!,
-            Guid.Parse(root.GetProperty("workflowinstanceid").GetString()!), root.GetProperty("time").GetDateTime().ToUniversalTime(), signed));
+        // A structured CloudEvent, or a batch of them (a JSON array): a receipt for each event, under its own id.
+        foreach (var cloudEvent in root.ValueKind == JsonValueKind.Array ? root.EnumerateArray().ToList() : [root])
+        {
+            var eventId = cloudEvent.GetProperty("id").GetString()!;
+            _ids.TryAdd(eventId, true);
+            _receipts.Enqueue(new WebhookReceipt(order, arrived, eventId, cloudEvent.GetProperty("type").GetString()!,
+                Guid.Parse(cloudEvent.GetProperty("workflowinstanceid").GetString()!), cloudEvent.GetProperty("time").GetDateTime().ToUniversalTime(),
+                signed));
+        }
+
         if (AnswerDelay > TimeSpan.Zero)
         {
             await Task.Delay(AnswerDelay, request.HttpContext.RequestAborted);
@@ -192,10 +199,10 @@ internal sealed class WebhookReceiver : IAsyncDisposable
     }
 }
 
-/// <summary>One request a <see cref="WebhookReceiver"/> got and answered 200.</summary>
-/// <param name="Order">Its place in arrival order (1, 2, …).</param>
-/// <param name="ArrivedAt">When it arrived (UTC, this machine's clock).</param>
-/// <param name="Id">Its webhook-id: the delivery's, the same on every attempt.</param>
+/// <summary>One event a <see cref="WebhookReceiver"/> got and answered 200 (a batch gives one for each of its events).</summary>
+/// <param name="Order">Its request's place in arrival order (1, 2, …).</param>
+/// <param name="ArrivedAt">When its request arrived (UTC, this machine's clock).</param>
+/// <param name="Id">The CloudEvent's id: the delivery's, the same on every attempt (and a single event's webhook-id).</param>
 /// <param name="Type">The CloudEvent's type.</param>
 /// <param name="InstanceId">The CloudEvent's workflowinstanceid.</param>
 /// <param name="EventTime">The CloudEvent's time: when the engine recorded the event, before its commit.</param>

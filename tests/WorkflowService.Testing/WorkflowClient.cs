@@ -184,10 +184,11 @@ internal sealed class WorkflowClient : IDisposable
     }
 
     /// <summary>Subscribes <paramref name="endpoint"/> to every event of <paramref name="definitions"/>; the answer holds its id and secret.</summary>
-    public async Task<JsonObject> SubscribeAsync(string name, Uri endpoint, IReadOnlyList<string> definitions, CancellationToken cancellationToken)
+    public async Task<JsonObject> SubscribeAsync(string name, Uri endpoint, IReadOnlyList<string> definitions, CancellationToken cancellationToken,
+        int? maxEventsPerBatch = null)
     {
         using var response = await _http.PostAsJsonAsync("/subscriptions",
-            new { name, endpoint = endpoint.ToString(), events = EveryEvent, definitions }, cancellationToken);
+            new { name, endpoint = endpoint.ToString(), events = EveryEvent, definitions, maxEventsPerBatch }, cancellationToken);
         return await ExpectAsync(response, "POST /subscriptions", cancellationToken, HttpStatusCode.Created);
     }
 

@@ -207,45 +207,116 @@ public sealed partial class EventDispatcher(
         }
     }
 
-    /// <summary>Posts every claimed delivery, at most <see cref="EventOptions.MaxConcurrentDeliveries"/> at once.</summary>
+    /// <summary>
+    /// Posts every claimed delivery, at most <see cref="EventOptions.MaxConcurrentDeliveries"/> requests at once: each alone,
+    /// or, to a subscription that takes batches, together with others of that subscription up to its batch size.
+    /// </summary>
     private async Task<List<DeliverySettlement>> DeliverAsync(IReadOnlyList<EventDelivery> claimed, EventOptions settings, CancellationToken stoppingToken)
     {
         var settlements = new DeliverySettlement[claimed.Count];
-        await Parallel.ForEachAsync(Enumerable.Range(0, claimed.Count),
+        await Parallel.ForEachAsync(Posts(claimed),
             new ParallelOptions { MaxDegreeOfParallelism = settings.MaxConcurrentDeliveries, CancellationToken = stoppingToken },
-            async (i, ct) => settlements[i] = await DeliverOneAsync(claimed[i], settings, ct).ConfigureAwait(false)).ConfigureAwait(false);
+            async (post, ct) =>
+            {
+                var settled = await DeliverPostAsync(post.Subscription, [.. post.Indexes.Select(i => claimed[i])], settings, ct).ConfigureAwait(false);
+                for (var k = 0; k < settled.Length; k++)
+                {
+                    settlements[post.Indexes[k]] = settled[k];
+                }
+            }).ConfigureAwait(false);
         return [.. settlements];
     }
 
-    private async Task<DeliverySettlement> DeliverOneAsync(EventDelivery delivery, EventOptions settings, CancellationToken stoppingToken)
+    /// <summary>
+    /// The requests that carry <paramref name="claimed"/>, in claim order: one per delivery, except that deliveries to a
+    /// subscription that takes batches fill a batch of it before the next is begun. A claim holds at most one delivery per
+    /// instance and subscription (the next waits for it), so a batch never reorders an instance's events.
+    /// </summary>
+    private List<(Subscription? Subscription, List<int> Indexes)> Posts(IReadOnlyList<EventDelivery> claimed)
     {
-        var token = delivery.LeaseToken ?? 0;
-        if (directory.Find(delivery.Tenant, delivery.SubscriptionId) is not { } subscription)
+        var posts = new List<(Subscription? Subscription, List<int> Indexes)>(claimed.Count);
+        Dictionary<Guid, int>? filling = null;
+        for (var i = 0; i < claimed.Count; i++)
         {
-            // Deleted (its deliveries go with it) or not read here yet: try again at the next poll.
-            return new DeliverySettlement(delivery.Id, token, DeliveryStatus.Pending, clock.NowMs() + (long)settings.PollInterval.TotalMilliseconds,
-                null, "the subscription is not known on this node yet", null, null);
+            var subscription = directory.Find(claimed[i].Tenant, claimed[i].SubscriptionId);
+            if (subscription is not null && EventBatch.IsBatched(subscription))
+            {
+                filling ??= [];
+                if (filling.TryGetValue(subscription.Id, out var at) && posts[at].Indexes.Count < subscription.MaxEventsPerBatch)
+                {
+                    posts[at].Indexes.Add(i);
+                    continue;
+                }
+
+                filling[subscription.Id] = posts.Count;
+            }
+
+            posts.Add((subscription, [i]));
         }
 
-        // The span and the instruments measure the post alone; what to do next is decided afterwards.
-        using var span = EngineTelemetry.StartDelivery(delivery, node.Id);
-        var posting = time.GetTimestamp();
-        var attempt = await PostAsync(subscription, delivery, settings, stoppingToken).ConfigureAwait(false);
-        var elapsed = time.GetElapsedTime(posting);
-        var (settlement, outcome) = await SettleAsync(delivery, subscription, attempt, token, settings, stoppingToken).ConfigureAwait(false);
-        metrics.DeliveryAttempted(outcome, elapsed.TotalMilliseconds, settlement.LatencyMs);
-        EngineTelemetry.Delivered(span, attempt.Status, outcome, attempt.Error);
-        return settlement;
+        return posts;
+    }
+
+    /// <summary>One request: its deliveries' settlements, in their order.</summary>
+    private async Task<DeliverySettlement[]> DeliverPostAsync(Subscription? subscription, EventDelivery[] deliveries, EventOptions settings,
+        CancellationToken stoppingToken)
+    {
+        if (subscription is null)
+        {
+            // Deleted (its deliveries go with it) or not read here yet: try again at the next poll.
+            return [.. deliveries.Select(d => new DeliverySettlement(d.Id, d.LeaseToken ?? 0, DeliveryStatus.Pending,
+                clock.NowMs() + (long)settings.PollInterval.TotalMilliseconds, null, "the subscription is not known on this node yet", null, null))];
+        }
+
+        // The spans and the instruments measure the post alone (one span per event, each in its commit's trace); what to
+        // do next is decided afterwards.
+        var spans = new System.Diagnostics.Activity?[deliveries.Length];
+        try
+        {
+            for (var k = 0; k < deliveries.Length; k++)
+            {
+                spans[k] = EngineTelemetry.StartDelivery(deliveries[k], node.Id, deliveries.Length);
+            }
+
+            var posting = time.GetTimestamp();
+            var attempt = await PostAsync(subscription, deliveries, settings, stoppingToken).ConfigureAwait(false);
+            var elapsed = time.GetElapsedTime(posting);
+            if (attempt.Gone)
+            {
+                await PauseGoneAsync(subscription, stoppingToken).ConfigureAwait(false);
+            }
+
+            // One pause for the whole request: its deliveries fall due again together, and are most likely posted together again.
+            var retryDelay = RetryDelay(deliveries.Max(d => d.Attempts), settings);
+            var settlements = new DeliverySettlement[deliveries.Length];
+            for (var k = 0; k < deliveries.Length; k++)
+            {
+                var (settlement, outcome) = Settle(deliveries[k], attempt, retryDelay, settings);
+                settlements[k] = settlement;
+                metrics.DeliveryAttempted(outcome, elapsed.TotalMilliseconds, settlement.LatencyMs);
+                EngineTelemetry.Delivered(spans[k], attempt.Status, outcome, attempt.Error);
+            }
+
+            return settlements;
+        }
+        finally
+        {
+            foreach (var span in spans)
+            {
+                span?.Dispose();
+            }
+        }
     }
 
     /// <summary>One post, bounded by <see cref="EventOptions.AttemptTimeout"/>.</summary>
-    private async Task<DeliveryAttempt> PostAsync(Subscription subscription, EventDelivery delivery, EventOptions settings, CancellationToken stoppingToken)
+    private async Task<DeliveryAttempt> PostAsync(Subscription subscription, IReadOnlyList<EventDelivery> deliveries, EventOptions settings,
+        CancellationToken stoppingToken)
     {
         using var attemptTimeout = new CancellationTokenSource(settings.AttemptTimeout, time);
         using var linked = CancellationTokenSource.CreateLinkedTokenSource(stoppingToken, attemptTimeout.Token);
         try
         {
-            return await sender.SendAsync(subscription, delivery, linked.Token).ConfigureAwait(false);
+            return await sender.SendAsync(subscription, deliveries, linked.Token).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (attemptTimeout.IsCancellationRequested && !stoppingToken.IsCancellationRequested)
         {
@@ -253,10 +324,14 @@ public sealed partial class EventDispatcher(
         }
     }
 
-    /// <summary>What the attempt makes of the delivery: delivered, pending again (a retry, or a 410's pause), or dead-lettered.</summary>
-    private async Task<(DeliverySettlement Settlement, string Outcome)> SettleAsync(EventDelivery delivery, Subscription subscription,
-        DeliveryAttempt attempt, long token, EventOptions settings, CancellationToken stoppingToken)
+    /// <summary>
+    /// What the attempt makes of the delivery: delivered, pending again (a retry, or a 410's pause, which the caller has
+    /// made), or dead-lettered.
+    /// </summary>
+    private (DeliverySettlement Settlement, string Outcome) Settle(EventDelivery delivery, DeliveryAttempt attempt, TimeSpan retryDelay,
+        EventOptions settings)
     {
+        var token = delivery.LeaseToken ?? 0;
         // The store's clock, like the delivery's creation: its lag is comparable across nodes.
         var now = clock.Now();
         if (attempt.Succeeded)
@@ -267,13 +342,12 @@ public sealed partial class EventDispatcher(
 
         if (attempt.Gone)
         {
-            await PauseGoneAsync(subscription, stoppingToken).ConfigureAwait(false);
             // Not an attempt against its period: it waits, pending, for the subscription to be resumed.
             return (new DeliverySettlement(delivery.Id, token, DeliveryStatus.Pending, now.UnixMs, attempt.Status, attempt.Error, null, null),
                 DeliveryOutcomes.Gone);
         }
 
-        var retryAt = now.UnixMs + (long)RetryDelay(delivery.Attempts, settings).TotalMilliseconds;
+        var retryAt = now.UnixMs + (long)retryDelay.TotalMilliseconds;
         var periodEnds = new DateTimeOffset(delivery.CreatedAt + settings.RetryPeriod).ToUnixTimeMilliseconds();
         return delivery.Attempts >= settings.MaxAttempts || retryAt > periodEnds
             ? (new DeliverySettlement(delivery.Id, token, DeliveryStatus.DeadLettered, null, attempt.Status, attempt.Error, null, null),

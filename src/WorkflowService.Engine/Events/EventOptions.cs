@@ -46,6 +46,10 @@ public sealed class EventOptions
     [Range(0, 100_000)]
     public int HandOverCapacity { get; set; }
 
+    /// <summary>The largest batch a subscription may ask for in its maxEventsPerBatch (default 100).</summary>
+    [Range(1, 1_000)]
+    public int MaxEventsPerBatch { get; set; } = 100;
+
     /// <summary>Deliveries posted at once by this node (default 32).</summary>
     [Range(1, 1_000)]
     public int MaxConcurrentDeliveries { get; set; } = 32;

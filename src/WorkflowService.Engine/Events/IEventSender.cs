@@ -1,10 +1,14 @@
 namespace WorkflowService.Engine.Events;
 
-/// <summary>Posts one delivery to its subscription's endpoint, signed (the host's HTTP client; the engine holds no HTTP).</summary>
+/// <summary>Posts deliveries to their subscription's endpoint, signed (the host's HTTP client; the engine holds no HTTP).</summary>
 public interface IEventSender
 {
-    /// <summary>One attempt: the receiver's status, or why there was none. Never throws for the receiver's failures.</summary>
-    Task<DeliveryAttempt> SendAsync(Subscription subscription, EventDelivery delivery, CancellationToken cancellationToken);
+    /// <summary>
+    /// One attempt, one request: the receiver's status, or why there was none. Never throws for the receiver's failures.
+    /// <paramref name="deliveries"/> holds one delivery, or for a subscription that takes batches
+    /// (<see cref="Subscription.MaxEventsPerBatch"/> above 1) up to that many, posted together (<see cref="EventBatch"/>).
+    /// </summary>
+    Task<DeliveryAttempt> SendAsync(Subscription subscription, IReadOnlyList<EventDelivery> deliveries, CancellationToken cancellationToken);
 
     /// <summary>
     /// Why deliveries to <paramref name="endpoint"/> would be refused by the egress rules, as far as the URL alone tells (its

@@ -17,6 +17,11 @@ public sealed class Subscription
     public IReadOnlyList<string> Events { get; set; } = [];
     /// <summary>The definitions whose instances it hears of; empty for every definition of its tenant.</summary>
     public IReadOnlyList<string> Definitions { get; set; } = [];
+    /// <summary>
+    /// The most events one request carries. 1 (the default): each event is posted alone, as a structured CloudEvent. More:
+    /// the events due together are posted as one CloudEvents batch (a JSON array), each at most once per request.
+    /// </summary>
+    public int MaxEventsPerBatch { get; set; } = 1;
     public bool Enabled { get; set; } = true;
     /// <summary>Why it is paused, and by whom; null while it is enabled.</summary>
     public string? PausedReason { get; set; }

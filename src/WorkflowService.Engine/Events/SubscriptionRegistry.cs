@@ -31,7 +31,7 @@ public sealed class SubscriptionRegistry(ISubscriptionStore store, SubscriptionD
     public IReadOnlyList<Diagnostic> Check(SubscriptionSpec spec)
     {
         ArgumentNullException.ThrowIfNull(spec);
-        var problems = spec.Problems(AllowsHttp, options.Value.MaxDefinitionsPerSubscription);
+        var problems = spec.Problems(AllowsHttp, options.Value.MaxDefinitionsPerSubscription, options.Value.MaxEventsPerBatch);
         if (!problems.Exists(p => p.Path == "$.endpoint") && Uri.TryCreate(spec.Endpoint, UriKind.Absolute, out var endpoint)
             && sender.RefusalOf(endpoint) is { } refusal)
         {
@@ -63,6 +63,7 @@ public sealed class SubscriptionRegistry(ISubscriptionStore store, SubscriptionD
             Endpoint = spec.Endpoint!,
             Events = [.. spec.Events!.Distinct(StringComparer.Ordinal)],
             Definitions = [.. (spec.Definitions ?? []).Distinct(StringComparer.Ordinal)],
+            MaxEventsPerBatch = spec.MaxEventsPerBatch ?? 1,
             Enabled = enabled,
             PausedReason = enabled ? null : "created paused",
             Secret = SigningSecret.Create(),
@@ -79,7 +80,7 @@ public sealed class SubscriptionRegistry(ISubscriptionStore store, SubscriptionD
         return SubscriptionChange.Of(subscription);
     }
 
-    /// <summary>Replaces what the caller may set (name, endpoint, events, definitions); state and secrets stay.</summary>
+    /// <summary>Replaces what the caller may set (name, endpoint, events, definitions, batch size); state and secrets stay.</summary>
     public Task<SubscriptionChange> ReplaceAsync(string tenant, Guid id, SubscriptionSpec spec, CancellationToken cancellationToken)
     {
         if (Check(spec) is { Count: > 0 } problems)
@@ -93,6 +94,7 @@ public sealed class SubscriptionRegistry(ISubscriptionStore store, SubscriptionD
             s.Endpoint = spec.Endpoint!;
             s.Events = [.. spec.Events!.Distinct(StringComparer.Ordinal)];
             s.Definitions = [.. (spec.Definitions ?? []).Distinct(StringComparer.Ordinal)];
+            s.MaxEventsPerBatch = spec.MaxEventsPerBatch ?? 1;
         }, cancellationToken);
     }
 

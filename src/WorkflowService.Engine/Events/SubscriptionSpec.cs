@@ -3,7 +3,8 @@ using WorkflowService.Engine.Definitions;
 namespace WorkflowService.Engine.Events;
 
 /// <summary>What a caller asks a subscription to be: everything but its identity, state and secrets.</summary>
-public sealed record SubscriptionSpec(string? Name, string? Endpoint, IReadOnlyList<string>? Events, IReadOnlyList<string>? Definitions)
+public sealed record SubscriptionSpec(string? Name, string? Endpoint, IReadOnlyList<string>? Events, IReadOnlyList<string>? Definitions,
+    int? MaxEventsPerBatch = null)
 {
     public const int MaxNameLength = 100;
     public const int MaxEndpointLength = 2_000;
@@ -11,7 +12,8 @@ public sealed record SubscriptionSpec(string? Name, string? Endpoint, IReadOnlyL
     /// <summary>What is wrong with it, each problem at its JSON path; empty when nothing is.</summary>
     /// <param name="allowHttp">Whether a plain http endpoint is accepted.</param>
     /// <param name="maxDefinitions">The most definitions it may name.</param>
-    public List<Diagnostic> Problems(bool allowHttp, int maxDefinitions)
+    /// <param name="maxBatch">The largest batch it may ask for (Events:MaxEventsPerBatch).</param>
+    public List<Diagnostic> Problems(bool allowHttp, int maxDefinitions, int maxBatch)
     {
         var problems = new List<Diagnostic>();
         if (string.IsNullOrWhiteSpace(Name) || Name.Length > MaxNameLength || Name.Trim() != Name)
@@ -52,6 +54,12 @@ public sealed record SubscriptionSpec(string? Name, string? Endpoint, IReadOnlyL
             {
                 problems.Add(new Diagnostic($"$.definitions[{i}]", $"a definition name of 1 to {MaxNameLength} characters is expected"));
             }
+        }
+
+        if (MaxEventsPerBatch is { } batch && (batch < 1 || batch > maxBatch))
+        {
+            problems.Add(new Diagnostic("$.maxEventsPerBatch",
+                $"a number from 1 (each event posted alone, the default) to {maxBatch} (Events:MaxEventsPerBatch) is expected; it is {batch}"));
         }
 
         return problems;

@@ -203,9 +203,10 @@ public static class EngineTelemetry
     /// Starts the span of one post of <paramref name="delivery"/> to its subscription's receiver by <paramref name="node"/>;
     /// null when no one listens. A child of the trace the commit that wrote the event ran in (its <c>traceparent</c>), so
     /// a request's trace shows the events it caused reaching their receivers; a root where the commit was not traced.
-    /// Ids, the type and the attempt only: never the body, the endpoint or the secret.
+    /// Ids, the type and the attempt only (and the request's number of events, when it carries more than one): never the
+    /// body, the endpoint or the secret.
     /// </summary>
-    public static Activity? StartDelivery(Events.EventDelivery delivery, string node)
+    public static Activity? StartDelivery(Events.EventDelivery delivery, string node, int batchSize = 1)
     {
         ArgumentNullException.ThrowIfNull(delivery);
         if (!Source.HasListeners())
@@ -225,6 +226,10 @@ public static class EngineTelemetry
             activity.SetTag("workflow.event.type", delivery.Type);
             activity.SetTag("workflow.event.delivery.id", delivery.Id);
             activity.SetTag("workflow.event.delivery.attempt", delivery.Attempts);
+            if (batchSize > 1)
+            {
+                activity.SetTag("workflow.event.batch.size", batchSize);
+            }
         }
 
         return activity;

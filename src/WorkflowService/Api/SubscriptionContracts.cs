@@ -12,9 +12,12 @@ public sealed record SubscriptionRequest(
     [property: Description("The definitions whose instances it hears of; empty or absent for every definition.")]
     IReadOnlyList<string>? Definitions = null,
     [property: Description("Whether it starts active (the default) or paused. Ignored on a change: pause and resume do that.")]
-    bool? Enabled = null)
+    bool? Enabled = null,
+    [property: Description("The most events one request carries: 1 (the default) posts each event alone as application/cloudevents+json; "
+        + "more posts the events due together as one application/cloudevents-batch+json array (docs/events.md).")]
+    int? MaxEventsPerBatch = null)
 {
-    internal SubscriptionSpec Spec => new(Name, Endpoint, Events, Definitions);
+    internal SubscriptionSpec Spec => new(Name, Endpoint, Events, Definitions, MaxEventsPerBatch);
 }
 
 /// <summary>A subscription; its secrets are shown only when made (on creation and rotation).</summary>
@@ -24,6 +27,7 @@ public sealed record SubscriptionView(
     string Endpoint,
     IReadOnlyList<string> Events,
     IReadOnlyList<string> Definitions,
+    [property: Description("The most events one request carries (1: each event alone).")] int MaxEventsPerBatch,
     [property: Description("active, or paused (see pausedReason)")] string Status,
     string? PausedReason,
     [property: Description("Until when the secret before the last rotation still signs; null when only the current one does.")]
@@ -36,7 +40,7 @@ public sealed record SubscriptionView(
     public const string Paused = "paused";
 
     internal static SubscriptionView From(Subscription s, DateTime now) => new(
-        s.Id, s.Name, s.Endpoint, s.Events, s.Definitions, s.Enabled ? Active : Paused, s.PausedReason,
+        s.Id, s.Name, s.Endpoint, s.Events, s.Definitions, s.MaxEventsPerBatch, s.Enabled ? Active : Paused, s.PausedReason,
         s.PreviousSecretExpiresAt > now ? s.PreviousSecretExpiresAt : null, s.CreatedAt, s.UpdatedAt, s.Version);
 }
 

@@ -37,6 +37,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         ["image-runtime"] = "the runtime settings the image sets (the Dockerfile's ENV DOTNET_ lines, such as the GC's gen0 budget) on the Release build",
         ["pgo-off"] = "tiered PGO off (DOTNET_TieredPGO=0): the cold-start lever, warm",
         ["events"] = "one subscription to every event of the load's definition (events out), delivered to a webhook receiver in the runner's process that answers 200 at once",
+        ["events-batched"] = "as events, the subscription taking batches of up to 100 events (maxEventsPerBatch): the events due together posted in one request",
         ["events-claimed"] = "as events, with the hand-over off (Events:HandOverCapacity=0): every delivery claimed",
         ["events-undelivered"] = "as events, with its node's dispatcher off (Events:Dispatch=false): every delivery written with its commit, none claimed, posted or settled: what the outbox's writes cost alone",
         ["posts-alone"] = "as off, and after each workflow the runner itself posts two signed CloudEvents of the service's size and shape (its start and completion) to a webhook receiver in its process: the HTTP traffic of events out without the outbox, what posting alone costs this machine",
@@ -85,7 +86,8 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
 
     private const string SearchPrefix = "search-attributes-";
 
-    private static bool Subscribes(string name) => name is "events" or "events-claimed" or "events-undelivered" || IsEventsAtCommit(name);
+    private static bool Subscribes(string name) =>
+        name is "events" or "events-batched" or "events-claimed" or "events-undelivered" || IsEventsAtCommit(name);
 
     /// <summary>The commit a variant is built from; null for the build under test.</summary>
     private static string? CommitOf(string name) =>
@@ -416,7 +418,8 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
             if (Subscribes(name))
             {
                 var hooks = _hooks[name];
-                var subscription = await variant.Client.SubscribeAsync("bench-receiver", hooks.Url, [options.InterleaveScenario], cancellationToken);
+                var subscription = await variant.Client.SubscribeAsync("bench-receiver", hooks.Url, [options.InterleaveScenario], cancellationToken,
+                    name == "events-batched" ? 100 : null);
                 hooks.UseSecret((string)subscription["secret"]!);
             }
             return variant;
@@ -473,7 +476,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         foreach (var (name, hooks) in _hooks)
         {
             text.AppendLine();
-            text.AppendLine(CultureInfo.InvariantCulture, $"The {name} variant's receiver got {hooks.Count:N0} requests ({hooks.DistinctCount:N0} distinct deliveries) over the run, warm-up included. It runs in the runner's process: its CPU is in the machine column, {ReceiverNote(name)}.");
+            text.AppendLine(CultureInfo.InvariantCulture, $"The {name} variant's receiver got {hooks.Count:N0} events ({hooks.DistinctCount:N0} distinct deliveries) over the run, warm-up included. It runs in the runner's process: its CPU is in the machine column, {ReceiverNote(name)}.");
         }
 
         text.AppendLine();

@@ -242,6 +242,77 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
     }
 
     [Fact]
+    public async Task A_subscription_that_takes_batches_gets_the_events_due_together_in_signed_batches_each_once_in_order_per_instance()
+    {
+        var definition = Definitions.Unique("batches");
+        await Api.PublishAsync(Definitions.TwoWaits(definition));
+        // Paused while the instances run, so that all their events are due together when it is resumed.
+        var subscription = await _receiver.SubscribeAsync(Api, $"/ok/{definition}", definition, maxEventsPerBatch: 10, enabled: false);
+        Assert.Equal(10, subscription.Subscription.MaxEventsPerBatch);
+        var instances = await Task.WhenAll(Enumerable.Range(0, 12).Select(_ => Api.StartAsync(definition)));
+        await Task.WhenAll(instances.Select(async i =>
+        {
+            await Api.SignalAsync(i.Id, "a");
+            await Api.SignalAsync(i.Id, "b");
+            await Api.WaitForAsync(i.Id, InstanceStatus.Completed);
+        }));
+        using (var resume = await Api.Http.PostAsync($"/subscriptions/{subscription.Subscription.Id}/resume", null, Token))
+        {
+            Assert.True(resume.IsSuccessStatusCode, await resume.Content.ReadAsStringAsync(Token));
+        }
+
+        await Eventually.WaitUntilAsync(() => _receiver.Of(definition).Sum(r => r.Events.Count) >= 24, what: "24 events in batches");
+        var requests = _receiver.Of(definition);
+        Assert.All(requests, r =>
+        {
+            Assert.StartsWith("application/cloudevents-batch+json", r.ContentType, StringComparison.Ordinal);
+            Assert.StartsWith("batch_", r.Id, StringComparison.Ordinal);
+            Assert.True(r.SignedWith(subscription.Secret), "a batch is not signed with the subscription's secret");
+            Assert.InRange(r.Events.Count, 1, 10);
+        });
+        // The twelve instances' first events were due together: a claim takes them at once, and they fill a batch of ten.
+        Assert.Equal(10, requests.Max(r => r.Events.Count));
+        Assert.Equal(requests.Count, requests.Select(r => r.Id).Distinct().Count());
+
+        var events = requests.SelectMany(r => r.Events).ToList();
+        Assert.Equal(24, events.Select(e => (string?)e["id"]).Distinct().Count());
+        Assert.Equal(24, events.Count);
+        foreach (var instance in instances)
+        {
+            Assert.Equal([EventTypes.InstanceStarted, EventTypes.InstanceCompleted],
+                events.Where(e => (string?)e["workflowinstanceid"] == instance.Id.ToString()).Select(e => (string?)e["type"]));
+        }
+
+        await Eventually.WaitUntilAsync(async () => (await LogAsync(subscription.Subscription.Id)).Count(d => d.Status == DeliveryStatus.Delivered) == 24,
+            what: "24 settled deliveries");
+        Assert.All(await LogAsync(subscription.Subscription.Id), d => Assert.Equal((1, (int?)200), (d.Attempts, d.LastStatus)));
+    }
+
+    [Fact]
+    public async Task A_batch_the_receiver_fails_is_retried_whole_under_the_same_id_until_it_answers_2xx()
+    {
+        var definition = Definitions.Unique("flaky-batch");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(definition));
+        var subscription = await _receiver.SubscribeAsync(Api, $"/flaky/{definition}/2", definition, [EventTypes.InstanceStarted],
+            maxEventsPerBatch: 10, enabled: false);
+        var instances = await Task.WhenAll(Enumerable.Range(0, 3).Select(_ => Api.StartAsync(definition)));
+        await Eventually.WaitUntilAsync(async () => (await LogAsync(subscription.Subscription.Id)).Count == 3, what: "three deliveries recorded");
+        using (var resume = await Api.Http.PostAsync($"/subscriptions/{subscription.Subscription.Id}/resume", null, Token))
+        {
+            Assert.True(resume.IsSuccessStatusCode, await resume.Content.ReadAsStringAsync(Token));
+        }
+
+        var received = await ReceivedAsync(definition, 3);
+        Assert.Equal([503, 503, 200], received.Select(r => r.Answered));
+        Assert.Single(received.Select(r => r.Id).Distinct());
+        Assert.All(received, r => Assert.Equal(instances.Select(i => i.Id.ToString()).Order(),
+            r.Events.Select(e => (string)e["workflowinstanceid"]!).Order()));
+        await Eventually.WaitUntilAsync(async () => (await LogAsync(subscription.Subscription.Id)).All(d => d.Status == DeliveryStatus.Delivered),
+            what: "three delivered");
+        Assert.All(await LogAsync(subscription.Subscription.Id), d => Assert.Equal((3, (int?)200), (d.Attempts, d.LastStatus)));
+    }
+
+    [Fact]
     public async Task A_receiver_that_fails_a_few_times_gets_the_event_with_the_same_id_until_it_answers_2xx()
     {
         var definition = Definitions.Unique("flaky");

@@ -36,6 +36,9 @@ public sealed class EventReceiver : IAsyncDisposable
     {
         public JsonObject Event => JsonNode.Parse(Body)!.AsObject();
 
+        /// <summary>The events it carried: the one of a structured request, or each of a batch (a JSON array), in order.</summary>
+        public IReadOnlyList<JsonObject> Events => JsonNode.Parse(Body) is JsonArray batch ? [.. batch.Select(e => e!.AsObject())] : [Event];
+
         public string Type => (string)Event["type"]!;
 
         public string InstanceId => (string)Event["workflowinstanceid"]!;
@@ -83,14 +86,17 @@ public sealed class EventReceiver : IAsyncDisposable
 
     /// <summary>
     /// Subscribes <paramref name="route"/> of this receiver, through the API, to <paramref name="events"/> (every one when
-    /// null) of <paramref name="definition"/>.
+    /// null) of <paramref name="definition"/>; in batches of up to <paramref name="maxEventsPerBatch"/>, paused when
+    /// <paramref name="enabled"/> is false.
     /// </summary>
-    public async Task<SubscriptionWithSecretView> SubscribeAsync(ApiClient api, string route, string definition, string[]? events = null)
+    public async Task<SubscriptionWithSecretView> SubscribeAsync(ApiClient api, string route, string definition, string[]? events = null,
+        int? maxEventsPerBatch = null, bool? enabled = null)
     {
         ArgumentNullException.ThrowIfNull(api);
         var token = Xunit.TestContext.Current.CancellationToken;
         using var response = await api.Http.PostAsJsonAsync("/subscriptions",
-            new { name = Definitions.Unique("hooks"), endpoint = new Uri(Address, route).ToString(), events = events ?? ["*"], definitions = (string[])[definition] },
+            new { name = Definitions.Unique("hooks"), endpoint = new Uri(Address, route).ToString(), events = events ?? ["*"], definitions = (string[])[definition],
+                  maxEventsPerBatch, enabled },
             WorkflowServiceFactory.Json, token);
         Assert.True(response.StatusCode == HttpStatusCode.Created, await response.Content.ReadAsStringAsync(token));
         return (await response.Content.ReadFromJsonAsync<SubscriptionWithSecretView>(WorkflowServiceFactory.Json, token))!;

@@ -36,8 +36,8 @@ public abstract class SubscriptionApiTests<TBackend> : SharedServiceTest<TBacken
     }
 
     private static object Request(string name, string endpoint = "https://receiver.example.com/hooks", string[]? events = null,
-        string[]? definitions = null, bool? enabled = null) =>
-        new { name, endpoint, events = events ?? ["instance.completed", "task.created"], definitions, enabled };
+        string[]? definitions = null, bool? enabled = null, int? maxEventsPerBatch = null) =>
+        new { name, endpoint, events = events ?? ["instance.completed", "task.created"], definitions, enabled, maxEventsPerBatch };
 
     private static async Task<SubscriptionWithSecretView> CreateAsync(HttpClient http, object request)
     {
@@ -59,13 +59,14 @@ public abstract class SubscriptionApiTests<TBackend> : SharedServiceTest<TBacken
     {
         var http = With(Designer);
         var name = Definitions.Unique("claims-hooks");
-        var created = await CreateAsync(http, Request(name, definitions: ["claims"]));
+        var created = await CreateAsync(http, Request(name, definitions: ["claims"], maxEventsPerBatch: 20));
         Assert.StartsWith("whsec_", created.Secret, StringComparison.Ordinal);
         Assert.Equal(24, Convert.FromBase64String(created.Secret["whsec_".Length..]).Length);
         var view = created.Subscription;
         Assert.Equal((name, "https://receiver.example.com/hooks", "active", 1), (view.Name, view.Endpoint, view.Status, view.Version));
         Assert.Equal(["instance.completed", "task.created"], view.Events);
         Assert.Equal(["claims"], view.Definitions);
+        Assert.Equal(20, view.MaxEventsPerBatch);
 
         // Read back: the same, and no secret anywhere in it.
         using (var read = await http.GetAsync($"/subscriptions/{view.Id}", Token))
@@ -81,6 +82,7 @@ public abstract class SubscriptionApiTests<TBackend> : SharedServiceTest<TBacken
         Assert.Equal((name + "-v2", "https://receiver.example.com/v2", 2), (changed.Name, changed.Endpoint, changed.Version));
         Assert.Equal(["*"], changed.Events);
         Assert.Empty(changed.Definitions);
+        Assert.Equal(1, changed.MaxEventsPerBatch);
 
         var paused = await ReadAsync<SubscriptionView>(await http.PostAsJsonAsync($"/subscriptions/{view.Id}/pause",
             new { reason = "receiver maintenance" }, WorkflowServiceFactory.Json, Token));
@@ -133,6 +135,10 @@ public abstract class SubscriptionApiTests<TBackend> : SharedServiceTest<TBacken
                 + "instance.cancelled, instance.terminated, instance.suspended, instance.resumed, instance.migrated, task.created, "
                 + "task.claimed, task.completed, signal.deadLettered, a custom event's type, or '*' for every event"),
             (Request(" " + name), "$.name", "$.name: a name of 1 to 100 characters, without spaces around it, is required"),
+            (Request(name, maxEventsPerBatch: 0), "$.maxEventsPerBatch",
+                "$.maxEventsPerBatch: a number from 1 (each event posted alone, the default) to 100 (Events:MaxEventsPerBatch) is expected; it is 0"),
+            (Request(name, maxEventsPerBatch: 101), "$.maxEventsPerBatch",
+                "$.maxEventsPerBatch: a number from 1 (each event posted alone, the default) to 100 (Events:MaxEventsPerBatch) is expected; it is 101"),
         };
 
         foreach (var (body, path, message) in cases)

@@ -9946,6 +9946,12 @@ namespace WorkflowService.Tests.Client.Generated
         [System.Text.Json.Serialization.JsonPropertyName("enabled")]
         public bool? Enabled { get; set; } = default!;
 
+        /// <summary>
+        /// The most events one request carries: 1 (the default) posts each event alone as application/cloudevents+json; more posts the events due together as one application/cloudevents-batch+json array (docs/events.md).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("maxEventsPerBatch")]
+        public int? MaxEventsPerBatch { get; set; } = default!;
+
         private System.Collections.Generic.IDictionary<string, object>? _additionalProperties;
 
         [System.Text.Json.Serialization.JsonExtensionData]
@@ -9978,6 +9984,12 @@ namespace WorkflowService.Tests.Client.Generated
 
         [System.Text.Json.Serialization.JsonPropertyName("definitions")]
         public System.Collections.Generic.ICollection<string> Definitions { get; set; } = new System.Collections.ObjectModel.Collection<string>();
+
+        /// <summary>
+        /// The most events one request carries (1: each event alone).
+        /// </summary>
+        [System.Text.Json.Serialization.JsonPropertyName("maxEventsPerBatch")]
+        public int MaxEventsPerBatch { get; set; } = default!;
 
         /// <summary>
         /// active, or paused (see pausedReason)
