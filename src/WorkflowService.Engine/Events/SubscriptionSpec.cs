@@ -59,7 +59,7 @@ public sealed record SubscriptionSpec(string? Name, string? Endpoint, IReadOnlyL
         if (MaxEventsPerBatch is { } batch && (batch < 1 || batch > maxBatch))
         {
             problems.Add(new Diagnostic("$.maxEventsPerBatch",
-                $"a number from 1 (each event posted alone, the default) to {maxBatch} (Events:MaxEventsPerBatch) is expected; it is {batch}"));
+                $"a whole number from 1 (each event posted alone, the default) to {maxBatch} (Events:MaxEventsPerBatch) is expected"));
         }
 
         return problems;

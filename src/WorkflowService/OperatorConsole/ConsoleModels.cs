@@ -97,14 +97,23 @@ public sealed record DeadLettersModel(ConsoleCaller Caller, Page<SignalMessage> 
 public sealed record TasksModel(ConsoleCaller Caller, HumanTaskStatus? Status, Page<HumanTask> Page, IReadOnlySet<Guid> Workable, string? Notice, string? Error);
 
 /// <summary>A subscription form's fields as typed: events and definitions each a list separated by commas or spaces.</summary>
-public sealed record SubscriptionForm(string? Name, string? Endpoint, string? Events, string? Definitions)
+public sealed record SubscriptionForm(string? Name, string? Endpoint, string? Events, string? Definitions, string? MaxEventsPerBatch = null)
 {
     public static readonly SubscriptionForm Empty = new(null, null, null, null);
 
-    public static SubscriptionForm Of(Subscription s) => new(s.Name, s.Endpoint, string.Join(", ", s.Events), string.Join(", ", s.Definitions));
+    public static SubscriptionForm Of(Subscription s) => new(s.Name, s.Endpoint, string.Join(", ", s.Events), string.Join(", ", s.Definitions),
+        s.MaxEventsPerBatch.ToString(System.Globalization.CultureInfo.InvariantCulture));
 
-    /// <summary>What the API would be sent; an empty list stays empty, so the API's own checks say what is missing.</summary>
-    public SubscriptionSpec Spec => new(Name?.Trim(), Endpoint?.Trim(), Split(Events), Split(Definitions));
+    /// <summary>
+    /// What the API would be sent; an empty list stays empty, so the API's own checks say what is missing. An empty batch
+    /// size is the default (1); one that is not a whole number is sent as 0, which the API's check refuses in its words.
+    /// </summary>
+    public SubscriptionSpec Spec => new(Name?.Trim(), Endpoint?.Trim(), Split(Events), Split(Definitions), BatchSize(MaxEventsPerBatch));
+
+    private static int? BatchSize(string? text) =>
+        string.IsNullOrWhiteSpace(text) ? null
+        : int.TryParse(text.Trim(), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var size) ? size
+        : 0;
 
     private static string[] Split(string? list) =>
         (list ?? "").Split([',', ' ', '\n', '\r', '\t'], StringSplitOptions.RemoveEmptyEntries);

@@ -27,8 +27,8 @@ public static class ConsoleSubscriptionActions
     }
 
     private static async Task<IResult> Create(
-        [FromForm] string? name, [FromForm] string? endpoint, [FromForm] string? events, [FromForm] string? definitions, HttpContext http,
-        SubscriptionRegistry registry, ISubscriptionStore store, Microsoft.Extensions.Options.IOptions<ConsoleOptions> options,
+        [FromForm] string? name, [FromForm] string? endpoint, [FromForm] string? events, [FromForm] string? definitions,
+        [FromForm] string? maxEventsPerBatch, HttpContext http, SubscriptionRegistry registry, ISubscriptionStore store, Microsoft.Extensions.Options.IOptions<ConsoleOptions> options,
         CancellationToken cancellationToken)
     {
         var caller = await ConsoleCaller.OfAsync(http);
@@ -37,7 +37,7 @@ public static class ConsoleSubscriptionActions
             return ConsolePages.Refused(caller, "managing subscriptions");
         }
 
-        var form = new SubscriptionForm(name, endpoint, events, definitions);
+        var form = new SubscriptionForm(name, endpoint, events, definitions, maxEventsPerBatch);
         var change = await registry.CreateAsync(caller.Tenant, form.Spec, enabled: true, cancellationToken);
         var list = await ConsolePages.SubscriptionListAsync(caller, store, null, null, options.Value.PageSize, cancellationToken);
         return change.Subscription is { } created
@@ -49,7 +49,7 @@ public static class ConsoleSubscriptionActions
 
     private static async Task<IResult> Change(
         Guid id, [FromForm] string? name, [FromForm] string? endpoint, [FromForm] string? events, [FromForm] string? definitions,
-        HttpContext http, SubscriptionRegistry registry, ISubscriptionStore store, CancellationToken cancellationToken)
+        [FromForm] string? maxEventsPerBatch, HttpContext http, SubscriptionRegistry registry, ISubscriptionStore store, CancellationToken cancellationToken)
     {
         var caller = await ConsoleCaller.OfAsync(http);
         if (!caller.ManageSubscriptions)
@@ -57,7 +57,7 @@ public static class ConsoleSubscriptionActions
             return ConsolePages.Refused(caller, "managing subscriptions");
         }
 
-        var form = new SubscriptionForm(name, endpoint, events, definitions);
+        var form = new SubscriptionForm(name, endpoint, events, definitions, maxEventsPerBatch);
         var change = await registry.ReplaceAsync(caller.Tenant, id, form.Spec, cancellationToken);
         if (change.Subscription is not null)
         {

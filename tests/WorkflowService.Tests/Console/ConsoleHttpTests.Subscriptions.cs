@@ -38,7 +38,7 @@ public sealed partial class ConsoleHttpTests
         var name = Definitions.Unique("crm");
 
         using var created = await SubmitAsync(browser, ConsolePathOfList, "/console/subscriptions",
-            Form(name, "https://receiver.example.com/hooks", "instance.completed, task.created", "claim"));
+            Form(name, "https://receiver.example.com/hooks", "instance.completed, task.created", "claim", "20"));
         var createdPage = await created.Content.ReadAsStringAsync(Cancel);
         Assert.True(created.StatusCode == HttpStatusCode.Created, createdPage);
         var secret = Secret(createdPage);
@@ -47,13 +47,25 @@ public sealed partial class ConsoleHttpTests
         var subscription = Assert.Single(await api.EveryPageAsync<SubscriptionView>("/subscriptions"), s => s.Name == name);
         Assert.Equal(["instance.completed", "task.created"], subscription.Events);
         Assert.Equal(["claim"], subscription.Definitions);
+        Assert.Equal(20, subscription.MaxEventsPerBatch);
         var id = subscription.Id;
+        // The edit form holds the batch size as it is, so a change of something else keeps it.
+        Assert.Contains("name=\"maxEventsPerBatch\" type=\"number\" min=\"1\" step=\"1\" inputmode=\"numeric\" value=\"20\"",
+            await browser.GetStringAsync($"/console/subscriptions/{id}", Cancel), StringComparison.Ordinal);
+        using (var notANumber = await SubmitAsync(browser, $"/console/subscriptions/{id}", $"/console/subscriptions/{id}",
+            Form(name, "https://receiver.example.com/v2", "*", "", "twenty")))
+        {
+            Assert.Equal(HttpStatusCode.BadRequest, notANumber.StatusCode);
+            Assert.Contains("$.maxEventsPerBatch: a whole number from 1 (each event posted alone, the default) to 100",
+                await notANumber.Content.ReadAsStringAsync(Cancel), StringComparison.Ordinal);
+        }
+
         var list = await browser.GetStringAsync(ConsolePathOfList, Cancel);
         Assert.Contains($"data-subscription=\"{id}\"", list, StringComparison.Ordinal);
         Assert.DoesNotContain(secret, list, StringComparison.Ordinal);
 
         using (var changed = await SubmitAsync(browser, $"/console/subscriptions/{id}", $"/console/subscriptions/{id}",
-            Form(name, "https://receiver.example.com/v2", "*", "")))
+            Form(name, "https://receiver.example.com/v2", "*", "", "5")))
         {
             Assert.Equal(HttpStatusCode.Redirect, changed.StatusCode);
             Assert.Equal($"/console/subscriptions/{id}?done=changed", changed.Headers.Location!.OriginalString);
@@ -62,6 +74,7 @@ public sealed partial class ConsoleHttpTests
         var afterChange = await GetSubscriptionAsync(api, id);
         Assert.Equal(("https://receiver.example.com/v2", "*"), (afterChange.Endpoint, Assert.Single(afterChange.Events)));
         Assert.Empty(afterChange.Definitions);
+        Assert.Equal(5, afterChange.MaxEventsPerBatch);
 
         await TakeSubscriptionActionAsync(browser, id, "pause", "Pause", HttpStatusCode.Redirect);
         Assert.Equal((SubscriptionView.Paused, $"paused by {Designer.Name}"), ((await GetSubscriptionAsync(api, id)).Status, (await GetSubscriptionAsync(api, id)).PausedReason));
@@ -215,8 +228,8 @@ public sealed partial class ConsoleHttpTests
 
     private const string ConsolePathOfList = "/console/subscriptions";
 
-    private static KeyValuePair<string, string>[] Form(string name, string endpoint, string events, string definitions) =>
-        [new("name", name), new("endpoint", endpoint), new("events", events), new("definitions", definitions)];
+    private static KeyValuePair<string, string>[] Form(string name, string endpoint, string events, string definitions, string batch = "") =>
+        [new("name", name), new("endpoint", endpoint), new("events", events), new("definitions", definitions), new("maxEventsPerBatch", batch)];
 
     /// <summary>Reads <paramref name="page"/> for a form token, then posts <paramref name="fields"/> to <paramref name="action"/> with it.</summary>
     private static async Task<HttpResponseMessage> SubmitAsync(HttpClient browser, string page, string action, KeyValuePair<string, string>[] fields)

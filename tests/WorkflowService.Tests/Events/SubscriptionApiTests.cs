@@ -136,9 +136,9 @@ public abstract class SubscriptionApiTests<TBackend> : SharedServiceTest<TBacken
                 + "task.claimed, task.completed, signal.deadLettered, a custom event's type, or '*' for every event"),
             (Request(" " + name), "$.name", "$.name: a name of 1 to 100 characters, without spaces around it, is required"),
             (Request(name, maxEventsPerBatch: 0), "$.maxEventsPerBatch",
-                "$.maxEventsPerBatch: a number from 1 (each event posted alone, the default) to 100 (Events:MaxEventsPerBatch) is expected; it is 0"),
+                "$.maxEventsPerBatch: a whole number from 1 (each event posted alone, the default) to 100 (Events:MaxEventsPerBatch) is expected"),
             (Request(name, maxEventsPerBatch: 101), "$.maxEventsPerBatch",
-                "$.maxEventsPerBatch: a number from 1 (each event posted alone, the default) to 100 (Events:MaxEventsPerBatch) is expected; it is 101"),
+                "$.maxEventsPerBatch: a whole number from 1 (each event posted alone, the default) to 100 (Events:MaxEventsPerBatch) is expected"),
         };
 
         foreach (var (body, path, message) in cases)
