@@ -237,8 +237,11 @@ internal sealed class SubscriptionDocument
     [BsonElement("endpoint")] public string Endpoint { get; set; } = "";
     [BsonElement("events")] public List<string> Events { get; set; } = [];
     [BsonElement("definitions")] public List<string> Definitions { get; set; } = [];
-    /// <summary>Absent in a subscription written before batches: 1, each event alone.</summary>
-    [BsonElement("maxEventsPerBatch")] public int MaxEventsPerBatch { get; set; } = 1;
+    /// <summary>
+    /// Absent in a subscription written before batches, and written only when it is not 1 (each event alone), so that a
+    /// node of an older build still reads every subscription that does not take batches.
+    /// </summary>
+    [BsonElement("maxEventsPerBatch")] [BsonDefaultValue(1)] [BsonIgnoreIfDefault] public int MaxEventsPerBatch { get; set; } = 1;
     [BsonElement("enabled")] public bool Enabled { get; set; }
     [BsonElement("pausedReason")] public string? PausedReason { get; set; }
     [BsonElement("secret")] public string Secret { get; set; } = "";

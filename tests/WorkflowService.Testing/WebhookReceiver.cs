@@ -48,7 +48,7 @@ internal sealed class WebhookReceiver : IAsyncDisposable
 
     public int Count => _receipts.Count;
 
-    /// <summary>How many distinct deliveries (event ids: a single event's is its webhook-id) arrived.</summary>
+    /// <summary>How many distinct events (CloudEvent ids: one per delivery, the receiver serving one subscription) arrived.</summary>
     public int DistinctCount => _ids.Count;
 
     public static async Task<WebhookReceiver> StartAsync(CancellationToken cancellationToken)
@@ -202,7 +202,7 @@ internal sealed class WebhookReceiver : IAsyncDisposable
 /// <summary>One event a <see cref="WebhookReceiver"/> got and answered 200 (a batch gives one for each of its events).</summary>
 /// <param name="Order">Its request's place in arrival order (1, 2, …).</param>
 /// <param name="ArrivedAt">When its request arrived (UTC, this machine's clock).</param>
-/// <param name="Id">The CloudEvent's id: the delivery's, the same on every attempt (and a single event's webhook-id).</param>
+/// <param name="Id">The CloudEvent's id: the same on every attempt, and one per delivery for a receiver of one subscription.</param>
 /// <param name="Type">The CloudEvent's type.</param>
 /// <param name="InstanceId">The CloudEvent's workflowinstanceid.</param>
 /// <param name="EventTime">The CloudEvent's time: when the engine recorded the event, before its commit.</param>

@@ -6,9 +6,9 @@ namespace WorkflowService.Engine.Events;
 /// <summary>
 /// How deliveries travel in one request to a subscription that takes batches: the CloudEvents HTTP binding's batched
 /// content mode, a JSON array of structured events in the order they were claimed (at most one per instance: an
-/// instance's next event waits for its previous one to be settled). Its <c>webhook-id</c> is derived from the events' ids,
-/// so a retry of the same events carries the same id and a request with other events another; receivers deduplicate
-/// on each event's <c>id</c>, since a retried event may come back in a batch with other events.
+/// instance's next event waits for its previous one to be settled). Its <c>webhook-id</c> is derived from the deliveries'
+/// ids, so the same deliveries carry the same id and other deliveries another; a failed delivery is retried alone, so
+/// receivers deduplicate on each event's <c>id</c> (unique within a subscription), not on the batch's.
 /// </summary>
 public static class EventBatch
 {
@@ -31,7 +31,7 @@ public static class EventBatch
         return body.Append(']').ToString();
     }
 
-    /// <summary>The request's <c>webhook-id</c>: "batch_" and a hash of the events' ids in order.</summary>
+    /// <summary>The request's <c>webhook-id</c>: "batch_" and a hash of the deliveries' ids in order.</summary>
     public static string IdOf(IReadOnlyList<EventDelivery> deliveries)
     {
         ArgumentNullException.ThrowIfNull(deliveries);

@@ -214,7 +214,7 @@ public sealed partial class EventDispatcher(
     private async Task<List<DeliverySettlement>> DeliverAsync(IReadOnlyList<EventDelivery> claimed, EventOptions settings, CancellationToken stoppingToken)
     {
         var settlements = new DeliverySettlement[claimed.Count];
-        await Parallel.ForEachAsync(Posts(claimed),
+        await Parallel.ForEachAsync(Posts(claimed, settings),
             new ParallelOptions { MaxDegreeOfParallelism = settings.MaxConcurrentDeliveries, CancellationToken = stoppingToken },
             async (post, ct) =>
             {
@@ -228,21 +228,23 @@ public sealed partial class EventDispatcher(
     }
 
     /// <summary>
-    /// The requests that carry <paramref name="claimed"/>, in claim order: one per delivery, except that deliveries to a
-    /// subscription that takes batches fill a batch of it before the next is begun. A claim holds at most one delivery per
-    /// instance and subscription (the next waits for it), so a batch never reorders an instance's events.
+    /// The requests that carry <paramref name="claimed"/>, in claim order: one per delivery, except that first attempts to
+    /// a subscription that takes batches fill a batch of it (up to its size, and to Events:MaxEventsPerBatch as it is now)
+    /// before the next is begun. A retry goes alone, so that an event its receiver refuses fails alone. A claim holds at
+    /// most one delivery per instance and subscription (the next waits for it), so a batch never reorders an instance's events.
     /// </summary>
-    private List<(Subscription? Subscription, List<int> Indexes)> Posts(IReadOnlyList<EventDelivery> claimed)
+    private List<(Subscription? Subscription, List<int> Indexes)> Posts(IReadOnlyList<EventDelivery> claimed, EventOptions settings)
     {
         var posts = new List<(Subscription? Subscription, List<int> Indexes)>(claimed.Count);
         Dictionary<Guid, int>? filling = null;
         for (var i = 0; i < claimed.Count; i++)
         {
             var subscription = directory.Find(claimed[i].Tenant, claimed[i].SubscriptionId);
-            if (subscription is not null && EventBatch.IsBatched(subscription))
+            if (subscription is not null && EventBatch.IsBatched(subscription) && claimed[i].Attempts <= 1)
             {
                 filling ??= [];
-                if (filling.TryGetValue(subscription.Id, out var at) && posts[at].Indexes.Count < subscription.MaxEventsPerBatch)
+                if (filling.TryGetValue(subscription.Id, out var at)
+                    && posts[at].Indexes.Count < Math.Min(subscription.MaxEventsPerBatch, settings.MaxEventsPerBatch))
                 {
                     posts[at].Indexes.Add(i);
                     continue;
@@ -268,16 +270,19 @@ public sealed partial class EventDispatcher(
                 clock.NowMs() + (long)settings.PollInterval.TotalMilliseconds, null, "the subscription is not known on this node yet", null, null))];
         }
 
-        // The spans and the instruments measure the post alone (one span per event, each in its commit's trace); what to
-        // do next is decided afterwards.
+        // The spans and the instruments measure the post alone (one span per event, each in its commit's trace, none the
+        // parent of another); what to do next is decided afterwards. The HTTP client's span is the first event's child.
         var spans = new System.Diagnostics.Activity?[deliveries.Length];
+        var outside = System.Diagnostics.Activity.Current;
         try
         {
             for (var k = 0; k < deliveries.Length; k++)
             {
                 spans[k] = EngineTelemetry.StartDelivery(deliveries[k], node.Id, deliveries.Length);
+                System.Diagnostics.Activity.Current = outside;
             }
 
+            System.Diagnostics.Activity.Current = spans[0] ?? outside;
             var posting = time.GetTimestamp();
             var attempt = await PostAsync(subscription, deliveries, settings, stoppingToken).ConfigureAwait(false);
             var elapsed = time.GetElapsedTime(posting);
@@ -286,14 +291,14 @@ public sealed partial class EventDispatcher(
                 await PauseGoneAsync(subscription, stoppingToken).ConfigureAwait(false);
             }
 
-            // One pause for the whole request: its deliveries fall due again together, and are most likely posted together again.
-            var retryDelay = RetryDelay(deliveries.Max(d => d.Attempts), settings);
+            // The store's clock, read once: like the delivery's creation, its lag is comparable across nodes.
+            var now = clock.Now();
             var settlements = new DeliverySettlement[deliveries.Length];
             for (var k = 0; k < deliveries.Length; k++)
             {
-                var (settlement, outcome) = Settle(deliveries[k], attempt, retryDelay, settings);
+                var (settlement, outcome) = Settle(deliveries[k], attempt, now, settings);
                 settlements[k] = settlement;
-                metrics.DeliveryAttempted(outcome, elapsed.TotalMilliseconds, settlement.LatencyMs);
+                metrics.DeliveryAttempted(outcome, k == 0 ? elapsed.TotalMilliseconds : null, settlement.LatencyMs);
                 EngineTelemetry.Delivered(spans[k], attempt.Status, outcome, attempt.Error);
             }
 
@@ -328,12 +333,10 @@ public sealed partial class EventDispatcher(
     /// What the attempt makes of the delivery: delivered, pending again (a retry, or a 410's pause, which the caller has
     /// made), or dead-lettered.
     /// </summary>
-    private (DeliverySettlement Settlement, string Outcome) Settle(EventDelivery delivery, DeliveryAttempt attempt, TimeSpan retryDelay,
+    private static (DeliverySettlement Settlement, string Outcome) Settle(EventDelivery delivery, DeliveryAttempt attempt, StoreInstant now,
         EventOptions settings)
     {
         var token = delivery.LeaseToken ?? 0;
-        // The store's clock, like the delivery's creation: its lag is comparable across nodes.
-        var now = clock.Now();
         if (attempt.Succeeded)
         {
             return (new DeliverySettlement(delivery.Id, token, DeliveryStatus.Delivered, null, attempt.Status, null, now.UtcDateTime,
@@ -347,7 +350,7 @@ public sealed partial class EventDispatcher(
                 DeliveryOutcomes.Gone);
         }
 
-        var retryAt = now.UnixMs + (long)retryDelay.TotalMilliseconds;
+        var retryAt = now.UnixMs + (long)RetryDelay(delivery.Attempts, settings).TotalMilliseconds;
         var periodEnds = new DateTimeOffset(delivery.CreatedAt + settings.RetryPeriod).ToUnixTimeMilliseconds();
         return delivery.Attempts >= settings.MaxAttempts || retryAt > periodEnds
             ? (new DeliverySettlement(delivery.Id, token, DeliveryStatus.DeadLettered, null, attempt.Status, attempt.Error, null, null),

@@ -76,7 +76,7 @@ public sealed class EngineMetrics : IDisposable
         _eventsDeadLettered = _meter.CreateCounter<long>("workflow.events.dead_lettered", "{event}",
             "event deliveries given up on after their retry period or attempts, kept for a replay");
         _deliverySeconds = _meter.CreateHistogram("workflow.event.delivery.duration", "s",
-            "one post of an event to its receiver, until its answer or the attempt's timeout", tags: null, advice: LatencySeconds);
+            "one post to a receiver (an event, or a batch of them), until its answer or the attempt's timeout", tags: null, advice: LatencySeconds);
         _eventLagSeconds = _meter.CreateHistogram("workflow.event.lag", "s",
             "from the commit that wrote an event to its receiver's 2xx, by the store's clock, retries included", tags: null, advice: LatencySeconds);
     }
@@ -180,13 +180,18 @@ public sealed class EngineMetrics : IDisposable
     }
 
     /// <summary>
-    /// One post took <paramref name="elapsedMs"/> and ended as <paramref name="outcome"/> (one of <see cref="DeliveryOutcomes"/>);
-    /// a delivered one reached its receiver <paramref name="lagMs"/> after its commit.
+    /// An attempt of one delivery ended as <paramref name="outcome"/> (one of <see cref="DeliveryOutcomes"/>); a delivered one
+    /// reached its receiver <paramref name="lagMs"/> after its commit. Its post took <paramref name="elapsedMs"/>, given for
+    /// the first delivery of a request only (a batch is one post).
     /// </summary>
-    public void DeliveryAttempted(string outcome, double elapsedMs, double? lagMs)
+    public void DeliveryAttempted(string outcome, double? elapsedMs, double? lagMs)
     {
         _deliveryAttempts.Add(1, new KeyValuePair<string, object?>("outcome", outcome));
-        _deliverySeconds.Record(elapsedMs / 1000);
+        if (elapsedMs is { } elapsed)
+        {
+            _deliverySeconds.Record(elapsed / 1000);
+        }
+
         switch (outcome)
         {
             case DeliveryOutcomes.Success:

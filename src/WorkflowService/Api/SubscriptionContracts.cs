@@ -13,8 +13,9 @@ public sealed record SubscriptionRequest(
     IReadOnlyList<string>? Definitions = null,
     [property: Description("Whether it starts active (the default) or paused. Ignored on a change: pause and resume do that.")]
     bool? Enabled = null,
-    [property: Description("The most events one request carries: 1 (the default) posts each event alone as application/cloudevents+json; "
-        + "more posts the events due together as one application/cloudevents-batch+json array (docs/events.md).")]
+    [property: Description("The most events one request carries, 1 to Events:MaxEventsPerBatch (100 unless configured): 1 (the default) "
+        + "posts each event alone as application/cloudevents+json; more posts the events due together as one "
+        + "application/cloudevents-batch+json array (docs/events.md). Absent on a change: 1.")]
     int? MaxEventsPerBatch = null)
 {
     internal SubscriptionSpec Spec => new(Name, Endpoint, Events, Definitions, MaxEventsPerBatch);

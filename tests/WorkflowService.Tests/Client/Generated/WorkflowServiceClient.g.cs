@@ -9947,7 +9947,7 @@ namespace WorkflowService.Tests.Client.Generated
         public bool? Enabled { get; set; } = default!;
 
         /// <summary>
-        /// The most events one request carries: 1 (the default) posts each event alone as application/cloudevents+json; more posts the events due together as one application/cloudevents-batch+json array (docs/events.md).
+        /// The most events one request carries, 1 to Events:MaxEventsPerBatch (100 unless configured): 1 (the default) posts each event alone as application/cloudevents+json; more posts the events due together as one application/cloudevents-batch+json array (docs/events.md). Absent on a change: 1.
         /// </summary>
         [System.Text.Json.Serialization.JsonPropertyName("maxEventsPerBatch")]
         public int? MaxEventsPerBatch { get; set; } = default!;
