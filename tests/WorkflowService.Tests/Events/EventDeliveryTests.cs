@@ -338,6 +338,48 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
     }
 
     [Fact]
+    public async Task A_batch_answered_410_pauses_the_subscription_once_and_its_events_wait_for_the_resume()
+    {
+        var definition = Definitions.Unique("gone-batch");
+        await Api.PublishAsync(Definitions.SignalRoundtrip(definition));
+        var subscription = await _receiver.SubscribeAsync(Api, $"/gone/{definition}", definition, [EventTypes.InstanceStarted],
+            maxEventsPerBatch: 10, enabled: false);
+        var id = subscription.Subscription.Id;
+        await Task.WhenAll(Enumerable.Range(0, 3).Select(_ => Api.StartAsync(definition)));
+        await Eventually.WaitUntilAsync(async () => (await LogAsync(id)).Count == 3, what: "three deliveries recorded");
+        using (var resume = await Api.Http.PostAsync($"/subscriptions/{id}/resume", null, Token))
+        {
+            Assert.True(resume.IsSuccessStatusCode, await resume.Content.ReadAsStringAsync(Token));
+        }
+
+        await Eventually.WaitUntilAsync(async () => (await Api.Http.GetFromJsonAsync<SubscriptionView>($"/subscriptions/{id}",
+            WorkflowServiceFactory.Json, Token))!.Status == SubscriptionView.Paused, what: "the subscription paused");
+        var paused = (await Api.Http.GetFromJsonAsync<SubscriptionView>($"/subscriptions/{id}", WorkflowServiceFactory.Json, Token))!;
+        Assert.Equal("the receiver answered 410 Gone", paused.PausedReason);
+        // Made (1), resumed (2), paused once by the one request that carried the three events (3).
+        Assert.Equal(3, paused.Version);
+        var gone = Assert.Single(_receiver.Of(definition));
+        Assert.Equal(3, gone.Events.Count);
+        Assert.All(await LogAsync(id), d => Assert.Equal(DeliveryStatus.Pending, d.Status));
+
+        using (var change = await Api.Http.PutAsJsonAsync($"/subscriptions/{id}",
+            new { name = paused.Name, endpoint = new Uri(_receiver.Address, $"/ok/{definition}-back").ToString(), events = paused.Events,
+                  definitions = paused.Definitions, maxEventsPerBatch = 10 }, WorkflowServiceFactory.Json, Token))
+        {
+            Assert.True(change.IsSuccessStatusCode, await change.Content.ReadAsStringAsync(Token));
+        }
+
+        using (var resume = await Api.Http.PostAsync($"/subscriptions/{id}/resume", null, Token))
+        {
+            Assert.True(resume.IsSuccessStatusCode, await resume.Content.ReadAsStringAsync(Token));
+        }
+
+        await Eventually.WaitUntilAsync(() => _receiver.Of($"{definition}-back").Sum(r => r.Events.Count) >= 3, what: "the three events after the resume");
+        Assert.Equal(3, _receiver.Of($"{definition}-back").SelectMany(r => r.Events).Select(e => (string?)e["id"]).Distinct().Count());
+        await Eventually.WaitUntilAsync(async () => (await LogAsync(id)).All(d => d.Status == DeliveryStatus.Delivered), what: "three delivered");
+    }
+
+    [Fact]
     public async Task A_receiver_that_fails_a_few_times_gets_the_event_with_the_same_id_until_it_answers_2xx()
     {
         var definition = Definitions.Unique("flaky");
