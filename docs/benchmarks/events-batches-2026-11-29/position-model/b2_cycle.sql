@@ -1,0 +1,1 @@
+SELECT cycle_b(true);
