@@ -87,6 +87,26 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
             $"expected {string.Join(", ", expected)}; got " + string.Join("; ", mine.Select(r => $"{r.Type} id {r.Id} event {(string?)r.Event["id"]} at {(string?)r.Event["time"]}")));
     }
 
+    private async Task ResumeAsync(Guid subscriptionId)
+    {
+        using var resume = await Api.Http.PostAsync($"/subscriptions/{subscriptionId}/resume", null, Token);
+        Assert.True(resume.IsSuccessStatusCode, await resume.Content.ReadAsStringAsync(Token));
+    }
+
+    /// <summary>
+    /// A paused subscription of <paramref name="route"/> to instance.started of <paramref name="definition"/>, taking batches
+    /// of ten; three instances whose deliveries wait for it; then the resume, which makes the three due together.
+    /// </summary>
+    private async Task<(SubscriptionWithSecretView Subscription, InstanceView[] Instances)> ThreeWaitingThenResumedAsync(string route, string definition)
+    {
+        await Api.PublishAsync(Definitions.SignalRoundtrip(definition));
+        var subscription = await _receiver.SubscribeAsync(Api, route, definition, [EventTypes.InstanceStarted], maxEventsPerBatch: 10, enabled: false);
+        var instances = await Task.WhenAll(Enumerable.Range(0, 3).Select(_ => Api.StartAsync(definition)));
+        await Eventually.WaitUntilAsync(async () => (await LogAsync(subscription.Subscription.Id)).Count == 3, what: "three deliveries recorded");
+        await ResumeAsync(subscription.Subscription.Id);
+        return (subscription, instances);
+    }
+
     private async Task<IReadOnlyList<DeliveryView>> LogAsync(Guid subscriptionId) =>
         await Api.EveryPageAsync<DeliveryView>($"/subscriptions/{subscriptionId}/deliveries?limit=500");
 
@@ -259,11 +279,8 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
             await Api.SignalAsync(i.Id, "b");
             await Api.WaitForAsync(i.Id, InstanceStatus.Completed);
         }));
-        foreach (var id in new[] { subscription.Subscription.Id, single.Subscription.Id })
-        {
-            using var resume = await Api.Http.PostAsync($"/subscriptions/{id}/resume", null, Token);
-            Assert.True(resume.IsSuccessStatusCode, await resume.Content.ReadAsStringAsync(Token));
-        }
+        await ResumeAsync(subscription.Subscription.Id);
+        await ResumeAsync(single.Subscription.Id);
 
         await Eventually.WaitUntilAsync(() => _receiver.Of(definition).Sum(r => r.Events.Count) >= 24, what: "24 events in batches");
         var singles = await ReceivedAsync($"{definition}-single", 24);
@@ -330,16 +347,8 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
     public async Task A_batch_the_receiver_fails_is_retried_event_by_event_each_under_its_own_id()
     {
         var definition = Definitions.Unique("flaky-batch");
-        await Api.PublishAsync(Definitions.SignalRoundtrip(definition));
         // The receiver fails the first attempt of each webhook-id.
-        var subscription = await _receiver.SubscribeAsync(Api, $"/flaky/{definition}/1", definition, [EventTypes.InstanceStarted],
-            maxEventsPerBatch: 10, enabled: false);
-        var instances = await Task.WhenAll(Enumerable.Range(0, 3).Select(_ => Api.StartAsync(definition)));
-        await Eventually.WaitUntilAsync(async () => (await LogAsync(subscription.Subscription.Id)).Count == 3, what: "three deliveries recorded");
-        using (var resume = await Api.Http.PostAsync($"/subscriptions/{subscription.Subscription.Id}/resume", null, Token))
-        {
-            Assert.True(resume.IsSuccessStatusCode, await resume.Content.ReadAsStringAsync(Token));
-        }
+        var (subscription, instances) = await ThreeWaitingThenResumedAsync($"/flaky/{definition}/1", definition);
 
         // One batch of the three, refused; then each event alone (a batch of one), refused once under its own id, then taken.
         var received = await ReceivedAsync(definition, 7);
@@ -372,16 +381,8 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
     public async Task A_batch_answered_410_pauses_the_subscription_once_and_its_events_wait_for_the_resume()
     {
         var definition = Definitions.Unique("gone-batch");
-        await Api.PublishAsync(Definitions.SignalRoundtrip(definition));
-        var subscription = await _receiver.SubscribeAsync(Api, $"/gone/{definition}", definition, [EventTypes.InstanceStarted],
-            maxEventsPerBatch: 10, enabled: false);
+        var (subscription, _) = await ThreeWaitingThenResumedAsync($"/gone/{definition}", definition);
         var id = subscription.Subscription.Id;
-        await Task.WhenAll(Enumerable.Range(0, 3).Select(_ => Api.StartAsync(definition)));
-        await Eventually.WaitUntilAsync(async () => (await LogAsync(id)).Count == 3, what: "three deliveries recorded");
-        using (var resume = await Api.Http.PostAsync($"/subscriptions/{id}/resume", null, Token))
-        {
-            Assert.True(resume.IsSuccessStatusCode, await resume.Content.ReadAsStringAsync(Token));
-        }
 
         await Eventually.WaitUntilAsync(async () => (await Api.Http.GetFromJsonAsync<SubscriptionView>($"/subscriptions/{id}",
             WorkflowServiceFactory.Json, Token))!.Status == SubscriptionView.Paused, what: "the subscription paused");
@@ -400,10 +401,7 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
             Assert.True(change.IsSuccessStatusCode, await change.Content.ReadAsStringAsync(Token));
         }
 
-        using (var resume = await Api.Http.PostAsync($"/subscriptions/{id}/resume", null, Token))
-        {
-            Assert.True(resume.IsSuccessStatusCode, await resume.Content.ReadAsStringAsync(Token));
-        }
+        await ResumeAsync(id);
 
         await Eventually.WaitUntilAsync(() => _receiver.Of($"{definition}-back").Sum(r => r.Events.Count) >= 3, what: "the three events after the resume");
         Assert.Equal(3, _receiver.Of($"{definition}-back").SelectMany(r => r.Events).Select(e => (string?)e["id"]).Distinct().Count());
@@ -486,10 +484,7 @@ public abstract class EventDeliveryTests<TBackend> : SharedServiceTest<TBackend>
             Assert.True(change.IsSuccessStatusCode, await change.Content.ReadAsStringAsync(Token));
         }
 
-        using (var resume = await Api.Http.PostAsync($"/subscriptions/{id}/resume", null, Token))
-        {
-            Assert.True(resume.IsSuccessStatusCode, await resume.Content.ReadAsStringAsync(Token));
-        }
+        await ResumeAsync(id);
 
         var back = await ReceivedAsync($"{definition}-back", 2);
         Assert.Equal([EventTypes.InstanceStarted, EventTypes.InstanceCompleted], back.Select(r => r.Type));
