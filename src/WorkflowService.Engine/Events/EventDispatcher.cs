@@ -213,18 +213,14 @@ public sealed partial class EventDispatcher(
     /// </summary>
     private async Task<List<DeliverySettlement>> DeliverAsync(IReadOnlyList<EventDelivery> claimed, EventOptions settings, CancellationToken stoppingToken)
     {
-        var settlements = new DeliverySettlement[claimed.Count];
-        await Parallel.ForEachAsync(Posts(claimed, settings),
+        // The settlements in the order of the posts: a store writes each by its delivery's id, in any order.
+        var posts = Posts(claimed, settings);
+        var settled = new DeliverySettlement[posts.Count][];
+        await Parallel.ForEachAsync(Enumerable.Range(0, posts.Count),
             new ParallelOptions { MaxDegreeOfParallelism = settings.MaxConcurrentDeliveries, CancellationToken = stoppingToken },
-            async (post, ct) =>
-            {
-                var settled = await DeliverPostAsync(post.Subscription, [.. post.Indexes.Select(i => claimed[i])], settings, ct).ConfigureAwait(false);
-                for (var k = 0; k < settled.Length; k++)
-                {
-                    settlements[post.Indexes[k]] = settled[k];
-                }
-            }).ConfigureAwait(false);
-        return [.. settlements];
+            async (p, ct) => settled[p] = await DeliverPostAsync(posts[p].Subscription, posts[p].Deliveries, settings, ct).ConfigureAwait(false))
+            .ConfigureAwait(false);
+        return [.. settled.SelectMany(s => s)];
     }
 
     /// <summary>
@@ -233,34 +229,36 @@ public sealed partial class EventDispatcher(
     /// before the next is begun. A retry goes alone, so that an event its receiver refuses fails alone. A claim holds at
     /// most one delivery per instance and subscription (the next waits for it), so a batch never reorders an instance's events.
     /// </summary>
-    private List<(Subscription? Subscription, List<int> Indexes)> Posts(IReadOnlyList<EventDelivery> claimed, EventOptions settings)
+    private List<(Subscription? Subscription, List<EventDelivery> Deliveries)> Posts(IReadOnlyList<EventDelivery> claimed, EventOptions settings)
     {
-        var posts = new List<(Subscription? Subscription, List<int> Indexes)>(claimed.Count);
-        Dictionary<Guid, int>? filling = null;
-        for (var i = 0; i < claimed.Count; i++)
+        var posts = new List<(Subscription? Subscription, List<EventDelivery> Deliveries)>(claimed.Count);
+        Dictionary<Guid, List<EventDelivery>>? filling = null;
+        foreach (var delivery in claimed)
         {
-            var subscription = directory.Find(claimed[i].Tenant, claimed[i].SubscriptionId);
-            if (subscription is not null && EventBatch.IsBatched(subscription) && claimed[i].Attempts <= 1)
+            var subscription = directory.Find(delivery.Tenant, delivery.SubscriptionId);
+            if (subscription is not null && EventBatch.IsBatched(subscription) && delivery.Attempts <= 1)
             {
                 filling ??= [];
-                if (filling.TryGetValue(subscription.Id, out var at)
-                    && posts[at].Indexes.Count < Math.Min(subscription.MaxEventsPerBatch, settings.MaxEventsPerBatch))
+                if (filling.TryGetValue(subscription.Id, out var batch)
+                    && batch.Count < Math.Min(subscription.MaxEventsPerBatch, settings.MaxEventsPerBatch))
                 {
-                    posts[at].Indexes.Add(i);
+                    batch.Add(delivery);
                     continue;
                 }
 
-                filling[subscription.Id] = posts.Count;
+                filling[subscription.Id] = batch = [delivery];
+                posts.Add((subscription, batch));
+                continue;
             }
 
-            posts.Add((subscription, [i]));
+            posts.Add((subscription, [delivery]));
         }
 
         return posts;
     }
 
     /// <summary>One request: its deliveries' settlements, in their order.</summary>
-    private async Task<DeliverySettlement[]> DeliverPostAsync(Subscription? subscription, EventDelivery[] deliveries, EventOptions settings,
+    private async Task<DeliverySettlement[]> DeliverPostAsync(Subscription? subscription, List<EventDelivery> deliveries, EventOptions settings,
         CancellationToken stoppingToken)
     {
         if (subscription is null)
@@ -272,13 +270,13 @@ public sealed partial class EventDispatcher(
 
         // The spans and the instruments measure the post alone (one span per event, each in its commit's trace, none the
         // parent of another); what to do next is decided afterwards. The HTTP client's span is the first event's child.
-        var spans = new System.Diagnostics.Activity?[deliveries.Length];
+        var spans = new System.Diagnostics.Activity?[deliveries.Count];
         var outside = System.Diagnostics.Activity.Current;
         try
         {
-            for (var k = 0; k < deliveries.Length; k++)
+            for (var k = 0; k < deliveries.Count; k++)
             {
-                spans[k] = EngineTelemetry.StartDelivery(deliveries[k], node.Id, deliveries.Length);
+                spans[k] = EngineTelemetry.StartDelivery(deliveries[k], node.Id, deliveries.Count);
                 System.Diagnostics.Activity.Current = outside;
             }
 
@@ -293,8 +291,8 @@ public sealed partial class EventDispatcher(
 
             // The store's clock, read once: like the delivery's creation, its lag is comparable across nodes.
             var now = clock.Now();
-            var settlements = new DeliverySettlement[deliveries.Length];
-            for (var k = 0; k < deliveries.Length; k++)
+            var settlements = new DeliverySettlement[deliveries.Count];
+            for (var k = 0; k < deliveries.Count; k++)
             {
                 var (settlement, outcome) = Settle(deliveries[k], attempt, now, settings);
                 settlements[k] = settlement;
