@@ -10,27 +10,55 @@ namespace WorkflowService.Engine.Search;
 /// </summary>
 public sealed class InstanceSearchValues(DefinitionRegistry definitions, ISearchAttributeStore store, RecentSearchValues recent)
 {
-    /// <summary>The instance with its stored values in <see cref="WorkflowInstance.SearchAttributes"/> (a copy); null stays null.</summary>
-    public async Task<WorkflowInstance?> ReadAsync(WorkflowInstance? instance, CancellationToken cancellationToken)
+    /// <summary>
+    /// The stored values of <paramref name="instance"/> as the store answers (the definition's attributes that have a value,
+    /// by name); null when its definition version declares none. The instance itself is left as it is.
+    /// </summary>
+    public async Task<IReadOnlyList<SearchAttributeValue>?> ValuesAsync(WorkflowInstance instance, CancellationToken cancellationToken)
     {
-        if (instance is null)
+        ArgumentNullException.ThrowIfNull(instance);
+        var definition = await definitions.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken)
+            .ConfigureAwait(false);
+        if (definition is not { SearchAttributes.Count: > 0 })
         {
             return null;
         }
 
-        var definition = await definitions.GetAsync(instance.Tenant, instance.DefinitionName, instance.DefinitionVersion, cancellationToken)
-            .ConfigureAwait(false);
-        if (definition is not { SearchAttributes.Count: > 0 })
+        if (recent.Find(instance) is { } known)
+        {
+            // Held as the store answers; an entry is made from the evaluation of this same definition version, so its names
+            // are declared ones (checked all the same, without a copy when they are).
+            return AllDeclared(known, definition.SearchAttributeNames)
+                ? known
+                : [.. known.Where(v => definition.SearchAttributeNames.Contains(v.Name))];
+        }
+
+        return await store.GetSearchValuesAsync(instance, definition.SearchAttributeNames, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>The instance with its stored values in <see cref="WorkflowInstance.SearchAttributes"/> (a copy); null stays null.</summary>
+    public async Task<WorkflowInstance?> ReadAsync(WorkflowInstance? instance, CancellationToken cancellationToken)
+    {
+        if (instance is null || await ValuesAsync(instance, cancellationToken).ConfigureAwait(false) is not { } values)
         {
             return instance;
         }
 
         var copy = instance.Clone();
-        copy.SearchAttributes = recent.Find(instance) is { } known
-            // As the store answers: the definition's attributes that have a value, by name.
-            ? known.Where(v => v.Value is not null && definition.SearchAttributeNames.Contains(v.Name))
-                .OrderBy(v => v.Name, StringComparer.Ordinal).ToList()
-            : await store.GetSearchValuesAsync(instance, definition.SearchAttributeNames, cancellationToken).ConfigureAwait(false);
+        copy.SearchAttributes = values;
         return copy;
+    }
+
+    private static bool AllDeclared(IReadOnlyList<SearchAttributeValue> values, IReadOnlyCollection<string> names)
+    {
+        foreach (var value in values)
+        {
+            if (!names.Contains(value.Name))
+            {
+                return false;
+            }
+        }
+
+        return true;
     }
 }

@@ -51,7 +51,10 @@ public sealed class RecentSearchValues(IOptions<EngineOptions> options)
         _entries.Set(instance.Id, new Entry(instance.Version, instance.DefinitionVersion, values), static (held, entry) => held.Version > entry.Version);
     }
 
-    /// <summary>The values of <paramref name="instance"/> as committed at its version by this node; null when it holds none.</summary>
+    /// <summary>
+    /// The values of <paramref name="instance"/> as committed at its version by this node, as the store would answer them
+    /// (those with a value, by name); null when it holds none.
+    /// </summary>
     public IReadOnlyList<SearchAttributeValue>? Find(WorkflowInstance instance)
     {
         ArgumentNullException.ThrowIfNull(instance);
@@ -62,24 +65,40 @@ public sealed class RecentSearchValues(IOptions<EngineOptions> options)
     }
 
     /// <summary>
-    /// <paramref name="values"/> over <paramref name="held"/>, each as every store gives it back (a number through a
-    /// double); null when one would not come back the same (a time finer than a millisecond: stores keep milliseconds,
-    /// some no finer).
+    /// <paramref name="values"/> over <paramref name="held"/> as the store answers them: the ones with a value, by name,
+    /// each as every store gives it back (a number through a double); <paramref name="held"/> itself when nothing was
+    /// evaluated again. Null when one would not come back the same (a time finer than a millisecond: stores keep
+    /// milliseconds, some no finer).
     /// </summary>
-    private static List<SearchAttributeValue>? AsStored(IReadOnlyList<SearchAttributeValue> values, IReadOnlyList<SearchAttributeValue> held)
+    private static IReadOnlyList<SearchAttributeValue>? AsStored(IReadOnlyList<SearchAttributeValue> values, IReadOnlyList<SearchAttributeValue> held)
     {
+        if (values.Count == 0)
+        {
+            return held;
+        }
+
         var merged = new List<SearchAttributeValue>(held.Count + values.Count);
-        merged.AddRange(held.Where(h => !values.Any(v => v.Name == h.Name)));
+        foreach (var kept in held)
+        {
+            if (!Evaluated(values, kept.Name))
+            {
+                merged.Add(kept);
+            }
+        }
+
         foreach (var value in values)
         {
             switch (value.Value)
             {
+                case null:
+                    // Empty now: the store answers nothing for it.
+                    break;
                 case decimal number:
                     merged.Add(value with { Value = (decimal)(double)number });
                     break;
                 case DateTime at when at.Ticks % TimeSpan.TicksPerMillisecond != 0 || at.Kind != DateTimeKind.Utc:
                     return null;
-                case null or string or bool or DateTime:
+                case string or bool or DateTime:
                     merged.Add(value);
                     break;
                 default:
@@ -87,6 +106,20 @@ public sealed class RecentSearchValues(IOptions<EngineOptions> options)
             }
         }
 
+        merged.Sort(static (a, b) => string.CompareOrdinal(a.Name, b.Name));
         return merged;
+    }
+
+    private static bool Evaluated(IReadOnlyList<SearchAttributeValue> values, string name)
+    {
+        foreach (var value in values)
+        {
+            if (value.Name == name)
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 }

@@ -111,6 +111,8 @@ public static partial class SearchAttributeEvaluation
         (SearchValueType.DateTime, string text) => Instant(text),
         // JSON writes a number as JavaScript writes it, and NaN and the infinities as null.
         (SearchValueType.Keyword, double number) => double.IsFinite(number) ? Jint.Runtime.TypeConverter.ToString(number) : null,
+        // A whole number JavaScript writes with all its digits is that decimal: no text written and read back.
+        (SearchValueType.Number, double number) when Math.Abs(number) < WholeExactly && Math.Floor(number) == number => (decimal)(long)number,
         (SearchValueType.Number, double number) => double.IsFinite(number)
             && decimal.TryParse(Jint.Runtime.TypeConverter.ToString(number), NumberStyles.Float, CultureInfo.InvariantCulture, out var value)
                 ? value
@@ -144,6 +146,11 @@ public static partial class SearchAttributeEvaluation
     /// </summary>
     internal static DateTime? Instant(string text)
     {
+        if (UtcInstant(text) is { } utc)
+        {
+            return utc;
+        }
+
         var match = IsoInstant().Match(text.Trim());
         if (!match.Success)
         {
@@ -164,6 +171,75 @@ public static partial class SearchAttributeEvaluation
             CultureInfo.InvariantCulture, DateTimeStyles.None, out var at)
             ? at.UtcDateTime
             : null;
+    }
+
+    /// <summary>Below it, every whole double is written by JavaScript with all its digits, and a long holds it.</summary>
+    private const double WholeExactly = 1e15;
+
+    /// <summary>
+    /// The common shape, <c>yyyy-MM-ddTHH:mm:ss[.f…]Z</c> (what JSON.stringify gives a Date), read without the regular
+    /// expression; null for any other text (<see cref="Instant"/> then reads it as before). As there, a fraction is cut to
+    /// seven digits (ticks), and a date or time that does not exist is none.
+    /// </summary>
+    private static DateTime? UtcInstant(string text)
+    {
+        if (text.Length < 20 || text.Length > 30 || text[^1] != 'Z' || text[4] != '-' || text[7] != '-' || text[10] != 'T'
+            || text[13] != ':' || text[16] != ':')
+        {
+            return null;
+        }
+
+        if (!TwoDigits(text, 5, out var month) || !TwoDigits(text, 8, out var day) || !TwoDigits(text, 11, out var hour)
+            || !TwoDigits(text, 14, out var minute) || !TwoDigits(text, 17, out var second)
+            || !TwoDigits(text, 0, out var century) || !TwoDigits(text, 2, out var yearOfCentury))
+        {
+            return null;
+        }
+
+        long ticks = 0;
+        if (text.Length > 20)
+        {
+            // '.', then one to nine digits before the Z.
+            if (text[19] != '.' || text.Length - 21 is < 1 or > 9)
+            {
+                return null;
+            }
+
+            for (var i = 20; i < text.Length - 1; i++)
+            {
+                if (!char.IsAsciiDigit(text[i]))
+                {
+                    return null;
+                }
+
+                if (i < 27)
+                {
+                    ticks += (text[i] - '0') * TicksOfDigit[i - 20];
+                }
+            }
+        }
+
+        var year = (century * 100) + yearOfCentury;
+        if (year < 1 || month is < 1 or > 12 || day < 1 || day > DateTime.DaysInMonth(year, month) || hour > 23 || minute > 59 || second > 59)
+        {
+            return null;
+        }
+
+        return new DateTime(year, month, day, hour, minute, second, DateTimeKind.Utc).AddTicks(ticks);
+    }
+
+    private static readonly long[] TicksOfDigit = [1_000_000, 100_000, 10_000, 1_000, 100, 10, 1];
+
+    private static bool TwoDigits(string text, int at, out int value)
+    {
+        if (char.IsAsciiDigit(text[at]) && char.IsAsciiDigit(text[at + 1]))
+        {
+            value = ((text[at] - '0') * 10) + (text[at + 1] - '0');
+            return true;
+        }
+
+        value = 0;
+        return false;
     }
 
     [System.Text.RegularExpressions.GeneratedRegex(@"^(?<d>\d{4}-\d{2}-\d{2})(?:[T ](?<t>\d{2}:\d{2})(?::(?<s>\d{2})(?:\.(?<f>\d{1,9}))?)?)?(?<z>Z|[+-]\d{2}(?::?\d{2})?)?$",

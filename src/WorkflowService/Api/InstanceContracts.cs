@@ -1,6 +1,7 @@
 using System.ComponentModel;
 using System.Text.Json;
 using WorkflowService.Engine.Persistence;
+using WorkflowService.Engine.Search;
 
 namespace WorkflowService.Api;
 
@@ -74,11 +75,14 @@ public sealed record InstanceView(
     [property: Description("The instance's search attribute values (docs/search.md), as its last commit wrote them; left out when it has none.")]
     IReadOnlyDictionary<string, JsonElement>? SearchAttributes = null)
 {
-    public static InstanceView From(WorkflowInstance i) => new(
+    public static InstanceView From(WorkflowInstance i) => From(i, i.SearchAttributes);
+
+    /// <summary>The instance with <paramref name="searchAttributes"/> as its values (read apart, the instance not copied for them).</summary>
+    public static InstanceView From(WorkflowInstance i, IReadOnlyList<SearchAttributeValue>? searchAttributes) => new(
         i.Id, i.DefinitionName, i.DefinitionVersion, i.Status, i.BusinessKey,
         Json.Element(i.InputJson), Json.Element(i.VariablesJson), Json.Element(i.OutputJson), i.Error,
         WaitView.From(i),
-        i.ParkedSignals, i.CreatedAt, i.UpdatedAt, i.CompletedAt, i.StartedBy, i.Version, InstanceSearch.View(i.SearchAttributes));
+        i.ParkedSignals, i.CreatedAt, i.UpdatedAt, i.CompletedAt, i.StartedBy, i.Version, InstanceSearch.View(searchAttributes));
 }
 
 /// <summary>An instance in a list: its status and the step it waits at, without its data.</summary>

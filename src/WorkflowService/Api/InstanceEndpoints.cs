@@ -258,7 +258,7 @@ public static class InstanceEndpoints
         var tenant = user.Tenant();
         if ((waitFor is null or { Length: 0 }) && afterRevision is null)
         {
-            return Found(id, await searchValues.ReadAsync(await store.GetInstanceAsync(tenant, id, cancellationToken), cancellationToken));
+            return await FoundAsync(id, await store.GetInstanceAsync(tenant, id, cancellationToken), searchValues, cancellationToken);
         }
 
         if (!LongPoll.TryParse(waitFor, afterRevision, timeout, out var poll, out var invalid))
@@ -275,11 +275,15 @@ public static class InstanceEndpoints
         var instance = poll.Statuses is { } statuses
             ? await runtime.WaitForStatusAsync(tenant, id, statuses, poll.Timeout, cancellationToken)
             : await runtime.WaitForChangeAsync(tenant, id, poll.AfterRevision, poll.Timeout, cancellationToken);
-        return Found(id, await searchValues.ReadAsync(instance, cancellationToken));
+        return await FoundAsync(id, instance, searchValues, cancellationToken);
     }
 
-    private static Results<Ok<InstanceView>, ValidationProblem, ProblemHttpResult> Found(Guid id, WorkflowInstance? instance) =>
-        instance is null ? Problems.NotFound($"No instance has the id {id}.") : TypedResults.Ok(InstanceView.From(instance));
+    /// <summary>The instance's view with its search attribute values, or 404.</summary>
+    private static async Task<Results<Ok<InstanceView>, ValidationProblem, ProblemHttpResult>> FoundAsync(Guid id, WorkflowInstance? instance,
+        InstanceSearchValues searchValues, CancellationToken cancellationToken) =>
+        instance is null
+            ? Problems.NotFound($"No instance has the id {id}.")
+            : TypedResults.Ok(InstanceView.From(instance, await searchValues.ValuesAsync(instance, cancellationToken) ?? instance.SearchAttributes));
 
     /// <summary>A long-poll refused for want of a slot: this caller's share is taken (429), or the node's (503); retry after a second.</summary>
     private static ProblemHttpResult TooManyWaiting(HttpContext http, LongPollRefusal refusal, RateLimitingOptions limits, string parameter)

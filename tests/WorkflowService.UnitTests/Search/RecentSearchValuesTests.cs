@@ -27,7 +27,7 @@ public sealed class RecentSearchValuesTests
     private static WorkflowInstance At(WaitPointCommit commit) => commit.Instance;
 
     [Fact]
-    public void A_start_holds_every_value_as_the_store_gives_it_back()
+    public void A_start_holds_its_values_as_the_store_gives_them_back()
     {
         var recent = Recent();
         var start = Commit(Guid.NewGuid(), 1,
@@ -41,7 +41,9 @@ public sealed class RecentSearchValuesTests
         Assert.Equal((decimal)(double)(1m / 3m), values.Single(v => v.Name == "amount").Value);
         Assert.Equal("EU", values.Single(v => v.Name == "region").Value);
         Assert.Equal(Time, values.Single(v => v.Name == "at").Value);
-        Assert.Null(values.Single(v => v.Name == "note").Value);
+        // As the store answers: those with a value, by name.
+        Assert.DoesNotContain(values, v => v.Name == "note");
+        Assert.Equal(["amount", "at", "region"], values.Select(v => v.Name));
     }
 
     [Fact]
@@ -50,13 +52,22 @@ public sealed class RecentSearchValuesTests
         var recent = Recent();
         var id = Guid.NewGuid();
         recent.Committed(Commit(id, 1, new("region", SearchValueType.Keyword, "EU"), new("amount", SearchValueType.Number, 700m)));
-        recent.Committed(Commit(id, 2, new SearchAttributeValue("amount", SearchValueType.Number, 800m)));
+        var second = Commit(id, 2, new SearchAttributeValue("amount", SearchValueType.Number, 800m));
+        recent.Committed(second);
+        var afterSecond = recent.Find(At(second))!;
         var third = Commit(id, 3, null);
         recent.Committed(third);
 
         var values = recent.Find(At(third))!;
         Assert.Equal("EU", values.Single(v => v.Name == "region").Value);
         Assert.Equal(800m, values.Single(v => v.Name == "amount").Value);
+        // A commit that evaluated nothing again holds the same values, not a copy of them.
+        Assert.Same(afterSecond, values);
+
+        // One that empties a value: the store answers nothing for it.
+        var fourth = Commit(id, 4, new SearchAttributeValue("region", SearchValueType.Keyword, null));
+        recent.Committed(fourth);
+        Assert.Equal(["amount"], recent.Find(At(fourth))!.Select(v => v.Name));
     }
 
     [Fact]

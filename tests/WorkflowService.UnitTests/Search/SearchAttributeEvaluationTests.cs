@@ -25,6 +25,21 @@ public sealed class SearchAttributeEvaluationTests
         { SearchValueType.DateTime, "\"2026-11-01T11:00:00+01\"", new DateTime(2026, 11, 1, 10, 0, 0, DateTimeKind.Utc) },
         { SearchValueType.DateTime, "\"2026-11-01T11:00+0100\"", new DateTime(2026, 11, 1, 10, 0, 0, DateTimeKind.Utc) },
         { SearchValueType.DateTime, "\"2026-13-01\"", null },
+        // The common shape is read without the regular expression: the same values, and the same refusals.
+        { SearchValueType.DateTime, "\"2024-02-29T23:59:59.9999999Z\"", new DateTime(2024, 2, 29, 23, 59, 59, DateTimeKind.Utc).AddTicks(9_999_999) },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:00.1Z\"", new DateTime(2026, 11, 1, 10, 0, 0, 100, DateTimeKind.Utc) },
+        { SearchValueType.DateTime, "\"0001-01-01T00:00:00Z\"", new DateTime(1, 1, 1, 0, 0, 0, DateTimeKind.Utc) },
+        { SearchValueType.DateTime, "\"2026-02-29T10:00:00Z\"", null },
+        { SearchValueType.DateTime, "\"2026-11-31T10:00:00Z\"", null },
+        { SearchValueType.DateTime, "\"0000-01-01T00:00:00Z\"", null },
+        { SearchValueType.DateTime, "\"2026-11-01T24:00:00Z\"", null },
+        { SearchValueType.DateTime, "\"2026-11-01T10:60:00Z\"", null },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:60Z\"", null },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:00.Z\"", null },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:00.1234567890Z\"", null },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:00,5Z\"", null },
+        { SearchValueType.DateTime, "\"2026-11-01T1a:00:00Z\"", null },
+        { SearchValueType.DateTime, "\" 2026-11-01T10:00:00Z\"", new DateTime(2026, 11, 1, 10, 0, 0, DateTimeKind.Utc) },
         { SearchValueType.DateTime, "\"soon\"", null },
         // Without its date a time is not an instant (.NET would take the date from the machine's clock).
         { SearchValueType.DateTime, "\"10:00\"", null },
@@ -72,7 +87,7 @@ public sealed class SearchAttributeEvaluationTests
     public static TheoryData<string> Expressions => new()
     {
         "'EU'", "''", "'2026-11-01T10:00:00Z'", "'2026-11-01'", "'10:00'", "'true'", "'42'",
-        "0", "-0", "42", "1.5", "0.1 + 0.2", "1e21", "1e-7", "123456789012345680000", "7.9e28", "1e29", "-1e300",
+        "0", "-0", "42", "-42", "999999999999999", "-999999999999999", "1000000000000000", "1.5", "0.1 + 0.2", "1e21", "1e-7", "123456789012345680000", "7.9e28", "1e29", "-1e300",
         "NaN", "Infinity", "-Infinity", "2 ** 53 + 1",
         "true", "false", "null", "undefined",
         "[1, 2]", "({ a: 1 })", "new Date(Date.UTC(2026, 0, 5))", "new String('x')", "new Number(3)", "new Boolean(false)",
