@@ -12,7 +12,8 @@ public sealed class InstanceSearchValues(DefinitionRegistry definitions, ISearch
 {
     /// <summary>
     /// The stored values of <paramref name="instance"/> as the store answers (the definition's attributes that have a value,
-    /// by name); null when its definition version declares none. The instance itself is left as it is.
+    /// by name); null when its definition version declares none or is not found. The instance itself is left as it is, and
+    /// the list returned may be shared: nobody changes it.
     /// </summary>
     public async Task<IReadOnlyList<SearchAttributeValue>?> ValuesAsync(WorkflowInstance instance, CancellationToken cancellationToken)
     {
@@ -34,19 +35,6 @@ public sealed class InstanceSearchValues(DefinitionRegistry definitions, ISearch
         }
 
         return await store.GetSearchValuesAsync(instance, definition.SearchAttributeNames, cancellationToken).ConfigureAwait(false);
-    }
-
-    /// <summary>The instance with its stored values in <see cref="WorkflowInstance.SearchAttributes"/> (a copy); null stays null.</summary>
-    public async Task<WorkflowInstance?> ReadAsync(WorkflowInstance? instance, CancellationToken cancellationToken)
-    {
-        if (instance is null || await ValuesAsync(instance, cancellationToken).ConfigureAwait(false) is not { } values)
-        {
-            return instance;
-        }
-
-        var copy = instance.Clone();
-        copy.SearchAttributes = values;
-        return copy;
     }
 
     private static bool AllDeclared(IReadOnlyList<SearchAttributeValue> values, IReadOnlyCollection<string> names)

@@ -28,6 +28,9 @@ public sealed class SearchAttributeEvaluationTests
         // The common shape is read without the regular expression: the same values, and the same refusals.
         { SearchValueType.DateTime, "\"2024-02-29T23:59:59.9999999Z\"", new DateTime(2024, 2, 29, 23, 59, 59, DateTimeKind.Utc).AddTicks(9_999_999) },
         { SearchValueType.DateTime, "\"2026-11-01T10:00:00.1Z\"", new DateTime(2026, 11, 1, 10, 0, 0, 100, DateTimeKind.Utc) },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:00.12345678Z\"", new DateTime(2026, 11, 1, 10, 0, 0, DateTimeKind.Utc).AddTicks(1234567) },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:00.5+00:00\"", new DateTime(2026, 11, 1, 10, 0, 0, 500, DateTimeKind.Utc) },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:00z\"", null },
         { SearchValueType.DateTime, "\"0001-01-01T00:00:00Z\"", new DateTime(1, 1, 1, 0, 0, 0, DateTimeKind.Utc) },
         { SearchValueType.DateTime, "\"2026-02-29T10:00:00Z\"", null },
         { SearchValueType.DateTime, "\"2026-11-31T10:00:00Z\"", null },
