@@ -230,8 +230,20 @@ internal static class RunnerCommandLine
             backend, postgres, output, noBuild, instances, requests,
         };
         var readme = new Command("readme", "Only regenerates comparison.md in the output directory from its latest reports.") { output };
+        var poolVariant = new Option<string>("--variant") { Description = "pool: the variant compared.", Required = true };
+        var poolBaseline = new Option<string>("--baseline") { Description = "pool: the variant it is compared with.", Required = true };
+        var poolReports = new Argument<string[]>("reports")
+        {
+            Description = "pool: interleave reports (their .json) of the same builds, to pool.",
+            Arity = ArgumentArity.OneOrMore,
+        };
+        var pool = new Command("pool", "Pools interleave reports: --variant's paired ratio to --baseline over the rounds of every report, with the interval one report gives (processes resampled, then their rounds) and the median CPU and WAL differences; prints a Markdown table. Runs nothing.")
+        {
+            poolVariant, poolBaseline, poolReports,
+        };
         run.Subcommands.Add(compare);
         run.Subcommands.Add(readme);
+        run.Subcommands.Add(pool);
         run.Subcommands.Add(interleave);
         run.Subcommands.Add(events);
         run.Subcommands.Add(schedules);
@@ -270,6 +282,41 @@ internal static class RunnerCommandLine
         compare.SetAction(parse => SharedCommandOptions.WithServersAsync(Options(parse, "compare", parse.GetValue(withMongoDb) ? ["sqlite", "postgres", "mongodb"] : ["sqlite", "postgres"]),
             o => o.Backends, o => o.MongoDb, execute));
         readme.SetAction(parse => execute(Options(parse, "readme", [])));
+        pool.SetAction(async parse =>
+        {
+            var (variant, baseline) = (parse.GetValue(poolVariant)!, parse.GetValue(poolBaseline)!);
+            var texts = new List<string>();
+            foreach (var report in parse.GetValue(poolReports)!)
+            {
+                if (!File.Exists(report))
+                {
+                    await Console.Error.WriteLineAsync($"pool: no report at {report}");
+                    return SharedCommandOptions.UsageError;
+                }
+
+                texts.Add(await File.ReadAllTextAsync(report));
+            }
+
+            InterleavePool.Result? result;
+            try
+            {
+                result = InterleavePool.Compute(variant, baseline, texts);
+            }
+            catch (Exception e) when (e is System.Text.Json.JsonException or FormatException or InvalidOperationException or KeyNotFoundException)
+            {
+                await Console.Error.WriteLineAsync($"pool: {e.Message}");
+                return SharedCommandOptions.UsageError;
+            }
+
+            if (result is null)
+            {
+                await Console.Error.WriteLineAsync($"pool: no round of these reports has both {variant} and {baseline}");
+                return SharedCommandOptions.UsageError;
+            }
+
+            await Console.Out.WriteAsync(InterleavePool.Markdown(variant, baseline, result));
+            return 0;
+        });
         interleave.SetAction(async parse =>
         {
             if (BackendName(parse.GetValue(backend)) == "mongodb")
