@@ -42,6 +42,12 @@ public sealed class SearchAttributeEvaluationTests
         { SearchValueType.DateTime, "\"2026-11-01T10:00:00.1234567890Z\"", null },
         { SearchValueType.DateTime, "\"2026-11-01T10:00:00,5Z\"", null },
         { SearchValueType.DateTime, "\"2026-11-01T1a:00:00Z\"", null },
+        { SearchValueType.DateTime, "\"2026-1-01T10:00:00Z\"", null },
+        { SearchValueType.DateTime, "\"2026-11-01T1:00:00Z\"", null },
+        { SearchValueType.DateTime, "\"26-11-01T10:00:00Z\"", null },
+        { SearchValueType.DateTime, "\"02026-11-01T10:00:00Z\"", null },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:00.+1Z\"", null },
+        { SearchValueType.DateTime, "\"2026-11-01T10:00:00Z \"", new DateTime(2026, 11, 1, 10, 0, 0, DateTimeKind.Utc) },
         { SearchValueType.DateTime, "\" 2026-11-01T10:00:00Z\"", new DateTime(2026, 11, 1, 10, 0, 0, DateTimeKind.Utc) },
         { SearchValueType.DateTime, "\"soon\"", null },
         // Without its date a time is not an instant (.NET would take the date from the machine's clock).
