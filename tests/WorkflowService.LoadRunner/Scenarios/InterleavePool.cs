@@ -18,8 +18,8 @@ internal static class InterleavePool
     private sealed record Pair((int Report, int Process) Process, double Ratio, double ServiceMs, double DatabaseMs, double MachineMs, double? WalBytes);
 
     /// <summary>
-    /// Pools <paramref name="reports"/> (the text of each report's JSON). A text that is not JSON throws
-    /// <see cref="JsonException"/>; JSON that is no interleave report, <see cref="FormatException"/>.
+    /// Pools <paramref name="reports"/> (the text of each report's JSON, read as the report wrote its windows). A text that
+    /// is not JSON throws <see cref="JsonException"/>; JSON that is no interleave report, <see cref="FormatException"/>.
     /// </summary>
     public static Result? Compute(string variant, string baseline, IReadOnlyList<string> reports)
     {
@@ -27,29 +27,18 @@ internal static class InterleavePool
         var pairs = new List<Pair>();
         for (var r = 0; r < reports.Count; r++)
         {
-            using var document = JsonDocument.Parse(reports[r]);
-            var windows = new Dictionary<(string Variant, int Round), JsonElement>();
-            if (document.RootElement.ValueKind != JsonValueKind.Object || !document.RootElement.TryGetProperty("windows", out var list))
+            var windows = JsonSerializer.Deserialize<Report>(reports[r], InterleavedRun.ReportJson)?.Windows
+                ?? throw new FormatException($"report {r + 1} is not an interleave report: it has no windows");
+            foreach (var a in windows.Where(w => w.Variant == variant))
             {
-                throw new FormatException($"report {r + 1} is not an interleave report: it has no windows");
-            }
-
-            foreach (var window in list.EnumerateArray())
-            {
-                windows[(window.GetProperty("variant").GetString()!, window.GetProperty("round").GetInt32())] = window.Clone();
-            }
-
-            foreach (var ((name, round), a) in windows.OrderBy(w => w.Key.Round))
-            {
-                if (name != variant || !windows.TryGetValue((baseline, round), out var b))
+                if (windows.FirstOrDefault(w => w.Variant == baseline && w.Round == a.Round) is not { } b)
                 {
                     continue;
                 }
 
-                pairs.Add(new Pair((r, a.TryGetProperty("process", out var process) ? process.GetInt32() : 1),
-                    a.GetProperty("opsPerSecond").GetDouble() / b.GetProperty("opsPerSecond").GetDouble(),
-                    Difference(a, b, "serviceCpuMsPerOp"), Difference(a, b, "databaseCpuMsPerOp"), Difference(a, b, "machineCpuMsPerOp"),
-                    Wal(a) is { } wa && Wal(b) is { } wb ? wa - wb : null));
+                // A report written before --restarts has no process: one process, its own.
+                pairs.Add(new Pair((r, a.Process), a.OpsPerSecond / b.OpsPerSecond, a.ServiceCpuMsPerOp - b.ServiceCpuMsPerOp,
+                    a.DatabaseCpuMsPerOp - b.DatabaseCpuMsPerOp, a.MachineCpuMsPerOp - b.MachineCpuMsPerOp, a.WalBytesPerOp - b.WalBytesPerOp));
             }
         }
 
@@ -67,6 +56,9 @@ internal static class InterleavePool
             processes.Min(AlternatingWindows.Median), processes.Max(AlternatingWindows.Median));
     }
 
+    /// <summary>What pooling reads of a report: its windows, as <see cref="InterleavedRun"/> wrote them.</summary>
+    private sealed record Report(IReadOnlyList<InterleavedRun.Window>? Windows);
+
     /// <summary>A Markdown table of the pooled comparison, as the interleave report's paired table reads.</summary>
     public static string Markdown(string variant, string baseline, Result result)
     {
@@ -78,10 +70,4 @@ internal static class InterleavePool
 
             """);
     }
-
-    private static double Difference(JsonElement a, JsonElement b, string property) =>
-        a.GetProperty(property).GetDouble() - b.GetProperty(property).GetDouble();
-
-    private static double? Wal(JsonElement window) =>
-        window.TryGetProperty("walBytesPerOp", out var wal) && wal.ValueKind == JsonValueKind.Number ? wal.GetDouble() : null;
 }

@@ -246,7 +246,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
     /// <summary>Quiet after each window before its CPU is read (--settle): by default longer than the span exporter's batch delay (5 s).</summary>
     private TimeSpan Settle => options.Settle;
 
-    private static readonly JsonSerializerOptions ReportJson = new(JsonSerializerDefaults.Web) { WriteIndented = true };
+    internal static readonly JsonSerializerOptions ReportJson = new(JsonSerializerDefaults.Web) { WriteIndented = true };
 
     private ClosedLoopScenario Scenario(int ops, string variant) => CallsOut
         ? new CallOutRoundtripScenario
@@ -691,7 +691,7 @@ internal sealed class InterleavedRun(RunnerOptions options, string backendName)
         }
     }
 
-    private sealed record Window(
+    internal sealed record Window(
         string Variant, int Round, int Process, int Ops, double Seconds, double OpsPerSecond, LatencySummary Latency,
         double ServiceCpuMsPerOp, double DatabaseCpuMsPerOp, double MachineCpuMsPerOp, double ServicePeakMegabytes, int Failures,
         double? WalBytesPerOp);
